@@ -1,0 +1,1 @@
+//! idl (being built).

@@ -1,0 +1,1 @@
+//! ovsdb-log (being built).

@@ -1,0 +1,1 @@
+//! ovsdb (being built).

@@ -1,0 +1,1 @@
+//! raft-sim (being built).
