@@ -1,1 +1,16 @@
-//! ovsdb-log (being built).
+//! OVSDB file formats: framing with SHA-1 verification, standalone and
+//! clustered records, lazy decoding, writer, replay, storage-size accounting,
+//! cluster checks, conversion between storage modes and the inspect summary.
+//!
+//! Sans-IO: every function works on byte slices; the CLI does the I/O.
+
+pub mod error;
+pub mod framing;
+pub mod raft;
+pub mod record;
+pub mod uuid;
+
+pub use error::{ErrorKind, LogError};
+pub use framing::{Format, Framer, RawRecord};
+pub use raft::{ClusterHeader, Entry, RaftRecord, RecordBody, Servers, Snapshot};
+pub use uuid::Uuid;

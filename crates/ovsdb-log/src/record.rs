@@ -1,0 +1,139 @@
+//! Lazy decoding of framed records into typed records, for both formats.
+
+use crate::error::{ErrorKind, LogError};
+use crate::framing::{Format, RawRecord};
+use crate::raft::{self, ClusterHeader, RaftRecord};
+use ovsdb::json::{self, Json, Object};
+
+impl<'a> RawRecord<'a> {
+    /// Parses the body as JSON; the log layer requires an object.
+    pub fn json(&self) -> Result<Json, LogError> {
+        match json::parse(self.body) {
+            Ok(j @ Json::Object(_)) => Ok(j),
+            Ok(_) => Err(self.error(ErrorKind::NotObject)),
+            Err(e) => Err(self.error(ErrorKind::BadJson {
+                message: e.to_string(),
+            })),
+        }
+    }
+
+    /// Decodes the record as record number `self.index` of a file of
+    /// `format`.
+    pub fn decode(&self, format: Format) -> Result<Record, LogError> {
+        let j = self.json()?;
+        let bad = |m: String| self.error(ErrorKind::BadRecord { message: m });
+        Ok(match (format, self.index) {
+            (Format::Clustered, 0) => Record::Header(raft::parse_header(&j).map_err(bad)?),
+            (Format::Clustered, _) => Record::Raft(raft::parse_record(&j).map_err(bad)?),
+            (Format::Standalone, 0) => Record::Schema(j),
+            (Format::Standalone, _) => Record::Txn(TxnRecord::from_json(&j).map_err(bad)?),
+        })
+    }
+}
+
+/// A decoded record.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Record {
+    /// Clustered record 0.
+    Header(ClusterHeader),
+    /// Clustered records 1..n.
+    Raft(RaftRecord),
+    /// Standalone record 0 (schema JSON; parse it with `ovsdb` schema code).
+    Schema(Json),
+    /// Standalone records 1..n.
+    Txn(TxnRecord),
+}
+
+impl Record {
+    /// Kind name as `inspect` counts it.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Record::Header(_) => "header",
+            Record::Raft(r) => r.kind_name(),
+            Record::Schema(_) => "schema",
+            Record::Txn(_) => "txn",
+        }
+    }
+}
+
+/// A txn record (§2.3): per-table changes plus `_date`, `_comment`,
+/// `_is_diff`. Table members keep file order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TxnRecord {
+    /// `(table name, {uuid: row-or-null})` in file order. Members whose name
+    /// starts with `_` other than the three special ones are kept here too
+    /// (replay rejects them as unknown tables, like ovsdb-server).
+    pub tables: Vec<(String, Json)>,
+    pub date: Option<Json>,
+    pub comment: Option<Json>,
+    pub is_diff: Option<Json>,
+}
+
+impl TxnRecord {
+    /// Splits a txn object into tables and special members. Fails only if
+    /// `j` is not an object.
+    pub fn from_json(j: &Json) -> Result<TxnRecord, String> {
+        let o = j.as_object().ok_or("txn record is not a JSON object")?;
+        let mut t = TxnRecord {
+            tables: Vec::new(),
+            date: None,
+            comment: None,
+            is_diff: None,
+        };
+        for (k, v) in o.iter() {
+            match k {
+                "_date" => t.date = Some(v.clone()),
+                "_comment" => t.comment = Some(v.clone()),
+                "_is_diff" => t.is_diff = Some(v.clone()),
+                _ => t.tables.push((k.to_string(), v.clone())),
+            }
+        }
+        Ok(t)
+    }
+
+    /// `_is_diff` is exactly `true`.
+    pub fn diff_mode(&self) -> bool {
+        matches!(self.is_diff, Some(Json::Bool(true)))
+    }
+
+    /// `_date` in milliseconds (values below 2^31-1 are seconds, §2.3).
+    pub fn date_ms(&self) -> Option<i64> {
+        match self.date {
+            Some(Json::Integer(d)) if d < i64::from(i32::MAX) => Some(d.saturating_mul(1000)),
+            Some(Json::Integer(d)) => Some(d),
+            _ => None,
+        }
+    }
+
+    pub fn comment_str(&self) -> Option<&str> {
+        self.comment.as_ref().and_then(Json::as_str)
+    }
+
+    /// The record object as the C writer builds it: tables, then
+    /// `_comment`, `_is_diff`, `_date`, emitted in `shash` order. Nested
+    /// objects keep their stored order.
+    pub fn to_json(&self) -> Json {
+        let mut o = Object::with_capacity(self.tables.len() + 3);
+        for (k, v) in &self.tables {
+            o.push_unchecked(k.clone(), v.clone());
+        }
+        if let Some(c) = &self.comment {
+            o.push_unchecked("_comment", c.clone());
+        }
+        if let Some(d) = &self.is_diff {
+            o.push_unchecked("_is_diff", d.clone());
+        }
+        if let Some(d) = &self.date {
+            o.push_unchecked("_date", d.clone());
+        }
+        o.reorder_shash();
+        Json::Object(o)
+    }
+
+    /// The record with every object sorted (Raft payload form).
+    pub fn to_json_sorted(&self) -> Json {
+        let mut j = self.to_json();
+        j.sort_recursive();
+        j
+    }
+}
