@@ -1,11 +1,154 @@
 //! inspect, dump, check, convert (owned by the formats area).
+//!
+//! All file I/O of the formats area happens here; the library works on
+//! byte slices.
+
+use ovsdb::json::{Json, Object};
+use ovsdb_log::{summarize, summarize_cluster, FileSummary, Format};
+
+fn read_file(path: &str) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("{path}: {e}"))
+}
+
+fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or("-".to_string(), |x| x.to_string())
+}
+
+fn print_summary_text(path: &str, s: &FileSummary) {
+    let fmt = s.format.map_or("unknown format", |f| f.name());
+    println!("{path}: {fmt} {}", s.database.as_deref().unwrap_or("?"));
+    if let Some(v) = &s.schema_version {
+        println!("  schema version: {v}");
+    }
+    if s.format == Some(Format::Clustered) {
+        println!(
+            "  server_id: {}  cluster_id: {}  local_address: {}{}",
+            opt(s.server_id),
+            opt(s.cluster_id),
+            s.local_address.as_deref().unwrap_or("-"),
+            if s.joining { "  (joining)" } else { "" }
+        );
+    }
+    let k = &s.record_kinds;
+    if s.format == Some(Format::Standalone) {
+        println!(
+            "  records: {} (schema {}, txn {})",
+            s.records, k.schema, k.txn
+        );
+    } else {
+        println!(
+            "  records: {} (header {}, entry {}, term {}, vote {}, leader {}, commit_index {}, note {})",
+            s.records, k.header, k.entry, k.term, k.vote, k.leader, k.commit_index, k.note
+        );
+        let terms: Vec<String> = s.terms.iter().map(u64::to_string).collect();
+        println!("  terms: [{}]", terms.join(", "));
+        println!(
+            "  snapshot_index: {}  last_index: {}  commit_index: {}",
+            opt(s.snapshot_index),
+            opt(s.last_index),
+            opt(s.commit_index)
+        );
+        for l in &s.leaders {
+            println!("  leader of term {}: {}", l.term, l.sid);
+        }
+        for v in &s.votes {
+            println!("  vote in term {}: {}", v.term, v.sid);
+        }
+    }
+    println!("  bytes: {}", s.bytes);
+    println!(
+        "  entry bytes: stored {}  full {}  diff {}",
+        s.entry_bytes.stored,
+        opt(s.entry_bytes.full),
+        opt(s.entry_bytes.diff)
+    );
+    if let Some(e) = &s.truncated {
+        println!("  truncated: {e}");
+    }
+}
+
+/// `inspect [--json] FILE...`
+pub fn inspect(args: &[String]) -> u8 {
+    let mut json = false;
+    let mut files = Vec::new();
+    for a in args {
+        match a.as_str() {
+            "--json" => json = true,
+            s if s.starts_with('-') && s.len() > 1 => {
+                eprintln!("ovsdb-scope inspect: unknown option {s}");
+                return 2;
+            }
+            s => files.push(s.to_string()),
+        }
+    }
+    if files.is_empty() {
+        eprintln!("ovsdb-scope inspect: no FILE given");
+        return 2;
+    }
+    let mut summaries = Vec::new();
+    let mut code = 0u8;
+    for path in &files {
+        match read_file(path) {
+            Ok(bytes) => {
+                let s = summarize(&bytes);
+                if let Some(e) = &s.truncated {
+                    eprintln!("ovsdb-scope: {path}: {e}");
+                    code = code.max(1);
+                }
+                summaries.push((path.clone(), s));
+            }
+            Err(e) => {
+                eprintln!("ovsdb-scope: {e}");
+                return 2;
+            }
+        }
+    }
+    let cluster = (summaries.len() > 1)
+        .then(|| summarize_cluster(&summaries.iter().map(|(_, s)| s.clone()).collect::<Vec<_>>()));
+    if json {
+        let mut o = Object::new();
+        o.push_unchecked(
+            "files",
+            Json::Array(summaries.iter().map(|(p, s)| s.to_json(Some(p))).collect()),
+        );
+        o.push_unchecked(
+            "cluster",
+            cluster.as_ref().map_or(Json::Null, |c| c.to_json()),
+        );
+        println!("{}", Json::Object(o));
+    } else {
+        for (p, s) in &summaries {
+            print_summary_text(p, s);
+        }
+        if let Some(c) = &cluster {
+            println!(
+                "cluster: {} {}",
+                opt(c.cluster_id),
+                c.database.as_deref().unwrap_or("?")
+            );
+            let sids: Vec<String> = c.servers.iter().map(|s| s.short8()).collect();
+            println!("  servers: {}", sids.join(", "));
+            let terms: Vec<String> = c.terms.iter().map(u64::to_string).collect();
+            println!("  terms: [{}]", terms.join(", "));
+            for l in &c.leaders {
+                println!("  leader of term {}: {}", l.term, l.sid);
+            }
+            println!(
+                "  commit_index: {}  last_index: {}",
+                opt(c.commit_index),
+                opt(c.last_index)
+            );
+            for p in &c.problems {
+                println!("  problem: {p}");
+            }
+        }
+    }
+    code
+}
 
 fn todo(name: &str) -> u8 {
     eprintln!("ovsdb-scope {name}: not built yet");
     2
-}
-pub fn inspect(_args: &[String]) -> u8 {
-    todo("inspect")
 }
 pub fn dump(_args: &[String]) -> u8 {
     todo("dump")

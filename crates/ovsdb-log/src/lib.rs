@@ -8,9 +8,15 @@ pub mod error;
 pub mod framing;
 pub mod raft;
 pub mod record;
+pub mod sizes;
+pub mod summary;
 pub mod uuid;
 
 pub use error::{ErrorKind, LogError};
 pub use framing::{Format, Framer, RawRecord};
 pub use raft::{ClusterHeader, Entry, RaftRecord, RecordBody, Servers, Snapshot};
+pub use summary::{
+    summarize, summarize_cluster, summarize_records, ClusterSummary, EntryBytes, FileSummary,
+    RecordKinds, TermSid,
+};
 pub use uuid::Uuid;

@@ -1,0 +1,451 @@
+//! Per-file summary (`inspect`), tolerant of a damaged tail.
+
+use crate::error::LogError;
+use crate::framing::{Format, Framer};
+use crate::raft::RecordBody;
+use crate::record::Record;
+use crate::uuid::Uuid;
+use ovsdb::json::{Json, Object};
+
+/// Counts of records per kind.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecordKinds {
+    pub header: usize,
+    pub entry: usize,
+    pub term: usize,
+    pub vote: usize,
+    pub leader: usize,
+    pub commit_index: usize,
+    pub note: usize,
+    pub schema: usize,
+    pub txn: usize,
+}
+
+impl RecordKinds {
+    fn bump(&mut self, kind: &str) {
+        match kind {
+            "header" => self.header += 1,
+            "entry" => self.entry += 1,
+            "term" => self.term += 1,
+            "vote" => self.vote += 1,
+            "leader" => self.leader += 1,
+            "commit_index" => self.commit_index += 1,
+            "note" => self.note += 1,
+            "schema" => self.schema += 1,
+            _ => self.txn += 1,
+        }
+    }
+}
+
+/// Bytes (header line + body) of the records that carry transaction data:
+/// as stored, and as they would be written with full values / column diffs.
+/// `full`/`diff` are `None` when they could not be computed (no schema,
+/// replay failure).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EntryBytes {
+    pub stored: u64,
+    pub full: Option<u64>,
+    pub diff: Option<u64>,
+}
+
+/// `(term, server)` from a leader or vote record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TermSid {
+    pub term: u64,
+    pub sid: Uuid,
+}
+
+/// Summary of one file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileSummary {
+    /// `None` when not even the first header could be read.
+    pub format: Option<Format>,
+    pub database: Option<String>,
+    pub schema_version: Option<String>,
+    pub server_id: Option<Uuid>,
+    pub cluster_id: Option<Uuid>,
+    pub local_address: Option<String>,
+    /// A joining file (header with `remote_addresses`).
+    pub joining: bool,
+    /// Good records, record 0 included.
+    pub records: usize,
+    pub record_kinds: RecordKinds,
+    /// Distinct terms seen (records' terms and the header's `prev_term`),
+    /// ascending.
+    pub terms: Vec<u64>,
+    /// The header's `prev_index`.
+    pub snapshot_index: Option<u64>,
+    /// Index of the last entry in file order (a later, lower index
+    /// supersedes earlier ones); the snapshot index when there is none.
+    pub last_index: Option<u64>,
+    /// Highest commit-index record.
+    pub commit_index: Option<u64>,
+    pub leaders: Vec<TermSid>,
+    pub votes: Vec<TermSid>,
+    /// File size.
+    pub bytes: u64,
+    pub entry_bytes: EntryBytes,
+    /// The error that ended reading, if any (everything above describes
+    /// the records before it).
+    pub truncated: Option<LogError>,
+}
+
+impl FileSummary {
+    fn empty(bytes: u64) -> Self {
+        FileSummary {
+            format: None,
+            database: None,
+            schema_version: None,
+            server_id: None,
+            cluster_id: None,
+            local_address: None,
+            joining: false,
+            records: 0,
+            record_kinds: RecordKinds::default(),
+            terms: Vec::new(),
+            snapshot_index: None,
+            last_index: None,
+            commit_index: None,
+            leaders: Vec::new(),
+            votes: Vec::new(),
+            bytes,
+            entry_bytes: EntryBytes::default(),
+            truncated: None,
+        }
+    }
+
+    /// The `inspect --json` object for this file (keys of issue 3), with
+    /// `path` set to the given value (null when `None`).
+    pub fn to_json(&self, path: Option<&str>) -> Json {
+        let mut o = Object::new();
+        let s = |v: Option<String>| v.map_or(Json::Null, Json::String);
+        let u = |v: Option<u64>| v.map_or(Json::Null, |x| Json::Integer(x as i64));
+        o.push_unchecked("path", s(path.map(str::to_string)));
+        o.push_unchecked("format", s(self.format.map(|f| f.name().to_string())));
+        o.push_unchecked("database", s(self.database.clone()));
+        o.push_unchecked("schema_version", s(self.schema_version.clone()));
+        o.push_unchecked("server_id", s(self.server_id.map(|x| x.to_string())));
+        o.push_unchecked("cluster_id", s(self.cluster_id.map(|x| x.to_string())));
+        o.push_unchecked("local_address", s(self.local_address.clone()));
+        o.push_unchecked("joining", Json::Bool(self.joining));
+        o.push_unchecked("records", Json::Integer(self.records as i64));
+        let k = &self.record_kinds;
+        let mut kinds = Object::new();
+        let pairs: Vec<(&str, usize)> = if self.format == Some(Format::Standalone) {
+            vec![("schema", k.schema), ("txn", k.txn)]
+        } else {
+            vec![
+                ("header", k.header),
+                ("entry", k.entry),
+                ("term", k.term),
+                ("vote", k.vote),
+                ("leader", k.leader),
+                ("commit_index", k.commit_index),
+                ("note", k.note),
+            ]
+        };
+        for (name, n) in pairs {
+            kinds.push_unchecked(name, Json::Integer(n as i64));
+        }
+        o.push_unchecked("record_kinds", Json::Object(kinds));
+        o.push_unchecked(
+            "terms",
+            Json::Array(
+                self.terms
+                    .iter()
+                    .map(|&t| Json::Integer(t as i64))
+                    .collect(),
+            ),
+        );
+        o.push_unchecked("snapshot_index", u(self.snapshot_index));
+        o.push_unchecked("last_index", u(self.last_index));
+        o.push_unchecked("commit_index", u(self.commit_index));
+        let ts = |v: &[TermSid], key: &str| {
+            Json::Array(
+                v.iter()
+                    .map(|x| {
+                        let mut e = Object::new();
+                        e.push_unchecked("term", Json::Integer(x.term as i64));
+                        e.push_unchecked(key, Json::String(x.sid.to_string()));
+                        Json::Object(e)
+                    })
+                    .collect(),
+            )
+        };
+        o.push_unchecked("leaders", ts(&self.leaders, "leader"));
+        o.push_unchecked("votes", ts(&self.votes, "vote"));
+        o.push_unchecked("bytes", Json::Integer(self.bytes as i64));
+        let mut eb = Object::new();
+        eb.push_unchecked("stored", Json::Integer(self.entry_bytes.stored as i64));
+        eb.push_unchecked("full", u(self.entry_bytes.full));
+        eb.push_unchecked("diff", u(self.entry_bytes.diff));
+        o.push_unchecked("entry_bytes", Json::Object(eb));
+        o.push_unchecked(
+            "truncated",
+            match &self.truncated {
+                None => Json::Null,
+                Some(e) => {
+                    let mut t = Object::new();
+                    t.push_unchecked("record", Json::Integer(e.record as i64));
+                    t.push_unchecked("offset", Json::Integer(e.offset as i64));
+                    t.push_unchecked("reason", Json::String(e.kind.to_string()));
+                    t.push_unchecked("code", Json::String(e.kind.code().to_string()));
+                    Json::Object(t)
+                }
+            },
+        );
+        Json::Object(o)
+    }
+}
+
+/// Summarizes a file held in memory: format, identity, record counts and
+/// kinds, terms, indexes, leaders, votes, entry sizes (stored; full and diff
+/// when the data replays). Never fails: a damaged tail (or a damaged first
+/// record) is reported in `truncated` and the summary covers the records
+/// before it.
+pub fn summarize(bytes: &[u8]) -> FileSummary {
+    let mut s = summarize_records(bytes);
+    let sizes = crate::sizes::entry_sizes(bytes);
+    s.entry_bytes.full = sizes.full;
+    s.entry_bytes.diff = sizes.diff;
+    s
+}
+
+/// Like [`summarize`] but without the full/diff size computation (which
+/// replays the data): only framing and Raft/txn record decoding.
+pub fn summarize_records(bytes: &[u8]) -> FileSummary {
+    let mut s = FileSummary::empty(bytes.len() as u64);
+    let mut fr = Framer::new(bytes);
+    let mut terms = std::collections::BTreeSet::new();
+    let mut last_entry: Option<u64> = None;
+    for raw in fr.by_ref() {
+        let raw = match raw {
+            Ok(r) => r,
+            Err(e) => {
+                s.truncated = Some(e);
+                break;
+            }
+        };
+        let format = match raw.index {
+            0 => Format::from_magic(bytes_magic(bytes)).unwrap_or(Format::Clustered),
+            _ => s.format.unwrap_or(Format::Clustered),
+        };
+        let rec = match raw.decode(format) {
+            Ok(r) => r,
+            Err(e) => {
+                s.truncated = Some(e);
+                break;
+            }
+        };
+        if raw.index == 0 {
+            s.format = Some(format);
+        }
+        s.records += 1;
+        s.record_kinds.bump(rec.kind_name());
+        match rec {
+            Record::Header(h) => {
+                s.database = Some(h.name.clone());
+                s.server_id = Some(h.server_id);
+                s.cluster_id = h.cluster_id;
+                s.local_address = Some(h.local_address.clone());
+                s.joining = h.is_joining();
+                if let Some(snap) = &h.snapshot {
+                    s.snapshot_index = Some(snap.index);
+                    terms.insert(snap.term);
+                    s.schema_version = schema_version_of_payload(&snap.data);
+                }
+            }
+            Record::Raft(r) => {
+                if let Some(t) = r.term() {
+                    terms.insert(t);
+                }
+                match &r.body {
+                    RecordBody::Entry(e) => {
+                        last_entry = Some(e.index);
+                        if let Some(d) = &e.data {
+                            s.entry_bytes.stored += raw.total_len();
+                            if let Some(v) = schema_version_of_payload(d) {
+                                s.schema_version = Some(v);
+                            }
+                        }
+                    }
+                    RecordBody::Vote { term, vote } => s.votes.push(TermSid {
+                        term: *term,
+                        sid: *vote,
+                    }),
+                    RecordBody::Leader { term, leader } => s.leaders.push(TermSid {
+                        term: *term,
+                        sid: *leader,
+                    }),
+                    RecordBody::CommitIndex { commit_index } => {
+                        s.commit_index = Some(s.commit_index.unwrap_or(0).max(*commit_index))
+                    }
+                    RecordBody::Term { .. } | RecordBody::Note { .. } => {}
+                }
+            }
+            Record::Schema(j) => {
+                s.database = j.get("name").and_then(Json::as_str).map(str::to_string);
+                s.schema_version = j.get("version").and_then(Json::as_str).map(str::to_string);
+            }
+            Record::Txn(_) => s.entry_bytes.stored += raw.total_len(),
+        }
+    }
+    if s.records == 0 {
+        if let Some(e) = &s.truncated {
+            if !matches!(e.kind, crate::ErrorKind::EmptyFile) {
+                s.format = fr.format();
+            }
+        }
+    }
+    s.terms = terms.into_iter().collect();
+    s.last_index = last_entry.or(s.snapshot_index);
+    s
+}
+
+fn bytes_magic(bytes: &[u8]) -> &str {
+    let line = &bytes[..bytes.len().min(crate::framing::MAX_HEADER_LINE)];
+    let rest = line.strip_prefix(b"OVSDB ").unwrap_or(b"");
+    let end = rest.iter().position(|&b| b == b' ').unwrap_or(0);
+    std::str::from_utf8(&rest[..end]).unwrap_or("")
+}
+
+fn schema_version_of_payload(data: &Json) -> Option<String> {
+    let schema = data.as_array()?.first()?;
+    schema.get("version")?.as_str().map(str::to_string)
+}
+
+/// Summary of several files of one cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusterSummary {
+    pub cluster_id: Option<Uuid>,
+    pub database: Option<String>,
+    /// Server IDs of the files, in the order given.
+    pub servers: Vec<Uuid>,
+    /// Distinct terms over all files.
+    pub terms: Vec<u64>,
+    /// One entry per (term, leader) seen in any file, by term.
+    pub leaders: Vec<TermSid>,
+    /// Highest commit index recorded by any file.
+    pub commit_index: Option<u64>,
+    /// Highest last index of any file.
+    pub last_index: Option<u64>,
+    /// Files whose identity does not fit (other cluster, other database,
+    /// duplicate server ID, standalone or unreadable files).
+    pub problems: Vec<String>,
+}
+
+/// Combines the summaries of several files of one cluster.
+pub fn summarize_cluster(files: &[FileSummary]) -> ClusterSummary {
+    let mut c = ClusterSummary {
+        cluster_id: None,
+        database: None,
+        servers: Vec::new(),
+        terms: Vec::new(),
+        leaders: Vec::new(),
+        commit_index: None,
+        last_index: None,
+        problems: Vec::new(),
+    };
+    let mut terms = std::collections::BTreeSet::new();
+    let mut leaders = std::collections::BTreeSet::new();
+    for (i, f) in files.iter().enumerate() {
+        if f.format != Some(Format::Clustered) {
+            c.problems
+                .push(format!("file {i} is not a clustered database"));
+            continue;
+        }
+        match (c.cluster_id, f.cluster_id) {
+            (None, Some(id)) => c.cluster_id = Some(id),
+            (Some(a), Some(b)) if a != b => c
+                .problems
+                .push(format!("file {i} belongs to cluster {b}, not {a}")),
+            _ => {}
+        }
+        match (&c.database, &f.database) {
+            (None, Some(d)) => c.database = Some(d.clone()),
+            (Some(a), Some(b)) if a != b => c
+                .problems
+                .push(format!("file {i} holds database {b}, not {a}")),
+            _ => {}
+        }
+        if let Some(sid) = f.server_id {
+            if c.servers.contains(&sid) {
+                c.problems.push(format!(
+                    "file {i} has the same server ID {sid} as another file"
+                ));
+            }
+            c.servers.push(sid);
+        }
+        terms.extend(f.terms.iter().copied());
+        for l in &f.leaders {
+            leaders.insert((l.term, l.sid));
+        }
+        if let Some(ci) = f.commit_index {
+            c.commit_index = Some(c.commit_index.unwrap_or(0).max(ci));
+        }
+        if let Some(li) = f.last_index {
+            c.last_index = Some(c.last_index.unwrap_or(0).max(li));
+        }
+    }
+    c.terms = terms.into_iter().collect();
+    c.leaders = leaders
+        .into_iter()
+        .map(|(term, sid)| TermSid { term, sid })
+        .collect();
+    c
+}
+
+impl ClusterSummary {
+    /// The `"cluster"` object of `inspect --json`.
+    pub fn to_json(&self) -> Json {
+        let mut o = Object::new();
+        let s = |v: Option<String>| v.map_or(Json::Null, Json::String);
+        let u = |v: Option<u64>| v.map_or(Json::Null, |x| Json::Integer(x as i64));
+        o.push_unchecked("cluster_id", s(self.cluster_id.map(|x| x.to_string())));
+        o.push_unchecked("database", s(self.database.clone()));
+        o.push_unchecked(
+            "servers",
+            Json::Array(
+                self.servers
+                    .iter()
+                    .map(|x| Json::String(x.to_string()))
+                    .collect(),
+            ),
+        );
+        o.push_unchecked(
+            "terms",
+            Json::Array(
+                self.terms
+                    .iter()
+                    .map(|&t| Json::Integer(t as i64))
+                    .collect(),
+            ),
+        );
+        o.push_unchecked(
+            "leaders",
+            Json::Array(
+                self.leaders
+                    .iter()
+                    .map(|l| {
+                        let mut e = Object::new();
+                        e.push_unchecked("term", Json::Integer(l.term as i64));
+                        e.push_unchecked("leader", Json::String(l.sid.to_string()));
+                        Json::Object(e)
+                    })
+                    .collect(),
+            ),
+        );
+        o.push_unchecked("commit_index", u(self.commit_index));
+        o.push_unchecked("last_index", u(self.last_index));
+        o.push_unchecked(
+            "problems",
+            Json::Array(
+                self.problems
+                    .iter()
+                    .map(|p| Json::String(p.clone()))
+                    .collect(),
+            ),
+        );
+        Json::Object(o)
+    }
+}
