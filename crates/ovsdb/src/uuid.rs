@@ -1,0 +1,96 @@
+//! UUIDs as OVSDB uses them: 128 bits, canonical 36-character lowercase
+//! text, ordered as four 32-bit words in textual order (= numeric order of
+//! the big-endian 128-bit value).
+
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Uuid(pub u128);
+
+impl Uuid {
+    pub const NIL: Uuid = Uuid(0);
+
+    pub fn from_u128(v: u128) -> Self {
+        Uuid(v)
+    }
+
+    pub fn as_u128(self) -> u128 {
+        self.0
+    }
+
+    pub fn is_nil(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The first 32-bit word (the first 8 hex digits): what OVS's
+    /// `uuid_hash` returns and what row hash tables are keyed by.
+    pub fn first_word(self) -> u32 {
+        (self.0 >> 96) as u32
+    }
+
+    /// A random (version 4) UUID made from 128 caller-supplied random bits.
+    pub fn new_v4(bits: u128) -> Self {
+        let mut v = bits;
+        // version nibble (bits 76..80 from the right in textual order)
+        v &= !(0xf_u128 << 76);
+        v |= 0x4_u128 << 76;
+        // variant bits 10xx at bits 62..64
+        v &= !(0x3_u128 << 62);
+        v |= 0x2_u128 << 62;
+        Uuid(v)
+    }
+
+    /// Parses the canonical form: exactly 36 characters, hex digits in either
+    /// case, dashes at positions 8, 13, 18 and 23.
+    pub fn parse(s: &str) -> Option<Uuid> {
+        let b = s.as_bytes();
+        if b.len() != 36 {
+            return None;
+        }
+        let mut v: u128 = 0;
+        for (i, &c) in b.iter().enumerate() {
+            if matches!(i, 8 | 13 | 18 | 23) {
+                if c != b'-' {
+                    return None;
+                }
+                continue;
+            }
+            let d = (c as char).to_digit(16)?;
+            v = (v << 4) | u128::from(d);
+        }
+        Some(Uuid(v))
+    }
+
+    /// Whether `s` is a canonical UUID string.
+    pub fn is_uuid(s: &str) -> bool {
+        Uuid::parse(s).is_some()
+    }
+
+    /// First `n` hex digits (what `show-log` prints as `<sid4>` etc.).
+    pub fn prefix(self, n: usize) -> String {
+        let s = self.to_string();
+        s.chars().filter(|c| *c != '-').take(n).collect()
+    }
+}
+
+impl fmt::Display for Uuid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v = self.0;
+        write!(
+            f,
+            "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+            (v >> 96) as u32,
+            (v >> 80) as u16,
+            (v >> 64) as u16,
+            (v >> 48) as u16,
+            v & 0xffff_ffff_ffff
+        )
+    }
+}
+
+impl std::str::FromStr for Uuid {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Uuid::parse(s).ok_or_else(|| crate::Error::syntax(format!("\"{}\" is not a valid UUID", s)))
+    }
+}
