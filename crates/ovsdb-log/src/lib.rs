@@ -4,6 +4,7 @@
 //!
 //! Sans-IO: every function works on byte slices; the CLI does the I/O.
 
+pub mod check;
 pub mod error;
 pub mod framing;
 pub mod raft;
@@ -11,7 +12,9 @@ pub mod record;
 pub mod sizes;
 pub mod summary;
 pub mod uuid;
+pub mod writer;
 
+pub use check::{check_cluster, CheckReport, Violation};
 pub use error::{ErrorKind, LogError};
 pub use framing::{Format, Framer, RawRecord};
 pub use raft::{ClusterHeader, Entry, RaftRecord, RecordBody, Servers, Snapshot};
