@@ -1,0 +1,1932 @@
+//! An in-memory OVSDB server model (sans-IO).
+//!
+//! It executes `transact` (insert, select, update, mutate, delete, wait,
+//! commit, abort, comment, assert) with named UUIDs, referential integrity,
+//! garbage collection of unreferenced non-root rows and dropping of no-op
+//! row changes, and serves `monitor`, `monitor_cond`, `monitor_cond_since`
+//! and `monitor_cond_change`, composing `update`, `update2` and `update3`
+//! with column diffs, per-session change sets (coalescing) and a history
+//! of committed transactions for `monitor_cond_since`.
+//!
+//! Nothing here does I/O: callers feed parsed JSON-RPC messages with
+//! [`Server::handle`] and deliver the returned messages themselves. Updates
+//! caused by a transaction are returned before its reply, as ovsdb-server
+//! sends them.
+
+use crate::cond::{resolve_column, ColRef, Condition, RowView};
+use crate::meta::{DbMeta, TableMeta};
+use crate::rng::SplitMix64;
+use ovsdb::atom::Atom;
+use ovsdb::datum::{Datum, ParseOptions};
+use ovsdb::error::{Error, Result};
+use ovsdb::json::{Json, Object};
+use ovsdb::types::{AtomicType, Type};
+use ovsdb::uuid::Uuid;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+/// A committed row version.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub uuid: Uuid,
+    pub version: Uuid,
+    pub cols: Vec<Datum>,
+}
+
+impl Row {
+    fn view(&self) -> RowView<'_> {
+        RowView {
+            uuid: self.uuid,
+            version: self.version,
+            cols: &self.cols,
+        }
+    }
+}
+
+pub type RowRef = Arc<Row>;
+
+/// One row changed by a committed transaction.
+#[derive(Debug, Clone)]
+pub struct RowChange {
+    pub table: usize,
+    pub uuid: Uuid,
+    pub old: Option<RowRef>,
+    pub new: Option<RowRef>,
+}
+
+/// What a successful commit changed.
+#[derive(Debug, Clone)]
+pub struct Commit {
+    pub txn_id: Uuid,
+    pub changes: Vec<RowChange>,
+    pub comment: Option<String>,
+}
+
+/// The outcome of one `transact`.
+#[derive(Debug, Clone)]
+pub struct TransactOutcome {
+    /// The `result` array of the reply.
+    pub result: Json,
+    /// Present if the transaction committed a real change.
+    pub commit: Option<Commit>,
+    /// Operation counts, for experiments.
+    pub stats: TxnStats,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TxnStats {
+    pub ops: usize,
+    pub rows_touched: usize,
+    pub rows_changed: usize,
+    pub values_parsed: usize,
+}
+
+pub type SessionId = u64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Select {
+    initial: bool,
+    insert: bool,
+    delete: bool,
+    modify: bool,
+}
+
+impl Default for Select {
+    fn default() -> Self {
+        Select {
+            initial: true,
+            insert: true,
+            delete: true,
+            modify: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MonCol {
+    Version,
+    Col(usize),
+}
+
+#[derive(Debug, Clone)]
+struct MonTable {
+    table: usize,
+    columns: Vec<MonCol>,
+    select: Select,
+    cond: Condition,
+}
+
+type ChangeKey = (usize, Uuid);
+
+#[derive(Debug, Clone)]
+struct Monitor {
+    id: Json,
+    version: u8,
+    tables: Vec<MonTable>,
+    pending: BTreeMap<ChangeKey, (Option<RowRef>, Option<RowRef>)>,
+}
+
+#[derive(Debug, Default)]
+struct Session {
+    monitors: Vec<Monitor>,
+    hold: bool,
+    locks: BTreeSet<String>,
+}
+
+/// Options of a server model.
+#[derive(Debug, Clone, Copy)]
+pub struct ServerOptions {
+    /// Clustered databases keep a transaction history for
+    /// `monitor_cond_since`; standalone ones report zero ids.
+    pub clustered: bool,
+    /// Seed of the PRNG that makes row UUIDs and transaction ids.
+    pub seed: u64,
+    /// Maximum number of transactions kept in history.
+    pub history_max: usize,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            clustered: false,
+            seed: 1,
+            history_max: 100,
+        }
+    }
+}
+
+/// The in-memory server.
+pub struct Server {
+    pub meta: Arc<DbMeta>,
+    opts: ServerOptions,
+    tables: Vec<BTreeMap<Uuid, RowRef>>,
+    rng: SplitMix64,
+    last_txn_id: Uuid,
+    history: VecDeque<Commit>,
+    sessions: BTreeMap<SessionId, Session>,
+    next_session: SessionId,
+    lock_owners: HashMap<String, SessionId>,
+}
+
+fn err_json(e: &Error) -> Json {
+    let mut o = Object::new();
+    o.insert("error", Json::from(e.tag));
+    o.insert("details", Json::from(e.details.as_str()));
+    Json::Object(o)
+}
+
+fn reply(id: &Json, result: Json) -> Json {
+    let mut o = Object::new();
+    o.insert("id", id.clone());
+    o.insert("result", result);
+    o.insert("error", Json::Null);
+    Json::Object(o)
+}
+
+fn error_reply(id: &Json, error: Json) -> Json {
+    let mut o = Object::new();
+    o.insert("id", id.clone());
+    o.insert("result", Json::Null);
+    o.insert("error", error);
+    Json::Object(o)
+}
+
+fn notification(method: &str, params: Vec<Json>) -> Json {
+    let mut o = Object::new();
+    o.insert("id", Json::Null);
+    o.insert("method", Json::from(method));
+    o.insert("params", Json::Array(params));
+    Json::Object(o)
+}
+
+fn uuid_json(u: Uuid) -> Json {
+    Json::Array(vec![Json::from("uuid"), Json::String(u.to_string())])
+}
+
+/// Working state of a transaction being executed.
+struct Work<'a> {
+    meta: &'a DbMeta,
+    committed: &'a [BTreeMap<Uuid, RowRef>],
+    /// Rows written by the transaction: `None` = deleted.
+    changed: Vec<BTreeMap<Uuid, Option<Row>>>,
+    /// Rows inserted by this transaction.
+    inserted: HashSet<Uuid>,
+    named: HashMap<String, Uuid>,
+    comment: Vec<String>,
+    stats: TxnStats,
+}
+
+impl<'a> Work<'a> {
+    fn get(&self, t: usize, u: Uuid) -> Option<RowView<'_>> {
+        match self.changed[t].get(&u) {
+            Some(Some(r)) => Some(r.view()),
+            Some(None) => None,
+            None => self.committed[t].get(&u).map(|r| r.view()),
+        }
+    }
+
+    fn exists(&self, t: usize, u: Uuid) -> bool {
+        match self.changed[t].get(&u) {
+            Some(x) => x.is_some(),
+            None => self.committed[t].contains_key(&u),
+        }
+    }
+
+    fn row_owned(&self, t: usize, u: Uuid) -> Option<Row> {
+        match self.changed[t].get(&u) {
+            Some(x) => x.clone(),
+            None => self.committed[t].get(&u).map(|r| (**r).clone()),
+        }
+    }
+
+    /// UUIDs of the rows of table `t` matching `cond` (AND), in UUID order.
+    fn matching(&self, t: usize, cond: &Condition) -> Vec<Uuid> {
+        if let Some(u) = cond.uuid_eq() {
+            return match self.get(t, u) {
+                Some(v) if cond.eval_all(&v) => vec![u],
+                _ => vec![],
+            };
+        }
+        let mut out = Vec::new();
+        for (u, r) in self.committed[t].iter() {
+            if self.changed[t].contains_key(u) {
+                continue;
+            }
+            if cond.eval_all(&r.view()) {
+                out.push(*u);
+            }
+        }
+        for (u, r) in self.changed[t].iter() {
+            if let Some(r) = r {
+                if cond.eval_all(&r.view()) {
+                    out.push(*u);
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+}
+
+fn table_of(meta: &DbMeta, op: &Object) -> Result<usize> {
+    let name = op
+        .get("table")
+        .and_then(Json::as_str)
+        .ok_or_else(|| Error::syntax("op requires \"table\""))?;
+    meta.table(name)
+        .ok_or_else(|| Error::syntax(format!("No table named {name}.")))
+}
+
+/// Resolver for named UUIDs within one transaction.
+fn named_resolver(named: &HashMap<String, Uuid>) -> impl FnMut(&str) -> Result<Uuid> + '_ {
+    move |n: &str| {
+        named
+            .get(n)
+            .copied()
+            .ok_or_else(|| Error::syntax(format!("named-uuid \"{n}\" is not defined")))
+    }
+}
+
+fn parse_value(j: &Json, ty: &Type, named: &HashMap<String, Uuid>, relaxed: bool) -> Result<Datum> {
+    let mut f = named_resolver(named);
+    Datum::from_json_with(
+        j,
+        ty,
+        ParseOptions {
+            relaxed_size: relaxed,
+            named_uuid: Some(&mut f),
+        },
+    )
+}
+
+fn parse_cond(j: Option<&Json>, t: &TableMeta, named: &HashMap<String, Uuid>) -> Result<Condition> {
+    match j {
+        None => Err(Error::syntax("op requires \"where\"")),
+        Some(j) => {
+            let mut f = named_resolver(named);
+            Condition::from_json(j, t, Some(&mut f))
+        }
+    }
+}
+
+fn row_to_json_cols(t: &TableMeta, r: &Row, cols: &[MonCol], skip_default: bool) -> Json {
+    let mut o = Object::new();
+    for c in cols {
+        match c {
+            MonCol::Version => {
+                o.insert("_version", uuid_json(r.version));
+            }
+            MonCol::Col(i) => {
+                let d = &r.cols[*i];
+                if skip_default && d.is_default(&t.columns[*i].ty) {
+                    continue;
+                }
+                o.insert(t.columns[*i].name.clone(), d.to_json());
+            }
+        }
+    }
+    Json::Object(o)
+}
+
+fn col_changed(old: &Row, new: &Row, c: MonCol) -> bool {
+    match c {
+        MonCol::Version => old.version != new.version,
+        MonCol::Col(i) => old.cols[i] != new.cols[i],
+    }
+}
+
+impl Server {
+    pub fn new(meta: DbMeta, opts: ServerOptions) -> Server {
+        let n = meta.tables.len();
+        Server {
+            meta: Arc::new(meta),
+            opts,
+            tables: vec![BTreeMap::new(); n],
+            rng: SplitMix64::new(opts.seed),
+            last_txn_id: Uuid::NIL,
+            history: VecDeque::new(),
+            sessions: BTreeMap::new(),
+            next_session: 1,
+            lock_owners: HashMap::new(),
+        }
+    }
+
+    pub fn from_schema_text(text: &str, opts: ServerOptions) -> Result<Server> {
+        Ok(Server::new(DbMeta::from_text(text)?, opts))
+    }
+
+    pub fn db_name(&self) -> &str {
+        &self.meta.name
+    }
+
+    /// The id of the newest committed transaction (zero for standalone
+    /// servers, which keep no history).
+    pub fn last_txn_id(&self) -> Uuid {
+        if self.opts.clustered {
+            self.last_txn_id
+        } else {
+            Uuid::NIL
+        }
+    }
+
+    pub fn row_count(&self, table: &str) -> usize {
+        self.meta
+            .table(table)
+            .map(|t| self.tables[t].len())
+            .unwrap_or(0)
+    }
+
+    pub fn rows(&self, table: usize) -> impl Iterator<Item = &RowRef> {
+        self.tables[table].values()
+    }
+
+    pub fn get_row(&self, table: usize, uuid: Uuid) -> Option<&RowRef> {
+        self.tables[table].get(&uuid)
+    }
+
+    /// `{table: {uuid: {column: value}}}` with every column (defaults
+    /// included), tables and rows in name/UUID order; empty tables omitted.
+    pub fn dump(&self) -> Json {
+        let mut o = Object::new();
+        for (ti, t) in self.meta.tables.iter().enumerate() {
+            if self.tables[ti].is_empty() {
+                continue;
+            }
+            let mut rows = Object::new();
+            for (u, r) in &self.tables[ti] {
+                let mut ro = Object::new();
+                for (ci, c) in t.columns.iter().enumerate() {
+                    ro.insert(c.name.clone(), r.cols[ci].to_json());
+                }
+                rows.insert(u.to_string(), Json::Object(ro));
+            }
+            o.insert(t.name.clone(), Json::Object(rows));
+        }
+        Json::Object(o)
+    }
+
+    // ------------------------------------------------------------------
+    // Sessions and JSON-RPC
+
+    pub fn connect(&mut self) -> SessionId {
+        let id = self.next_session;
+        self.next_session += 1;
+        self.sessions.insert(id, Session::default());
+        id
+    }
+
+    pub fn disconnect(&mut self, s: SessionId) {
+        self.sessions.remove(&s);
+        self.lock_owners.retain(|_, o| *o != s);
+    }
+
+    /// Simulates a server restart: every session is dropped; data and (for
+    /// clustered databases, rebuilt from the log) history are kept.
+    pub fn restart(&mut self) {
+        self.sessions.clear();
+        self.lock_owners.clear();
+    }
+
+    /// While held, a session's monitors accumulate changes (coalescing, as
+    /// when the client has an output backlog) until [`Server::flush`].
+    pub fn set_hold(&mut self, s: SessionId, hold: bool) {
+        if let Some(sess) = self.sessions.get_mut(&s) {
+            sess.hold = hold;
+        }
+    }
+
+    /// Handles one JSON-RPC message from session `s`; returns the messages
+    /// to deliver, in order, with their destination sessions.
+    pub fn handle(&mut self, s: SessionId, msg: &Json) -> Vec<(SessionId, Json)> {
+        let mut out = Vec::new();
+        let Some(o) = msg.as_object() else {
+            return out;
+        };
+        let id = o.get("id").cloned().unwrap_or(Json::Null);
+        let Some(method) = o.get("method").and_then(Json::as_str) else {
+            return out; // replies (e.g. to our echo) are ignored
+        };
+        let empty = Vec::new();
+        let params: &[Json] = o.get("params").and_then(Json::as_array).unwrap_or(&empty);
+        let r: std::result::Result<Json, Json> = match method {
+            "echo" => Ok(Json::Array(params.to_vec())),
+            "list_dbs" => Ok(Json::Array(vec![Json::from(self.meta.name.as_str())])),
+            "get_schema" => {
+                if params.first().and_then(Json::as_str) == Some(self.meta.name.as_str()) {
+                    Ok(self.meta.json.clone())
+                } else {
+                    Err(Json::from("unknown database"))
+                }
+            }
+            "transact" => {
+                if params.first().and_then(Json::as_str) != Some(self.meta.name.as_str()) {
+                    Err(Json::from("unknown database"))
+                } else {
+                    let outcome = self.transact_for(Some(s), &params[1..]);
+                    if let Some(c) = &outcome.commit {
+                        out.extend(self.distribute(c));
+                    }
+                    Ok(outcome.result)
+                }
+            }
+            "monitor" | "monitor_cond" | "monitor_cond_since" => {
+                let version = match method {
+                    "monitor" => 1,
+                    "monitor_cond" => 2,
+                    _ => 3,
+                };
+                self.monitor(s, version, params)
+            }
+            "monitor_cond_change" => match self.monitor_cond_change(s, params) {
+                Ok((upd, res)) => {
+                    out.extend(upd.into_iter().map(|m| (s, m)));
+                    Ok(res)
+                }
+                Err(e) => Err(e),
+            },
+            "monitor_cancel" => {
+                let mid = params.first().cloned().unwrap_or(Json::Null);
+                match self.sessions.get_mut(&s) {
+                    Some(sess) => {
+                        let before = sess.monitors.len();
+                        sess.monitors.retain(|m| m.id != mid);
+                        if sess.monitors.len() < before {
+                            Ok(Json::Object(Object::new()))
+                        } else {
+                            Err(Json::from("unknown monitor"))
+                        }
+                    }
+                    None => Err(Json::from("unknown monitor")),
+                }
+            }
+            "lock" | "steal" => {
+                let name = params
+                    .first()
+                    .and_then(Json::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                let owner = self.lock_owners.get(&name).copied();
+                let got = match owner {
+                    None => true,
+                    Some(o) if o == s => true,
+                    Some(o) if method == "steal" => {
+                        if let Some(sess) = self.sessions.get_mut(&o) {
+                            sess.locks.remove(&name);
+                        }
+                        out.push((o, notification("stolen", vec![Json::from(name.as_str())])));
+                        true
+                    }
+                    _ => false,
+                };
+                if got {
+                    self.lock_owners.insert(name.clone(), s);
+                    if let Some(sess) = self.sessions.get_mut(&s) {
+                        sess.locks.insert(name.clone());
+                    }
+                }
+                let mut r = Object::new();
+                r.insert("locked", Json::Bool(got));
+                Ok(Json::Object(r))
+            }
+            "unlock" => {
+                let name = params
+                    .first()
+                    .and_then(Json::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                if self.lock_owners.get(&name) == Some(&s) {
+                    self.lock_owners.remove(&name);
+                }
+                if let Some(sess) = self.sessions.get_mut(&s) {
+                    sess.locks.remove(&name);
+                }
+                Ok(Json::Object(Object::new()))
+            }
+            _ => Err(Json::from("unknown method")),
+        };
+        if !id.is_null() {
+            out.push((
+                s,
+                match r {
+                    Ok(res) => reply(&id, res),
+                    Err(e) => error_reply(&id, e),
+                },
+            ));
+        }
+        out
+    }
+
+    // ------------------------------------------------------------------
+    // transact
+
+    /// Executes a transaction outside any session (as `ovsdb-tool transact`
+    /// would): `ops` excludes the database name. Monitors still see it.
+    pub fn transact(&mut self, ops: &[Json]) -> (TransactOutcome, Vec<(SessionId, Json)>) {
+        let outcome = self.transact_for(None, ops);
+        let msgs = match &outcome.commit {
+            Some(c) => self.distribute(c),
+            None => Vec::new(),
+        };
+        (outcome, msgs)
+    }
+
+    fn transact_for(&mut self, session: Option<SessionId>, ops: &[Json]) -> TransactOutcome {
+        let meta = self.meta.clone();
+        let locks: BTreeSet<String> = session
+            .and_then(|s| self.sessions.get(&s))
+            .map(|s| s.locks.clone())
+            .unwrap_or_default();
+        let mut work = Work {
+            meta: &meta,
+            committed: &self.tables,
+            changed: vec![BTreeMap::new(); meta.tables.len()],
+            inserted: HashSet::new(),
+            named: HashMap::new(),
+            comment: Vec::new(),
+            stats: TxnStats::default(),
+        };
+        // Named UUIDs may be referenced before the insert that declares
+        // them, so allocate them all first.
+        let mut fresh: Vec<(Option<String>, Uuid)> = Vec::new();
+        for op in ops {
+            if let Some(o) = op.as_object() {
+                if o.get("op").and_then(Json::as_str) == Some("insert") {
+                    let given = o.get("uuid").and_then(|u| u.as_str()).and_then(Uuid::parse);
+                    let u = given.unwrap_or_else(|| self.rng.uuid());
+                    let name = o
+                        .get("uuid-name")
+                        .and_then(Json::as_str)
+                        .map(str::to_string);
+                    if let Some(n) = &name {
+                        work.named.insert(n.clone(), u);
+                    }
+                    fresh.push((name, u));
+                }
+            }
+        }
+        let mut fresh_iter = fresh.into_iter();
+        let mut results: Vec<Json> = Vec::new();
+        let mut failed = false;
+        for op in ops {
+            work.stats.ops += 1;
+            let r = execute_op(&mut work, op, &mut fresh_iter, &locks);
+            match r {
+                Ok(j) => results.push(j),
+                Err(e) => {
+                    results.push(err_json(&e));
+                    failed = true;
+                    break;
+                }
+            }
+        }
+        let stats_before = work.stats;
+        if failed {
+            while results.len() < ops.len() {
+                results.push(Json::Null);
+            }
+            return TransactOutcome {
+                result: Json::Array(results),
+                commit: None,
+                stats: stats_before,
+            };
+        }
+        let comment = if work.comment.is_empty() {
+            None
+        } else {
+            Some(work.comment.join("\n"))
+        };
+        let Work {
+            changed, inserted, ..
+        } = work;
+        let txn_id = self.rng.uuid();
+        match self.finish_commit(changed, &inserted, txn_id, comment) {
+            Ok(commit) => {
+                let mut stats = stats_before;
+                stats.rows_changed = commit.as_ref().map(|c| c.changes.len()).unwrap_or(0);
+                TransactOutcome {
+                    result: Json::Array(results),
+                    commit,
+                    stats,
+                }
+            }
+            Err(e) => {
+                results.push(err_json(&e));
+                TransactOutcome {
+                    result: Json::Array(results),
+                    commit: None,
+                    stats: stats_before,
+                }
+            }
+        }
+    }
+
+    /// Commit-time work: weak reference cleanup, referential integrity,
+    /// garbage collection, row-count and index constraints, dropping
+    /// no-op rows, new `_version`s, history.
+    fn finish_commit(
+        &mut self,
+        mut changed: Vec<BTreeMap<Uuid, Option<Row>>>,
+        inserted: &HashSet<Uuid>,
+        txn_id: Uuid,
+        comment: Option<String>,
+    ) -> Result<Option<Commit>> {
+        let meta = self.meta.clone();
+        let any_refs = meta
+            .tables
+            .iter()
+            .any(|t| t.columns.iter().any(|c| has_ref(&c.ty)));
+        if any_refs {
+            self.check_references(&mut changed)?;
+        }
+        // maxRows and unique indexes.
+        for (ti, t) in meta.tables.iter().enumerate() {
+            if changed[ti].is_empty() {
+                continue;
+            }
+            if let Some(max) = t.max_rows {
+                let mut n = self.tables[ti].len() as i64;
+                for (u, r) in &changed[ti] {
+                    let was = self.tables[ti].contains_key(u);
+                    match (was, r.is_some()) {
+                        (false, true) => n += 1,
+                        (true, false) => n -= 1,
+                        _ => {}
+                    }
+                }
+                if n > max as i64 {
+                    return Err(Error::constraint(format!(
+                        "Transaction causes \"{}\" table to contain {} rows, greater than the schema-defined limit of {} row(s).",
+                        t.name, n, max
+                    )));
+                }
+            }
+            for idx in &t.indexes {
+                let mut seen: BTreeMap<Vec<&Datum>, Uuid> = BTreeMap::new();
+                let rows_now = self.tables[ti]
+                    .iter()
+                    .filter(|(u, _)| !changed[ti].contains_key(u))
+                    .map(|(u, r)| (*u, &r.cols))
+                    .chain(
+                        changed[ti]
+                            .iter()
+                            .filter_map(|(u, r)| r.as_ref().map(|r| (*u, &r.cols))),
+                    );
+                for (u, cols) in rows_now {
+                    let key: Vec<&Datum> = idx.iter().map(|&c| &cols[c]).collect();
+                    if let Some(other) = seen.insert(key, u) {
+                        let names: Vec<&str> =
+                            idx.iter().map(|&c| t.columns[c].name.as_str()).collect();
+                        return Err(Error::constraint(format!(
+                            "Transaction causes multiple rows in \"{}\" table to have identical values for ({}) ({} and {}).",
+                            t.name,
+                            names.join(", "),
+                            other,
+                            u
+                        )));
+                    }
+                }
+            }
+        }
+        // Determine real changes and apply.
+        let mut changes = Vec::new();
+        for (ti, rows) in changed.into_iter().enumerate() {
+            for (u, r) in rows {
+                let old = self.tables[ti].get(&u).cloned();
+                match (old, r) {
+                    (None, None) => {}
+                    (None, Some(mut r)) => {
+                        r.version = self.rng.uuid();
+                        let rr = Arc::new(r);
+                        self.tables[ti].insert(u, rr.clone());
+                        changes.push(RowChange {
+                            table: ti,
+                            uuid: u,
+                            old: None,
+                            new: Some(rr),
+                        });
+                    }
+                    (Some(o), None) => {
+                        self.tables[ti].remove(&u);
+                        changes.push(RowChange {
+                            table: ti,
+                            uuid: u,
+                            old: Some(o),
+                            new: None,
+                        });
+                    }
+                    (Some(o), Some(mut r)) => {
+                        if o.cols == r.cols {
+                            continue; // no-op row: dropped
+                        }
+                        r.version = self.rng.uuid();
+                        let rr = Arc::new(r);
+                        self.tables[ti].insert(u, rr.clone());
+                        changes.push(RowChange {
+                            table: ti,
+                            uuid: u,
+                            old: Some(o),
+                            new: Some(rr),
+                        });
+                    }
+                }
+            }
+        }
+        let _ = inserted;
+        if changes.is_empty() {
+            return Ok(None);
+        }
+        self.last_txn_id = txn_id;
+        let commit = Commit {
+            txn_id,
+            changes,
+            comment,
+        };
+        if self.opts.clustered {
+            self.history.push_back(commit.clone());
+            while self.history.len() > self.opts.history_max.max(1) {
+                self.history.pop_front();
+            }
+        }
+        Ok(Some(commit))
+    }
+
+    /// Weak references to missing rows are removed; strong references to
+    /// missing rows fail; unreferenced non-root rows are deleted.
+    fn check_references(&self, changed: &mut [BTreeMap<Uuid, Option<Row>>]) -> Result<()> {
+        let meta = self.meta.clone();
+        let n = meta.tables.len();
+        let exists = |changed: &[BTreeMap<Uuid, Option<Row>>], t: usize, u: &Uuid| -> bool {
+            match changed[t].get(u) {
+                Some(x) => x.is_some(),
+                None => self.tables[t].contains_key(u),
+            }
+        };
+        let mut loops = 0;
+        loop {
+            loops += 1;
+            // 1. Remove dangling weak references from every row (committed
+            //    rows that point to deleted rows become changed).
+            let deleted: HashSet<Uuid> = changed
+                .iter()
+                .flat_map(|m| m.iter().filter(|(_, r)| r.is_none()).map(|(u, _)| *u))
+                .collect();
+            for ti in 0..n {
+                let t = &meta.tables[ti];
+                let weak_cols: Vec<usize> = t
+                    .columns
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| {
+                        c.ty.key.is_weak_ref()
+                            || c.ty
+                                .value
+                                .as_ref()
+                                .map(|v| v.is_weak_ref())
+                                .unwrap_or(false)
+                    })
+                    .map(|(i, _)| i)
+                    .collect();
+                if weak_cols.is_empty() {
+                    continue;
+                }
+                // Candidates: changed rows, plus committed rows if anything
+                // was deleted.
+                let mut cand: Vec<Uuid> = changed[ti]
+                    .iter()
+                    .filter(|(_, r)| r.is_some())
+                    .map(|(u, _)| *u)
+                    .collect();
+                if !deleted.is_empty() {
+                    cand.extend(
+                        self.tables[ti]
+                            .keys()
+                            .filter(|u| !changed[ti].contains_key(u))
+                            .copied(),
+                    );
+                }
+                for u in cand {
+                    let row = match changed[ti].get(&u) {
+                        Some(Some(r)) => r.clone(),
+                        Some(None) => continue,
+                        None => match self.tables[ti].get(&u) {
+                            Some(r) => (**r).clone(),
+                            None => continue,
+                        },
+                    };
+                    let mut newrow = row.clone();
+                    let mut touched = false;
+                    for &ci in &weak_cols {
+                        let c = &t.columns[ci];
+                        let kt = c.ty.key.ref_table.as_ref().and_then(|n| meta.table(n));
+                        let vt =
+                            c.ty.value
+                                .as_ref()
+                                .and_then(|v| v.ref_table.as_ref())
+                                .and_then(|n| meta.table(n));
+                        let kweak = c.ty.key.is_weak_ref();
+                        let vweak =
+                            c.ty.value
+                                .as_ref()
+                                .map(|v| v.is_weak_ref())
+                                .unwrap_or(false);
+                        let dangling = |a: &Atom, tt: Option<usize>| -> bool {
+                            match (a, tt) {
+                                (Atom::Uuid(x), Some(tt)) => !exists(changed, tt, x),
+                                _ => false,
+                            }
+                        };
+                        match &mut newrow.cols[ci] {
+                            Datum::Set(s) if kweak => {
+                                let before = s.len();
+                                s.retain(|a| !dangling(a, kt));
+                                touched |= s.len() != before;
+                            }
+                            Datum::Map(m) => {
+                                let before = m.len();
+                                m.retain(|k, v| {
+                                    !(kweak && dangling(k, kt) || vweak && dangling(v, vt))
+                                });
+                                touched |= m.len() != before;
+                            }
+                            _ => {}
+                        }
+                        if touched {
+                            let d = &newrow.cols[ci];
+                            if (d.len() as u32) < c.ty.min {
+                                return Err(Error::constraint(format!(
+                                    "Deletion of weak reference(s) leaves column {}.{} with too few elements.",
+                                    t.name, c.name
+                                )));
+                            }
+                        }
+                    }
+                    if touched {
+                        changed[ti].insert(u, Some(newrow));
+                    }
+                }
+            }
+            // 2. Count strong references over the resulting database.
+            let mut refcount: HashMap<Uuid, u32> = HashMap::new();
+            for ti in 0..n {
+                let t = &meta.tables[ti];
+                let strong: Vec<(usize, Option<usize>, Option<usize>)> = t
+                    .columns
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, c)| {
+                        let k = if c.ty.key.is_strong_ref() {
+                            c.ty.key.ref_table.as_ref().and_then(|n| meta.table(n))
+                        } else {
+                            None
+                        };
+                        let v =
+                            c.ty.value
+                                .as_ref()
+                                .filter(|v| v.is_strong_ref())
+                                .and_then(|v| v.ref_table.as_ref())
+                                .and_then(|n| meta.table(n));
+                        if k.is_some() || v.is_some() {
+                            Some((i, k, v))
+                        } else {
+                            None
+                        }
+                    })
+                    .collect();
+                if strong.is_empty() {
+                    continue;
+                }
+                let rows = self.tables[ti]
+                    .iter()
+                    .filter(|(u, _)| !changed[ti].contains_key(u))
+                    .map(|(u, r)| (*u, &r.cols))
+                    .chain(
+                        changed[ti]
+                            .iter()
+                            .filter_map(|(u, r)| r.as_ref().map(|r| (*u, &r.cols))),
+                    );
+                for (src, cols) in rows {
+                    for &(ci, kt, vt) in &strong {
+                        let mut check = |a: &Atom, tt: usize| -> Result<()> {
+                            if let Atom::Uuid(x) = a {
+                                if !exists(changed, tt, x) {
+                                    return Err(Error::referential(format!(
+                                        "Table {} column {} row {} references nonexistent row {} in table {}.",
+                                        t.name, t.columns[ci].name, src, x, meta.tables[tt].name
+                                    )));
+                                }
+                                *refcount.entry(*x).or_insert(0) += 1;
+                            }
+                            Ok(())
+                        };
+                        match &cols[ci] {
+                            Datum::Set(s) => {
+                                if let Some(kt) = kt {
+                                    for a in s {
+                                        check(a, kt)?;
+                                    }
+                                }
+                            }
+                            Datum::Map(m) => {
+                                for (k, v) in m {
+                                    if let Some(kt) = kt {
+                                        check(k, kt)?;
+                                    }
+                                    if let Some(vt) = vt {
+                                        check(v, vt)?;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            // 3. Garbage-collect unreferenced non-root rows.
+            let mut collected = false;
+            for (ti, tmeta) in meta.tables.iter().enumerate() {
+                if tmeta.is_root {
+                    continue;
+                }
+                let live: Vec<Uuid> = self.tables[ti]
+                    .keys()
+                    .filter(|u| !changed[ti].contains_key(u))
+                    .copied()
+                    .chain(
+                        changed[ti]
+                            .iter()
+                            .filter(|(_, r)| r.is_some())
+                            .map(|(u, _)| *u),
+                    )
+                    .collect();
+                for u in live {
+                    if refcount.get(&u).copied().unwrap_or(0) == 0 {
+                        changed[ti].insert(u, None);
+                        collected = true;
+                    }
+                }
+            }
+            if !collected || loops > 64 {
+                return Ok(());
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // Monitors
+
+    fn parse_monitor_requests(
+        &self,
+        version: u8,
+        reqs: &Json,
+    ) -> std::result::Result<Vec<MonTable>, Json> {
+        let o = reqs
+            .as_object()
+            .ok_or_else(|| Json::from("monitor requests must be an object"))?;
+        let mut out = Vec::new();
+        for (tname, r) in o.iter() {
+            let ti = self
+                .meta
+                .table(tname)
+                .ok_or_else(|| Json::from(format!("no table named {tname}")))?;
+            let t = &self.meta.tables[ti];
+            let list: Vec<&Json> = match r {
+                Json::Array(a) => a.iter().collect(),
+                other => vec![other],
+            };
+            for one in list {
+                let ro = one
+                    .as_object()
+                    .ok_or_else(|| Json::from("monitor request must be an object"))?;
+                let columns = match ro.get("columns").and_then(Json::as_array) {
+                    Some(cols) => {
+                        let mut v = Vec::new();
+                        for c in cols {
+                            let cn = c.as_str().unwrap_or("");
+                            if cn == "_version" {
+                                v.push(MonCol::Version);
+                            } else if let Some(i) = t.column(cn) {
+                                v.push(MonCol::Col(i));
+                            } else {
+                                return Err(Json::from(format!("no column {cn} in table {tname}")));
+                            }
+                        }
+                        v
+                    }
+                    None => (0..t.columns.len()).map(MonCol::Col).collect(),
+                };
+                let mut select = Select::default();
+                if let Some(so) = ro.get("select").and_then(Json::as_object) {
+                    let b = |k: &str| so.get(k).and_then(Json::as_bool).unwrap_or(true);
+                    select = Select {
+                        initial: b("initial"),
+                        insert: b("insert"),
+                        delete: b("delete"),
+                        modify: b("modify"),
+                    };
+                }
+                let cond = match (version, ro.get("where")) {
+                    (2 | 3, Some(w)) => {
+                        Condition::from_json(w, t, None).map_err(|e| err_json(&e))?
+                    }
+                    _ => Condition::always(),
+                };
+                out.push(MonTable {
+                    table: ti,
+                    columns,
+                    select,
+                    cond,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    fn monitor(
+        &mut self,
+        s: SessionId,
+        version: u8,
+        params: &[Json],
+    ) -> std::result::Result<Json, Json> {
+        if params.first().and_then(Json::as_str) != Some(self.meta.name.as_str()) {
+            return Err(Json::from("unknown database"));
+        }
+        let id = params.get(1).cloned().unwrap_or(Json::Null);
+        let reqs = params
+            .get(2)
+            .cloned()
+            .unwrap_or(Json::Object(Object::new()));
+        let tables = self.parse_monitor_requests(version, &reqs)?;
+        let Some(sess) = self.sessions.get(&s) else {
+            return Err(Json::from("no session"));
+        };
+        if sess.monitors.iter().any(|m| m.id == id) {
+            return Err(Json::from("duplicate monitor ID"));
+        }
+        let mut mon = Monitor {
+            id,
+            version,
+            tables,
+            pending: BTreeMap::new(),
+        };
+        let result = if version == 3 {
+            let last = params
+                .get(3)
+                .and_then(Json::as_str)
+                .and_then(Uuid::parse)
+                .unwrap_or(Uuid::NIL);
+            let found = self.opts.clustered
+                && !last.is_nil()
+                && (last == self.last_txn_id || self.history.iter().any(|c| c.txn_id == last));
+            if found {
+                // Replay the history after `last` as one change set.
+                let mut pending = BTreeMap::new();
+                let mut after = last == self.last_txn_id;
+                if !after {
+                    for c in &self.history {
+                        if after {
+                            merge_changes(&mut pending, &c.changes);
+                        }
+                        if c.txn_id == last {
+                            after = true;
+                        }
+                    }
+                }
+                mon.pending = pending;
+                let tu = self.compose(&mut mon);
+                Json::Array(vec![
+                    Json::Bool(true),
+                    Json::String(self.last_txn_id().to_string()),
+                    tu,
+                ])
+            } else {
+                let tu = self.initial(&mon);
+                Json::Array(vec![
+                    Json::Bool(false),
+                    Json::String(self.last_txn_id().to_string()),
+                    tu,
+                ])
+            }
+        } else {
+            self.initial(&mon)
+        };
+        if let Some(sess) = self.sessions.get_mut(&s) {
+            sess.monitors.push(mon);
+        }
+        Ok(result)
+    }
+
+    fn initial(&self, mon: &Monitor) -> Json {
+        let mut tu = Object::new();
+        for mt in &mon.tables {
+            if !mt.select.initial {
+                continue;
+            }
+            let t = &self.meta.tables[mt.table];
+            let mut rows = Object::new();
+            for (u, r) in &self.tables[mt.table] {
+                if mon.version > 1 && !mt.cond.eval_any(&r.view()) {
+                    continue;
+                }
+                let mut ru = Object::new();
+                if mon.version == 1 {
+                    ru.insert("new", row_to_json_cols(t, r, &mt.columns, false));
+                } else {
+                    ru.insert("initial", row_to_json_cols(t, r, &mt.columns, true));
+                }
+                rows.insert(u.to_string(), Json::Object(ru));
+            }
+            if !rows.is_empty() {
+                merge_table(&mut tu, &t.name, rows);
+            }
+        }
+        Json::Object(tu)
+    }
+
+    /// Composes the pending change set of a monitor (and clears it).
+    fn compose(&self, mon: &mut Monitor) -> Json {
+        let pending = std::mem::take(&mut mon.pending);
+        let mut tu = Object::new();
+        for mt in &mon.tables {
+            let t = &self.meta.tables[mt.table];
+            let mut rows = Object::new();
+            for ((ti, u), (old, new)) in pending.range((mt.table, Uuid::NIL)..) {
+                if *ti != mt.table {
+                    break;
+                }
+                if let Some(ru) = compose_row(t, mt, mon.version, old.as_deref(), new.as_deref()) {
+                    rows.insert(u.to_string(), ru);
+                }
+            }
+            if !rows.is_empty() {
+                merge_table(&mut tu, &t.name, rows);
+            }
+        }
+        Json::Object(tu)
+    }
+
+    /// Adds a commit to every monitor's change set and flushes sessions
+    /// that are not held.
+    fn distribute(&mut self, c: &Commit) -> Vec<(SessionId, Json)> {
+        let ids: Vec<SessionId> = self.sessions.keys().copied().collect();
+        for sid in &ids {
+            if let Some(sess) = self.sessions.get_mut(sid) {
+                for m in &mut sess.monitors {
+                    let relevant: Vec<RowChange> = c
+                        .changes
+                        .iter()
+                        .filter(|ch| m.tables.iter().any(|t| t.table == ch.table))
+                        .cloned()
+                        .collect();
+                    merge_changes(&mut m.pending, &relevant);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for sid in ids {
+            let hold = self.sessions.get(&sid).map(|s| s.hold).unwrap_or(true);
+            if !hold {
+                out.extend(self.flush(sid));
+            }
+        }
+        out
+    }
+
+    /// Sends (returns) the accumulated updates of session `s`.
+    pub fn flush(&mut self, s: SessionId) -> Vec<(SessionId, Json)> {
+        let Some(mut sess) = self.sessions.remove(&s) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for m in &mut sess.monitors {
+            if m.pending.is_empty() {
+                continue;
+            }
+            let tu = self.compose(m);
+            if tu.as_object().map(|o| o.is_empty()).unwrap_or(true) {
+                continue;
+            }
+            out.push((s, self.update_message(m, tu)));
+        }
+        self.sessions.insert(s, sess);
+        out
+    }
+
+    fn update_message(&self, m: &Monitor, tu: Json) -> Json {
+        match m.version {
+            1 => notification("update", vec![m.id.clone(), tu]),
+            2 => notification("update2", vec![m.id.clone(), tu]),
+            _ => notification(
+                "update3",
+                vec![
+                    m.id.clone(),
+                    Json::String(self.last_txn_id().to_string()),
+                    tu,
+                ],
+            ),
+        }
+    }
+
+    fn monitor_cond_change(
+        &mut self,
+        s: SessionId,
+        params: &[Json],
+    ) -> std::result::Result<(Vec<Json>, Json), Json> {
+        let old_id = params.first().cloned().unwrap_or(Json::Null);
+        let new_id = params.get(1).cloned().unwrap_or(Json::Null);
+        let reqs = params
+            .get(2)
+            .and_then(Json::as_object)
+            .ok_or_else(|| Json::from("syntax error"))?
+            .clone();
+        let Some(mut sess) = self.sessions.remove(&s) else {
+            return Err(Json::from("unknown monitor"));
+        };
+        let Some(pos) = sess.monitors.iter().position(|m| m.id == old_id) else {
+            self.sessions.insert(s, sess);
+            return Err(Json::from("unknown monitor"));
+        };
+        if old_id != new_id && sess.monitors.iter().any(|m| m.id == new_id) {
+            self.sessions.insert(s, sess);
+            return Err(Json::from("duplicate monitor ID"));
+        }
+        let mut msgs = Vec::new();
+        // Flush what is pending under the old condition first.
+        {
+            let m = &mut sess.monitors[pos];
+            if !m.pending.is_empty() {
+                let tu = self.compose(m);
+                if !tu.as_object().map(|o| o.is_empty()).unwrap_or(true) {
+                    msgs.push(self.update_message(m, tu));
+                }
+            }
+        }
+        let mut tu = Object::new();
+        {
+            let m = &mut sess.monitors[pos];
+            for (tname, r) in reqs.iter() {
+                let Some(ti) = self.meta.table(tname) else {
+                    self.sessions.insert(s, sess);
+                    return Err(Json::from(format!("no table named {tname}")));
+                };
+                let t = &self.meta.tables[ti];
+                let list: Vec<&Json> = match r {
+                    Json::Array(a) => a.iter().collect(),
+                    other => vec![other],
+                };
+                for one in list {
+                    let Some(ro) = one.as_object() else { continue };
+                    if ro.contains_key("columns") {
+                        self.sessions.insert(s, sess);
+                        return Err(Json::from("changing columns is not supported"));
+                    }
+                    let newc = match ro.get("where") {
+                        Some(w) => match Condition::from_json(w, t, None) {
+                            Ok(c) => c,
+                            Err(e) => {
+                                self.sessions.insert(s, sess);
+                                return Err(err_json(&e));
+                            }
+                        },
+                        None => Condition::always(),
+                    };
+                    let mut rows = Object::new();
+                    for mt in m.tables.iter_mut().filter(|mt| mt.table == ti) {
+                        for (u, row) in &self.tables[ti] {
+                            let was = mt.cond.eval_any(&row.view());
+                            let now = newc.eval_any(&row.view());
+                            if !was && now {
+                                let mut ru = Object::new();
+                                ru.insert("insert", row_to_json_cols(t, row, &mt.columns, true));
+                                rows.insert(u.to_string(), Json::Object(ru));
+                            } else if was && !now {
+                                let mut ru = Object::new();
+                                ru.insert("delete", Json::Null);
+                                rows.insert(u.to_string(), Json::Object(ru));
+                            }
+                        }
+                        mt.cond = newc.clone();
+                    }
+                    if !rows.is_empty() {
+                        merge_table(&mut tu, &t.name, rows);
+                    }
+                }
+            }
+            m.id = new_id;
+        }
+        if !tu.is_empty() {
+            let m = &sess.monitors[pos];
+            msgs.push(self.update_message(m, Json::Object(tu)));
+        }
+        self.sessions.insert(s, sess);
+        Ok((msgs, Json::Object(Object::new())))
+    }
+}
+
+fn merge_table(tu: &mut Object, name: &str, rows: Object) {
+    match tu.get_mut(name).and_then(Json::as_object_mut) {
+        Some(existing) => {
+            for (k, v) in rows.into_members() {
+                existing.insert(k, v);
+            }
+        }
+        None => {
+            tu.insert(name.to_string(), Json::Object(rows));
+        }
+    }
+}
+
+fn merge_changes(
+    pending: &mut BTreeMap<ChangeKey, (Option<RowRef>, Option<RowRef>)>,
+    changes: &[RowChange],
+) {
+    for ch in changes {
+        let key = (ch.table, ch.uuid);
+        match pending.get_mut(&key) {
+            Some(entry) => {
+                entry.1 = ch.new.clone();
+                if entry.0.is_none() && entry.1.is_none() {
+                    pending.remove(&key);
+                }
+            }
+            None => {
+                pending.insert(key, (ch.old.clone(), ch.new.clone()));
+            }
+        }
+    }
+}
+
+fn compose_row(
+    t: &TableMeta,
+    mt: &MonTable,
+    version: u8,
+    old: Option<&Row>,
+    new: Option<&Row>,
+) -> Option<Json> {
+    let mut ru = Object::new();
+    if version == 1 {
+        match (old, new) {
+            (None, Some(n)) => {
+                if !mt.select.insert {
+                    return None;
+                }
+                ru.insert("new", row_to_json_cols(t, n, &mt.columns, false));
+            }
+            (Some(o), None) => {
+                if !mt.select.delete {
+                    return None;
+                }
+                ru.insert("old", row_to_json_cols(t, o, &mt.columns, false));
+            }
+            (Some(o), Some(n)) => {
+                let changed: Vec<MonCol> = mt
+                    .columns
+                    .iter()
+                    .copied()
+                    .filter(|c| col_changed(o, n, *c))
+                    .collect();
+                if !mt.select.modify || !changed_data(o, n, &mt.columns) {
+                    return None;
+                }
+                ru.insert("old", row_to_json_cols(t, o, &changed, false));
+                ru.insert("new", row_to_json_cols(t, n, &mt.columns, false));
+            }
+            (None, None) => return None,
+        }
+        return Some(Json::Object(ru));
+    }
+    let old_m = old.map(|o| mt.cond.eval_any(&o.view())).unwrap_or(false);
+    let new_m = new.map(|n| mt.cond.eval_any(&n.view())).unwrap_or(false);
+    match (old_m, new_m) {
+        (false, false) => return None,
+        (false, true) => {
+            if !mt.select.insert {
+                return None;
+            }
+            let n = new?;
+            ru.insert("insert", row_to_json_cols(t, n, &mt.columns, true));
+        }
+        (true, false) => {
+            if !mt.select.delete {
+                return None;
+            }
+            ru.insert("delete", Json::Null);
+        }
+        (true, true) => {
+            let (o, n) = (old?, new?);
+            if !mt.select.modify || !changed_data(o, n, &mt.columns) {
+                return None;
+            }
+            let mut diff = Object::new();
+            for c in &mt.columns {
+                match c {
+                    MonCol::Version => {
+                        if o.version != n.version {
+                            diff.insert("_version", uuid_json(n.version));
+                        }
+                    }
+                    MonCol::Col(i) => {
+                        if o.cols[*i] != n.cols[*i] {
+                            let ty = &t.columns[*i].ty;
+                            diff.insert(
+                                t.columns[*i].name.clone(),
+                                Datum::diff(&o.cols[*i], &n.cols[*i], ty).to_json(),
+                            );
+                        }
+                    }
+                }
+            }
+            ru.insert("modify", Json::Object(diff));
+        }
+    }
+    Some(Json::Object(ru))
+}
+
+/// Did any monitored data column change? (A change of `_version` alone,
+/// e.g. a row changed and changed back, is not reported.)
+fn changed_data(o: &Row, n: &Row, cols: &[MonCol]) -> bool {
+    cols.iter().any(|c| match c {
+        MonCol::Col(i) => o.cols[*i] != n.cols[*i],
+        MonCol::Version => false,
+    })
+}
+
+fn has_ref(ty: &Type) -> bool {
+    ty.key.ref_table.is_some()
+        || ty
+            .value
+            .as_ref()
+            .map(|v| v.ref_table.is_some())
+            .unwrap_or(false)
+}
+
+// ----------------------------------------------------------------------
+// Operations
+
+fn execute_op(
+    w: &mut Work<'_>,
+    op: &Json,
+    fresh: &mut dyn Iterator<Item = (Option<String>, Uuid)>,
+    locks: &BTreeSet<String>,
+) -> Result<Json> {
+    let o = op
+        .as_object()
+        .ok_or_else(|| Error::syntax("operation must be an object"))?;
+    let name = o
+        .get("op")
+        .and_then(Json::as_str)
+        .ok_or_else(|| Error::syntax("operation has no \"op\" member"))?;
+    let meta = w.meta;
+    match name {
+        "insert" => {
+            let ti = table_of(meta, o)?;
+            let t = &meta.tables[ti];
+            let (_, u) = fresh
+                .next()
+                .ok_or_else(|| Error::syntax("internal: insert uuid missing"))?;
+            if w.exists(ti, u) || w.committed.iter().any(|m| m.contains_key(&u)) {
+                return Err(Error::new(
+                    "duplicate uuid",
+                    format!("This UUID would duplicate a UUID already present within the table or deleted within the same transaction: {u}"),
+                ));
+            }
+            let mut cols: Vec<Datum> = t
+                .columns
+                .iter()
+                .map(|c| Datum::default_for(&c.ty))
+                .collect();
+            if let Some(row) = o.get("row") {
+                let ro = row
+                    .as_object()
+                    .ok_or_else(|| Error::syntax("row must be an object"))?;
+                for (cn, v) in ro.iter() {
+                    let ci = t.column(cn).ok_or_else(|| {
+                        Error::new(
+                            "unknown column",
+                            format!("No column {cn} in table {}.", t.name),
+                        )
+                    })?;
+                    w.stats.values_parsed += 1;
+                    cols[ci] = parse_value(v, &t.columns[ci].ty, &w.named, false)
+                        .map_err(|e| e.context(format!("column {cn}")))?;
+                }
+            }
+            w.changed[ti].insert(
+                u,
+                Some(Row {
+                    uuid: u,
+                    version: Uuid::NIL,
+                    cols,
+                }),
+            );
+            w.inserted.insert(u);
+            w.stats.rows_touched += 1;
+            let mut r = Object::new();
+            r.insert("uuid", uuid_json(u));
+            Ok(Json::Object(r))
+        }
+        "select" => {
+            let ti = table_of(meta, o)?;
+            let t = &meta.tables[ti];
+            let cond = parse_cond(o.get("where"), t, &w.named)?;
+            let cols: Vec<ColRef> = match o.get("columns").and_then(Json::as_array) {
+                Some(a) => a
+                    .iter()
+                    .map(|c| resolve_column(t, c.as_str().unwrap_or("")))
+                    .collect::<Result<_>>()?,
+                None => {
+                    let mut v = vec![ColRef::Uuid, ColRef::Version];
+                    v.extend((0..t.columns.len()).map(ColRef::Col));
+                    v
+                }
+            };
+            let mut rows = Vec::new();
+            for u in w.matching(ti, &cond) {
+                if let Some(r) = w.get(ti, u) {
+                    rows.push(project(t, &r, &cols));
+                }
+            }
+            let mut r = Object::new();
+            r.insert("rows", Json::Array(rows));
+            Ok(Json::Object(r))
+        }
+        "update" | "mutate" => {
+            let ti = table_of(meta, o)?;
+            let t = &meta.tables[ti];
+            let cond = parse_cond(o.get("where"), t, &w.named)?;
+            let mut updates: Vec<(usize, Datum)> = Vec::new();
+            let mut mutations: Vec<(usize, String, Datum, String)> = Vec::new();
+            if name == "update" {
+                let ro = o
+                    .get("row")
+                    .and_then(Json::as_object)
+                    .ok_or_else(|| Error::syntax("update requires \"row\""))?;
+                for (cn, v) in ro.iter() {
+                    let ci = t.column(cn).ok_or_else(|| {
+                        Error::new(
+                            "unknown column",
+                            format!("No column {cn} in table {}.", t.name),
+                        )
+                    })?;
+                    if !t.columns[ci].mutable {
+                        return Err(Error::constraint(format!(
+                            "Cannot update immutable column {cn} in table {}.",
+                            t.name
+                        )));
+                    }
+                    w.stats.values_parsed += 1;
+                    let d = parse_value(v, &t.columns[ci].ty, &w.named, false)
+                        .map_err(|e| e.context(format!("column {cn}")))?;
+                    updates.push((ci, d));
+                }
+            } else {
+                let ms = o
+                    .get("mutations")
+                    .and_then(Json::as_array)
+                    .ok_or_else(|| Error::syntax("mutate requires \"mutations\""))?;
+                for m in ms {
+                    let parts = m
+                        .as_array()
+                        .filter(|a| a.len() == 3)
+                        .ok_or_else(|| Error::syntax("mutation must be a 3-element array"))?;
+                    let cn = parts[0].as_str().unwrap_or("");
+                    let ci = t.column(cn).ok_or_else(|| {
+                        Error::new(
+                            "unknown column",
+                            format!("No column {cn} in table {}.", t.name),
+                        )
+                    })?;
+                    if !t.columns[ci].mutable {
+                        return Err(Error::constraint(format!(
+                            "Cannot mutate immutable column {cn} in table {}.",
+                            t.name
+                        )));
+                    }
+                    let mutator = parts[1].as_str().unwrap_or("").to_string();
+                    let ty = &t.columns[ci].ty;
+                    let arg = match mutator.as_str() {
+                        "+=" | "-=" | "*=" | "/=" | "%=" => {
+                            let at = Type::scalar(ty.key.atomic);
+                            parse_value(&parts[2], &at, &w.named, false)?
+                        }
+                        "insert" => parse_value(&parts[2], &ty.relaxed(), &w.named, true)?,
+                        "delete" => match parse_value(&parts[2], &ty.relaxed(), &w.named, true) {
+                            Ok(d) => d,
+                            Err(e) => {
+                                if ty.is_map() {
+                                    let kt = Type::set(ty.key.clone(), 0, u32::MAX);
+                                    parse_value(&parts[2], &kt, &w.named, true)?
+                                } else {
+                                    return Err(e);
+                                }
+                            }
+                        },
+                        other => return Err(Error::syntax(format!("unknown mutator {other}"))),
+                    };
+                    w.stats.values_parsed += 1;
+                    mutations.push((ci, mutator, arg, cn.to_string()));
+                }
+            }
+            let uuids = w.matching(ti, &cond);
+            let count = uuids.len();
+            for u in uuids {
+                let Some(mut row) = w.row_owned(ti, u) else {
+                    continue;
+                };
+                for (ci, d) in &updates {
+                    row.cols[*ci] = d.clone();
+                }
+                for (ci, mutator, arg, cn) in &mutations {
+                    let ty = &t.columns[*ci].ty;
+                    mutate(&mut row.cols[*ci], ty, mutator, arg)
+                        .map_err(|e| e.context(format!("column {cn}")))?;
+                }
+                w.changed[ti].insert(u, Some(row));
+                w.stats.rows_touched += 1;
+            }
+            let mut r = Object::new();
+            r.insert("count", Json::Integer(count as i64));
+            Ok(Json::Object(r))
+        }
+        "delete" => {
+            let ti = table_of(meta, o)?;
+            let t = &meta.tables[ti];
+            let cond = parse_cond(o.get("where"), t, &w.named)?;
+            let uuids = w.matching(ti, &cond);
+            let count = uuids.len();
+            for u in uuids {
+                w.changed[ti].insert(u, None);
+                w.stats.rows_touched += 1;
+            }
+            let mut r = Object::new();
+            r.insert("count", Json::Integer(count as i64));
+            Ok(Json::Object(r))
+        }
+        "wait" => {
+            let ti = table_of(meta, o)?;
+            let t = &meta.tables[ti];
+            let cond = parse_cond(o.get("where"), t, &w.named)?;
+            let cols: Vec<ColRef> = match o.get("columns").and_then(Json::as_array) {
+                Some(a) => a
+                    .iter()
+                    .map(|c| resolve_column(t, c.as_str().unwrap_or("")))
+                    .collect::<Result<_>>()?,
+                None => (0..t.columns.len()).map(ColRef::Col).collect(),
+            };
+            let until = o.get("until").and_then(Json::as_str).unwrap_or("==");
+            let expected_rows = o
+                .get("rows")
+                .and_then(Json::as_array)
+                .ok_or_else(|| Error::syntax("wait requires \"rows\""))?;
+            // Expected rows, projected and parsed with the column types.
+            let mut expected: Vec<Vec<Datum>> = Vec::new();
+            for er in expected_rows {
+                let eo = er
+                    .as_object()
+                    .ok_or_else(|| Error::syntax("wait row must be an object"))?;
+                let mut v = Vec::new();
+                for c in &cols {
+                    let (cn, ty) = match c {
+                        ColRef::Uuid => ("_uuid".to_string(), crate::cond::uuid_type()),
+                        ColRef::Version => ("_version".to_string(), crate::cond::uuid_type()),
+                        ColRef::Col(i) => (t.columns[*i].name.clone(), t.columns[*i].ty.clone()),
+                    };
+                    let d = match eo.get(&cn) {
+                        Some(j) => parse_value(j, &ty, &w.named, false)?,
+                        None => Datum::default_for(&ty),
+                    };
+                    v.push(d);
+                }
+                expected.push(v);
+            }
+            let mut actual: Vec<Vec<Datum>> = Vec::new();
+            for u in w.matching(ti, &cond) {
+                if let Some(r) = w.get(ti, u) {
+                    actual.push(cols.iter().map(|c| col_value(&r, *c)).collect());
+                }
+            }
+            expected.sort();
+            actual.sort();
+            let equal = expected == actual;
+            let ok = if until == "==" { equal } else { !equal };
+            if ok {
+                Ok(Json::Object(Object::new()))
+            } else {
+                // The model never blocks: an unsatisfied wait fails at once,
+                // as a real server does when the timeout expires.
+                Err(Error::new("timed out", "\"wait\" timed out"))
+            }
+        }
+        "commit" => Ok(Json::Object(Object::new())),
+        "abort" => Err(Error::new("aborted", "aborted by request")),
+        "comment" => {
+            if let Some(c) = o.get("comment").and_then(Json::as_str) {
+                w.comment.push(c.to_string());
+            }
+            Ok(Json::Object(Object::new()))
+        }
+        "assert" => {
+            let l = o.get("lock").and_then(Json::as_str).unwrap_or("");
+            if locks.contains(l) {
+                Ok(Json::Object(Object::new()))
+            } else {
+                Err(Error::new(
+                    "not owner",
+                    format!("Asserted lock {l} not held."),
+                ))
+            }
+        }
+        other => Err(Error::syntax(format!("No operation named {other}."))),
+    }
+}
+
+fn col_value(r: &RowView<'_>, c: ColRef) -> Datum {
+    match c {
+        ColRef::Uuid => Datum::scalar(Atom::Uuid(r.uuid)),
+        ColRef::Version => Datum::scalar(Atom::Uuid(r.version)),
+        ColRef::Col(i) => r.cols.get(i).cloned().unwrap_or_default(),
+    }
+}
+
+fn project(t: &TableMeta, r: &RowView<'_>, cols: &[ColRef]) -> Json {
+    let mut o = Object::new();
+    for c in cols {
+        let name = match c {
+            ColRef::Uuid => "_uuid".to_string(),
+            ColRef::Version => "_version".to_string(),
+            ColRef::Col(i) => t.columns[*i].name.clone(),
+        };
+        o.insert(name, col_value(r, *c).to_json());
+    }
+    Json::Object(o)
+}
+
+fn arith(a: &Atom, op: &str, arg: &Atom) -> Result<Atom> {
+    match (a, arg) {
+        (Atom::Integer(x), Atom::Integer(y)) => {
+            let r = match op {
+                "+=" => x.checked_add(*y),
+                "-=" => x.checked_sub(*y),
+                "*=" => x.checked_mul(*y),
+                "/=" => {
+                    if *y == 0 {
+                        return Err(Error::new("domain error", "Division by zero."));
+                    }
+                    x.checked_div(*y)
+                }
+                _ => {
+                    if *y == 0 {
+                        return Err(Error::new("domain error", "Division by zero."));
+                    }
+                    x.checked_rem(*y)
+                }
+            };
+            r.map(Atom::Integer)
+                .ok_or_else(|| Error::new("range error", "Result of arithmetic overflows."))
+        }
+        (Atom::Real(x), Atom::Real(y)) => {
+            let r = match op {
+                "+=" => x + y,
+                "-=" => x - y,
+                "*=" => x * y,
+                "/=" => {
+                    if *y == 0.0 {
+                        return Err(Error::new("domain error", "Division by zero."));
+                    }
+                    x / y
+                }
+                _ => return Err(Error::syntax("%= is not valid for reals")),
+            };
+            if !r.is_finite() {
+                return Err(Error::new(
+                    "range error",
+                    "Result of arithmetic is not finite.",
+                ));
+            }
+            Ok(Atom::Real(r))
+        }
+        _ => Err(Error::syntax("arithmetic mutator on a non-numeric column")),
+    }
+}
+
+fn mutate(d: &mut Datum, ty: &Type, mutator: &str, arg: &Datum) -> Result<()> {
+    match mutator {
+        "+=" | "-=" | "*=" | "/=" | "%=" => {
+            if !matches!(ty.key.atomic, AtomicType::Integer | AtomicType::Real) {
+                return Err(Error::constraint(
+                    "arithmetic mutator on a non-numeric column",
+                ));
+            }
+            let a = arg
+                .as_scalar()
+                .ok_or_else(|| Error::syntax("mutator argument must be a scalar"))?;
+            match d {
+                Datum::Set(s) => {
+                    let mut out = BTreeSet::new();
+                    for x in s.iter() {
+                        let r = arith(x, mutator, a)?;
+                        r.check_constraints(&ty.key)?;
+                        if !out.insert(r) {
+                            return Err(Error::constraint(
+                                "Result of mutation contains duplicate values.",
+                            ));
+                        }
+                    }
+                    *s = out;
+                }
+                Datum::Map(_) => {
+                    return Err(Error::constraint("arithmetic mutator on a map column"));
+                }
+            }
+        }
+        "insert" => d.union_with(arg),
+        "delete" => d.subtract(arg),
+        _ => return Err(Error::syntax(format!("unknown mutator {mutator}"))),
+    }
+    d.check_size(ty)
+        .map_err(|e| Error::constraint(format!("mutation result: {}", e.details)))
+}
+
+/// Builds the transaction record a database log would hold for `commit`
+/// (`{table: {uuid: row|null}}`): inserted rows with their non-default
+/// columns, modified rows with their changed columns (as column diffs when
+/// `diff` is set, else full values), deleted rows as `null`. The caller
+/// adds `_date`, `_comment` and `_is_diff` as its log format needs.
+pub fn commit_record(meta: &DbMeta, commit: &Commit, diff: bool) -> Json {
+    let mut o = Object::new();
+    for ch in &commit.changes {
+        let t = &meta.tables[ch.table];
+        let rowj = match (&ch.old, &ch.new) {
+            (_, None) => Json::Null,
+            (None, Some(n)) => {
+                let mut ro = Object::new();
+                for (i, c) in t.columns.iter().enumerate() {
+                    if !n.cols[i].is_default(&c.ty) {
+                        ro.insert(c.name.clone(), n.cols[i].to_json());
+                    }
+                }
+                Json::Object(ro)
+            }
+            (Some(old), Some(n)) => {
+                let mut ro = Object::new();
+                for (i, c) in t.columns.iter().enumerate() {
+                    if old.cols[i] != n.cols[i] {
+                        let v = if diff && c.ty.is_composite() {
+                            Datum::diff(&old.cols[i], &n.cols[i], &c.ty)
+                        } else {
+                            n.cols[i].clone()
+                        };
+                        ro.insert(c.name.clone(), v.to_json());
+                    }
+                }
+                Json::Object(ro)
+            }
+        };
+        if let Some(Json::Object(tab)) = o.get_mut(&t.name) {
+            tab.insert(ch.uuid.to_string(), rowj);
+        } else {
+            let mut tab = Object::new();
+            tab.insert(ch.uuid.to_string(), rowj);
+            o.insert(t.name.clone(), Json::Object(tab));
+        }
+    }
+    Json::Object(o)
+}
