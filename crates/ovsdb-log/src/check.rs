@@ -105,10 +105,11 @@ impl<'a> ServerLog<'a> {
     }
 }
 
+/// Record number, record, raw body.
+type NumberedRecord<'a> = (usize, crate::RaftRecord, &'a [u8]);
+
 /// Reads one clustered file completely (any error is fatal).
-fn read_all(
-    bytes: &[u8],
-) -> Result<(ClusterHeader, Vec<(usize, crate::RaftRecord, &[u8])>), LogError> {
+fn read_all(bytes: &[u8]) -> Result<(ClusterHeader, Vec<NumberedRecord<'_>>), LogError> {
     let mut fr = Framer::new(bytes);
     let mut header = None;
     let mut recs = Vec::new();
