@@ -1,10 +1,282 @@
 //! simulate, compare (owned by the simulator area).
+//!
+//! `SCENARIO` is a preset name (ls-add-follower, ls-add-leader, acl-portgroup,
+//! leader-kill, election-timer, membership) or a path to a scenario file.
 
-pub fn simulate(_args: &[String]) -> u8 {
-    eprintln!("ovsdb-scope simulate: not built yet");
-    2
+use raft_sim::report::{self, Aggregate};
+use raft_sim::{preset, Sim};
+
+fn load(name: &str) -> Result<String, String> {
+    if let Some(t) = preset(name) {
+        return Ok(t.to_string());
+    }
+    std::fs::read_to_string(name).map_err(|e| {
+        let names: Vec<&str> = raft_sim::PRESETS.iter().map(|p| p.0).collect();
+        format!(
+            "cannot read scenario '{name}': {e} (presets: {})",
+            names.join(", ")
+        )
+    })
 }
-pub fn compare(_args: &[String]) -> u8 {
-    eprintln!("ovsdb-scope compare: not built yet");
-    2
+
+fn parse_set(v: &str) -> Result<(String, String), String> {
+    v.split_once('=')
+        .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()))
+        .ok_or_else(|| format!("--set expects KNOB=VALUE, got '{v}'"))
+}
+
+struct Opts {
+    scenario: Option<String>,
+    profile: Option<String>,
+    sets: Vec<(String, String)>,
+    seed: u64,
+    seeds: Option<u64>,
+    json: bool,
+    write_logs: Option<String>,
+    trace: Option<String>,
+    a: Vec<(String, String)>,
+    b: Vec<(String, String)>,
+}
+
+fn knob_list(v: &str) -> Result<Vec<(String, String)>, String> {
+    // "--a 'prevote=false,election_timer=2000'" or "profile=v2.12".
+    v.split([',', ' '])
+        .filter(|s| !s.is_empty())
+        .map(parse_set)
+        .collect()
+}
+
+fn parse(args: &[String]) -> Result<Opts, String> {
+    let mut o = Opts {
+        scenario: None,
+        profile: None,
+        sets: Vec::new(),
+        seed: 1,
+        seeds: None,
+        json: false,
+        write_logs: None,
+        trace: None,
+        a: Vec::new(),
+        b: Vec::new(),
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut val = |name: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match a.as_str() {
+            "--profile" => o.profile = Some(val("--profile")?),
+            "--set" => o.sets.push(parse_set(&val("--set")?)?),
+            "--seed" => {
+                o.seed = val("--seed")?
+                    .parse()
+                    .map_err(|_| "--seed expects a number")?
+            }
+            "--seeds" => {
+                let n: u64 = val("--seeds")?
+                    .parse()
+                    .map_err(|_| "--seeds expects a number")?;
+                if n == 0 || n > 1_000_000 {
+                    return Err("--seeds must be 1..1000000".into());
+                }
+                o.seeds = Some(n)
+            }
+            "--json" => o.json = true,
+            "--write-logs" => o.write_logs = Some(val("--write-logs")?),
+            "--trace" => o.trace = Some(val("--trace")?),
+            "--a" => o.a = knob_list(&val("--a")?)?,
+            "--b" => o.b = knob_list(&val("--b")?)?,
+            s if s.starts_with("--") => return Err(format!("unknown option {s}")),
+            s => {
+                if o.scenario.is_some() {
+                    return Err(format!("unexpected argument '{s}'"));
+                }
+                o.scenario = Some(s.to_string());
+            }
+        }
+    }
+    Ok(o)
+}
+
+fn print_human(sim: &Sim, m: &raft_sim::Metrics) {
+    println!(
+        "scenario {} profile {} seed {}",
+        sim.scenario.name, sim.knobs.profile, sim.seed
+    );
+    for (name, v) in report::figures(m) {
+        match v {
+            Some(v) => println!("  {name:<24} {v:.3}"),
+            None => println!("  {name:<24} -"),
+        }
+    }
+    println!("  per-server file bytes     {:?}", m.per_server_file_bytes);
+    if m.violations.is_empty() {
+        println!(
+            "  invariants                ok ({} checks)",
+            sim.invariant_checks()
+        );
+    } else {
+        for v in &m.violations {
+            println!("  INVARIANT VIOLATION: {v}");
+        }
+    }
+}
+
+fn print_agg(agg: &Aggregate) {
+    println!(
+        "scenario {} profile {} seeds {}..{}",
+        agg.scenario,
+        agg.profile,
+        agg.first_seed,
+        agg.first_seed + agg.seeds - 1
+    );
+    println!(
+        "  {:<24} {:>12} {:>12} {:>12}",
+        "figure", "mean", "p50", "p99"
+    );
+    for n in &agg.names {
+        if let Some((a, b, c)) = agg.stat(n) {
+            println!("  {n:<24} {a:>12.3} {b:>12.3} {c:>12.3}");
+        }
+    }
+    println!("  invariant violations: {}", agg.violations.len());
+    for v in agg.violations.iter().take(5) {
+        println!("    {v}");
+    }
+}
+
+fn trace_line(e: &raft_sim::SimEvent) -> String {
+    use raft_sim::EventKind as K;
+    let body = match &e.kind {
+        K::Message { from, to, kind, bytes, send, recv, dropped } => format!(
+            "\"kind\":\"message\",\"msg\":\"{}\",\"from\":{},\"to\":{},\"bytes\":{bytes},\"send_us\":{send},\"recv_us\":{recv},\"dropped\":{dropped}",
+            kind.name(),
+            from + 1,
+            to + 1
+        ),
+        K::ElectionStarted { server, term, prevote, transfer } => format!(
+            "\"kind\":\"election\",\"server\":{},\"term\":{term},\"prevote\":{prevote},\"transfer\":{transfer}",
+            server + 1
+        ),
+        K::BecameLeader { server, term } => format!("\"kind\":\"leader\",\"server\":{},\"term\":{term}", server + 1),
+        K::SteppedDown { server, term } => format!("\"kind\":\"step_down\",\"server\":{},\"term\":{term}", server + 1),
+        K::TermChanged { server, term } => format!("\"kind\":\"term\",\"server\":{},\"term\":{term}", server + 1),
+        K::Commit { server, index } => format!("\"kind\":\"commit\",\"server\":{},\"index\":{index}", server + 1),
+        K::ClientWrite { req, server, start, end } => format!(
+            "\"kind\":\"client_write\",\"req\":{req},\"server\":{},\"start_us\":{start},\"end_us\":{end}",
+            server + 1
+        ),
+        K::EntryWritten { server, bytes } => format!("\"kind\":\"entry_written\",\"server\":{},\"bytes\":{bytes}", server + 1),
+        K::ElectionTimerChanged { server, ms } => {
+            format!("\"kind\":\"election_timer\",\"server\":{},\"ms\":{ms}", server + 1)
+        }
+        K::Fault { text } => format!("\"kind\":\"fault\",\"text\":{}", format!("{text:?}")),
+        K::Joined { server } => format!("\"kind\":\"joined\",\"server\":{}", server + 1),
+        K::Left { server } => format!("\"kind\":\"left\",\"server\":{}", server + 1),
+        K::Snapshot { server, index } => format!("\"kind\":\"snapshot\",\"server\":{},\"index\":{index}", server + 1),
+    };
+    format!("{{\"t_us\":{},{body}}}", e.t)
+}
+
+pub fn simulate(args: &[String]) -> u8 {
+    match simulate_inner(args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("ovsdb-scope simulate: {e}");
+            2
+        }
+    }
+}
+
+fn simulate_inner(args: &[String]) -> Result<u8, String> {
+    let o = parse(args)?;
+    let name = o.scenario.clone().ok_or("missing SCENARIO")?;
+    let text = load(&name)?;
+    if o.write_logs.is_some() {
+        return Err(
+            "--write-logs is not implemented yet (see BENCHMARKS.md / issue 4 status)".into(),
+        );
+    }
+    if let Some(n) = o.seeds {
+        let agg = report::run_seeds(&text, o.profile.as_deref(), &o.sets, o.seed, n)?;
+        if o.json {
+            println!("{}", agg.to_json());
+        } else {
+            print_agg(&agg);
+        }
+        return Ok(if agg.violations.is_empty() { 0 } else { 1 });
+    }
+    let mut sim = Sim::from_text(&text, o.profile.as_deref(), &o.sets, o.seed)?;
+    sim.record_events = o.trace.is_some();
+    let m = sim.run();
+    if let Some(path) = &o.trace {
+        let mut s = String::new();
+        for e in sim.events() {
+            s.push_str(&trace_line(e));
+            s.push('\n');
+        }
+        std::fs::write(path, s).map_err(|e| format!("cannot write {path}: {e}"))?;
+    }
+    if o.json {
+        println!("{}", report::run_json(&sim, &m));
+    } else {
+        print_human(&sim, &m);
+    }
+    Ok(if m.violations.is_empty() { 0 } else { 1 })
+}
+
+pub fn compare(args: &[String]) -> u8 {
+    match compare_inner(args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("ovsdb-scope compare: {e}");
+            2
+        }
+    }
+}
+
+fn split_profile(
+    knobs: &[(String, String)],
+    default: Option<&str>,
+) -> (Option<String>, Vec<(String, String)>) {
+    let mut p = default.map(str::to_string);
+    let mut rest = Vec::new();
+    for (k, v) in knobs {
+        if k == "profile" {
+            p = Some(v.clone());
+        } else {
+            rest.push((k.clone(), v.clone()));
+        }
+    }
+    (p, rest)
+}
+
+fn compare_inner(args: &[String]) -> Result<u8, String> {
+    let o = parse(args)?;
+    let name = o.scenario.clone().ok_or("missing SCENARIO")?;
+    let text = load(&name)?;
+    let seeds = o.seeds.unwrap_or(1);
+    let (pa, mut ka) = split_profile(&o.a, o.profile.as_deref());
+    let (pb, mut kb) = split_profile(&o.b, o.profile.as_deref());
+    let mut common = o.sets.clone();
+    common.append(&mut ka);
+    ka = common;
+    let mut common = o.sets.clone();
+    common.append(&mut kb);
+    kb = common;
+    let a = report::run_seeds(&text, pa.as_deref(), &ka, o.seed, seeds)?;
+    let b = report::run_seeds(&text, pb.as_deref(), &kb, o.seed, seeds)?;
+    if o.json {
+        println!("{}", report::compare_json(&a, &b));
+    } else {
+        println!("A: {} {:?}\nB: {} {:?}", a.profile, ka, b.profile, kb);
+        print!("{}", report::compare_table(&a, &b));
+    }
+    Ok(if a.violations.is_empty() && b.violations.is_empty() {
+        0
+    } else {
+        1
+    })
 }

@@ -1,0 +1,307 @@
+//! Figures of a run as dotted paths, JSON output (own small writer, no
+//! serde in the core), aggregation over seeds and A/B comparison.
+
+use crate::sim::{Metrics, Sim};
+use std::fmt::Write as _;
+
+/// One figure: dotted path (e.g. `txns.latency_ms.p99`) and value.
+pub type Figure = (&'static str, Option<f64>);
+
+fn pct(sorted: &[u64], p: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    Some(sorted[rank.clamp(1, sorted.len()) - 1] as f64)
+}
+
+fn pctf(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// The figures the CLI prints, in output order.
+pub fn figures(m: &Metrics) -> Vec<Figure> {
+    let mut lat = m.txn_latencies_us.clone();
+    lat.sort_unstable();
+    let ms = |v: Option<f64>| v.map(|x| x / 1000.0);
+    let mean = if lat.is_empty() {
+        None
+    } else {
+        Some(lat.iter().sum::<u64>() as f64 / lat.len() as f64)
+    };
+    vec![
+        ("sim_time_ms", Some(m.sim_time_us as f64 / 1000.0)),
+        ("txns.count", Some(m.txn_count() as f64)),
+        ("txns.total_ms", Some(m.txn_total_us() as f64 / 1000.0)),
+        ("txns.latency_ms.mean", ms(mean)),
+        ("txns.latency_ms.p50", ms(pct(&lat, 50.0))),
+        ("txns.latency_ms.p99", ms(pct(&lat, 99.0))),
+        ("txns.latency_ms.max", ms(lat.last().map(|x| *x as f64))),
+        ("elections", Some(m.elections as f64)),
+        ("terms", Some(m.max_term as f64)),
+        ("leaderless_ms", Some(m.leaderless_us as f64 / 1000.0)),
+        ("time_to_leader_ms", ms(m.time_to_leader_mean_us())),
+        ("bytes.log_written", Some(m.log_written as f64)),
+        ("bytes.sent", Some(m.bytes_sent as f64)),
+        ("events", Some(m.events as f64)),
+        ("heartbeats", Some(m.heartbeats as f64)),
+        ("fsyncs", Some(m.fsyncs as f64)),
+        ("prereq_failures", Some(m.prereq_failures as f64)),
+        ("timeouts", Some(m.timeouts as f64)),
+    ]
+}
+
+fn num(out: &mut String, v: Option<f64>) {
+    match v {
+        Some(x) if x.is_finite() => {
+            if x == x.trunc() && x.abs() < 1e15 {
+                let _ = write!(out, "{}", x as i64);
+            } else {
+                let _ = write!(out, "{:.3}", x);
+            }
+        }
+        _ => out.push_str("null"),
+    }
+}
+
+fn string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Write figures as nested JSON members (no surrounding braces).
+fn nested<T>(out: &mut String, items: &[(&str, T)], leaf: &dyn Fn(&mut String, &T)) {
+    let refs: Vec<(&str, &T)> = items.iter().map(|(p, v)| (*p, v)).collect();
+    nested_ref(out, &refs, leaf);
+}
+
+fn nested_ref<T>(out: &mut String, items: &[(&str, &T)], leaf: &dyn Fn(&mut String, &T)) {
+    let owned = items;
+    let mut i = 0;
+    let mut first = true;
+    while i < owned.len() {
+        let path = owned[i].0;
+        let head = path.split('.').next().unwrap_or(path);
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        string(out, head);
+        out.push(':');
+        if head.len() == path.len() {
+            leaf(out, owned[i].1);
+            i += 1;
+        } else {
+            let mut j = i;
+            let mut sub: Vec<(&str, &T)> = Vec::new();
+            while j < owned.len()
+                && owned[j].0.split('.').next() == Some(head)
+                && owned[j].0.len() > head.len()
+            {
+                sub.push((&owned[j].0[head.len() + 1..], owned[j].1));
+                j += 1;
+            }
+            out.push('{');
+            nested_ref(out, &sub, leaf);
+            out.push('}');
+            i = j;
+        }
+    }
+}
+
+fn invariants_json(out: &mut String, checks: u64, violations: &[String]) {
+    let _ = write!(
+        out,
+        "{{\"checks\":{checks},\"violations\":{},\"first\":",
+        violations.len()
+    );
+    match violations.first() {
+        Some(v) => string(out, v),
+        None => out.push_str("null"),
+    }
+    out.push('}');
+}
+
+/// JSON object for one run.
+pub fn run_json(sim: &Sim, m: &Metrics) -> String {
+    let mut out = String::from("{");
+    out.push_str("\"scenario\":");
+    string(&mut out, &sim.scenario.name);
+    out.push_str(",\"profile\":");
+    string(&mut out, sim.knobs.profile.name());
+    let _ = write!(out, ",\"seed\":{},", sim.seed);
+    let figs = figures(m);
+    nested(&mut out, &figs, &|o, v| num(o, *v));
+    out.push_str(",\"per_server_file_bytes\":[");
+    for (i, b) in m.per_server_file_bytes.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "{b}");
+    }
+    out.push_str("],\"invariants\":");
+    invariants_json(&mut out, sim.invariant_checks(), &m.violations);
+    let _ = write!(out, ",\"trace_hash\":\"{:016x}\"}}", sim.trace_hash());
+    out
+}
+
+/// Mean / p50 / p99 of each figure over several runs.
+#[derive(Clone, Debug, Default)]
+pub struct Aggregate {
+    pub scenario: String,
+    pub profile: String,
+    pub first_seed: u64,
+    pub seeds: u64,
+    pub names: Vec<&'static str>,
+    pub values: Vec<Vec<f64>>,
+    pub violations: Vec<String>,
+    pub checks: u64,
+}
+
+impl Aggregate {
+    pub fn add(&mut self, sim: &Sim, m: &Metrics) {
+        if self.seeds == 0 {
+            self.scenario = sim.scenario.name.clone();
+            self.profile = sim.knobs.profile.name().to_string();
+            self.first_seed = sim.seed;
+        }
+        self.seeds += 1;
+        let figs = figures(m);
+        if self.names.is_empty() {
+            self.names = figs.iter().map(|f| f.0).collect();
+            self.values = vec![Vec::new(); figs.len()];
+        }
+        for (i, (_, v)) in figs.iter().enumerate() {
+            if let (Some(v), Some(col)) = (v, self.values.get_mut(i)) {
+                col.push(*v);
+            }
+        }
+        self.checks += sim.invariant_checks();
+        self.violations.extend(m.violations.iter().cloned());
+    }
+
+    /// (mean, p50, p99) of figure `name`.
+    pub fn stat(&self, name: &str) -> Option<(f64, f64, f64)> {
+        let i = self.names.iter().position(|n| *n == name)?;
+        let col = &self.values[i];
+        if col.is_empty() {
+            return None;
+        }
+        let mut s = col.clone();
+        s.sort_by(|a, b| a.total_cmp(b));
+        Some((
+            s.iter().sum::<f64>() / s.len() as f64,
+            pctf(&s, 50.0),
+            pctf(&s, 99.0),
+        ))
+    }
+
+    pub fn to_json(&self) -> String {
+        let mut out = String::from("{\"scenario\":");
+        string(&mut out, &self.scenario);
+        out.push_str(",\"profile\":");
+        string(&mut out, &self.profile);
+        let _ = write!(
+            out,
+            ",\"seed\":{},\"seeds\":{},",
+            self.first_seed, self.seeds
+        );
+        let items: Vec<(&str, Option<(f64, f64, f64)>)> =
+            self.names.iter().map(|n| (*n, self.stat(n))).collect();
+        nested(&mut out, &items, &|o, v| match v {
+            Some((a, b, c)) => {
+                o.push_str("{\"mean\":");
+                num(o, Some(*a));
+                o.push_str(",\"p50\":");
+                num(o, Some(*b));
+                o.push_str(",\"p99\":");
+                num(o, Some(*c));
+                o.push('}');
+            }
+            None => o.push_str("null"),
+        });
+        out.push_str(",\"invariants\":");
+        invariants_json(&mut out, self.checks, &self.violations);
+        out.push('}');
+        out
+    }
+}
+
+/// Run `seeds` seeds starting at `first_seed`.
+pub fn run_seeds(
+    text: &str,
+    profile: Option<&str>,
+    overrides: &[(String, String)],
+    first_seed: u64,
+    seeds: u64,
+) -> Result<Aggregate, String> {
+    let mut agg = Aggregate::default();
+    for s in first_seed..first_seed + seeds {
+        let mut sim = Sim::from_text(text, profile, overrides, s)?;
+        let m = sim.run();
+        agg.add(&sim, &m);
+    }
+    Ok(agg)
+}
+
+/// Side-by-side table of two aggregates with ratio b/a.
+pub fn compare_table(a: &Aggregate, b: &Aggregate) -> String {
+    let mut out = format!(
+        "{:<24} {:>14} {:>14} {:>9}\n",
+        "figure (mean)", "A", "B", "B/A"
+    );
+    for n in &a.names {
+        let (Some((x, _, _)), Some((y, _, _))) = (a.stat(n), b.stat(n)) else {
+            continue;
+        };
+        let ratio = if x != 0.0 {
+            format!("{:.3}", y / x)
+        } else {
+            "-".into()
+        };
+        let _ = writeln!(out, "{n:<24} {x:>14.3} {y:>14.3} {ratio:>9}");
+    }
+    let _ = writeln!(
+        out,
+        "invariant violations: A {} B {}",
+        a.violations.len(),
+        b.violations.len()
+    );
+    out
+}
+
+pub fn compare_json(a: &Aggregate, b: &Aggregate) -> String {
+    let mut out = String::from("{\"a\":");
+    out.push_str(&a.to_json());
+    out.push_str(",\"b\":");
+    out.push_str(&b.to_json());
+    out.push_str(",\"ratio\":{");
+    let items: Vec<(&str, Option<f64>)> = a
+        .names
+        .iter()
+        .map(|n| {
+            let r = match (a.stat(n), b.stat(n)) {
+                (Some((x, _, _)), Some((y, _, _))) if x != 0.0 => Some(y / x),
+                _ => None,
+            };
+            (*n, r)
+        })
+        .collect();
+    nested(&mut out, &items, &|o, v| num(o, *v));
+    out.push_str("}}");
+    out
+}

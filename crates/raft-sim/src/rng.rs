@@ -1,0 +1,138 @@
+//! Small deterministic PRNG (xoshiro256** seeded through splitmix64).
+//!
+//! Written here rather than taken from a crate so that the exact same stream
+//! comes out natively and in wasm, with no OS entropy anywhere.
+
+/// xoshiro256** generator. `Clone` so that simulator checkpoints copy it.
+#[derive(Clone, Debug)]
+pub struct Rng {
+    s: [u64; 4],
+}
+
+fn splitmix64(x: &mut u64) -> u64 {
+    *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        let mut x = seed;
+        let s = [
+            splitmix64(&mut x),
+            splitmix64(&mut x),
+            splitmix64(&mut x),
+            splitmix64(&mut x),
+        ];
+        Rng { s }
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        let result = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
+        let t = self.s[1] << 17;
+        self.s[2] ^= self.s[0];
+        self.s[3] ^= self.s[1];
+        self.s[1] ^= self.s[2];
+        self.s[0] ^= self.s[3];
+        self.s[2] ^= t;
+        self.s[3] = self.s[3].rotate_left(45);
+        result
+    }
+
+    /// Uniform integer in [0, n); 0 when n == 0.
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            return 0;
+        }
+        // Lemire's multiply-shift; the tiny bias is irrelevant here and it is
+        // identical on every platform.
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+
+    /// Uniform float in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// True with probability p.
+    pub fn chance(&mut self, p: f64) -> bool {
+        p > 0.0 && self.unit() < p
+    }
+
+    /// Exponential with the given mean (in the caller's unit).
+    pub fn exp(&mut self, mean: f64) -> f64 {
+        if mean <= 0.0 {
+            return 0.0;
+        }
+        let u = 1.0 - self.unit(); // (0, 1]
+        -mean * u.ln()
+    }
+
+    /// 128 random bits formatted as a lower-case UUID string (version 4 bits set).
+    pub fn uuid(&mut self) -> [u8; 36] {
+        let a = self.next_u64();
+        let b = self.next_u64();
+        let mut bytes = [0u8; 16];
+        bytes[..8].copy_from_slice(&a.to_be_bytes());
+        bytes[8..].copy_from_slice(&b.to_be_bytes());
+        bytes[6] = (bytes[6] & 0x0f) | 0x40;
+        bytes[8] = (bytes[8] & 0x3f) | 0x80;
+        let hex = b"0123456789abcdef";
+        let mut out = [b'0'; 36];
+        let mut o = 0;
+        for (i, byte) in bytes.iter().enumerate() {
+            if i == 4 || i == 6 || i == 8 || i == 10 {
+                out[o] = b'-';
+                o += 1;
+            }
+            out[o] = hex[(byte >> 4) as usize];
+            out[o + 1] = hex[(byte & 15) as usize];
+            o += 2;
+        }
+        out
+    }
+}
+
+/// 64-bit FNV-1a style running hash used for trace hashing.
+#[derive(Clone, Debug)]
+pub struct TraceHash(pub u64);
+
+impl Default for TraceHash {
+    fn default() -> Self {
+        TraceHash(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl TraceHash {
+    pub fn add(&mut self, v: u64) {
+        for b in v.to_le_bytes() {
+            self.0 ^= b as u64;
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01B3);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn deterministic_and_spread() {
+        let mut a = Rng::new(7);
+        let mut b = Rng::new(7);
+        for _ in 0..100 {
+            assert_eq!(a.next_u64(), b.next_u64());
+        }
+        let mut hist = [0u32; 10];
+        for _ in 0..100_000 {
+            hist[a.below(10) as usize] += 1;
+        }
+        for h in hist {
+            assert!((9_000..11_000).contains(&h), "{hist:?}");
+        }
+        let u = a.uuid();
+        assert_eq!(u[8], b'-');
+        assert_eq!(u[14], b'4');
+    }
+}

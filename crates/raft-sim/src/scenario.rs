@@ -1,0 +1,398 @@
+//! Scenario files: plain text, `key = value` lines, `#` comments, and three
+//! sections: `[knobs]` (any knob, see [`Knobs::set`]), `[workload]` and
+//! `[faults]`. Top-level keys: `name`, `description`, `profile`, `until_ms`,
+//! `settle_ms`.
+//!
+//! ```text
+//! name = leader-kill
+//! profile = v3.1
+//! until_ms = 20000
+//! [knobs]
+//! election_timer = 1000
+//! [workload]
+//! type = none
+//! [faults]
+//! kill_leader_random 5000 10000
+//! ```
+//!
+//! Workload keys: `type = closed | open | none`, `via = leader | follower |
+//! sN`, `rate` (writes/s, open loop), `start_ms` (default: 50 ms after the
+//! first leader), `comment_prefix`, and one `op = …` line per step, in order:
+//! `op = init`, `op = pg-add`, `op = ls-add * n` (n = the knob or a number,
+//! `forever` for open loops), `op = acl-add * n`, `op = acl-del-all 10`,
+//! `op = pg-del`, `op = lsp-add * n`.
+//!
+//! Fault lines (times in ms of simulated time): `at T kill TARGET`,
+//! `at T restart TARGET`, `at T partition A,B | C,D`, `at T cut A -> B`
+//! (one way), `at T heal`, `at T loss P`, `at T pause TARGET MS`,
+//! `at T slow_disk TARGET FACTOR`, `at T transfer`, `at T election_timer MS`,
+//! `at T join sN`, `at T leave TARGET`, `at T compact TARGET`,
+//! `kill_leader_random T1 T2` (kill the leader at a uniform time in [T1,T2)).
+//! TARGET is `sN` (1-based), `leader` or `follower`.
+
+use crate::knobs::{Knobs, Profile};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Target {
+    Server(usize),
+    Leader,
+    Follower,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum FaultAction {
+    Kill(Target),
+    Restart(Target),
+    Partition(Vec<usize>, Vec<usize>),
+    Cut(usize, usize),
+    Heal,
+    Loss(f64),
+    Pause(Target, u64),
+    SlowDisk(Target, f64),
+    Transfer,
+    ElectionTimer(u64),
+    Join(usize),
+    Leave(Target),
+    Compact(Target),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fault {
+    /// Time in µs, or a random window [at, at_max).
+    pub at: u64,
+    pub at_max: Option<u64>,
+    pub action: FaultAction,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum OpSpec {
+    Init,
+    PgAdd,
+    PgDel,
+    LsAdd(Count),
+    AclAdd(Count),
+    AclDelAll(u64),
+    LspAdd(Count),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Count {
+    N,
+    Fixed(u64),
+    Forever,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Via {
+    Leader,
+    Follower,
+    Server(usize),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum WorkloadKind {
+    None,
+    Closed,
+    Open { rate: f64 },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Workload {
+    pub kind: WorkloadKind,
+    pub via: Via,
+    pub start_ms: Option<u64>,
+    pub comment_prefix: String,
+    pub ops: Vec<OpSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    pub profile: Profile,
+    /// Knob overrides in file order (applied on top of the profile).
+    pub knobs: Vec<(String, String)>,
+    pub workload: Workload,
+    pub faults: Vec<Fault>,
+    pub until_ms: u64,
+    pub settle_ms: u64,
+}
+
+fn target(s: &str) -> Result<Target, String> {
+    match s {
+        "leader" => Ok(Target::Leader),
+        "follower" => Ok(Target::Follower),
+        _ => server(s).map(Target::Server),
+    }
+}
+
+fn server(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .strip_prefix('s')
+        .and_then(|x| x.parse().ok())
+        .ok_or_else(|| format!("'{s}' is not a server name like s1"))?;
+    if !(1..=16).contains(&n) {
+        return Err(format!("server {s} out of range s1..s16"));
+    }
+    Ok(n - 1)
+}
+
+fn ms(s: &str) -> Result<u64, String> {
+    let f: f64 = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a time in ms"))?;
+    if !(0.0..=1e10).contains(&f) {
+        return Err(format!("time {s} out of range"));
+    }
+    Ok((f * 1000.0).round() as u64)
+}
+
+fn count(s: Option<&str>) -> Result<Count, String> {
+    match s.map(str::trim) {
+        None => Ok(Count::Fixed(1)),
+        Some("n") => Ok(Count::N),
+        Some("forever") => Ok(Count::Forever),
+        Some(x) => x
+            .parse()
+            .map(Count::Fixed)
+            .map_err(|_| format!("bad count '{x}'")),
+    }
+}
+
+impl Scenario {
+    pub fn parse(text: &str) -> Result<Scenario, String> {
+        let mut sc = Scenario {
+            name: String::new(),
+            description: String::new(),
+            profile: Profile::V3_1,
+            knobs: Vec::new(),
+            workload: Workload {
+                kind: WorkloadKind::None,
+                via: Via::Leader,
+                start_ms: None,
+                comment_prefix: "ovn-nbctl: ovn-nbctl --db=unix:s1.sock,unix:s2.sock,unix:s3.sock"
+                    .into(),
+                ops: Vec::new(),
+            },
+            faults: Vec::new(),
+            until_ms: 60_000,
+            settle_ms: 1_000,
+        };
+        let mut section = "";
+        for (ln, raw) in text.lines().enumerate() {
+            let line = raw.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            let err = |m: String| format!("line {}: {m}", ln + 1);
+            if line.starts_with('[') && line.ends_with(']') {
+                section = match &line[1..line.len() - 1] {
+                    "knobs" => "knobs",
+                    "workload" => "workload",
+                    "faults" => "faults",
+                    other => return Err(err(format!("unknown section [{other}]"))),
+                };
+                continue;
+            }
+            if section == "faults" {
+                sc.faults.push(Self::fault(line).map_err(err)?);
+                continue;
+            }
+            let (k, v) = line
+                .split_once('=')
+                .map(|(k, v)| (k.trim(), v.trim()))
+                .ok_or_else(|| err("expected key = value".into()))?;
+            match section {
+                "knobs" => {
+                    // Validate now so errors name the line.
+                    let mut probe = Knobs::for_profile(sc.profile);
+                    probe.set(k, v).map_err(err)?;
+                    sc.knobs.push((k.to_string(), v.to_string()));
+                }
+                "workload" => match k {
+                    "type" => {
+                        sc.workload.kind = match v {
+                            "none" => WorkloadKind::None,
+                            "closed" => WorkloadKind::Closed,
+                            "open" => WorkloadKind::Open { rate: 10.0 },
+                            _ => return Err(err("type: none|closed|open".into())),
+                        }
+                    }
+                    "rate" => {
+                        let r: f64 = v.parse().map_err(|_| err("bad rate".into()))?;
+                        if !(r > 0.0 && r < 1e6) {
+                            return Err(err("rate out of range".into()));
+                        }
+                        sc.workload.kind = WorkloadKind::Open { rate: r };
+                    }
+                    "via" => {
+                        sc.workload.via = match v {
+                            "leader" => Via::Leader,
+                            "follower" => Via::Follower,
+                            s => Via::Server(server(s).map_err(err)?),
+                        }
+                    }
+                    "start_ms" => sc.workload.start_ms = Some(ms(v).map_err(err)? / 1000),
+                    "comment_prefix" => sc.workload.comment_prefix = v.to_string(),
+                    "op" => {
+                        let (name, rest) = match v.split_once('*') {
+                            Some((a, b)) => (a.trim(), Some(b)),
+                            None => (v, None),
+                        };
+                        let mut words = name.split_whitespace();
+                        let op = match words.next() {
+                            Some("init") => OpSpec::Init,
+                            Some("pg-add") => OpSpec::PgAdd,
+                            Some("pg-del") => OpSpec::PgDel,
+                            Some("ls-add") => OpSpec::LsAdd(count(rest).map_err(err)?),
+                            Some("acl-add") => OpSpec::AclAdd(count(rest).map_err(err)?),
+                            Some("lsp-add") => OpSpec::LspAdd(count(rest).map_err(err)?),
+                            Some("acl-del-all") => {
+                                let b = words
+                                    .next()
+                                    .and_then(|x| x.parse().ok())
+                                    .filter(|b| *b > 0)
+                                    .ok_or_else(|| err("acl-del-all BATCH".into()))?;
+                                OpSpec::AclDelAll(b)
+                            }
+                            _ => return Err(err(format!("unknown op '{v}'"))),
+                        };
+                        sc.workload.ops.push(op);
+                    }
+                    _ => return Err(err(format!("unknown workload key '{k}'"))),
+                },
+                _ => match k {
+                    "name" => sc.name = v.to_string(),
+                    "description" => sc.description = v.to_string(),
+                    "profile" => {
+                        sc.profile = Profile::parse(v)
+                            .ok_or_else(|| err(format!("unknown profile '{v}'")))?
+                    }
+                    "until_ms" => sc.until_ms = ms(v).map_err(err)? / 1000,
+                    "settle_ms" => sc.settle_ms = ms(v).map_err(err)? / 1000,
+                    _ => return Err(err(format!("unknown key '{k}'"))),
+                },
+            }
+        }
+        Ok(sc)
+    }
+
+    fn fault(line: &str) -> Result<Fault, String> {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        let arg = |i: usize| {
+            w.get(i)
+                .copied()
+                .ok_or_else(|| format!("missing argument in '{line}'"))
+        };
+        if w.first() == Some(&"kill_leader_random") {
+            return Ok(Fault {
+                at: ms(arg(1)?)?,
+                at_max: Some(ms(arg(2)?)?),
+                action: FaultAction::Kill(Target::Leader),
+            });
+        }
+        if w.first() != Some(&"at") {
+            return Err(format!(
+                "fault lines start with 'at T' or 'kill_leader_random': '{line}'"
+            ));
+        }
+        let at = ms(arg(1)?)?;
+        let action = match arg(2)? {
+            "kill" => FaultAction::Kill(target(arg(3)?)?),
+            "restart" => FaultAction::Restart(target(arg(3)?)?),
+            "partition" => {
+                let rest = w[3..].join(" ");
+                let (a, b) = rest
+                    .split_once('|')
+                    .ok_or_else(|| "partition A,B | C".to_string())?;
+                let list = |s: &str| -> Result<Vec<usize>, String> {
+                    s.split([',', ' '])
+                        .filter(|x| !x.is_empty())
+                        .map(server)
+                        .collect()
+                };
+                FaultAction::Partition(list(a)?, list(b)?)
+            }
+            "cut" => {
+                if arg(4)? != "->" {
+                    return Err("cut A -> B".into());
+                }
+                FaultAction::Cut(server(arg(3)?)?, server(arg(5)?)?)
+            }
+            "heal" => FaultAction::Heal,
+            "loss" => {
+                let p: f64 = arg(3)?.parse().map_err(|_| "bad loss probability")?;
+                if !(0.0..=1.0).contains(&p) {
+                    return Err("loss must be within 0..1".into());
+                }
+                FaultAction::Loss(p)
+            }
+            "pause" => FaultAction::Pause(target(arg(3)?)?, ms(arg(4)?)?),
+            "slow_disk" => {
+                let f: f64 = arg(4)?.parse().map_err(|_| "bad factor")?;
+                if !(0.0..=1e6).contains(&f) {
+                    return Err("slow_disk factor out of range".into());
+                }
+                FaultAction::SlowDisk(target(arg(3)?)?, f)
+            }
+            "transfer" => FaultAction::Transfer,
+            "election_timer" => FaultAction::ElectionTimer(ms(arg(3)?)? / 1000),
+            "join" => FaultAction::Join(server(arg(3)?)?),
+            "leave" => FaultAction::Leave(target(arg(3)?)?),
+            "compact" => FaultAction::Compact(target(arg(3)?)?),
+            other => return Err(format!("unknown fault '{other}'")),
+        };
+        Ok(Fault {
+            at,
+            at_max: None,
+            action,
+        })
+    }
+
+    /// Knobs for this scenario: the profile's (or `profile` override's)
+    /// defaults, then the file's `[knobs]`, then `overrides` (CLI `--set`).
+    pub fn knobs(
+        &self,
+        profile: Option<Profile>,
+        overrides: &[(String, String)],
+    ) -> Result<Knobs, String> {
+        let mut k = Knobs::for_profile(profile.unwrap_or(self.profile));
+        for (n, v) in self.knobs.iter().chain(overrides) {
+            k.set(n, v)?;
+        }
+        Ok(k)
+    }
+}
+
+/// The preset scenario files (scenarios/*.scn), embedded so that the web
+/// build needs no file access.
+pub const PRESETS: &[(&str, &str)] = &[
+    (
+        "ls-add-follower",
+        include_str!("../../../scenarios/ls-add-follower.scn"),
+    ),
+    (
+        "ls-add-leader",
+        include_str!("../../../scenarios/ls-add-leader.scn"),
+    ),
+    (
+        "acl-portgroup",
+        include_str!("../../../scenarios/acl-portgroup.scn"),
+    ),
+    (
+        "leader-kill",
+        include_str!("../../../scenarios/leader-kill.scn"),
+    ),
+    (
+        "election-timer",
+        include_str!("../../../scenarios/election-timer.scn"),
+    ),
+    (
+        "membership",
+        include_str!("../../../scenarios/membership.scn"),
+    ),
+];
+
+pub fn preset(name: &str) -> Option<&'static str> {
+    PRESETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}

@@ -1,0 +1,1227 @@
+//! The deterministic discrete-event loop: virtual clock in µs, one seeded
+//! RNG, network links with delay/bandwidth/FIFO, fsync threads, clients,
+//! faults, invariant checks, metrics, an event list and a trace hash.
+
+use crate::knobs::{Knobs, Profile};
+use crate::rng::{Rng, TraceHash};
+use crate::scenario::{Count, FaultAction, OpSpec, Scenario, Target, Via, WorkloadKind};
+use crate::server::{Ctx, Life, Msg, MsgKind, Out, RecordKind, Role, Server, Sid, Time};
+use crate::txn::Op;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Highest number of servers a simulation may ever hold (joins included).
+pub const MAX_SERVERS: usize = 16;
+
+#[derive(Clone, Debug)]
+enum Ev {
+    Deliver {
+        to: Sid,
+        from: Sid,
+        epoch: u64,
+        msg: Msg,
+    },
+    Fsync {
+        server: Sid,
+        inc: u64,
+        ticket: u64,
+    },
+    Wake {
+        server: Sid,
+        gen: u64,
+    },
+    ClientArrive {
+        req: usize,
+    },
+    ClientReply {
+        req: usize,
+    },
+    Fault {
+        idx: usize,
+    },
+    OpenArrival,
+    WorkloadStart,
+}
+
+impl Ev {
+    fn code(&self) -> u64 {
+        match self {
+            Ev::Deliver { .. } => 1,
+            Ev::Fsync { .. } => 2,
+            Ev::Wake { .. } => 3,
+            Ev::ClientArrive { .. } => 4,
+            Ev::ClientReply { .. } => 5,
+            Ev::Fault { .. } => 6,
+            Ev::OpenArrival => 7,
+            Ev::WorkloadStart => 8,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Queued {
+    at: Time,
+    seq: u64,
+    ev: Ev,
+}
+impl PartialEq for Queued {
+    fn eq(&self, o: &Self) -> bool {
+        (self.at, self.seq) == (o.at, o.seq)
+    }
+}
+impl Eq for Queued {}
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Queued {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.at, self.seq).cmp(&(o.at, o.seq))
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct Link {
+    free_at: Time,
+    last_arrival: Time,
+    epoch: u64,
+    inflight: u64,
+    inflight_bytes: u64,
+    cut: bool,
+}
+
+/// What happened, for timelines (recorded when `record_events` is on).
+#[derive(Clone, Debug, PartialEq)]
+pub enum EventKind {
+    Message {
+        from: Sid,
+        to: Sid,
+        kind: MsgKind,
+        bytes: u64,
+        send: Time,
+        recv: Time,
+        dropped: bool,
+    },
+    ElectionStarted {
+        server: Sid,
+        term: u64,
+        prevote: bool,
+        transfer: bool,
+    },
+    BecameLeader {
+        server: Sid,
+        term: u64,
+    },
+    SteppedDown {
+        server: Sid,
+        term: u64,
+    },
+    TermChanged {
+        server: Sid,
+        term: u64,
+    },
+    Commit {
+        server: Sid,
+        index: u64,
+    },
+    ClientWrite {
+        req: usize,
+        server: Sid,
+        start: Time,
+        end: Time,
+    },
+    EntryWritten {
+        server: Sid,
+        bytes: u64,
+    },
+    ElectionTimerChanged {
+        server: Sid,
+        ms: u64,
+    },
+    Fault {
+        text: String,
+    },
+    Joined {
+        server: Sid,
+    },
+    Left {
+        server: Sid,
+    },
+    Snapshot {
+        server: Sid,
+        index: u64,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimEvent {
+    pub t: Time,
+    pub kind: EventKind,
+}
+
+/// Figures of one run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Metrics {
+    pub sim_time_us: Time,
+    pub txn_latencies_us: Vec<u64>,
+    pub txn_first_start: Option<Time>,
+    pub txn_last_end: Option<Time>,
+    pub elections: u64,
+    pub prevote_rounds: u64,
+    pub max_term: u64,
+    pub leaderless_us: u64,
+    pub time_to_leader_us: Vec<u64>,
+    pub first_leader_us: Option<Time>,
+    pub log_written: u64,
+    pub per_server_file_bytes: Vec<u64>,
+    pub per_server_written: Vec<u64>,
+    pub bytes_sent: u64,
+    pub msgs_sent: u64,
+    pub msgs_dropped: u64,
+    pub heartbeats: u64,
+    pub prereq_failures: u64,
+    pub timeouts: u64,
+    pub events: u64,
+    pub fsyncs: u64,
+    pub violations: Vec<String>,
+}
+
+impl Metrics {
+    pub fn txn_count(&self) -> usize {
+        self.txn_latencies_us.len()
+    }
+    pub fn txn_total_us(&self) -> u64 {
+        match (self.txn_first_start, self.txn_last_end) {
+            (Some(a), Some(b)) => b.saturating_sub(a),
+            _ => 0,
+        }
+    }
+    pub fn time_to_leader_mean_us(&self) -> Option<f64> {
+        if self.time_to_leader_us.is_empty() {
+            return None;
+        }
+        Some(
+            self.time_to_leader_us.iter().sum::<u64>() as f64 / self.time_to_leader_us.len() as f64,
+        )
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Request {
+    op: Op,
+    start: Time,
+    server: Sid,
+    done: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Checker {
+    leaders: Vec<(u64, Sid)>,
+    committed: Vec<(u64, u64)>, // index -> (term, uid); index 0 unused
+    commit_seen: Vec<u64>,
+    violations: Vec<String>,
+    checks: u64,
+}
+
+impl Checker {
+    fn fail(&mut self, seed: u64, t: Time, msg: String) {
+        if self.violations.len() < 20 {
+            self.violations.push(format!("seed {seed} t={t}us: {msg}"));
+        }
+    }
+}
+
+/// A whole simulated cluster. `Clone` makes a checkpoint.
+#[derive(Clone, Debug)]
+pub struct Sim {
+    pub knobs: Knobs,
+    pub scenario: Scenario,
+    pub seed: u64,
+    rng: Rng,
+    now: Time,
+    seq: u64,
+    queue: BinaryHeap<Reverse<Queued>>,
+    pub servers: Vec<Server>,
+    links: Vec<Link>,
+    loss: f64,
+    ids: u64,
+    requests: Vec<Request>,
+    ops: Vec<Op>,
+    ops_total: Option<usize>,
+    next_op: usize,
+    target: Option<Sid>,
+    workload_started: bool,
+    workload_done_at: Option<Time>,
+    stop_at: Time,
+    current_leader: Option<(Sid, u64)>,
+    leaderless_since: Option<Time>,
+    leaderless_initial: bool,
+    checker: Checker,
+    metrics: Metrics,
+    hash: TraceHash,
+    pub record_events: bool,
+    events: Vec<SimEvent>,
+    out: Vec<Out>,
+    date_base_ms: u64,
+}
+
+fn bit(s: Sid) -> u64 {
+    1u64 << s
+}
+
+impl Sim {
+    /// Build a simulation from scenario text, an optional profile name,
+    /// knob overrides (`--set`) and a seed.
+    pub fn from_text(
+        text: &str,
+        profile: Option<&str>,
+        overrides: &[(String, String)],
+        seed: u64,
+    ) -> Result<Sim, String> {
+        let sc = Scenario::parse(text)?;
+        let p = match profile {
+            Some(p) => Some(Profile::parse(p).ok_or_else(|| format!("unknown profile '{p}'"))?),
+            None => None,
+        };
+        let k = sc.knobs(p, overrides)?;
+        Ok(Sim::new(sc, k, seed))
+    }
+
+    pub fn new(scenario: Scenario, knobs: Knobs, seed: u64) -> Sim {
+        let mut rng = Rng::new(seed);
+        let n = knobs.servers.clamp(1, MAX_SERVERS);
+        let config: u64 = (0..n).fold(0, |m, i| m | bit(i));
+        let servers = (0..n)
+            .map(|i| Server::new_member(i, config, &knobs, 0, &mut rng))
+            .collect();
+        let stop_at = scenario.until_ms * 1000;
+        let ops = expand_ops(&scenario.workload.ops, knobs.n);
+        let mut sim = Sim {
+            knobs,
+            seed,
+            rng,
+            now: 0,
+            seq: 0,
+            queue: BinaryHeap::new(),
+            servers,
+            links: vec![Link::default(); MAX_SERVERS * MAX_SERVERS],
+            loss: 0.0,
+            ids: 0,
+            requests: Vec::new(),
+            ops_total: ops.1,
+            ops: ops.0,
+            next_op: 0,
+            target: None,
+            workload_started: false,
+            workload_done_at: None,
+            stop_at,
+            current_leader: None,
+            leaderless_since: Some(0),
+            leaderless_initial: true,
+            checker: Checker::default(),
+            metrics: Metrics::default(),
+            hash: TraceHash::default(),
+            record_events: false,
+            events: Vec::new(),
+            out: Vec::new(),
+            date_base_ms: 1_795_986_960_000,
+            scenario,
+        };
+        for i in 0..sim.faults_len() {
+            let f = &sim.scenario.faults[i];
+            let at = match f.at_max {
+                Some(max) if max > f.at => f.at + sim.rng.below(max - f.at),
+                _ => f.at,
+            };
+            sim.push(at, Ev::Fault { idx: i });
+        }
+        if let Some(ms) = sim.scenario.workload.start_ms {
+            sim.push(ms * 1000, Ev::WorkloadStart);
+        }
+        for i in 0..n {
+            sim.schedule_wake(i);
+        }
+        sim
+    }
+
+    fn faults_len(&self) -> usize {
+        self.scenario.faults.len()
+    }
+
+    pub fn now(&self) -> Time {
+        self.now
+    }
+    pub fn trace_hash(&self) -> u64 {
+        self.hash.0
+    }
+    pub fn events(&self) -> &[SimEvent] {
+        &self.events
+    }
+    pub fn take_events(&mut self) -> Vec<SimEvent> {
+        std::mem::take(&mut self.events)
+    }
+    pub fn finished(&self) -> bool {
+        self.queue.is_empty() || self.now >= self.stop_at
+    }
+    pub fn stop_at(&self) -> Time {
+        self.stop_at
+    }
+
+    fn push(&mut self, at: Time, ev: Ev) {
+        self.seq += 1;
+        self.queue.push(Reverse(Queued {
+            at,
+            seq: self.seq,
+            ev,
+        }));
+    }
+
+    fn note(&mut self, kind: EventKind) {
+        if self.record_events {
+            self.events.push(SimEvent { t: self.now, kind });
+        }
+    }
+
+    fn schedule_wake(&mut self, s: Sid) {
+        let srv = &self.servers[s];
+        let Some(d) = srv.next_deadline(&self.knobs) else {
+            return;
+        };
+        self.wake_at(s, d);
+    }
+
+    fn wake_at(&mut self, s: Sid, t: Time) {
+        let srv = &mut self.servers[s];
+        if srv.life != Life::Up {
+            return;
+        }
+        let t = t.max(self.now).max(srv.busy_until).max(srv.paused_until);
+        if srv.wake_at.is_some_and(|w| w <= t) {
+            return;
+        }
+        srv.wake_gen += 1;
+        srv.wake_at = Some(t);
+        let gen = srv.wake_gen;
+        self.push(t, Ev::Wake { server: s, gen });
+    }
+
+    /// Process one event. Returns false when the run is over.
+    pub fn step(&mut self) -> bool {
+        let Some(Reverse(q)) = self.queue.pop() else {
+            return false;
+        };
+        if q.at >= self.stop_at {
+            self.now = self.stop_at;
+            self.queue.clear();
+            return false;
+        }
+        self.now = q.at;
+        self.metrics.events += 1;
+        self.hash.add(q.at);
+        self.hash.add(q.ev.code());
+        match q.ev {
+            Ev::Deliver {
+                to,
+                from,
+                epoch,
+                msg,
+            } => {
+                let li = from * MAX_SERVERS + to;
+                let link = &mut self.links[li];
+                link.inflight = link.inflight.saturating_sub(1);
+                link.inflight_bytes = link
+                    .inflight_bytes
+                    .saturating_sub(msg.wire_bytes(self.knobs.column_diff));
+                if link.epoch != epoch || self.servers[to].life != Life::Up {
+                    return true;
+                }
+                self.hash.add(to as u64);
+                self.servers[to].deliver(from, msg);
+                self.wake_at(to, self.now);
+            }
+            Ev::Fsync {
+                server,
+                inc,
+                ticket,
+            } => {
+                if self.servers[server].incarnation != inc || self.servers[server].life != Life::Up
+                {
+                    return true;
+                }
+                self.metrics.fsyncs += 1;
+                self.with_server(server, 0.0, |s, cx| s.fsync_done(ticket, cx));
+                self.wake_at(server, self.now);
+            }
+            Ev::Wake { server, gen } => {
+                let srv = &mut self.servers[server];
+                if srv.wake_gen != gen || srv.life != Life::Up {
+                    return true;
+                }
+                srv.wake_at = None;
+                if self.now < srv.busy_until.max(srv.paused_until) {
+                    let t = srv.busy_until.max(srv.paused_until);
+                    self.wake_at(server, t);
+                    return true;
+                }
+                self.hash.add(server as u64);
+                let cost = self.with_server(server, 0.0, |s, cx| s.iterate(cx));
+                let srv = &mut self.servers[server];
+                srv.busy_until = self.now + cost as u64;
+                if !srv.inbox.is_empty() {
+                    let t = srv.busy_until;
+                    self.wake_at(server, t);
+                }
+            }
+            Ev::ClientArrive { req } => {
+                let s = self.requests[req].server;
+                if self.servers[s].life != Life::Up {
+                    // Connection refused: the client tries again shortly.
+                    self.push(self.now + 100_000, Ev::ClientArrive { req });
+                    return true;
+                }
+                let op = self.requests[req].op.clone();
+                self.servers[s].client_request(req, op);
+                self.wake_at(s, self.now);
+            }
+            Ev::ClientReply { req } => self.client_reply(req),
+            Ev::Fault { idx } => self.fault(idx),
+            Ev::OpenArrival => self.open_arrival(),
+            Ev::WorkloadStart => self.start_workload(),
+        }
+        let n = self.servers.len();
+        for i in 0..n {
+            if self.servers[i].wake_at.is_none() {
+                self.schedule_wake(i);
+            }
+        }
+        true
+    }
+
+    /// Run until simulated time `t` (µs) or the end. Returns whether events remain.
+    pub fn run_until(&mut self, t: Time) -> bool {
+        while let Some(Reverse(q)) = self.queue.peek() {
+            if q.at > t {
+                self.now = self.now.max(t.min(self.stop_at));
+                return true;
+            }
+            if !self.step() {
+                return false;
+            }
+        }
+        false
+    }
+
+    /// Run to the end and return the metrics.
+    pub fn run(&mut self) -> Metrics {
+        while self.step() {}
+        self.finish()
+    }
+
+    /// Final checks and figures (may be called at any time).
+    pub fn finish(&mut self) -> Metrics {
+        self.check_log_matching();
+        let mut m = self.metrics.clone();
+        m.sim_time_us = self.now;
+        m.per_server_file_bytes = self.servers.iter().map(|s| s.file_bytes).collect();
+        m.max_term = self.servers.iter().map(|s| s.term).max().unwrap_or(0);
+        if let Some(since) = self.leaderless_since {
+            m.leaderless_us += self.now.saturating_sub(since);
+        }
+        m.violations = self.checker.violations.clone();
+        m
+    }
+
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+    pub fn invariant_checks(&self) -> u64 {
+        self.checker.checks
+    }
+
+    fn with_server<F: FnOnce(&mut Server, &mut Ctx)>(&mut self, s: Sid, cost0: f64, f: F) -> f64 {
+        let mut out = std::mem::take(&mut self.out);
+        let reachable = self.reachable_from(s);
+        let cost = {
+            let srv = &mut self.servers[s];
+            let mut cx = Ctx {
+                now: self.now,
+                cost: cost0,
+                k: &self.knobs,
+                rng: &mut self.rng,
+                out: &mut out,
+                ids: &mut self.ids,
+                disk_factor: srv.disk_factor,
+                date_base_ms: self.date_base_ms,
+                comment_prefix: &self.scenario.workload.comment_prefix,
+                reachable,
+            };
+            f(srv, &mut cx);
+            cx.cost
+        };
+        for o in out.drain(..) {
+            self.handle_out(o);
+        }
+        self.out = out;
+        cost
+    }
+
+    fn reachable_from(&self, s: Sid) -> u64 {
+        let mut m = 0;
+        for (i, t) in self.servers.iter().enumerate() {
+            if t.life == Life::Up && !self.links[s * MAX_SERVERS + i].cut {
+                m |= bit(i);
+            }
+        }
+        m
+    }
+
+    fn handle_out(&mut self, o: Out) {
+        match o {
+            Out::Send { from, to, msg, at } => self.send(from, to, msg, at),
+            Out::FsyncDone { server, at, ticket } => {
+                let inc = self.servers[server].incarnation;
+                self.push(
+                    at,
+                    Ev::Fsync {
+                        server,
+                        inc,
+                        ticket,
+                    },
+                );
+            }
+            Out::ClientDone {
+                server: _,
+                client,
+                at,
+            } => {
+                let at = at + self.knobs.client_delay;
+                self.push(at, Ev::ClientReply { req: client });
+            }
+            Out::Record {
+                server,
+                kind,
+                bytes,
+            } => {
+                self.metrics.log_written += bytes;
+                if self.metrics.per_server_written.len() <= server {
+                    self.metrics.per_server_written.resize(server + 1, 0);
+                }
+                self.metrics.per_server_written[server] += bytes;
+                if kind == RecordKind::Entry {
+                    self.note(EventKind::EntryWritten { server, bytes });
+                }
+            }
+            Out::Commit {
+                server,
+                index,
+                term,
+                uid,
+            } => self.check_commit(server, index, term, uid),
+            Out::Truncate {
+                server,
+                from_index,
+                commit_index,
+            } => {
+                self.checker.checks += 1;
+                if from_index <= commit_index {
+                    let (seed, now) = (self.seed, self.now);
+                    self.checker.fail(
+                        seed,
+                        now,
+                        format!("s{} truncated its log at {from_index} below commit index {commit_index}", server + 1),
+                    );
+                }
+            }
+            Out::BecameLeader { server, term } => self.became_leader(server, term),
+            Out::SteppedDown { server, term } => {
+                self.note(EventKind::SteppedDown { server, term });
+                self.leader_gone(server);
+            }
+            Out::ElectionStarted {
+                server,
+                term,
+                prevote,
+                transfer,
+            } => {
+                if prevote {
+                    self.metrics.prevote_rounds += 1;
+                } else {
+                    self.metrics.elections += 1;
+                }
+                self.hash.add(0xE1 ^ term);
+                self.note(EventKind::ElectionStarted {
+                    server,
+                    term,
+                    prevote,
+                    transfer,
+                });
+            }
+            Out::TermChanged { server, term } => self.note(EventKind::TermChanged { server, term }),
+            Out::ElectionTimerChanged { server, ms } => {
+                self.note(EventKind::ElectionTimerChanged { server, ms })
+            }
+            Out::Joined { server } => self.note(EventKind::Joined { server }),
+            Out::Left { server } => {
+                self.note(EventKind::Left { server });
+                self.leader_gone(server);
+            }
+            Out::Snapshotted { server, index } => self.note(EventKind::Snapshot { server, index }),
+            Out::PrereqFailure { .. } => self.metrics.prereq_failures += 1,
+            Out::Timeout { .. } => self.metrics.timeouts += 1,
+        }
+    }
+
+    fn send(&mut self, from: Sid, to: Sid, msg: Msg, at: Time) {
+        if to >= self.servers.len() || to >= MAX_SERVERS {
+            return;
+        }
+        let bytes = msg.wire_bytes(self.knobs.column_diff);
+        let kind = msg.kind();
+        self.metrics.msgs_sent += 1;
+        self.metrics.bytes_sent += bytes;
+        if kind == MsgKind::Heartbeat {
+            self.metrics.heartbeats += 1;
+        }
+        let li = from * MAX_SERVERS + to;
+        let lost =
+            self.links[li].cut || self.servers[to].life != Life::Up || self.rng.chance(self.loss);
+        let k = &self.knobs;
+        let link = &mut self.links[li];
+        let tx = if k.bandwidth > 0.0 {
+            (bytes as f64 / k.bandwidth) as u64
+        } else {
+            0
+        };
+        let depart = at.max(link.free_at);
+        link.free_at = depart + tx;
+        let jitter = if k.delay_jitter > 0 {
+            self.rng.below(k.delay_jitter + 1)
+        } else {
+            0
+        };
+        let link = &mut self.links[li];
+        let arrive = (depart + tx + self.knobs.delay + jitter).max(link.last_arrival);
+        if lost {
+            self.metrics.msgs_dropped += 1;
+            self.hash.add(0xD0 ^ kind.code());
+            self.note(EventKind::Message {
+                from,
+                to,
+                kind,
+                bytes,
+                send: at,
+                recv: arrive,
+                dropped: true,
+            });
+            return;
+        }
+        link.last_arrival = arrive;
+        link.inflight += 1;
+        link.inflight_bytes += bytes;
+        let k = &self.knobs;
+        if k.backlog_max_msgs > 0
+            && link.inflight >= 50
+            && (link.inflight > k.backlog_max_msgs || link.inflight_bytes > k.backlog_max_bytes)
+        {
+            // The connection drops itself; everything queued is lost.
+            link.epoch += 1;
+            link.inflight = 0;
+            link.inflight_bytes = 0;
+            self.servers[from].peers[to].snap_inflight = false;
+            self.metrics.msgs_dropped += 1;
+            return;
+        }
+        let epoch = link.epoch;
+        self.hash.add((from as u64) << 8 | to as u64);
+        self.hash.add(kind.code());
+        self.hash.add(arrive);
+        self.note(EventKind::Message {
+            from,
+            to,
+            kind,
+            bytes,
+            send: at,
+            recv: arrive,
+            dropped: false,
+        });
+        self.push(
+            arrive,
+            Ev::Deliver {
+                to,
+                from,
+                epoch,
+                msg,
+            },
+        );
+    }
+
+    // ------------------------------------------------------------ invariants
+
+    fn check_commit(&mut self, server: Sid, index: u64, term: u64, uid: u64) {
+        self.checker.checks += 1;
+        self.note(EventKind::Commit { server, index });
+        self.hash.add(0xC0 ^ index);
+        let (seed, now) = (self.seed, self.now);
+        let c = &mut self.checker;
+        if c.commit_seen.len() <= server {
+            c.commit_seen.resize(server + 1, 0);
+        }
+        if index < c.commit_seen[server] {
+            c.fail(
+                seed,
+                now,
+                format!("s{} commit index went back to {index}", server + 1),
+            );
+        }
+        c.commit_seen[server] = index;
+        let i = index as usize;
+        if c.committed.len() <= i {
+            c.committed.resize(i + 1, (0, 0));
+        }
+        if c.committed[i] == (0, 0) {
+            c.committed[i] = (term, uid);
+        } else if c.committed[i] != (term, uid) {
+            let prev = c.committed[i];
+            c.fail(
+                seed,
+                now,
+                format!(
+                    "s{} committed entry (term {term}, uid {uid}) at index {index} but (term {}, uid {}) was committed there before",
+                    server + 1,
+                    prev.0,
+                    prev.1
+                ),
+            );
+        }
+    }
+
+    fn became_leader(&mut self, server: Sid, term: u64) {
+        self.note(EventKind::BecameLeader { server, term });
+        self.hash.add(0xB0 ^ term);
+        let (seed, now) = (self.seed, self.now);
+        self.checker.checks += 1;
+        if let Some(&(_, other)) = self.checker.leaders.iter().find(|(t, _)| *t == term) {
+            if other != server {
+                self.checker.fail(
+                    seed,
+                    now,
+                    format!(
+                        "two leaders in term {term}: s{} and s{}",
+                        other + 1,
+                        server + 1
+                    ),
+                );
+            }
+        } else {
+            self.checker.leaders.push((term, server));
+        }
+        // Leader completeness: every committed entry is in the new leader's log.
+        let srv = &self.servers[server];
+        let mut bad = None;
+        for (i, &(t, uid)) in self.checker.committed.iter().enumerate() {
+            if t == 0 || (i as u64) < srv.log_start {
+                continue;
+            }
+            match srv.entry(i as u64) {
+                Some(e) if e.term == t && e.uid == uid => {}
+                _ => {
+                    bad = Some(i);
+                    break;
+                }
+            }
+        }
+        if let Some(i) = bad {
+            self.checker.fail(
+                seed,
+                now,
+                format!(
+                    "leader s{} of term {term} lacks committed index {i}",
+                    server + 1
+                ),
+            );
+        }
+        if self.metrics.first_leader_us.is_none() {
+            self.metrics.first_leader_us = Some(now);
+        }
+        if let Some(since) = self.leaderless_since.take() {
+            let gap = now - since;
+            self.metrics.leaderless_us += gap;
+            if !self.leaderless_initial {
+                self.metrics.time_to_leader_us.push(gap);
+            }
+        }
+        self.leaderless_initial = false;
+        self.current_leader = Some((server, term));
+        if !self.workload_started && self.scenario.workload.start_ms.is_none() {
+            self.workload_started = true;
+            self.push(now + 50_000, Ev::WorkloadStart);
+        }
+    }
+
+    fn leader_gone(&mut self, server: Sid) {
+        if self.current_leader.is_some_and(|(s, _)| s == server) {
+            self.current_leader = None;
+            if self.leaderless_since.is_none() {
+                self.leaderless_since = Some(self.now);
+            }
+        }
+    }
+
+    fn check_log_matching(&mut self) {
+        let n = self.servers.len();
+        let (seed, now) = (self.seed, self.now);
+        for a in 0..n {
+            for b in a + 1..n {
+                let (sa, sb) = (&self.servers[a], &self.servers[b]);
+                let lo = sa.log_start.max(sb.log_start);
+                let hi = sa.log_end().min(sb.log_end());
+                let mut matched = false;
+                let mut idx = hi;
+                let mut bad = None;
+                while idx > lo {
+                    idx -= 1;
+                    let (Some(x), Some(y)) = (sa.entry(idx), sb.entry(idx)) else {
+                        continue;
+                    };
+                    if matched {
+                        if x.uid != y.uid || x.term != y.term {
+                            bad = Some(idx);
+                            break;
+                        }
+                    } else if x.term == y.term {
+                        matched = true;
+                        if x.uid != y.uid {
+                            bad = Some(idx);
+                            break;
+                        }
+                    }
+                }
+                self.checker.checks += 1;
+                if let Some(i) = bad {
+                    self.checker.fail(
+                        seed,
+                        now,
+                        format!(
+                            "log matching broken between s{} and s{} at index {i}",
+                            a + 1,
+                            b + 1
+                        ),
+                    );
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ workload
+
+    fn resolve_target(&self) -> Option<Sid> {
+        match &self.scenario.workload.via {
+            Via::Server(s) => Some(*s).filter(|s| *s < self.servers.len()),
+            Via::Leader => self.current_leader.map(|(s, _)| s),
+            Via::Follower => {
+                let l = self.current_leader.map(|(s, _)| s);
+                (0..self.servers.len()).find(|i| Some(*i) != l && self.servers[*i].life == Life::Up)
+            }
+        }
+    }
+
+    fn next_op(&mut self) -> Option<Op> {
+        if let Some(total) = self.ops_total {
+            if self.next_op >= total {
+                return None;
+            }
+        }
+        let op = if self.ops.is_empty() {
+            Op::LsAdd(self.next_op as u64 + 1)
+        } else if self.next_op < self.ops.len() {
+            self.ops[self.next_op].clone()
+        } else {
+            // "forever" tail: keep numbering ls-add.
+            Op::LsAdd(self.next_op as u64 + 1)
+        };
+        self.next_op += 1;
+        Some(op)
+    }
+
+    fn start_workload(&mut self) {
+        self.workload_started = true;
+        if self.scenario.workload.kind == WorkloadKind::None {
+            return;
+        }
+        self.target = self.resolve_target().or(Some(0));
+        match self.scenario.workload.kind {
+            WorkloadKind::Closed => self.issue(self.now),
+            WorkloadKind::Open { .. } => self.open_arrival(),
+            WorkloadKind::None => {}
+        }
+    }
+
+    /// Closed loop: begin the next transaction at `t` (client overhead first).
+    fn issue(&mut self, t: Time) {
+        let Some(op) = self.next_op() else {
+            self.workload_done_at = Some(t);
+            self.stop_at = self.stop_at.min(t + self.scenario.settle_ms * 1000);
+            return;
+        };
+        let server = self.target.unwrap_or(0);
+        let req = self.requests.len();
+        self.requests.push(Request {
+            op,
+            start: t,
+            server,
+            done: false,
+        });
+        if self.metrics.txn_first_start.is_none() {
+            self.metrics.txn_first_start = Some(t);
+        }
+        let at = t + self.knobs.client_overhead + self.knobs.client_delay;
+        self.push(at, Ev::ClientArrive { req });
+    }
+
+    fn open_arrival(&mut self) {
+        let WorkloadKind::Open { rate } = self.scenario.workload.kind else {
+            return;
+        };
+        let Some(op) = self.next_op() else {
+            self.workload_done_at = Some(self.now);
+            return;
+        };
+        let server = self.target.unwrap_or(0);
+        let req = self.requests.len();
+        self.requests.push(Request {
+            op,
+            start: self.now,
+            server,
+            done: false,
+        });
+        if self.metrics.txn_first_start.is_none() {
+            self.metrics.txn_first_start = Some(self.now);
+        }
+        let at = self.now + self.knobs.client_overhead + self.knobs.client_delay;
+        self.push(at, Ev::ClientArrive { req });
+        let gap = self.rng.exp(1e6 / rate).max(1.0) as u64;
+        self.push(self.now + gap, Ev::OpenArrival);
+    }
+
+    fn client_reply(&mut self, req: usize) {
+        let Some(r) = self.requests.get_mut(req) else {
+            return;
+        };
+        if r.done {
+            return;
+        }
+        r.done = true;
+        let (start, server) = (r.start, r.server);
+        let lat = self.now - start;
+        self.metrics.txn_latencies_us.push(lat);
+        self.metrics.txn_last_end = Some(self.now);
+        self.hash.add(0xA0 ^ req as u64);
+        self.note(EventKind::ClientWrite {
+            req,
+            server,
+            start,
+            end: self.now,
+        });
+        if self.scenario.workload.kind == WorkloadKind::Closed {
+            self.issue(self.now);
+        }
+    }
+
+    // ------------------------------------------------------------ faults
+
+    fn resolve(&self, t: &Target) -> Option<Sid> {
+        match t {
+            Target::Server(s) => Some(*s).filter(|s| *s < self.servers.len()),
+            Target::Leader => self
+                .servers
+                .iter()
+                .filter(|s| s.life == Life::Up && s.role == Role::Leader)
+                .max_by_key(|s| s.term)
+                .map(|s| s.id),
+            Target::Follower => self
+                .servers
+                .iter()
+                .find(|s| s.life == Life::Up && s.role == Role::Follower)
+                .map(|s| s.id),
+        }
+    }
+
+    fn cut(&mut self, a: Sid, b: Sid, on: bool) {
+        let l = &mut self.links[a * MAX_SERVERS + b];
+        if l.cut != on {
+            l.cut = on;
+            l.epoch += 1;
+            l.inflight = 0;
+            l.inflight_bytes = 0;
+            if a < self.servers.len() {
+                self.servers[a].peers[b].snap_inflight = false;
+            }
+        }
+    }
+
+    fn fault(&mut self, idx: usize) {
+        let f = self.scenario.faults[idx].clone();
+        self.note(EventKind::Fault {
+            text: format!("{:?}", f.action),
+        });
+        self.hash.add(0xF0 + idx as u64);
+        match f.action {
+            FaultAction::Kill(t) => {
+                if let Some(s) = self.resolve(&t) {
+                    if self.servers[s].life == Life::Up {
+                        self.servers[s].life = Life::Down;
+                        self.servers[s].incarnation += 1;
+                        self.servers[s].wake_at = None;
+                        self.leader_gone(s);
+                        for o in 0..MAX_SERVERS {
+                            self.links[o * MAX_SERVERS + s].epoch += 1;
+                            self.links[o * MAX_SERVERS + s].inflight = 0;
+                            self.links[s * MAX_SERVERS + o].epoch += 1;
+                            self.links[s * MAX_SERVERS + o].inflight = 0;
+                        }
+                    }
+                }
+            }
+            FaultAction::Restart(t) => {
+                if let Some(s) = self.resolve(&t) {
+                    if self.servers[s].life == Life::Down {
+                        self.with_server(s, 0.0, |srv, cx| srv.restart(cx));
+                        self.schedule_wake(s);
+                    }
+                }
+            }
+            FaultAction::Partition(a, b) => {
+                for &x in &a {
+                    for &y in &b {
+                        if x < MAX_SERVERS && y < MAX_SERVERS {
+                            self.cut(x, y, true);
+                            self.cut(y, x, true);
+                        }
+                    }
+                }
+            }
+            FaultAction::Cut(a, b) => {
+                if a < MAX_SERVERS && b < MAX_SERVERS {
+                    self.cut(a, b, true)
+                }
+            }
+            FaultAction::Heal => {
+                for a in 0..MAX_SERVERS {
+                    for b in 0..MAX_SERVERS {
+                        self.cut(a, b, false);
+                    }
+                }
+                self.loss = 0.0;
+            }
+            FaultAction::Loss(p) => self.loss = p,
+            FaultAction::Pause(t, dur) => {
+                if let Some(s) = self.resolve(&t) {
+                    let srv = &mut self.servers[s];
+                    srv.paused_until = self.now + dur;
+                    srv.wake_at = None;
+                    srv.wake_gen += 1;
+                    self.wake_at(s, self.now + dur);
+                }
+            }
+            FaultAction::SlowDisk(t, factor) => {
+                if let Some(s) = self.resolve(&t) {
+                    self.servers[s].disk_factor = factor;
+                }
+            }
+            FaultAction::Transfer => {
+                if let Some(s) = self.resolve(&Target::Leader) {
+                    self.with_server(s, 0.0, |srv, cx| {
+                        if srv.transfer_leadership(cx) {
+                            srv.role = Role::Leader; // stays leader until the new one wins
+                        }
+                    });
+                }
+            }
+            FaultAction::ElectionTimer(ms) => {
+                if let Some(s) = self.resolve(&Target::Leader) {
+                    self.with_server(s, 0.0, |srv, cx| {
+                        let _ = srv.change_election_timer(ms, cx);
+                    });
+                }
+            }
+            FaultAction::Join(s) => {
+                if s < MAX_SERVERS && s >= self.servers.len() {
+                    let remotes: u64 = (0..self.servers.len()).fold(0, |m, i| m | bit(i));
+                    while self.servers.len() <= s {
+                        let id = self.servers.len();
+                        let mut j =
+                            Server::new_joiner(id, remotes, &self.knobs, self.now, &mut self.rng);
+                        if id != s {
+                            j.life = Life::Down;
+                        }
+                        self.servers.push(j);
+                    }
+                    self.schedule_wake(s);
+                }
+            }
+            FaultAction::Leave(t) => {
+                if let Some(s) = self.resolve(&t) {
+                    self.with_server(s, 0.0, |srv, cx| srv.start_leave(cx));
+                }
+            }
+            FaultAction::Compact(t) => {
+                if let Some(s) = self.resolve(&t) {
+                    let cost = self.with_server(s, 0.0, |srv, cx| srv.compact(cx));
+                    let srv = &mut self.servers[s];
+                    srv.busy_until = srv.busy_until.max(self.now + cost as u64);
+                }
+            }
+        }
+        for i in 0..self.servers.len() {
+            self.servers[i].wake_at = None;
+            self.servers[i].wake_gen += 1;
+            self.schedule_wake(i);
+        }
+    }
+}
+
+/// Expand op specs into a concrete op list; returns (ops, total) where
+/// total is None for an endless (`forever`) workload.
+fn expand_ops(specs: &[OpSpec], n: u64) -> (Vec<Op>, Option<usize>) {
+    let mut ops = Vec::new();
+    let mut acls = 0u64;
+    let cnt = |c: &Count| match c {
+        Count::N => Some(n),
+        Count::Fixed(x) => Some(*x),
+        Count::Forever => None,
+    };
+    let cap = 2_000_000u64;
+    for s in specs {
+        match s {
+            OpSpec::Init => ops.push(Op::Init),
+            OpSpec::PgAdd => ops.push(Op::PgAdd),
+            OpSpec::PgDel => ops.push(Op::PgDel),
+            OpSpec::LsAdd(c) | OpSpec::AclAdd(c) | OpSpec::LspAdd(c) => {
+                let Some(k) = cnt(c) else {
+                    return (ops, None);
+                };
+                for i in 1..=k.min(cap) {
+                    ops.push(match s {
+                        OpSpec::LsAdd(_) => Op::LsAdd(i),
+                        OpSpec::AclAdd(_) => {
+                            acls += 1;
+                            Op::AclAdd(1000 + i)
+                        }
+                        _ => Op::LspAdd(i),
+                    });
+                }
+            }
+            OpSpec::AclDelAll(b) => {
+                let mut left = acls;
+                while left > 0 {
+                    ops.push(Op::AclDelBatch(*b));
+                    left = left.saturating_sub(*b);
+                }
+                acls = 0;
+            }
+        }
+    }
+    let total = ops.len();
+    (ops, Some(total))
+}
