@@ -5,6 +5,7 @@
 
 pub mod atom;
 pub mod datum;
+pub mod db;
 pub mod error;
 pub mod json;
 pub mod schema;
@@ -13,6 +14,10 @@ pub mod uuid;
 
 pub use atom::Atom;
 pub use datum::{Datum, ParseOptions};
+pub use db::{
+    ChangeKind, ColumnChange, Database, ReplayOptions, Row, RowChange, StorageMode, TableChanges,
+    Txn, TxnChanges,
+};
 pub use error::{Error, Result};
 pub use json::{Json, JsonError, Object};
 pub use schema::{ColumnSchema, DatabaseSchema, TableSchema};

@@ -1,0 +1,1503 @@
+//! In-memory database: tables of rows, transactions with referential
+//! integrity, garbage collection of unreferenced non-root rows and
+//! weak-reference cleanup (like ovsdb-server's commit), replay of txn
+//! records (§2.4), and re-encoding of a transaction's changes with full
+//! values or column diffs (§2.3, §4).
+//!
+//! Costs: applying a d-element diff to an n-element column is O(d log n),
+//! reference counts and weak back-references are maintained incrementally,
+//! and rollback after a failed commit uses the per-column change tracking
+//! (no row copies).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use crate::atom::Atom;
+use crate::datum::Datum;
+use crate::error::{Error, Result};
+use crate::json::{hmap_order, Json, Object};
+use crate::schema::{DatabaseSchema, TableSchema};
+use crate::types::{RefType, Type};
+use crate::uuid::Uuid;
+
+/// One row: its UUID and one datum per column of the table schema, indexed
+/// like [`TableSchema::columns`] (`_uuid` and `_version` slots included).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub uuid: Uuid,
+    pub columns: Vec<Datum>,
+}
+
+impl Row {
+    /// A row with every column at its default (and `_uuid` set).
+    pub fn new_default(ts: &TableSchema, uuid: Uuid) -> Row {
+        let columns = ts
+            .columns
+            .iter()
+            .map(|c| {
+                if c.name == "_uuid" {
+                    Datum::scalar(Atom::Uuid(uuid))
+                } else {
+                    Datum::default_for(&c.ty)
+                }
+            })
+            .collect();
+        Row { uuid, columns }
+    }
+
+    /// Column value by name.
+    pub fn get<'a>(&'a self, ts: &TableSchema, name: &str) -> Option<&'a Datum> {
+        ts.column_index(name).and_then(|i| self.columns.get(i))
+    }
+}
+
+/// The rows of one table.
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    pub rows: BTreeMap<Uuid, Row>,
+    /// Strong references into each row (counted per referencing atom).
+    strong_in: BTreeMap<Uuid, u32>,
+    /// Weak references into each row: referencing (table, row) -> count.
+    weak_in: BTreeMap<Uuid, BTreeMap<(usize, Uuid), u32>>,
+}
+
+impl Table {
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+    pub fn get(&self, uuid: &Uuid) -> Option<&Row> {
+        self.rows.get(uuid)
+    }
+    /// Number of strong references to `uuid` (0 if none).
+    pub fn strong_refs(&self, uuid: &Uuid) -> u32 {
+        self.strong_in.get(uuid).copied().unwrap_or(0)
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct RefTarget {
+    table: usize,
+    weak: bool,
+}
+
+#[derive(Debug, Clone)]
+struct RefCol {
+    col: usize,
+    key: Option<RefTarget>,
+    value: Option<RefTarget>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct TableMeta {
+    ref_cols: Vec<RefCol>,
+    /// Index into `ref_cols` for each column, if it carries references.
+    ref_of_col: Vec<Option<usize>>,
+}
+
+/// An in-memory OVSDB database.
+#[derive(Debug, Clone)]
+pub struct Database {
+    schema: Arc<DatabaseSchema>,
+    tables: Vec<Table>,
+    meta: Vec<TableMeta>,
+}
+
+/// How a transaction's modifications are encoded (§4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageMode {
+    /// Every changed column carries its complete new value.
+    Full,
+    /// Changed set/map columns with `max > 1` carry a diff.
+    Diff,
+}
+
+/// One changed column of a modified row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnChange {
+    /// Index into [`TableSchema::columns`].
+    pub column: usize,
+    /// The diff (§4.2) from the old to the new value; for non-composite
+    /// types this is the new value.
+    pub diff: Datum,
+    /// The old value, when the transaction was run with `track_old`.
+    pub old: Option<Datum>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChangeKind {
+    /// The row was inserted; its values are in the database.
+    Insert,
+    /// The row was deleted; `old` is its last committed value.
+    Delete { old: Row },
+    /// The row was modified; changed columns in schema column order.
+    Modify { columns: Vec<ColumnChange> },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowChange {
+    pub uuid: Uuid,
+    pub kind: ChangeKind,
+}
+
+/// Changes of one table, rows in the order the transaction first touched
+/// them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableChanges {
+    /// Index into [`DatabaseSchema::tables`].
+    pub table: usize,
+    pub name: String,
+    pub rows: Vec<RowChange>,
+}
+
+/// What a committed transaction changed (no-op changes dropped), tables in
+/// first-touched order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TxnChanges {
+    pub tables: Vec<TableChanges>,
+}
+
+impl TxnChanges {
+    /// Row iteration order the C server would use for this transaction's
+    /// rows within each table (an `hmap` keyed by the UUID's first 32 bits,
+    /// filled in first-touch order): reorders `changes` in place.
+    pub fn hash_order_rows(&mut self) {
+        for tc in &mut self.tables {
+            let hashes: Vec<u32> = tc.rows.iter().map(|r| r.uuid.first_word()).collect();
+            let order = hmap_order(&hashes);
+            let mut slots: Vec<Option<RowChange>> = tc.rows.drain(..).map(Some).collect();
+            tc.rows = order.into_iter().filter_map(|i| slots[i].take()).collect();
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tables.iter().all(|t| t.rows.is_empty())
+    }
+    /// Number of changed rows.
+    pub fn row_count(&self) -> usize {
+        self.tables.iter().map(|t| t.rows.len()).sum()
+    }
+}
+
+/// Options for replaying a txn record.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReplayOptions {
+    /// `ovsdb-tool convert` mode: unknown tables/columns are ignored.
+    pub converting: bool,
+    /// Keep old column values in [`ColumnChange::old`].
+    pub track_old: bool,
+}
+
+// ---------------------------------------------------------------------------
+// Transaction state
+
+#[derive(Debug)]
+enum ColTrack {
+    /// The column's value before the transaction.
+    Old(Datum),
+    /// Original state of the keys a diff touched: `None` = absent; for sets
+    /// `Some(key)`, for maps `Some(value)`.
+    Keys(BTreeMap<Atom, Option<Atom>>),
+}
+
+#[derive(Debug, Default)]
+struct RowTrack {
+    inserted: bool,
+    /// Set when a pre-existing row was deleted: its value before the txn.
+    deleted_original: Option<Row>,
+    cols: BTreeMap<usize, ColTrack>,
+}
+
+#[derive(Debug, Default)]
+struct TxnState {
+    order: Vec<(usize, Uuid)>,
+    rows: BTreeMap<(usize, Uuid), RowTrack>,
+    table_order: Vec<usize>,
+    gc_candidates: Vec<(usize, Uuid)>,
+    deleted_queue: Vec<(usize, Uuid)>,
+    weak_added: Vec<(usize, Uuid, usize, usize, Uuid)>,
+    strong_touched: BTreeSet<(usize, Uuid)>,
+    explicitly_deleted: BTreeSet<(usize, Uuid)>,
+    track_old: bool,
+    /// Set while rolling back: no tracking.
+    replaying_undo: bool,
+}
+
+/// A transaction in progress on a [`Database`]. Dropping it without
+/// [`Txn::commit`] rolls it back.
+pub struct Txn<'a> {
+    db: &'a mut Database,
+    st: TxnState,
+    done: bool,
+}
+
+impl Database {
+    pub fn new(schema: Arc<DatabaseSchema>) -> Database {
+        let mut meta = Vec::new();
+        for ts in &schema.tables {
+            let mut m = TableMeta {
+                ref_cols: Vec::new(),
+                ref_of_col: vec![None; ts.columns.len()],
+            };
+            for (ci, c) in ts.columns.iter().enumerate() {
+                let target = |b: &crate::types::BaseType| {
+                    b.ref_table.as_ref().and_then(|rt| {
+                        schema.table_index(rt).map(|t| RefTarget {
+                            table: t,
+                            weak: b.ref_type == RefType::Weak,
+                        })
+                    })
+                };
+                let key = target(&c.ty.key);
+                let value = c.ty.value.as_ref().and_then(target);
+                if key.is_some() || value.is_some() {
+                    m.ref_of_col[ci] = Some(m.ref_cols.len());
+                    m.ref_cols.push(RefCol {
+                        col: ci,
+                        key,
+                        value,
+                    });
+                }
+            }
+            meta.push(m);
+        }
+        Database {
+            tables: vec![Table::default(); schema.tables.len()],
+            schema,
+            meta,
+        }
+    }
+
+    pub fn schema(&self) -> &Arc<DatabaseSchema> {
+        &self.schema
+    }
+
+    pub fn table(&self, name: &str) -> Option<&Table> {
+        self.schema.table_index(name).map(|i| &self.tables[i])
+    }
+
+    pub fn table_at(&self, index: usize) -> Option<&Table> {
+        self.tables.get(index)
+    }
+
+    pub fn table_schema(&self, name: &str) -> Option<&TableSchema> {
+        self.schema.table(name)
+    }
+
+    pub fn row(&self, table: &str, uuid: &Uuid) -> Option<&Row> {
+        self.table(table).and_then(|t| t.rows.get(uuid))
+    }
+
+    /// Total number of rows.
+    pub fn row_count(&self) -> usize {
+        self.tables.iter().map(Table::len).sum()
+    }
+
+    pub fn begin(&mut self) -> Txn<'_> {
+        Txn {
+            db: self,
+            st: TxnState::default(),
+            done: false,
+        }
+    }
+
+    /// Begins a transaction that records old column values in its changes.
+    pub fn begin_tracking_old(&mut self) -> Txn<'_> {
+        let mut t = self.begin();
+        t.st.track_old = true;
+        t
+    }
+
+    /// Applies a txn record (§2.3/§2.4): the row's existence decides insert
+    /// vs modify, `"_is_diff": true` makes modifications diffs. The whole
+    /// record is committed with integrity checks and GC; on error the
+    /// database is unchanged.
+    pub fn apply_txn_json(&mut self, txn: &Json, opts: ReplayOptions) -> Result<TxnChanges> {
+        let obj = txn
+            .as_object()
+            .ok_or_else(|| Error::syntax("transaction is not a JSON object"))?;
+        let diff_mode = matches!(obj.get("_is_diff"), Some(Json::Bool(true)));
+        let schema = self.schema.clone();
+        let mut t = self.begin();
+        t.st.track_old = opts.track_old;
+        for (name, value) in obj.iter() {
+            let ti = match schema.table_index(name) {
+                Some(ti) => ti,
+                None => {
+                    let special = match name {
+                        "_date" => matches!(value, Json::Integer(_)),
+                        "_is_diff" => matches!(value, Json::Bool(_)),
+                        "_comment" => true,
+                        _ => false,
+                    };
+                    if special || opts.converting {
+                        continue;
+                    }
+                    return Err(Error::syntax(format!("No table named {}.", name)));
+                }
+            };
+            let ts = &schema.tables[ti];
+            let rows = value
+                .as_object()
+                .ok_or_else(|| Error::syntax(format!("table {}: object expected", name)))?;
+            for (uuid_s, row_json) in rows.iter() {
+                let uuid = Uuid::parse(uuid_s)
+                    .ok_or_else(|| Error::syntax(format!("\"{}\" is not a valid UUID", uuid_s)))?;
+                match row_json {
+                    Json::Null => {
+                        if !t.db.tables[ti].rows.contains_key(&uuid) {
+                            return Err(Error::syntax(format!(
+                                "transaction deletes row {} that does not exist",
+                                uuid
+                            )));
+                        }
+                        t.delete_at(ti, uuid)?;
+                    }
+                    Json::Object(cols) => {
+                        let exists = t.db.tables[ti].rows.contains_key(&uuid);
+                        if !exists {
+                            t.insert_at(ti, uuid, Vec::new())?;
+                        }
+                        for (cname, cj) in cols.iter() {
+                            let ci = match ts.column_index(cname) {
+                                Some(ci) if !cname.starts_with('_') => ci,
+                                _ if opts.converting => continue,
+                                _ => {
+                                    return Err(Error::syntax(format!(
+                                        "No column {} in table {}.",
+                                        cname, name
+                                    )))
+                                }
+                            };
+                            let ty = &ts.columns[ci].ty;
+                            let ctx =
+                                |e: Error| e.context(format!("{}.{} row {}", name, cname, uuid));
+                            if exists && diff_mode {
+                                let d = Datum::diff_from_json(cj, ty).map_err(ctx)?;
+                                t.apply_diff_at(ti, uuid, ci, &d).map_err(ctx)?;
+                            } else {
+                                let d = Datum::from_json(cj, ty).map_err(ctx)?;
+                                t.set_at(ti, uuid, ci, d).map_err(ctx)?;
+                            }
+                        }
+                    }
+                    _ => {
+                        return Err(Error::syntax(format!(
+                            "row {} in table {}: object or null expected",
+                            uuid, name
+                        )))
+                    }
+                }
+            }
+        }
+        t.commit()
+    }
+
+    /// Re-encodes a transaction's table changes as a txn record would carry
+    /// them (`{table: {uuid: row-or-null}}`), without the `_date`,
+    /// `_comment` and `_is_diff` members. Must be called on the database
+    /// state right after the transaction (inserted and modified rows' new
+    /// values are read from it). Inserts carry all non-default persistent
+    /// columns; modifications carry the changed persistent columns as full
+    /// values or, in [`StorageMode::Diff`], as diffs for composite columns.
+    /// Tables and rows keep the change order; columns follow the schema's
+    /// column order. Objects are in insertion order: call
+    /// [`Object::reorder_shash`] / `Json::reorder_shash_recursive` for the
+    /// C writer's hash order.
+    pub fn txn_to_json(&self, changes: &TxnChanges, mode: StorageMode) -> Object {
+        let mut out = Object::new();
+        for tc in &changes.tables {
+            let Some(ts) = self.schema.tables.get(tc.table) else {
+                continue;
+            };
+            let mut rows = Object::new();
+            for rc in &tc.rows {
+                if let Some(row_json) = self.row_change_json(ts, tc.table, rc, mode) {
+                    rows.push_unchecked(rc.uuid.to_string(), row_json);
+                }
+            }
+            if !rows.is_empty() {
+                out.push_unchecked(tc.name.clone(), Json::Object(rows));
+            }
+        }
+        out
+    }
+
+    fn row_change_json(
+        &self,
+        ts: &TableSchema,
+        ti: usize,
+        rc: &RowChange,
+        mode: StorageMode,
+    ) -> Option<Json> {
+        match &rc.kind {
+            ChangeKind::Delete { .. } => Some(Json::Null),
+            ChangeKind::Insert => {
+                let row = self.tables[ti].rows.get(&rc.uuid)?;
+                let mut o = Object::new();
+                for (ci, c) in ts.columns.iter().enumerate() {
+                    if c.is_implicit() || !c.persistent {
+                        continue;
+                    }
+                    let d = &row.columns[ci];
+                    if !d.is_default(&c.ty) {
+                        o.push_unchecked(c.name.clone(), d.to_json());
+                    }
+                }
+                Some(Json::Object(o))
+            }
+            ChangeKind::Modify { columns } => {
+                let row = self.tables[ti].rows.get(&rc.uuid)?;
+                let mut o = Object::new();
+                for cc in columns {
+                    let c = &ts.columns[cc.column];
+                    if c.is_implicit() || !c.persistent {
+                        continue;
+                    }
+                    let v = if mode == StorageMode::Diff && c.ty.is_composite() {
+                        cc.diff.to_json()
+                    } else {
+                        row.columns[cc.column].to_json()
+                    };
+                    o.push_unchecked(c.name.clone(), v);
+                }
+                if o.is_empty() {
+                    None
+                } else {
+                    Some(Json::Object(o))
+                }
+            }
+        }
+    }
+
+    /// Serialized length of [`Database::txn_to_json`]'s output, computed
+    /// without building it (for storage-size accounting).
+    pub fn txn_json_len(&self, changes: &TxnChanges, mode: StorageMode) -> usize {
+        use crate::json::string_serialized_len as slen;
+        let mut n_tables = 0usize;
+        let mut total = 0usize;
+        for tc in &changes.tables {
+            let Some(ts) = self.schema.tables.get(tc.table) else {
+                continue;
+            };
+            let mut n_rows = 0usize;
+            let mut rows_len = 0usize;
+            for rc in &tc.rows {
+                let row_len = match &rc.kind {
+                    ChangeKind::Delete { .. } => Some(4),
+                    ChangeKind::Insert => self.tables[tc.table].rows.get(&rc.uuid).map(|row| {
+                        let mut n = 0usize;
+                        let mut len = 0usize;
+                        for (ci, c) in ts.columns.iter().enumerate() {
+                            if c.is_implicit() || !c.persistent {
+                                continue;
+                            }
+                            let d = &row.columns[ci];
+                            if !d.is_default(&c.ty) {
+                                n += 1;
+                                len += slen(&c.name) + 1 + d.json_len();
+                            }
+                        }
+                        2 + len + n.saturating_sub(1)
+                    }),
+                    ChangeKind::Modify { columns } => {
+                        self.tables[tc.table].rows.get(&rc.uuid).and_then(|row| {
+                            let mut n = 0usize;
+                            let mut len = 0usize;
+                            for cc in columns {
+                                let c = &ts.columns[cc.column];
+                                if c.is_implicit() || !c.persistent {
+                                    continue;
+                                }
+                                let v = if mode == StorageMode::Diff && c.ty.is_composite() {
+                                    cc.diff.json_len()
+                                } else {
+                                    row.columns[cc.column].json_len()
+                                };
+                                n += 1;
+                                len += slen(&c.name) + 1 + v;
+                            }
+                            (n > 0).then(|| 2 + len + n - 1)
+                        })
+                    }
+                };
+                if let Some(l) = row_len {
+                    n_rows += 1;
+                    rows_len += 38 + 1 + l; // "uuid": + value
+                }
+            }
+            if n_rows > 0 {
+                n_tables += 1;
+                total += slen(&tc.name) + 1 + 2 + rows_len + (n_rows - 1);
+            }
+        }
+        2 + total + n_tables.saturating_sub(1)
+    }
+
+    /// The whole database as `{table: {uuid: {column: datum}}}`: tables in
+    /// name order, rows in UUID order, columns in name order. With
+    /// `include_defaults` every user column is listed, else only non-default
+    /// ones. `_uuid`/`_version` are not included.
+    pub fn dump_json(&self, include_defaults: bool) -> Json {
+        let mut tables: Vec<(usize, &TableSchema)> =
+            self.schema.tables.iter().enumerate().collect();
+        tables.sort_by(|a, b| a.1.name.cmp(&b.1.name));
+        let mut out = Object::new();
+        for (ti, ts) in tables {
+            let mut cols: Vec<(usize, &str)> = ts
+                .columns
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| !c.is_implicit())
+                .map(|(i, c)| (i, c.name.as_str()))
+                .collect();
+            cols.sort_by(|a, b| a.1.cmp(b.1));
+            let mut rows = Object::new();
+            for (u, row) in &self.tables[ti].rows {
+                let mut o = Object::new();
+                for &(ci, name) in &cols {
+                    let d = &row.columns[ci];
+                    if include_defaults || !d.is_default(&ts.columns[ci].ty) {
+                        o.push_unchecked(name, d.to_json());
+                    }
+                }
+                rows.push_unchecked(u.to_string(), Json::Object(o));
+            }
+            out.push_unchecked(ts.name.clone(), Json::Object(rows));
+        }
+        Json::Object(out)
+    }
+
+    /// A snapshot txn record body (`{table:{uuid:{...}}}`, full values,
+    /// defaults omitted) of the whole database — what compaction writes —
+    /// with tables in schema order and rows in UUID order.
+    pub fn snapshot_json(&self) -> Object {
+        let mut out = Object::new();
+        for (ti, ts) in self.schema.tables.iter().enumerate() {
+            if self.tables[ti].rows.is_empty() {
+                continue;
+            }
+            let mut rows = Object::new();
+            for (u, row) in &self.tables[ti].rows {
+                let mut o = Object::new();
+                for (ci, c) in ts.columns.iter().enumerate() {
+                    if c.is_implicit() || !c.persistent {
+                        continue;
+                    }
+                    if !row.columns[ci].is_default(&c.ty) {
+                        o.push_unchecked(c.name.clone(), row.columns[ci].to_json());
+                    }
+                }
+                rows.push_unchecked(u.to_string(), Json::Object(o));
+            }
+            out.push_unchecked(ts.name.clone(), Json::Object(rows));
+        }
+        out
+    }
+
+    /// Converts the database to `new_schema` (§3.3 "convert yourself"):
+    /// common tables keep their rows; common columns keep values (re-parsed
+    /// through JSON when the type changed); new columns get defaults.
+    pub fn convert(&self, new_schema: Arc<DatabaseSchema>) -> Result<Database> {
+        let mut db = Database::new(new_schema.clone());
+        {
+            let mut t = db.begin();
+            for (nti, nts) in new_schema.tables.iter().enumerate() {
+                let Some(oti) = self.schema.table_index(&nts.name) else {
+                    continue;
+                };
+                let ots = &self.schema.tables[oti];
+                for (u, row) in &self.tables[oti].rows {
+                    let mut cols = Vec::new();
+                    for (nci, nc) in nts.columns.iter().enumerate() {
+                        if nc.is_implicit() {
+                            continue;
+                        }
+                        let Some(oci) = ots.column_index(&nc.name) else {
+                            continue;
+                        };
+                        let old = &row.columns[oci];
+                        let v = if ots.columns[oci].ty == nc.ty {
+                            old.clone()
+                        } else {
+                            Datum::from_json(&old.to_json(), &nc.ty)
+                                .map_err(|e| e.context(format!("{}.{}", nts.name, nc.name)))?
+                        };
+                        cols.push((nci, v));
+                    }
+                    t.insert_at(nti, *u, cols)?;
+                }
+            }
+            t.commit()?;
+        }
+        Ok(db)
+    }
+
+    // ------------------------------------------------------------------
+    // Reference bookkeeping
+
+    fn adjust_ref(
+        &mut self,
+        st: &mut TxnState,
+        src: (usize, Uuid),
+        target: RefTarget,
+        atom: &Atom,
+        col: usize,
+        delta: i32,
+    ) {
+        let Some(tu) = atom.as_uuid() else {
+            return;
+        };
+        let tt = target.table;
+        let Some(table) = self.tables.get_mut(tt) else {
+            return;
+        };
+        if target.weak {
+            let e = table.weak_in.entry(tu).or_default();
+            let c = e.entry(src).or_insert(0);
+            if delta > 0 {
+                *c += 1;
+                if !st.replaying_undo {
+                    st.weak_added.push((src.0, src.1, col, tt, tu));
+                }
+            } else {
+                *c = c.saturating_sub(1);
+                if *c == 0 {
+                    e.remove(&src);
+                }
+                if e.is_empty() {
+                    table.weak_in.remove(&tu);
+                }
+            }
+        } else {
+            let c = table.strong_in.entry(tu).or_insert(0);
+            if delta > 0 {
+                *c += 1;
+            } else {
+                *c = c.saturating_sub(1);
+            }
+            let zero = *c == 0;
+            if zero {
+                table.strong_in.remove(&tu);
+            }
+            if !st.replaying_undo {
+                st.strong_touched.insert((tt, tu));
+                if zero && !self.schema.tables[tt].is_root {
+                    st.gc_candidates.push((tt, tu));
+                }
+            }
+        }
+    }
+
+    /// Adjusts references for every atom of `d` in column `col` of a row.
+    fn adjust_datum_refs(
+        &mut self,
+        st: &mut TxnState,
+        src: (usize, Uuid),
+        col: usize,
+        d: &Datum,
+        delta: i32,
+    ) {
+        let Some(rc) =
+            self.meta[src.0].ref_of_col[col].map(|i| self.meta[src.0].ref_cols[i].clone())
+        else {
+            return;
+        };
+        match d {
+            Datum::Set(s) => {
+                if let Some(k) = rc.key {
+                    for a in s {
+                        self.adjust_ref(st, src, k, a, col, delta);
+                    }
+                }
+            }
+            Datum::Map(m) => {
+                for (k, v) in m {
+                    if let Some(kt) = rc.key {
+                        self.adjust_ref(st, src, kt, k, col, delta);
+                    }
+                    if let Some(vt) = rc.value {
+                        self.adjust_ref(st, src, vt, v, col, delta);
+                    }
+                }
+            }
+        }
+    }
+
+    fn adjust_pair_refs(
+        &mut self,
+        st: &mut TxnState,
+        src: (usize, Uuid),
+        col: usize,
+        k: &Atom,
+        v: Option<&Atom>,
+        delta: i32,
+    ) {
+        let Some(rc) =
+            self.meta[src.0].ref_of_col[col].map(|i| self.meta[src.0].ref_cols[i].clone())
+        else {
+            return;
+        };
+        if let Some(kt) = rc.key {
+            self.adjust_ref(st, src, kt, k, col, delta);
+        }
+        if let (Some(vt), Some(v)) = (rc.value, v) {
+            self.adjust_ref(st, src, vt, v, col, delta);
+        }
+    }
+
+    fn has_refs(&self, ti: usize, col: usize) -> bool {
+        self.meta[ti]
+            .ref_of_col
+            .get(col)
+            .is_some_and(|r| r.is_some())
+    }
+}
+
+impl<'a> Txn<'a> {
+    /// The database as modified so far by this transaction.
+    pub fn db(&self) -> &Database {
+        self.db
+    }
+
+    fn table_index(&self, table: &str) -> Result<usize> {
+        self.db
+            .schema
+            .table_index(table)
+            .ok_or_else(|| Error::syntax(format!("No table named {}.", table)))
+    }
+
+    fn column_index(&self, ti: usize, column: &str) -> Result<usize> {
+        let ts = &self.db.schema.tables[ti];
+        ts.column_index(column)
+            .filter(|_| !column.starts_with('_'))
+            .ok_or_else(|| Error::syntax(format!("No column {} in table {}.", column, ts.name)))
+    }
+
+    fn touch(&mut self, ti: usize, u: Uuid) -> &mut RowTrack {
+        if !self.st.rows.contains_key(&(ti, u)) {
+            self.st.order.push((ti, u));
+            if !self.st.table_order.contains(&ti) {
+                self.st.table_order.push(ti);
+            }
+        }
+        self.st.rows.entry((ti, u)).or_default()
+    }
+
+    /// Inserts row `uuid` into `table` with the given column values (others
+    /// default).
+    pub fn insert(&mut self, table: &str, uuid: Uuid, values: Vec<(String, Datum)>) -> Result<()> {
+        let ti = self.table_index(table)?;
+        let mut cols = Vec::with_capacity(values.len());
+        for (c, d) in values {
+            cols.push((self.column_index(ti, &c)?, d));
+        }
+        self.insert_at(ti, uuid, cols)
+    }
+
+    /// Replaces a column's value.
+    pub fn set(&mut self, table: &str, uuid: Uuid, column: &str, value: Datum) -> Result<()> {
+        let ti = self.table_index(table)?;
+        let ci = self.column_index(ti, column)?;
+        self.set_at(ti, uuid, ci, value)
+    }
+
+    /// Applies a column diff (§4.3).
+    pub fn apply_diff(
+        &mut self,
+        table: &str,
+        uuid: Uuid,
+        column: &str,
+        diff: &Datum,
+    ) -> Result<()> {
+        let ti = self.table_index(table)?;
+        let ci = self.column_index(ti, column)?;
+        self.apply_diff_at(ti, uuid, ci, diff)
+    }
+
+    /// Deletes a row.
+    pub fn delete(&mut self, table: &str, uuid: Uuid) -> Result<()> {
+        let ti = self.table_index(table)?;
+        self.delete_at(ti, uuid)
+    }
+
+    /// Inserts a row given column indexes.
+    pub fn insert_at(&mut self, ti: usize, u: Uuid, values: Vec<(usize, Datum)>) -> Result<()> {
+        let Some(ts) = self.db.schema.tables.get(ti) else {
+            return Err(Error::syntax("no such table"));
+        };
+        if self.db.tables[ti].rows.contains_key(&u) || self.st.rows.contains_key(&(ti, u)) {
+            return Err(Error::new(
+                "duplicate uuid",
+                format!("row {} already exists in table {}", u, ts.name),
+            ));
+        }
+        let mut row = Row::new_default(ts, u);
+        for (ci, d) in values {
+            let Some(c) = ts.columns.get(ci) else {
+                return Err(Error::syntax("no such column"));
+            };
+            if d.is_map() != c.ty.is_map() {
+                return Err(Error::syntax(format!(
+                    "column {}: datum shape does not match type",
+                    c.name
+                )));
+            }
+            row.columns[ci] = d;
+        }
+        let is_root = ts.is_root;
+        for ci in 0..row.columns.len() {
+            if self.db.has_refs(ti, ci) {
+                let d = std::mem::take(&mut row.columns[ci]);
+                self.db.adjust_datum_refs(&mut self.st, (ti, u), ci, &d, 1);
+                row.columns[ci] = d;
+            }
+        }
+        self.db.tables[ti].rows.insert(u, row);
+        self.touch(ti, u).inserted = true;
+        if !is_root {
+            self.st.gc_candidates.push((ti, u));
+        }
+        Ok(())
+    }
+
+    fn check_row(&self, ti: usize, u: Uuid) -> Result<()> {
+        if self
+            .db
+            .tables
+            .get(ti)
+            .is_some_and(|t| t.rows.contains_key(&u))
+        {
+            Ok(())
+        } else {
+            Err(Error::new(
+                "not found",
+                format!(
+                    "no row {} in table {}",
+                    u,
+                    self.db
+                        .schema
+                        .tables
+                        .get(ti)
+                        .map_or("?", |t| t.name.as_str())
+                ),
+            ))
+        }
+    }
+
+    /// Replaces a column given its index.
+    pub fn set_at(&mut self, ti: usize, u: Uuid, ci: usize, value: Datum) -> Result<()> {
+        self.check_row(ti, u)?;
+        let ty = &self.db.schema.tables[ti].columns[ci].ty;
+        if value.is_map() != ty.is_map() {
+            return Err(Error::syntax("datum shape does not match type"));
+        }
+        let has_refs = self.db.has_refs(ti, ci);
+        let Some(row) = self.db.tables[ti].rows.get_mut(&u) else {
+            return Ok(());
+        };
+        let old = std::mem::replace(&mut row.columns[ci], value);
+        if has_refs {
+            self.db
+                .adjust_datum_refs(&mut self.st, (ti, u), ci, &old, -1);
+            if let Some(row) = self.db.tables[ti].rows.get(&u) {
+                let new = row.columns[ci].clone();
+                self.db
+                    .adjust_datum_refs(&mut self.st, (ti, u), ci, &new, 1);
+            }
+        }
+        if self.st.replaying_undo {
+            return Ok(());
+        }
+        let rt = self.touch(ti, u);
+        if rt.inserted {
+            return Ok(());
+        }
+        match rt.cols.remove(&ci) {
+            None => {
+                rt.cols.insert(ci, ColTrack::Old(old));
+            }
+            Some(ColTrack::Old(orig)) => {
+                rt.cols.insert(ci, ColTrack::Old(orig));
+            }
+            Some(ColTrack::Keys(keys)) => {
+                // Rebuild the original from `old` plus the touched keys.
+                let orig = restore_keys(old, &keys);
+                rt.cols.insert(ci, ColTrack::Old(orig));
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies a diff to a column given its index: O(d log n).
+    pub fn apply_diff_at(&mut self, ti: usize, u: Uuid, ci: usize, diff: &Datum) -> Result<()> {
+        self.check_row(ti, u)?;
+        let ty = self.db.schema.tables[ti].columns[ci].ty.clone();
+        if !ty.is_composite() {
+            diff.check_size(&ty)
+                .map_err(|_| Error::constraint("Datum crated by diff has size error"))?;
+            return self.set_at(ti, u, ci, diff.clone());
+        }
+        // Size check first (no mutation on error).
+        if let Some(row) = self.db.tables[ti].rows.get(&u) {
+            let mut probe_n = row.columns[ci].len() as i64;
+            match (&row.columns[ci], diff) {
+                (Datum::Set(cur), Datum::Set(d)) => {
+                    for k in d {
+                        probe_n += if cur.contains(k) { -1 } else { 1 };
+                    }
+                }
+                (Datum::Map(cur), Datum::Map(d)) => {
+                    for (k, v) in d {
+                        match cur.get(k) {
+                            None => probe_n += 1,
+                            Some(o) if o != v => {}
+                            Some(_) => probe_n -= 1,
+                        }
+                    }
+                }
+                _ => return Err(Error::syntax("diff shape does not match column value")),
+            }
+            if probe_n < i64::from(ty.min) || probe_n > i64::from(ty.max) {
+                return Err(Error::constraint("Datum crated by diff has size error"));
+            }
+        }
+        let has_refs = self.db.has_refs(ti, ci);
+        let tracking = !self.st.replaying_undo;
+        if tracking {
+            let rt = self.touch(ti, u);
+            if !rt.inserted && !rt.cols.contains_key(&ci) {
+                rt.cols.insert(ci, ColTrack::Keys(BTreeMap::new()));
+            }
+        }
+        match diff {
+            Datum::Set(d) => {
+                for k in d {
+                    let present = self.db.tables[ti]
+                        .rows
+                        .get(&u)
+                        .is_some_and(|r| r.columns[ci].contains_key(k));
+                    self.record_key(ti, u, ci, k, if present { Some(k.clone()) } else { None });
+                    if let Some(Datum::Set(cur)) = self.db.tables[ti]
+                        .rows
+                        .get_mut(&u)
+                        .map(|r| &mut r.columns[ci])
+                    {
+                        if present {
+                            cur.remove(k);
+                        } else {
+                            cur.insert(k.clone());
+                        }
+                    }
+                    if has_refs {
+                        self.db.adjust_pair_refs(
+                            &mut self.st,
+                            (ti, u),
+                            ci,
+                            k,
+                            None,
+                            if present { -1 } else { 1 },
+                        );
+                    }
+                }
+            }
+            Datum::Map(d) => {
+                for (k, v) in d {
+                    let old_v = self.db.tables[ti]
+                        .rows
+                        .get(&u)
+                        .and_then(|r| r.columns[ci].as_map())
+                        .and_then(|m| m.get(k).cloned());
+                    self.record_key(ti, u, ci, k, old_v.clone());
+                    let Some(Datum::Map(cur)) = self.db.tables[ti]
+                        .rows
+                        .get_mut(&u)
+                        .map(|r| &mut r.columns[ci])
+                    else {
+                        continue;
+                    };
+                    match &old_v {
+                        None => {
+                            cur.insert(k.clone(), v.clone());
+                            if has_refs {
+                                self.db
+                                    .adjust_pair_refs(&mut self.st, (ti, u), ci, k, Some(v), 1);
+                            }
+                        }
+                        Some(o) if o != v => {
+                            cur.insert(k.clone(), v.clone());
+                            if has_refs {
+                                // key ref unchanged; value ref replaced
+                                if let Some(vt) = self.db.meta[ti].ref_of_col[ci]
+                                    .and_then(|i| self.db.meta[ti].ref_cols[i].value)
+                                {
+                                    self.db.adjust_ref(&mut self.st, (ti, u), vt, o, ci, -1);
+                                    self.db.adjust_ref(&mut self.st, (ti, u), vt, v, ci, 1);
+                                }
+                            }
+                        }
+                        Some(o) => {
+                            cur.remove(k);
+                            if has_refs {
+                                let o = o.clone();
+                                self.db.adjust_pair_refs(
+                                    &mut self.st,
+                                    (ti, u),
+                                    ci,
+                                    k,
+                                    Some(&o),
+                                    -1,
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn record_key(&mut self, ti: usize, u: Uuid, ci: usize, k: &Atom, orig: Option<Atom>) {
+        if self.st.replaying_undo {
+            return;
+        }
+        if let Some(rt) = self.st.rows.get_mut(&(ti, u)) {
+            if let Some(ColTrack::Keys(keys)) = rt.cols.get_mut(&ci) {
+                keys.entry(k.clone()).or_insert(orig);
+            }
+        }
+    }
+
+    /// Deletes a row given its table index.
+    pub fn delete_at(&mut self, ti: usize, u: Uuid) -> Result<()> {
+        self.check_row(ti, u)?;
+        self.st.explicitly_deleted.insert((ti, u));
+        self.remove_row(ti, u);
+        Ok(())
+    }
+
+    fn remove_row(&mut self, ti: usize, u: Uuid) {
+        let Some(mut row) = self.db.tables[ti].rows.remove(&u) else {
+            return;
+        };
+        for ci in 0..row.columns.len() {
+            if self.db.has_refs(ti, ci) {
+                let d = std::mem::take(&mut row.columns[ci]);
+                self.db.adjust_datum_refs(&mut self.st, (ti, u), ci, &d, -1);
+                row.columns[ci] = d;
+            }
+        }
+        if self.st.replaying_undo {
+            return;
+        }
+        self.st.deleted_queue.push((ti, u));
+        let rt = self.touch(ti, u);
+        if rt.inserted {
+            rt.cols.clear();
+            return;
+        }
+        // Restore the pre-transaction value of touched columns.
+        for (ci, track) in std::mem::take(&mut rt.cols) {
+            let cur = std::mem::take(&mut row.columns[ci]);
+            row.columns[ci] = match track {
+                ColTrack::Old(o) => o,
+                ColTrack::Keys(keys) => restore_keys(cur, &keys),
+            };
+        }
+        rt.deleted_original = Some(row);
+    }
+
+    /// Removes every atom referring to (`tt`, `tu`) from row (`ti`, `u`)'s
+    /// weak-reference columns.
+    fn drop_weak_refs(&mut self, ti: usize, u: Uuid, tt: usize, tu: Uuid) -> Result<()> {
+        let cols: Vec<RefCol> = self.db.meta[ti]
+            .ref_cols
+            .iter()
+            .filter(|rc| {
+                rc.key.is_some_and(|k| k.weak && k.table == tt)
+                    || rc.value.is_some_and(|v| v.weak && v.table == tt)
+            })
+            .cloned()
+            .collect();
+        let target = Atom::Uuid(tu);
+        for rc in cols {
+            let Some(row) = self.db.tables[ti].rows.get(&u) else {
+                return Ok(());
+            };
+            let cur = &row.columns[rc.col];
+            let key_hit = rc.key.is_some_and(|k| k.weak && k.table == tt);
+            let val_hit = rc.value.is_some_and(|v| v.weak && v.table == tt);
+            let diff = match cur {
+                Datum::Set(s) => {
+                    if key_hit && s.contains(&target) {
+                        Datum::scalar(target.clone())
+                    } else {
+                        continue;
+                    }
+                }
+                Datum::Map(m) => {
+                    let pairs: BTreeMap<Atom, Atom> = m
+                        .iter()
+                        .filter(|(k, v)| (key_hit && **k == target) || (val_hit && **v == target))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
+                    if pairs.is_empty() {
+                        continue;
+                    }
+                    Datum::Map(pairs)
+                }
+            };
+            let ty = self.db.schema.tables[ti].columns[rc.col].ty.clone();
+            // Removing never grows the value; a min violation is reported at
+            // commit by the size check.
+            self.apply_diff_at(ti, u, rc.col, &diff).or_else(|_| {
+                let mut v = self.db.tables[ti]
+                    .rows
+                    .get(&u)
+                    .map(|r| r.columns[rc.col].clone())
+                    .unwrap_or_else(|| Datum::empty(&ty));
+                v.subtract(&diff);
+                self.set_at(ti, u, rc.col, v)
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Commits: GC, weak-reference cleanup, integrity and size checks. On
+    /// error everything is rolled back.
+    pub fn commit(mut self) -> Result<TxnChanges> {
+        match self.finish() {
+            Ok(c) => {
+                self.done = true;
+                Ok(c)
+            }
+            Err(e) => {
+                self.rollback();
+                self.done = true;
+                Err(e)
+            }
+        }
+    }
+
+    fn finish(&mut self) -> Result<TxnChanges> {
+        // GC and weak-reference cleanup to a fixpoint.
+        loop {
+            let mut progressed = false;
+            while let Some((tt, tu)) = self.st.gc_candidates.pop() {
+                progressed = true;
+                if self.db.schema.tables[tt].is_root {
+                    continue;
+                }
+                if self.db.tables[tt].rows.contains_key(&tu)
+                    && self.db.tables[tt].strong_refs(&tu) == 0
+                {
+                    self.remove_row(tt, tu);
+                }
+            }
+            while let Some((tt, tu)) = self.st.deleted_queue.pop() {
+                progressed = true;
+                let referrers: Vec<(usize, Uuid)> = self.db.tables[tt]
+                    .weak_in
+                    .get(&tu)
+                    .map(|m| m.keys().copied().collect())
+                    .unwrap_or_default();
+                for (si, su) in referrers {
+                    if self.db.tables[si].rows.contains_key(&su) {
+                        self.drop_weak_refs(si, su, tt, tu)?;
+                    }
+                }
+            }
+            let added = std::mem::take(&mut self.st.weak_added);
+            for (si, su, _col, tt, tu) in added {
+                progressed = true;
+                if self.db.tables[si].rows.contains_key(&su)
+                    && !self.db.tables[tt].rows.contains_key(&tu)
+                {
+                    self.drop_weak_refs(si, su, tt, tu)?;
+                }
+            }
+            if !progressed {
+                break;
+            }
+        }
+        // Strong references must point at existing rows.
+        for &(tt, tu) in &self.st.strong_touched {
+            let n = self.db.tables[tt].strong_refs(&tu);
+            if n > 0 && !self.db.tables[tt].rows.contains_key(&tu) {
+                let tname = &self.db.schema.tables[tt].name;
+                return Err(if self.st.explicitly_deleted.contains(&(tt, tu)) {
+                    Error::referential(format!(
+                        "cannot delete {} row {} because of {} remaining reference(s)",
+                        tname, tu, n
+                    ))
+                } else {
+                    Error::referential(format!(
+                        "reference to nonexistent row {} in table {}",
+                        tu, tname
+                    ))
+                });
+            }
+        }
+        // Sizes of changed columns; maxRows.
+        for (&(ti, u), rt) in &self.st.rows {
+            let ts = &self.db.schema.tables[ti];
+            let Some(row) = self.db.tables[ti].rows.get(&u) else {
+                continue;
+            };
+            let check = |ci: usize| -> Result<()> {
+                row.columns[ci].check_size(&ts.columns[ci].ty).map_err(|e| {
+                    e.context(format!("{}.{} row {}", ts.name, ts.columns[ci].name, u))
+                })
+            };
+            if rt.inserted {
+                for ci in 0..row.columns.len() {
+                    check(ci)?;
+                }
+            } else {
+                for &ci in rt.cols.keys() {
+                    check(ci)?;
+                }
+            }
+        }
+        for &ti in &self.st.table_order {
+            let ts = &self.db.schema.tables[ti];
+            if let Some(m) = ts.max_rows {
+                if self.db.tables[ti].rows.len() > m as usize {
+                    return Err(Error::constraint(format!(
+                        "transaction causes \"{}\" table to contain {} rows, greater than the schema-defined limit of {} row(s)",
+                        ts.name,
+                        self.db.tables[ti].rows.len(),
+                        m
+                    )));
+                }
+            }
+        }
+        self.check_indexes()?;
+        Ok(self.build_changes())
+    }
+
+    /// Unique-index check over tables with changed rows.
+    fn check_indexes(&self) -> Result<()> {
+        for &ti in &self.st.table_order {
+            let ts = &self.db.schema.tables[ti];
+            for ix in &ts.indexes {
+                let cis: Vec<usize> = ix.iter().filter_map(|c| ts.column_index(c)).collect();
+                let touched: Vec<&Uuid> = self
+                    .st
+                    .order
+                    .iter()
+                    .filter(|(t, u)| *t == ti && self.db.tables[ti].rows.contains_key(u))
+                    .map(|(_, u)| u)
+                    .collect();
+                if touched.is_empty() {
+                    continue;
+                }
+                let mut seen: BTreeMap<Vec<&Datum>, Uuid> = BTreeMap::new();
+                for (u, row) in &self.db.tables[ti].rows {
+                    let key: Vec<&Datum> = cis.iter().map(|&c| &row.columns[c]).collect();
+                    if let Some(other) = seen.insert(key, *u) {
+                        return Err(Error::constraint(format!(
+                            "Transaction causes multiple rows in \"{}\" table to have identical values ({}) for index on columns {:?}. First row, with UUID {}, and second row, with UUID {}.",
+                            ts.name,
+                            cis.iter().map(|&c| row.columns[c].to_json().to_string_compact()).collect::<Vec<_>>().join(", "),
+                            ix,
+                            other,
+                            u
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn build_changes(&mut self) -> TxnChanges {
+        let mut by_table: BTreeMap<usize, Vec<RowChange>> = BTreeMap::new();
+        let order = std::mem::take(&mut self.st.order);
+        let mut rows = std::mem::take(&mut self.st.rows);
+        for (ti, u) in &order {
+            let Some(rt) = rows.remove(&(*ti, *u)) else {
+                continue;
+            };
+            let exists = self.db.tables[*ti].rows.contains_key(u);
+            let ts = &self.db.schema.tables[*ti];
+            let kind = if rt.inserted {
+                if !exists {
+                    continue;
+                }
+                ChangeKind::Insert
+            } else if let Some(old) = rt.deleted_original {
+                ChangeKind::Delete { old }
+            } else {
+                let Some(row) = self.db.tables[*ti].rows.get(u) else {
+                    continue;
+                };
+                let mut cols = Vec::new();
+                // Schema column order.
+                for (ci, track) in rt.cols {
+                    let ty = &ts.columns[ci].ty;
+                    let cur = &row.columns[ci];
+                    let (diff, old) = match track {
+                        ColTrack::Old(o) => {
+                            if &o == cur {
+                                continue;
+                            }
+                            (Datum::diff(&o, cur, ty), Some(o))
+                        }
+                        ColTrack::Keys(keys) => {
+                            let d = net_diff(cur, &keys);
+                            if d.is_empty() {
+                                continue;
+                            }
+                            let old = if self.st.track_old {
+                                Some(restore_keys(cur.clone(), &keys))
+                            } else {
+                                None
+                            };
+                            (d, old)
+                        }
+                    };
+                    let old = if self.st.track_old { old } else { None };
+                    cols.push(ColumnChange {
+                        column: ci,
+                        diff,
+                        old,
+                    });
+                }
+                if cols.is_empty() {
+                    continue;
+                }
+                ChangeKind::Modify { columns: cols }
+            };
+            by_table
+                .entry(*ti)
+                .or_default()
+                .push(RowChange { uuid: *u, kind });
+        }
+        let mut out = TxnChanges::default();
+        for &ti in &self.st.table_order {
+            if let Some(rows) = by_table.remove(&ti) {
+                out.tables.push(TableChanges {
+                    table: ti,
+                    name: self.db.schema.tables[ti].name.clone(),
+                    rows,
+                });
+            }
+        }
+        out
+    }
+
+    /// Undoes everything this transaction did.
+    fn rollback(&mut self) {
+        self.st.replaying_undo = true;
+        let order = std::mem::take(&mut self.st.order);
+        let mut rows = std::mem::take(&mut self.st.rows);
+        for (ti, u) in order.into_iter().rev() {
+            let Some(rt) = rows.remove(&(ti, u)) else {
+                continue;
+            };
+            if rt.inserted {
+                self.remove_row(ti, u);
+                continue;
+            }
+            if let Some(orig) = rt.deleted_original {
+                let mut orig = orig;
+                for ci in 0..orig.columns.len() {
+                    if self.db.has_refs(ti, ci) {
+                        let d = std::mem::take(&mut orig.columns[ci]);
+                        self.db.adjust_datum_refs(&mut self.st, (ti, u), ci, &d, 1);
+                        orig.columns[ci] = d;
+                    }
+                }
+                self.db.tables[ti].rows.insert(u, orig);
+                continue;
+            }
+            for (ci, track) in rt.cols {
+                let cur = match self.db.tables[ti].rows.get(&u) {
+                    Some(r) => r.columns[ci].clone(),
+                    None => continue,
+                };
+                let orig = match track {
+                    ColTrack::Old(o) => o,
+                    ColTrack::Keys(keys) => restore_keys(cur, &keys),
+                };
+                let _ = self.set_at(ti, u, ci, orig);
+            }
+        }
+        self.st = TxnState::default();
+    }
+}
+
+impl Drop for Txn<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.rollback();
+        }
+    }
+}
+
+/// The value before the transaction, from the current value and the
+/// original state of the touched keys.
+fn restore_keys(mut cur: Datum, keys: &BTreeMap<Atom, Option<Atom>>) -> Datum {
+    match &mut cur {
+        Datum::Set(s) => {
+            for (k, orig) in keys {
+                if orig.is_some() {
+                    s.insert(k.clone());
+                } else {
+                    s.remove(k);
+                }
+            }
+        }
+        Datum::Map(m) => {
+            for (k, orig) in keys {
+                match orig {
+                    Some(v) => {
+                        m.insert(k.clone(), v.clone());
+                    }
+                    None => {
+                        m.remove(k);
+                    }
+                }
+            }
+        }
+    }
+    cur
+}
+
+/// The diff from the original state of the touched keys to `cur` (§4.2).
+fn net_diff(cur: &Datum, keys: &BTreeMap<Atom, Option<Atom>>) -> Datum {
+    match cur {
+        Datum::Set(s) => Datum::Set(
+            keys.iter()
+                .filter(|(k, orig)| orig.is_some() != s.contains(*k))
+                .map(|(k, _)| k.clone())
+                .collect(),
+        ),
+        Datum::Map(m) => {
+            let mut d = BTreeMap::new();
+            for (k, orig) in keys {
+                match (orig, m.get(k)) {
+                    (None, Some(v)) => {
+                        d.insert(k.clone(), v.clone());
+                    }
+                    (Some(o), None) => {
+                        d.insert(k.clone(), o.clone());
+                    }
+                    (Some(o), Some(v)) if o != v => {
+                        d.insert(k.clone(), v.clone());
+                    }
+                    _ => {}
+                }
+            }
+            Datum::Map(d)
+        }
+    }
+}
+
+/// Whether a column type is written as a diff in [`StorageMode::Diff`].
+pub fn is_diffable(ty: &Type) -> bool {
+    ty.is_composite()
+}
