@@ -1223,7 +1223,9 @@ impl<'a> Txn<'a> {
             }
         }
         // Strong references must point at existing rows.
-        for &(tt, tu) in &self.st.strong_touched {
+        let mut to_check: Vec<(usize, Uuid)> = self.st.strong_touched.iter().copied().collect();
+        to_check.extend(self.st.explicitly_deleted.iter().copied());
+        for &(tt, tu) in &to_check {
             let n = self.db.tables[tt].strong_refs(&tu);
             if n > 0 && !self.db.tables[tt].rows.contains_key(&tu) {
                 let tname = &self.db.schema.tables[tt].name;

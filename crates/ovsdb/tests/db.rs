@@ -1,0 +1,335 @@
+//! Transactions on the in-memory database: GC, weak references, integrity
+//! errors, rollback, no-op dropping and change encoding.
+
+use std::sync::Arc;
+
+use ovsdb::json::parse;
+use ovsdb::{Atom, ChangeKind, Database, DatabaseSchema, Datum, ReplayOptions, StorageMode, Uuid};
+
+const SCHEMA: &str = r#"{"name":"T","version":"1.0.0","tables":{
+  "Group":{"isRoot":true,"columns":{
+     "name":{"type":"string"},
+     "members":{"type":{"key":{"type":"uuid","refTable":"Item"},"min":0,"max":"unlimited"}},
+     "watch":{"type":{"key":{"type":"uuid","refTable":"Item","refType":"weak"},"min":0,"max":"unlimited"}},
+     "byname":{"type":{"key":"string","value":{"type":"uuid","refTable":"Item","refType":"weak"},"min":0,"max":"unlimited"}},
+     "tags":{"type":{"key":"string","value":"string","min":0,"max":"unlimited"}},
+     "prio":{"type":"integer"}},
+   "indexes":[["name"]]},
+  "Item":{"columns":{"name":{"type":"string"}}},
+  "One":{"isRoot":true,"maxRows":1,"columns":{"x":{"type":"integer"}}}}}"#;
+
+fn db() -> Database {
+    Database::new(Arc::new(DatabaseSchema::parse(SCHEMA.as_bytes()).unwrap()))
+}
+fn u(n: u128) -> Uuid {
+    Uuid(n)
+}
+fn s(x: &str) -> Datum {
+    Datum::scalar(Atom::from(x))
+}
+fn uset(ns: &[u128]) -> Datum {
+    Datum::set(ns.iter().map(|&n| Atom::Uuid(u(n))))
+}
+
+fn setup() -> Database {
+    let mut d = db();
+    let mut t = d.begin();
+    t.insert("Item", u(1), vec![("name".into(), s("i1"))])
+        .unwrap();
+    t.insert("Item", u(2), vec![("name".into(), s("i2"))])
+        .unwrap();
+    t.insert("Item", u(3), vec![("name".into(), s("i3"))])
+        .unwrap();
+    t.insert(
+        "Group",
+        u(10),
+        vec![
+            ("name".into(), s("g")),
+            ("members".into(), uset(&[1, 2, 3])),
+            ("watch".into(), uset(&[1, 2])),
+            (
+                "byname".into(),
+                Datum::map([
+                    (Atom::from("a"), Atom::Uuid(u(1))),
+                    (Atom::from("b"), Atom::Uuid(u(3))),
+                ]),
+            ),
+        ],
+    )
+    .unwrap();
+    let c = t.commit().unwrap();
+    assert_eq!(c.row_count(), 4);
+    d
+}
+
+#[test]
+fn unreferenced_insert_is_garbage_collected() {
+    let mut d = db();
+    let mut t = d.begin();
+    t.insert("Item", u(1), vec![("name".into(), s("lonely"))])
+        .unwrap();
+    let c = t.commit().unwrap();
+    assert!(c.is_empty(), "{c:?}");
+    assert_eq!(d.table("Item").unwrap().len(), 0);
+}
+
+#[test]
+fn losing_last_strong_ref_collects_and_cleans_weak_refs() {
+    let mut d = setup();
+    let mut t = d.begin();
+    // Remove item 1 from members: it is collected; the weak refs in watch
+    // and byname disappear (as modifications of the group).
+    t.apply_diff("Group", u(10), "members", &uset(&[1]))
+        .unwrap();
+    let c = t.commit().unwrap();
+    assert!(d.row("Item", &u(1)).is_none());
+    let g = d.row("Group", &u(10)).unwrap();
+    let ts = d.table_schema("Group").unwrap();
+    assert_eq!(g.get(ts, "watch").unwrap(), &uset(&[2]));
+    assert_eq!(
+        g.get(ts, "byname").unwrap(),
+        &Datum::map([(Atom::from("b"), Atom::Uuid(u(3)))])
+    );
+    let body = ovsdb::Json::Object(d.txn_to_json(&c, StorageMode::Diff))
+        .sorted_recursive()
+        .to_string_compact();
+    assert_eq!(
+        body,
+        format!(
+            r#"{{"Group":{{"{g}":{{"byname":["map",[["a",["uuid","{i1}"]]]],"members":["uuid","{i1}"],"watch":["uuid","{i1}"]}}}},"Item":{{"{i1}":null}}}}"#,
+            g = u(10),
+            i1 = u(1)
+        )
+    );
+    // Full mode carries the new values.
+    let full = ovsdb::Json::Object(d.txn_to_json(&c, StorageMode::Full))
+        .sorted_recursive()
+        .to_string_compact();
+    assert!(full.contains(&format!(r#""watch":["uuid","{}"]"#, u(2))));
+    for m in [StorageMode::Full, StorageMode::Diff] {
+        assert_eq!(
+            d.txn_json_len(&c, m),
+            ovsdb::Json::Object(d.txn_to_json(&c, m)).to_bytes().len()
+        );
+    }
+}
+
+#[test]
+fn deleting_root_cascades() {
+    let mut d = setup();
+    let mut t = d.begin();
+    t.delete("Group", u(10)).unwrap();
+    let c = t.commit().unwrap();
+    assert_eq!(d.row_count(), 0);
+    assert_eq!(c.row_count(), 4);
+    assert!(c
+        .tables
+        .iter()
+        .flat_map(|t| &t.rows)
+        .all(|r| matches!(r.kind, ChangeKind::Delete { .. })));
+}
+
+#[test]
+fn dangling_strong_ref_is_rejected_and_rolled_back() {
+    let mut d = setup();
+    let before = d.dump_json(true);
+    let mut t = d.begin();
+    t.set("Group", u(10), "name", s("renamed")).unwrap();
+    t.apply_diff("Group", u(10), "members", &uset(&[99]))
+        .unwrap();
+    let e = t.commit().unwrap_err();
+    assert_eq!(e.tag, "referential integrity violation");
+    assert_eq!(d.dump_json(true), before);
+    // Explicit delete of a referenced non-root row.
+    let mut t = d.begin();
+    t.delete("Item", u(2)).unwrap();
+    let e = t.commit().unwrap_err();
+    assert!(e.details.contains("remaining reference"), "{e}");
+    assert_eq!(d.dump_json(true), before);
+    // Refcounts survived the rollbacks: removing the last ref still GCs.
+    let mut t = d.begin();
+    t.apply_diff("Group", u(10), "members", &uset(&[2]))
+        .unwrap();
+    t.commit().unwrap();
+    assert!(d.row("Item", &u(2)).is_none());
+}
+
+#[test]
+fn dropped_txn_rolls_back() {
+    let mut d = setup();
+    let before = d.dump_json(true);
+    {
+        let mut t = d.begin();
+        t.delete("Group", u(10)).unwrap();
+        t.insert("Item", u(7), vec![]).unwrap();
+        t.apply_diff("Group", u(10), "members", &uset(&[1]))
+            .unwrap_err(); // row gone
+    }
+    assert_eq!(d.dump_json(true), before);
+}
+
+#[test]
+fn weak_ref_to_missing_row_is_dropped() {
+    let mut d = setup();
+    let mut t = d.begin();
+    t.apply_diff("Group", u(10), "watch", &uset(&[3, 42]))
+        .unwrap();
+    let c = t.commit().unwrap();
+    let g = d.row("Group", &u(10)).unwrap();
+    assert_eq!(
+        g.get(d.table_schema("Group").unwrap(), "watch").unwrap(),
+        &uset(&[1, 2, 3])
+    );
+    let ChangeKind::Modify { columns } = &c.tables[0].rows[0].kind else {
+        panic!()
+    };
+    assert_eq!(columns[0].diff, uset(&[3]));
+}
+
+#[test]
+fn no_op_changes_are_dropped_and_diffs_compose() {
+    let mut d = setup();
+    let mut t = d.begin();
+    t.set("Group", u(10), "name", s("g")).unwrap();
+    t.apply_diff("Group", u(10), "members", &uset(&[4]))
+        .unwrap(); // dangling: error at commit
+    let c = t.commit();
+    assert!(c.is_err());
+    let mut t = d.begin();
+    t.set("Group", u(10), "name", s("g")).unwrap();
+    t.apply_diff(
+        "Group",
+        u(10),
+        "tags",
+        &Datum::map([(Atom::from("k"), Atom::from("v"))]),
+    )
+    .unwrap();
+    t.apply_diff(
+        "Group",
+        u(10),
+        "tags",
+        &Datum::map([(Atom::from("k"), Atom::from("v"))]),
+    )
+    .unwrap();
+    let c = t.commit().unwrap();
+    assert!(c.is_empty(), "{c:?}");
+    // Two diffs on one column compose into the net diff.
+    let mut t = d.begin_tracking_old();
+    t.apply_diff(
+        "Group",
+        u(10),
+        "tags",
+        &Datum::map([(Atom::from("k"), Atom::from("v"))]),
+    )
+    .unwrap();
+    t.apply_diff(
+        "Group",
+        u(10),
+        "tags",
+        &Datum::map([
+            (Atom::from("k"), Atom::from("w")),
+            (Atom::from("z"), Atom::from("1")),
+        ]),
+    )
+    .unwrap();
+    t.set("Group", u(10), "prio", Datum::scalar(Atom::Integer(5)))
+        .unwrap();
+    let c = t.commit().unwrap();
+    let ChangeKind::Modify { columns } = &c.tables[0].rows[0].kind else {
+        panic!()
+    };
+    let ts = d.table_schema("Group").unwrap();
+    let names: Vec<&str> = columns
+        .iter()
+        .map(|cc| ts.columns[cc.column].name.as_str())
+        .collect();
+    let mut expect = names.clone();
+    expect.sort_by_key(|n| ts.column_index(n));
+    assert_eq!(names, expect, "schema column order");
+    let tags = columns
+        .iter()
+        .find(|cc| ts.columns[cc.column].name == "tags")
+        .unwrap();
+    assert_eq!(
+        tags.diff,
+        Datum::map([
+            (Atom::from("k"), Atom::from("w")),
+            (Atom::from("z"), Atom::from("1"))
+        ])
+    );
+    assert_eq!(tags.old, Some(Datum::map(Vec::<(Atom, Atom)>::new())));
+}
+
+#[test]
+fn constraints_at_commit() {
+    let mut d = setup();
+    // index uniqueness
+    let mut t = d.begin();
+    t.insert("Group", u(11), vec![("name".into(), s("g"))])
+        .unwrap();
+    assert_eq!(t.commit().unwrap_err().tag, "constraint violation");
+    // maxRows
+    let mut t = d.begin();
+    t.insert("One", u(20), vec![]).unwrap();
+    t.insert("One", u(21), vec![]).unwrap();
+    assert_eq!(t.commit().unwrap_err().tag, "constraint violation");
+    assert_eq!(d.table("One").unwrap().len(), 0);
+}
+
+#[test]
+fn replay_errors_leave_database_unchanged() {
+    let mut d = setup();
+    let before = d.dump_json(true);
+    let g = u(10);
+    for bad in [
+        format!(r#"{{"Nope":{{}}}}"#),
+        format!(r#"{{"_date":"x"}}"#),
+        format!(r#"{{"Group":{{"{g}":{{"nope":1}}}}}}"#),
+        format!(r#"{{"Group":{{"{g}":{{"prio":"x"}}}}}}"#),
+        format!(r#"{{"Group":{{"not-a-uuid":null}}}}"#),
+        format!(r#"{{"Group":{{"{}":null}}}}"#, u(77)),
+        format!(r#"{{"Group":{{"{g}":{{"name":"h"}},"{}":null}}}}"#, u(77)),
+        format!(r#"{{"Group":{{"{g}":5}}}}"#),
+        format!(r#"[]"#),
+    ] {
+        let j = parse(bad.as_bytes()).unwrap();
+        assert!(
+            d.apply_txn_json(&j, ReplayOptions::default()).is_err(),
+            "{bad}"
+        );
+        assert_eq!(d.dump_json(true), before, "{bad}");
+    }
+    // converting mode ignores unknown tables/columns
+    let j = parse(format!(r#"{{"Nope":{{}},"Group":{{"{g}":{{"nope":1,"prio":3}}}}}}"#).as_bytes())
+        .unwrap();
+    let opts = ReplayOptions {
+        converting: true,
+        ..Default::default()
+    };
+    assert_eq!(d.apply_txn_json(&j, opts).unwrap().row_count(), 1);
+}
+
+#[test]
+fn hash_order_rows_follows_hmap() {
+    let mut d = db();
+    let mut t = d.begin();
+    for i in 0..5u128 {
+        t.insert(
+            "Group",
+            u((i + 1) << 96),
+            vec![("name".into(), s(&format!("g{i}")))],
+        )
+        .unwrap();
+    }
+    let mut c = t.commit().unwrap();
+    c.hash_order_rows();
+    let firsts: Vec<u32> = c.tables[0]
+        .rows
+        .iter()
+        .map(|r| r.uuid.first_word())
+        .collect();
+    // hashes 1..5 inserted in order: mask grows to 3 at n=2 and 7? no (n/2>mask only at 8) -> buckets by h&3
+    let order = ovsdb::json::hmap_order(&[1, 2, 3, 4, 5]);
+    let want: Vec<u32> = order.iter().map(|&i| i as u32 + 1).collect();
+    assert_eq!(firsts, want);
+}
