@@ -282,15 +282,15 @@ fn replay_errors_leave_database_unchanged() {
     let before = d.dump_json(true);
     let g = u(10);
     for bad in [
-        format!(r#"{{"Nope":{{}}}}"#),
-        format!(r#"{{"_date":"x"}}"#),
+        r#"{"Nope":{}}"#.to_string(),
+        r#"{"_date":"x"}"#.to_string(),
         format!(r#"{{"Group":{{"{g}":{{"nope":1}}}}}}"#),
         format!(r#"{{"Group":{{"{g}":{{"prio":"x"}}}}}}"#),
-        format!(r#"{{"Group":{{"not-a-uuid":null}}}}"#),
+        r#"{"Group":{"not-a-uuid":null}}"#.to_string(),
         format!(r#"{{"Group":{{"{}":null}}}}"#, u(77)),
         format!(r#"{{"Group":{{"{g}":{{"name":"h"}},"{}":null}}}}"#, u(77)),
         format!(r#"{{"Group":{{"{g}":5}}}}"#),
-        format!(r#"[]"#),
+        "[]".to_string(),
     ] {
         let j = parse(bad.as_bytes()).unwrap();
         assert!(
