@@ -9,9 +9,12 @@
 //! * [`timetravel`]: the replica at any index of a loaded database log.
 
 pub mod cond;
+pub mod index;
 pub mod meta;
+pub mod replica;
 pub mod rng;
 pub mod server;
 
 pub use meta::DbMeta;
+pub use replica::Idl;
 pub use server::{Server, ServerOptions};

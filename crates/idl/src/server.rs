@@ -695,7 +695,7 @@ impl Server {
                 }
                 if n > max as i64 {
                     return Err(Error::constraint(format!(
-                        "Transaction causes \"{}\" table to contain {} rows, greater than the schema-defined limit of {} row(s).",
+                        "transaction causes \"{}\" table to contain {} rows, greater than the schema-defined limit of {} row(s)",
                         t.name, n, max
                     )));
                 }
