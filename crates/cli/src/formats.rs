@@ -146,49 +146,136 @@ pub fn inspect(args: &[String]) -> u8 {
     code
 }
 
-fn todo(name: &str) -> u8 {
-    eprintln!("ovsdb-scope {name}: not built yet");
-    2
-}
-pub fn dump(_args: &[String]) -> u8 {
-    todo("dump")
-}
-/// `check FILE...`: exit 0 when the §6.2 invariants hold, 1 with one line
-/// per violation, 2 for unreadable input.
-pub fn check(args: &[String]) -> u8 {
-    if args.is_empty() || args.iter().any(|a| a.starts_with('-') && a.len() > 1) {
-        eprintln!("usage: ovsdb-scope check FILE...");
-        return 2;
-    }
-    let mut data = Vec::new();
-    for path in args {
-        match read_file(path) {
-            Ok(b) => data.push((path.clone(), b)),
-            Err(e) => {
-                eprintln!("ovsdb-scope: {e}");
+/// `dump [--at INDEX] [--json] FILE`: the database after replaying up to
+/// INDEX (default: the last committed entry; standalone: every record).
+pub fn dump(args: &[String]) -> u8 {
+    let mut json = false;
+    let mut at = None;
+    let mut file = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--json" => json = true,
+            "--at" => match it.next().and_then(|v| v.parse::<u64>().ok()) {
+                Some(v) => at = Some(v),
+                None => {
+                    eprintln!("ovsdb-scope dump: --at needs a log index");
+                    return 2;
+                }
+            },
+            s if s.starts_with('-') && s.len() > 1 => {
+                eprintln!("ovsdb-scope dump: unknown option {s}");
+                return 2;
+            }
+            s if file.is_none() => file = Some(s.to_string()),
+            _ => {
+                eprintln!("usage: ovsdb-scope dump [--at INDEX] [--json] FILE");
                 return 2;
             }
         }
     }
-    let files: Vec<(&str, &[u8])> = data
-        .iter()
-        .map(|(p, b)| (p.as_str(), b.as_slice()))
-        .collect();
-    let rep = ovsdb_log::check_cluster(&files);
-    for w in &rep.warnings {
-        println!("{w}");
+    let Some(path) = file else {
+        eprintln!("usage: ovsdb-scope dump [--at INDEX] [--json] FILE");
+        return 2;
+    };
+    let bytes = match read_file(&path) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("ovsdb-scope: {e}");
+            return 2;
+        }
+    };
+    let upto = at.map_or(ovsdb_log::Upto::Committed, ovsdb_log::Upto::Index);
+    let r = ovsdb_log::replay(&bytes, upto);
+    let mut code = 0;
+    if let Some(e) = &r.error {
+        eprintln!("ovsdb-scope: {path}: {e}");
+        code = 1;
     }
-    for (f, e) in &rep.unreadable {
-        eprintln!("ovsdb-scope: {f}: {e}");
+    let Some(db) = &r.db else {
+        eprintln!("ovsdb-scope: {path}: no database contents (no schema read)");
+        return 1;
+    };
+    if json {
+        println!("{}", db.to_json());
+    } else {
+        println!(
+            "{} ({} rows) after log index {}",
+            db.schema.name,
+            db.row_count(),
+            r.applied
+        );
+        for (ti, ts) in db.schema.tables.iter().enumerate() {
+            if db.tables[ti].is_empty() {
+                continue;
+            }
+            println!("table {} ({} rows)", ts.name, db.tables[ti].len());
+            for (u, row) in &db.tables[ti] {
+                println!("  {u}");
+                let mut cols: Vec<_> = ts
+                    .columns
+                    .iter()
+                    .zip(row)
+                    .filter(|(c, _)| !c.is_implicit())
+                    .collect();
+                cols.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+                for (c, d) in cols {
+                    println!("    {}={}", c.name, d.to_text(&c.ty));
+                }
+            }
+        }
     }
-    for v in &rep.violations {
-        println!("{v}");
-    }
-    if rep.exit_code() == 0 {
-        println!("{} files checked: cluster invariants hold", files.len());
-    }
-    rep.exit_code()
+    code
 }
-pub fn convert(_args: &[String]) -> u8 {
-    todo("convert")
+
+/// `convert --to full|diff IN OUT`
+pub fn convert(args: &[String]) -> u8 {
+    let usage = "usage: ovsdb-scope convert --to full|diff IN OUT";
+    let mut mode = None;
+    let mut files = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--to" => {
+                mode = match it.next().map(String::as_str) {
+                    Some("full") => Some(ovsdb_log::Mode::Full),
+                    Some("diff") => Some(ovsdb_log::Mode::Diff),
+                    _ => {
+                        eprintln!("{usage}");
+                        return 2;
+                    }
+                }
+            }
+            s => files.push(s.to_string()),
+        }
+    }
+    let (Some(mode), [input, output]) = (mode, files.as_slice()) else {
+        eprintln!("{usage}");
+        return 2;
+    };
+    let bytes = match read_file(input) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("ovsdb-scope: {e}");
+            return 2;
+        }
+    };
+    match ovsdb_log::convert::convert(&bytes, mode) {
+        Ok(out) => {
+            if let Err(e) = std::fs::write(output, &out) {
+                eprintln!("ovsdb-scope: {output}: {e}");
+                return 2;
+            }
+            println!(
+                "{input} ({} bytes) -> {output} ({} bytes)",
+                bytes.len(),
+                out.len()
+            );
+            0
+        }
+        Err(e) => {
+            eprintln!("ovsdb-scope: {input}: {e}");
+            1
+        }
+    }
 }

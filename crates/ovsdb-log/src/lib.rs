@@ -5,10 +5,12 @@
 //! Sans-IO: every function works on byte slices; the CLI does the I/O.
 
 pub mod check;
+pub mod convert;
 pub mod error;
 pub mod framing;
 pub mod raft;
 pub mod record;
+pub mod replay;
 pub mod sizes;
 pub mod summary;
 pub mod uuid;
@@ -18,6 +20,8 @@ pub use check::{check_cluster, CheckReport, Violation};
 pub use error::{ErrorKind, LogError};
 pub use framing::{Format, Framer, RawRecord};
 pub use raft::{ClusterHeader, Entry, RaftRecord, RecordBody, Servers, Snapshot};
+pub use replay::{Db, Mode};
+pub use sizes::{replay, EntrySize, Replay, Upto};
 pub use summary::{
     summarize, summarize_cluster, summarize_records, ClusterSummary, EntryBytes, FileSummary,
     RecordKinds, TermSid,

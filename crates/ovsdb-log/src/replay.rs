@@ -1,0 +1,468 @@
+//! Replaying txn records into an in-memory database (spec §2.4, §3.3, §3.6),
+//! with column diffs, strong-reference garbage collection of non-root rows,
+//! and per-record size accounting in both storage modes.
+//!
+//! This is the log crate's own replay state. It uses `ovsdb`'s schema,
+//! datum and diff code; it keeps only what replay needs (rows as column
+//! vectors, strong reference counts).
+
+use ovsdb::json::{Json, Object};
+use ovsdb::{DatabaseSchema, Datum, TableSchema, Type, Uuid};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// Storage mode of txn records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Full new values for modified columns (`--disable-file-column-diff`).
+    Full,
+    /// Column diffs for composite columns, `"_is_diff": true` on every record.
+    Diff,
+}
+
+/// Bytes of `,"_is_diff":true`.
+pub const IS_DIFF_MEMBER_LEN: i64 = 16;
+
+/// What applying one txn record changed in size terms: how many bytes the
+/// record's body would gain (or lose) if written in each mode.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SizeDelta {
+    pub full: i64,
+    pub diff: i64,
+}
+
+/// A row: one datum per column of the table schema (`_uuid`/`_version`
+/// slots stay empty).
+pub type Row = Vec<Datum>;
+
+/// The replayed database.
+#[derive(Debug, Clone)]
+pub struct Db {
+    pub schema: DatabaseSchema,
+    /// Rows per table (same order as `schema.tables`), by UUID.
+    pub tables: Vec<BTreeMap<Uuid, Row>>,
+    /// Strong references pointing at each row.
+    refs: HashMap<Uuid, u32>,
+}
+
+enum Op {
+    Delete,
+    Insert(Row),
+    Modify(Row),
+}
+
+fn strong_targets(ty: &Type) -> bool {
+    ty.key.is_strong_ref() || ty.value.as_ref().is_some_and(|v| v.is_strong_ref())
+}
+
+fn for_each_strong_ref(ty: &Type, d: &Datum, mut f: impl FnMut(Uuid)) {
+    let key_strong = ty.key.is_strong_ref();
+    let val_strong = ty.value.as_ref().is_some_and(|v| v.is_strong_ref());
+    match d {
+        Datum::Set(s) if key_strong => s.iter().filter_map(|a| a.as_uuid()).for_each(&mut f),
+        Datum::Map(m) => {
+            for (k, v) in m {
+                if key_strong {
+                    if let Some(u) = k.as_uuid() {
+                        f(u)
+                    }
+                }
+                if val_strong {
+                    if let Some(u) = v.as_uuid() {
+                        f(u)
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+impl Db {
+    /// An empty database.
+    pub fn new(schema: DatabaseSchema) -> Db {
+        let n = schema.tables.len();
+        Db {
+            schema,
+            tables: vec![BTreeMap::new(); n],
+            refs: HashMap::new(),
+        }
+    }
+
+    fn default_row(t: &TableSchema) -> Row {
+        t.columns
+            .iter()
+            .map(|c| {
+                if c.is_implicit() {
+                    Datum::default()
+                } else {
+                    Datum::default_for(&c.ty)
+                }
+            })
+            .collect()
+    }
+
+    /// Number of rows over all tables.
+    pub fn row_count(&self) -> usize {
+        self.tables.iter().map(BTreeMap::len).sum()
+    }
+
+    fn parse_ops(&self, txn: &Object) -> Result<(Vec<(usize, Uuid, Op)>, SizeDelta), String> {
+        let diff_mode = matches!(txn.get("_is_diff"), Some(Json::Bool(true)));
+        let mut ops = Vec::new();
+        let mut delta = SizeDelta::default();
+        for (name, tj) in txn.iter() {
+            match (name, tj) {
+                ("_date", Json::Integer(_)) | ("_is_diff", Json::Bool(_)) | ("_comment", _) => {
+                    continue
+                }
+                _ => {}
+            }
+            let ti = self
+                .schema
+                .table_index(name)
+                .ok_or_else(|| format!("No table named {name}."))?;
+            let ts = &self.schema.tables[ti];
+            let rows = tj
+                .as_object()
+                .ok_or_else(|| format!("table {name}: object expected"))?;
+            for (us, rj) in rows.iter() {
+                let uuid = Uuid::parse(us)
+                    .filter(|_| us.len() == 36)
+                    .ok_or_else(|| format!("\"{us}\" is not a valid UUID"))?;
+                let existing = self.tables[ti].get(&uuid);
+                if rj.is_null() {
+                    if existing.is_none() {
+                        return Err(format!("transaction deletes row {us} that does not exist"));
+                    }
+                    ops.push((ti, uuid, Op::Delete));
+                    continue;
+                }
+                let cols = rj
+                    .as_object()
+                    .ok_or_else(|| format!("row {us}: object or null expected"))?;
+                match existing {
+                    None => {
+                        let mut row = Self::default_row(ts);
+                        for (cn, cj) in cols.iter() {
+                            let ci = user_column(ts, cn)?;
+                            let d = Datum::from_json(cj, &ts.columns[ci].ty)
+                                .map_err(|e| format!("{name} column {cn}: {e}"))?;
+                            d.check(&ts.columns[ci].ty)
+                                .map_err(|e| format!("{name} column {cn}: {e}"))?;
+                            row[ci] = d;
+                        }
+                        ops.push((ti, uuid, Op::Insert(row)));
+                    }
+                    Some(old) => {
+                        let mut row = old.clone();
+                        for (cn, cj) in cols.iter() {
+                            let ci = user_column(ts, cn)?;
+                            let ty = &ts.columns[ci].ty;
+                            let stored_len = cj.serialized_len() as i64;
+                            let new = if diff_mode && ty.is_composite() {
+                                let d = Datum::diff_from_json(cj, ty)
+                                    .map_err(|e| format!("{name} column {cn}: {e}"))?;
+                                let mut n = old[ci].clone();
+                                n.apply_diff(&d, ty)
+                                    .map_err(|e| format!("{name} column {cn}: {e}"))?;
+                                n.check(ty)
+                                    .map_err(|e| format!("{name} column {cn}: {e}"))?;
+                                n
+                            } else {
+                                let d = Datum::from_json(cj, ty)
+                                    .map_err(|e| format!("{name} column {cn}: {e}"))?;
+                                d.check(ty)
+                                    .map_err(|e| format!("{name} column {cn}: {e}"))?;
+                                d
+                            };
+                            let full_len = new.json_len() as i64;
+                            let diff_len = if ty.is_composite() {
+                                Datum::diff(&old[ci], &new, ty).json_len() as i64
+                            } else {
+                                full_len
+                            };
+                            delta.full += full_len - stored_len;
+                            delta.diff += diff_len - stored_len;
+                            row[ci] = new;
+                        }
+                        ops.push((ti, uuid, Op::Modify(row)));
+                    }
+                }
+            }
+        }
+        let has_flag = txn.contains_key("_is_diff");
+        if has_flag {
+            delta.full -= IS_DIFF_MEMBER_LEN;
+        } else {
+            delta.diff += IS_DIFF_MEMBER_LEN;
+        }
+        Ok((ops, delta))
+    }
+
+    fn add_refs(&mut self, ti: usize, row: &Row, sign: i64, zeroed: &mut Vec<Uuid>) {
+        let ts = &self.schema.tables[ti];
+        for (c, d) in ts.columns.iter().zip(row) {
+            if !strong_targets(&c.ty) {
+                continue;
+            }
+            for_each_strong_ref(&c.ty, d, |u| {
+                let e = self.refs.entry(u).or_insert(0);
+                if sign > 0 {
+                    *e += 1;
+                } else {
+                    *e = e.saturating_sub(1);
+                    if *e == 0 {
+                        zeroed.push(u);
+                    }
+                }
+            });
+        }
+    }
+
+    /// Applies one txn record (the JSON object of §2.3) to the database:
+    /// row existence decides insert vs modify, `_is_diff` decides diff vs
+    /// replace, then strong references are checked and unreferenced
+    /// non-root rows are garbage-collected. On error the database is
+    /// unchanged. Returns the record's size change in each storage mode.
+    pub fn apply_txn(&mut self, txn: &Json) -> Result<SizeDelta, String> {
+        let o = txn.as_object().ok_or("txn record is not a JSON object")?;
+        let (ops, delta) = self.parse_ops(o)?;
+        // Referential integrity of the new values (strong refs must point
+        // at rows that exist after the transaction).
+        let deleted: HashSet<(usize, Uuid)> = ops
+            .iter()
+            .filter(|(_, _, op)| matches!(op, Op::Delete))
+            .map(|(t, u, _)| (*t, *u))
+            .collect();
+        let inserted: HashSet<Uuid> = ops
+            .iter()
+            .filter(|(_, _, op)| matches!(op, Op::Insert(_)))
+            .map(|(_, u, _)| *u)
+            .collect();
+        for (ti, _, op) in &ops {
+            let row = match op {
+                Op::Insert(r) | Op::Modify(r) => r,
+                Op::Delete => continue,
+            };
+            let ts = &self.schema.tables[*ti];
+            for (c, d) in ts.columns.iter().zip(row) {
+                if !strong_targets(&c.ty) {
+                    continue;
+                }
+                let target =
+                    c.ty.key
+                        .ref_table
+                        .as_deref()
+                        .or(c.ty.value.as_ref().and_then(|v| v.ref_table.as_deref()))
+                        .and_then(|t| self.schema.table_index(t));
+                let Some(tt) = target else { continue };
+                let mut missing = None;
+                for_each_strong_ref(&c.ty, d, |u| {
+                    let exists = (self.tables[tt].contains_key(&u) && !deleted.contains(&(tt, u)))
+                        || inserted.contains(&u);
+                    if !exists && missing.is_none() {
+                        missing = Some(u);
+                    }
+                });
+                if let Some(u) = missing {
+                    return Err(format!(
+                        "referential integrity violation: {}.{} refers to missing row {u}",
+                        ts.name, c.name
+                    ));
+                }
+            }
+        }
+        // Commit.
+        let mut zeroed = Vec::new();
+        let mut gc_candidates: Vec<(usize, Uuid)> = Vec::new();
+        for (ti, uuid, op) in ops {
+            let old = match op {
+                Op::Delete => self.tables[ti].remove(&uuid),
+                Op::Insert(row) | Op::Modify(row) => {
+                    self.add_refs(ti, &row, 1, &mut zeroed);
+                    if !self.schema.tables[ti].is_root {
+                        gc_candidates.push((ti, uuid));
+                    }
+                    self.tables[ti].insert(uuid, row)
+                }
+            };
+            if let Some(old) = old {
+                self.add_refs(ti, &old, -1, &mut zeroed);
+            }
+        }
+        self.collect_garbage(gc_candidates, zeroed);
+        Ok(delta)
+    }
+
+    /// Deletes unreferenced rows of non-root tables, cascading.
+    fn collect_garbage(&mut self, mut candidates: Vec<(usize, Uuid)>, zeroed: Vec<Uuid>) {
+        let mut zeroed = zeroed;
+        loop {
+            for u in zeroed.drain(..) {
+                for (ti, t) in self.tables.iter().enumerate() {
+                    if t.contains_key(&u) {
+                        candidates.push((ti, u));
+                    }
+                }
+            }
+            let mut progress = false;
+            for (ti, u) in std::mem::take(&mut candidates) {
+                if self.schema.tables[ti].is_root || self.refs.get(&u).copied().unwrap_or(0) > 0 {
+                    continue;
+                }
+                if let Some(row) = self.tables[ti].remove(&u) {
+                    self.refs.remove(&u);
+                    self.add_refs(ti, &row, -1, &mut zeroed);
+                    progress = true;
+                }
+            }
+            if !progress && zeroed.is_empty() {
+                break;
+            }
+        }
+    }
+
+    /// Rewrites a txn record for `mode`, given the database state *before*
+    /// the record (call before [`Db::apply_txn`]). Modified composite
+    /// columns get diffs (Diff) or full values (Full); `_is_diff` is
+    /// added/removed; everything else, member order included, is kept.
+    pub fn transform_txn(&self, txn: &Json, mode: Mode) -> Result<Json, String> {
+        let o = txn.as_object().ok_or("txn record is not a JSON object")?;
+        let diff_mode = matches!(o.get("_is_diff"), Some(Json::Bool(true)));
+        let mut out = Object::with_capacity(o.len() + 1);
+        for (name, tj) in o.iter() {
+            if name == "_is_diff" {
+                continue;
+            }
+            let Some(ti) = self.schema.table_index(name) else {
+                if name == "_comment" {
+                    out.push_unchecked(name, tj.clone());
+                    if mode == Mode::Diff {
+                        out.push_unchecked("_is_diff", Json::Bool(true));
+                    }
+                } else {
+                    out.push_unchecked(name, tj.clone());
+                }
+                continue;
+            };
+            let ts = &self.schema.tables[ti];
+            let Some(rows) = tj.as_object() else {
+                out.push_unchecked(name, tj.clone());
+                continue;
+            };
+            let mut nrows = Object::with_capacity(rows.len());
+            for (us, rj) in rows.iter() {
+                let old = Uuid::parse(us).and_then(|u| self.tables[ti].get(&u));
+                let (Some(old), Some(cols)) = (old, rj.as_object()) else {
+                    nrows.push_unchecked(us, rj.clone());
+                    continue;
+                };
+                let mut ncols = Object::with_capacity(cols.len());
+                for (cn, cj) in cols.iter() {
+                    let ci = user_column(ts, cn)?;
+                    let ty = &ts.columns[ci].ty;
+                    if !ty.is_composite() {
+                        ncols.push_unchecked(cn, cj.clone());
+                        continue;
+                    }
+                    let new = if diff_mode {
+                        let d = Datum::diff_from_json(cj, ty).map_err(|e| e.to_string())?;
+                        old[ci].with_diff(&d, ty).map_err(|e| e.to_string())?
+                    } else {
+                        Datum::from_json(cj, ty).map_err(|e| e.to_string())?
+                    };
+                    let v = match mode {
+                        Mode::Full => new.to_json(),
+                        Mode::Diff => Datum::diff(&old[ci], &new, ty).to_json(),
+                    };
+                    ncols.push_unchecked(cn, v);
+                }
+                nrows.push_unchecked(us, Json::Object(ncols));
+            }
+            out.push_unchecked(name, Json::Object(nrows));
+        }
+        if mode == Mode::Diff && !out.contains_key("_is_diff") {
+            // Keep the C insertion order: tables, _comment, _is_diff, _date.
+            let members = out.into_members();
+            let mut o2 = Object::with_capacity(members.len() + 1);
+            let mut placed = false;
+            for (k, v) in members {
+                if k == "_date" && !placed {
+                    o2.push_unchecked("_is_diff", Json::Bool(true));
+                    placed = true;
+                }
+                o2.push_unchecked(k, v);
+            }
+            if !placed {
+                o2.push_unchecked("_is_diff", Json::Bool(true));
+            }
+            out = o2;
+        }
+        Ok(Json::Object(out))
+    }
+
+    /// Converts the database to another schema (no-data conversion
+    /// entries, §3.3): rows of tables present in both are kept, columns
+    /// present in both are copied (re-parsed when the type changed), new
+    /// columns get defaults.
+    pub fn convert(&self, schema: DatabaseSchema) -> Result<Db, String> {
+        let mut db = Db::new(schema);
+        for (nti, nts) in db.schema.tables.clone().iter().enumerate() {
+            let Some(oti) = self.schema.table_index(&nts.name) else {
+                continue;
+            };
+            let ots = &self.schema.tables[oti];
+            for (u, orow) in &self.tables[oti] {
+                let mut row = Self::default_row(nts);
+                for (ci, c) in nts.columns.iter().enumerate() {
+                    if c.is_implicit() {
+                        continue;
+                    }
+                    let Some(oci) = ots.column_index(&c.name) else {
+                        continue;
+                    };
+                    row[ci] = if ots.columns[oci].ty == c.ty {
+                        orow[oci].clone()
+                    } else {
+                        Datum::from_json(&orow[oci].to_json(), &c.ty)
+                            .map_err(|e| format!("converting {}.{}: {e}", nts.name, c.name))?
+                    };
+                }
+                let mut z = Vec::new();
+                db.add_refs(nti, &row, 1, &mut z);
+                db.tables[nti].insert(*u, row);
+            }
+        }
+        Ok(db)
+    }
+
+    /// `{table: {uuid: {column: datum}}}` with every persistent user column,
+    /// tables, rows and columns sorted (OVSDB JSON notation for datums).
+    pub fn to_json(&self) -> Json {
+        let mut out = Object::new();
+        for (ti, ts) in self.schema.tables.iter().enumerate() {
+            let mut rows = Object::with_capacity(self.tables[ti].len());
+            for (u, row) in &self.tables[ti] {
+                let mut cols = Object::new();
+                for (c, d) in ts.columns.iter().zip(row) {
+                    if c.is_implicit() {
+                        continue;
+                    }
+                    cols.push_unchecked(c.name.clone(), d.to_json());
+                }
+                cols.sort();
+                rows.push_unchecked(u.to_string(), Json::Object(cols));
+            }
+            out.push_unchecked(ts.name.clone(), Json::Object(rows));
+        }
+        out.sort();
+        Json::Object(out)
+    }
+}
+
+fn user_column(ts: &TableSchema, name: &str) -> Result<usize, String> {
+    match ts.column_index(name) {
+        Some(i) if !ts.columns[i].is_implicit() => Ok(i),
+        _ => Err(format!("No column {name} in table {}.", ts.name)),
+    }
+}
