@@ -44,6 +44,9 @@ pub struct Db {
     refs: HashMap<Uuid, u32>,
 }
 
+/// (table index, row, operation).
+type RowOp = (usize, Uuid, Op);
+
 enum Op {
     Delete,
     Insert(Row),
@@ -106,7 +109,7 @@ impl Db {
         self.tables.iter().map(BTreeMap::len).sum()
     }
 
-    fn parse_ops(&self, txn: &Object) -> Result<(Vec<(usize, Uuid, Op)>, SizeDelta), String> {
+    fn parse_ops(&self, txn: &Object) -> Result<(Vec<RowOp>, SizeDelta), String> {
         let diff_mode = matches!(txn.get("_is_diff"), Some(Json::Bool(true)));
         let mut ops = Vec::new();
         let mut delta = SizeDelta::default();
