@@ -1,1 +1,20 @@
-//! timeline (being built).
+//! The timeline view model shared by the web app and the CLI.
+//!
+//! Built from `ovsdb-log`'s reader and summaries, it holds everything the
+//! renderer needs as plain data: one [`Lane`] per file (server), with entries,
+//! term bands, leaders, votes, commit progress, markers, per-entry sizes in
+//! each [`StorageMode`] and the cumulative file size; a [`Viewport`] for
+//! zoom/pan; a [`Layout`] that maps lanes to pixel rows and answers
+//! hit-testing; and per-pixel-column aggregation so drawing 100k entries stays
+//! cheap. Sans-IO: it takes bytes and returns values, and never draws.
+
+pub mod inspect;
+pub mod model;
+pub mod view;
+
+pub use inspect::{inspect_record, ColumnChange, EntryDetail, RowChange, TableChange};
+pub use model::{
+    build_lane, build_timeline, ClusterInfo, CommitPoint, Entry, Lane, LaneSummary, Marker,
+    MarkerKind, ServerInfo, Sizes, StorageMode, TermBand, TermInfo, Timeline, Truncation,
+};
+pub use view::{Column, Hit, Layout, Viewport};

@@ -1,0 +1,793 @@
+//! Lanes, entries, bands and markers built from the bytes of one or more
+//! database files.
+
+use ovsdb::json::Json;
+use ovsdb_log::record::{Record, TxnRecord};
+use ovsdb_log::{Format, Framer, RecordBody};
+
+#[cfg(feature = "serde")]
+use serde::{Deserialize, Serialize};
+
+/// Which size of an entry is shown: the bytes as stored in the file, or the
+/// bytes the same change would take written with full values or with column
+/// diffs.
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum StorageMode {
+    #[default]
+    Stored,
+    Full,
+    Diff,
+}
+
+impl StorageMode {
+    pub const ALL: [StorageMode; 3] = [StorageMode::Stored, StorageMode::Full, StorageMode::Diff];
+
+    /// `"stored"`, `"full"` or `"diff"` (URL hash, test ids, JSON keys).
+    pub fn name(self) -> &'static str {
+        match self {
+            StorageMode::Stored => "stored",
+            StorageMode::Full => "full",
+            StorageMode::Diff => "diff",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<StorageMode> {
+        StorageMode::ALL.into_iter().find(|m| m.name() == s)
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            StorageMode::Stored => "as stored",
+            StorageMode::Full => "full values",
+            StorageMode::Diff => "diffs",
+        }
+    }
+}
+
+/// Sizes of one record (header line + body), per storage mode. `full` and
+/// `diff` are `None` where the core could not compute them.
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Sizes {
+    pub stored: u64,
+    pub full: Option<u64>,
+    pub diff: Option<u64>,
+}
+
+impl Sizes {
+    pub fn get(&self, mode: StorageMode) -> Option<u64> {
+        match mode {
+            StorageMode::Stored => Some(self.stored),
+            StorageMode::Full => self.full,
+            StorageMode::Diff => self.diff,
+        }
+    }
+
+    /// The size in `mode`, falling back to the stored size when unknown.
+    pub fn or_stored(&self, mode: StorageMode) -> u64 {
+        self.get(mode).unwrap_or(self.stored)
+    }
+}
+
+/// One log entry (clustered) or transaction (standalone).
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    /// Raft log index; for standalone files the record number.
+    pub index: u64,
+    /// Raft term (0 for standalone files).
+    pub term: u64,
+    /// Record number in the file (0 = header/schema).
+    pub record: u32,
+    /// Byte offset of the record's header line.
+    pub offset: u64,
+    /// Carries a database change (`data`), as opposed to a Raft-internal entry.
+    pub has_data: bool,
+    /// A later entry with an index at or below this one replaced it.
+    pub superseded: bool,
+    pub eid: Option<String>,
+    /// The transaction's `_comment`.
+    pub comment: Option<String>,
+    /// The transaction's `_date`, in ms since the epoch.
+    pub date_ms: Option<i64>,
+    /// Number of tables / rows the change touches.
+    pub tables: u32,
+    pub rows: u32,
+    pub sizes: Sizes,
+    /// New configuration carried by the entry (membership change).
+    pub servers: Option<Vec<(String, String)>>,
+    pub election_timer: Option<u64>,
+}
+
+/// A term as one server saw it.
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[derive(Clone, Debug, PartialEq)]
+pub struct TermBand {
+    pub term: u64,
+    /// Log index where the term starts in this lane (the next index to be
+    /// written when the term was first seen).
+    pub start: u64,
+    /// Last index covered (inclusive); `start - 1` for an empty term.
+    pub end: u64,
+    pub leader: Option<String>,
+    /// Whom this server voted for in the term.
+    pub vote: Option<String>,
+}
+
+/// A commit-index record: at `at_index` (last index in the log when it was
+/// written) the server learned that everything up to `commit_index` was
+/// committed.
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommitPoint {
+    pub record: u32,
+    pub at_index: u64,
+    pub commit_index: u64,
+}
+
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[derive(Clone, Debug, PartialEq)]
+pub enum MarkerKind {
+    /// The file starts with a snapshot up to this index (compaction).
+    Snapshot { term: u64 },
+    /// A configuration change entry.
+    Membership { servers: Vec<String> },
+    /// An election-timer change entry.
+    ElectionTimer { ms: u64 },
+    /// A Raft note (`transfer leadership`, `left`).
+    Note {
+        note: String,
+        comment: Option<String>,
+    },
+    /// Entries from this index on were replaced by later ones.
+    Superseded { count: u32 },
+    /// A `check` violation of the core, at this index.
+    Check { rule: String, message: String },
+    /// A leader record.
+    Leader { term: u64, sid: String },
+    /// A vote record.
+    Vote { term: u64, sid: String },
+}
+
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[derive(Clone, Debug, PartialEq)]
+pub struct Marker {
+    pub index: u64,
+    pub record: u32,
+    pub kind: MarkerKind,
+}
+
+/// Where reading stopped on a damaged file.
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[derive(Clone, Debug, PartialEq)]
+pub struct Truncation {
+    pub record: u64,
+    pub offset: u64,
+    pub reason: String,
+    pub code: String,
+    /// Index after the last good entry: where the damage sits on the x axis.
+    pub at_index: u64,
+}
+
+/// The figures `ovsdb-scope inspect --json` reports for the file, as
+/// computed by `ovsdb_log::summarize`.
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct LaneSummary {
+    /// `"standalone"` / `"clustered"`.
+    pub format: String,
+    pub database: String,
+    pub schema_version: Option<String>,
+    pub server_id: Option<String>,
+    pub cluster_id: Option<String>,
+    pub local_address: Option<String>,
+    pub records: u64,
+    /// Entries (clustered) or transactions (standalone).
+    pub entries: u64,
+    pub terms: Vec<u64>,
+    pub snapshot_index: Option<u64>,
+    pub last_index: Option<u64>,
+    pub commit_index: Option<u64>,
+    pub bytes: u64,
+    pub entry_bytes: Sizes,
+    /// The file's object of `inspect --json`, serialized by the core.
+    pub inspect_json: String,
+}
+
+/// One file: one server of a cluster, or a standalone database.
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lane {
+    /// File name as given.
+    pub name: String,
+    pub summary: LaneSummary,
+    pub clustered: bool,
+    /// Index of the snapshot the file starts from (0 if none).
+    pub snapshot_index: u64,
+    /// Entries in file order.
+    pub entries: Vec<Entry>,
+    /// True when `entries` is sorted by index (no superseded entries).
+    pub monotonic: bool,
+    pub bands: Vec<TermBand>,
+    pub commits: Vec<CommitPoint>,
+    pub markers: Vec<Marker>,
+    /// Bytes of the file before the first entry (header/schema record and
+    /// any Raft bookkeeping records before it).
+    pub base_bytes: u64,
+    pub truncated: Option<Truncation>,
+}
+
+/// A server of the cluster as the files describe it.
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerInfo {
+    pub sid: String,
+    pub address: String,
+    /// Lane of the file written by this server, if it was loaded.
+    pub lane: Option<usize>,
+}
+
+/// A term across the cluster: its leader and who voted for whom.
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[derive(Clone, Debug, PartialEq)]
+pub struct TermInfo {
+    pub term: u64,
+    pub leaders: Vec<String>,
+    /// `(voter lane name, voted-for sid)`.
+    pub votes: Vec<(String, String)>,
+}
+
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ClusterInfo {
+    pub cluster_id: Option<String>,
+    pub servers: Vec<ServerInfo>,
+    pub terms: Vec<TermInfo>,
+    /// Per lane: highest commit index recorded.
+    pub commit_index: Vec<Option<u64>>,
+    /// Check results (empty when invariants hold); also marked on lanes.
+    pub violations: Vec<String>,
+    pub problems: Vec<String>,
+    /// `{"files":[...],"cluster":...}` exactly as `inspect --json` prints it.
+    pub inspect_json: String,
+}
+
+/// Everything the renderer needs.
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timeline {
+    pub lanes: Vec<Lane>,
+    /// Smallest and largest index over all lanes (the x range).
+    pub min_index: u64,
+    pub max_index: u64,
+    pub cluster: ClusterInfo,
+}
+
+fn json_servers(s: &ovsdb_log::Servers) -> Vec<(String, String)> {
+    s.0.iter()
+        .map(|(sid, addr)| (sid.to_string(), addr.clone()))
+        .collect()
+}
+
+/// Tables and rows touched by a txn object.
+fn txn_counts(t: &TxnRecord) -> (u32, u32) {
+    let rows: usize = t
+        .tables
+        .iter()
+        .map(|(_, rows)| rows.as_object().map_or(0, |o| o.len()))
+        .sum();
+    (t.tables.len() as u32, rows as u32)
+}
+
+fn summary_of(name: &str, s: &ovsdb_log::FileSummary) -> LaneSummary {
+    let clustered = s.format == Some(Format::Clustered);
+    LaneSummary {
+        format: s.format.map_or("", |f| f.name()).to_string(),
+        database: s.database.clone().unwrap_or_default(),
+        schema_version: s.schema_version.clone(),
+        server_id: s.server_id.map(|x| x.to_string()),
+        cluster_id: s.cluster_id.map(|x| x.to_string()),
+        local_address: s.local_address.clone(),
+        records: s.records as u64,
+        entries: if clustered {
+            s.record_kinds.entry as u64
+        } else {
+            s.record_kinds.txn as u64
+        },
+        terms: s.terms.clone(),
+        snapshot_index: s.snapshot_index,
+        last_index: s.last_index,
+        commit_index: s.commit_index,
+        bytes: s.bytes,
+        entry_bytes: Sizes {
+            stored: s.entry_bytes.stored,
+            full: s.entry_bytes.full,
+            diff: s.entry_bytes.diff,
+        },
+        inspect_json: s.to_json(Some(name)).to_string_compact(),
+    }
+}
+
+/// Builds one lane from a file's bytes. Never fails: a file that is not an
+/// OVSDB log gives a lane with no records (check `summary.records`), and a
+/// damaged tail is reported in `truncated` with everything before it kept.
+/// `progress` is called now and then with the number of bytes read.
+pub fn build_lane(name: &str, bytes: &[u8], progress: &mut dyn FnMut(u64)) -> Lane {
+    build_lane_and_summary(name, bytes, progress).0
+}
+
+fn build_lane_and_summary(
+    name: &str,
+    bytes: &[u8],
+    progress: &mut dyn FnMut(u64),
+) -> (Lane, ovsdb_log::FileSummary) {
+    let summary = ovsdb_log::summarize(bytes);
+    let clustered = summary.format == Some(Format::Clustered);
+    let format = summary.format.unwrap_or(Format::Clustered);
+    let mut lane = Lane {
+        name: name.to_string(),
+        summary: summary_of(name, &summary),
+        clustered,
+        snapshot_index: 0,
+        entries: Vec::new(),
+        monotonic: true,
+        bands: Vec::new(),
+        commits: Vec::new(),
+        markers: Vec::new(),
+        base_bytes: 0,
+        truncated: None,
+    };
+    // Next index to be written (Raft's log_end), and the term in effect.
+    let mut log_end: u64 = 1;
+    let mut term: u64 = 0;
+    let mut last_progress = 0u64;
+    let mut framer = Framer::new(bytes);
+    for raw in framer.by_ref() {
+        let raw = match raw {
+            Ok(r) => r,
+            Err(_) => break,
+        };
+        if raw.offset - last_progress >= 1 << 20 {
+            last_progress = raw.offset;
+            progress(raw.offset);
+        }
+        let rec = match raw.decode(format) {
+            Ok(r) => r,
+            Err(_) => break,
+        };
+        let record = raw.index as u32;
+        if lane.entries.is_empty() {
+            lane.base_bytes = raw.offset;
+        }
+        match rec {
+            Record::Header(h) => {
+                if let Some(snap) = &h.snapshot {
+                    lane.snapshot_index = snap.index;
+                    log_end = snap.index + 1;
+                    lane.markers.push(Marker {
+                        index: snap.index,
+                        record,
+                        kind: MarkerKind::Snapshot { term: snap.term },
+                    });
+                }
+            }
+            Record::Schema(_) => {}
+            Record::Txn(t) => {
+                let (tables, rows) = txn_counts(&t);
+                lane.entries.push(Entry {
+                    index: raw.index as u64,
+                    term: 0,
+                    record,
+                    offset: raw.offset,
+                    has_data: true,
+                    superseded: false,
+                    eid: None,
+                    comment: t.comment_str().map(str::to_string),
+                    date_ms: t.date_ms(),
+                    tables,
+                    rows,
+                    sizes: Sizes {
+                        stored: raw.total_len(),
+                        full: None,
+                        diff: None,
+                    },
+                    servers: None,
+                    election_timer: None,
+                });
+                log_end = raw.index as u64 + 1;
+            }
+            Record::Raft(r) => {
+                if let Some(t) = r.term() {
+                    if t > term {
+                        term = t;
+                        if let Some(b) = lane.bands.last_mut() {
+                            b.end = log_end.saturating_sub(1).max(b.start.saturating_sub(1));
+                        }
+                        lane.bands.push(TermBand {
+                            term: t,
+                            start: log_end,
+                            end: log_end.saturating_sub(1),
+                            leader: None,
+                            vote: None,
+                        });
+                    }
+                }
+                match r.body {
+                    RecordBody::Entry(e) => {
+                        if e.index < log_end {
+                            // A conflicting suffix is replaced (Raft §3.6).
+                            let mut count = 0;
+                            for old in lane.entries.iter_mut().rev() {
+                                if old.index < e.index {
+                                    break;
+                                }
+                                if !old.superseded {
+                                    old.superseded = true;
+                                    count += 1;
+                                }
+                            }
+                            lane.monotonic = false;
+                            lane.markers.push(Marker {
+                                index: e.index,
+                                record,
+                                kind: MarkerKind::Superseded { count },
+                            });
+                        }
+                        log_end = e.index + 1;
+                        let txn = e
+                            .data
+                            .as_ref()
+                            .and_then(Json::as_array)
+                            .and_then(|a| a.get(1))
+                            .filter(|t| !t.is_null())
+                            .and_then(|t| TxnRecord::from_json(t).ok());
+                        let (tables, rows) = txn.as_ref().map_or((0, 0), txn_counts);
+                        if let Some(s) = &e.servers {
+                            lane.markers.push(Marker {
+                                index: e.index,
+                                record,
+                                kind: MarkerKind::Membership {
+                                    servers: s.0.iter().map(|(sid, _)| sid.to_string()).collect(),
+                                },
+                            });
+                        }
+                        if let Some(ms) = e.election_timer {
+                            lane.markers.push(Marker {
+                                index: e.index,
+                                record,
+                                kind: MarkerKind::ElectionTimer { ms },
+                            });
+                        }
+                        if let Some(b) = lane.bands.last_mut() {
+                            b.end = b.end.max(e.index);
+                        }
+                        lane.entries.push(Entry {
+                            index: e.index,
+                            term: e.term,
+                            record,
+                            offset: raw.offset,
+                            has_data: e.data.is_some(),
+                            superseded: false,
+                            eid: e.eid.map(|x| x.to_string()),
+                            comment: txn
+                                .as_ref()
+                                .and_then(|t| t.comment_str().map(str::to_string)),
+                            date_ms: txn.as_ref().and_then(TxnRecord::date_ms),
+                            tables,
+                            rows,
+                            sizes: Sizes {
+                                stored: raw.total_len(),
+                                full: None,
+                                diff: None,
+                            },
+                            servers: e.servers.as_ref().map(json_servers),
+                            election_timer: e.election_timer,
+                        });
+                    }
+                    RecordBody::Vote { term: t, vote } => {
+                        if let Some(b) = lane.bands.iter_mut().rev().find(|b| b.term == t) {
+                            b.vote = Some(vote.to_string());
+                        }
+                        lane.markers.push(Marker {
+                            index: log_end,
+                            record,
+                            kind: MarkerKind::Vote {
+                                term: t,
+                                sid: vote.to_string(),
+                            },
+                        });
+                    }
+                    RecordBody::Leader { term: t, leader } => {
+                        if let Some(b) = lane.bands.iter_mut().rev().find(|b| b.term == t) {
+                            b.leader = Some(leader.to_string());
+                        }
+                        lane.markers.push(Marker {
+                            index: log_end,
+                            record,
+                            kind: MarkerKind::Leader {
+                                term: t,
+                                sid: leader.to_string(),
+                            },
+                        });
+                    }
+                    RecordBody::CommitIndex { commit_index } => lane.commits.push(CommitPoint {
+                        record,
+                        at_index: log_end.saturating_sub(1),
+                        commit_index,
+                    }),
+                    RecordBody::Note { note } => lane.markers.push(Marker {
+                        index: log_end,
+                        record,
+                        kind: MarkerKind::Note {
+                            note,
+                            comment: r.comment,
+                        },
+                    }),
+                    RecordBody::Term { .. } => {}
+                }
+            }
+        }
+    }
+    if lane.entries.is_empty() {
+        lane.base_bytes = framer.good_end();
+    }
+    if let Some(e) = &summary.truncated {
+        lane.truncated = Some(Truncation {
+            record: e.record as u64,
+            offset: e.offset,
+            reason: e.kind.to_string(),
+            code: e.kind.code().to_string(),
+            at_index: log_end,
+        });
+    }
+    progress(bytes.len() as u64);
+    (lane, summary)
+}
+
+/// Builds the timeline of several files of one cluster (or one file).
+/// `files` are `(name, bytes)`; lanes keep the given order.
+pub fn build_timeline(files: &[(&str, &[u8])], progress: &mut dyn FnMut(u64)) -> Timeline {
+    let mut done = 0u64;
+    let mut lanes = Vec::with_capacity(files.len());
+    let mut summaries = Vec::with_capacity(files.len());
+    for (name, bytes) in files {
+        let base = done;
+        let (lane, summary) = build_lane_and_summary(name, bytes, &mut |n| progress(base + n));
+        done += bytes.len() as u64;
+        summaries.push(summary);
+        lanes.push(lane);
+    }
+    finish_timeline(lanes, files, &summaries)
+}
+
+/// Assembles lanes into a timeline: x range, cluster view, check markers.
+pub fn finish_timeline(
+    mut lanes: Vec<Lane>,
+    files: &[(&str, &[u8])],
+    summaries: &[ovsdb_log::FileSummary],
+) -> Timeline {
+    let mut min_index = u64::MAX;
+    let mut max_index = 0u64;
+    for l in &lanes {
+        if let Some(first) = l.entries.iter().map(|e| e.index).min() {
+            min_index = min_index.min(first.min(l.snapshot_index.max(1)));
+        } else if l.snapshot_index > 0 {
+            min_index = min_index.min(l.snapshot_index);
+        }
+        max_index = max_index.max(l.entries.iter().map(|e| e.index).max().unwrap_or(0));
+        max_index = max_index.max(l.snapshot_index);
+    }
+    if min_index == u64::MAX {
+        min_index = 0;
+    }
+    if max_index < min_index {
+        max_index = min_index;
+    }
+    let cluster = cluster_info(&mut lanes, files, summaries);
+    Timeline {
+        lanes,
+        min_index,
+        max_index,
+        cluster,
+    }
+}
+
+fn cluster_info(
+    lanes: &mut [Lane],
+    files: &[(&str, &[u8])],
+    summaries: &[ovsdb_log::FileSummary],
+) -> ClusterInfo {
+    let mut info = ClusterInfo {
+        commit_index: lanes.iter().map(|l| l.summary.commit_index).collect(),
+        ..ClusterInfo::default()
+    };
+    // inspect --json: files plus the cluster object (null for one
+    // standalone file, like the CLI).
+    let mut files_json = Vec::new();
+    for l in lanes.iter() {
+        files_json.push(l.summary.inspect_json.clone());
+    }
+    let clustered: Vec<&ovsdb_log::FileSummary> = summaries
+        .iter()
+        .filter(|s| s.format == Some(Format::Clustered))
+        .collect();
+    let cluster_json = if clustered.is_empty() {
+        "null".to_string()
+    } else {
+        let cs = ovsdb_log::summarize_cluster(summaries);
+        info.cluster_id = cs.cluster_id.map(|x| x.to_string());
+        info.problems = cs.problems.clone();
+        cs.to_json().to_string_compact()
+    };
+    info.inspect_json = format!(
+        "{{\"files\":[{}],\"cluster\":{}}}",
+        files_json.join(","),
+        cluster_json
+    );
+
+    // Servers: every configuration seen (header prev_servers, membership
+    // entries), with the lane of the file each server wrote.
+    let mut servers: Vec<ServerInfo> = Vec::new();
+    let mut add = |sid: String, address: String| {
+        if let Some(s) = servers.iter_mut().find(|s| s.sid == sid) {
+            if s.address.is_empty() {
+                s.address = address;
+            }
+        } else {
+            servers.push(ServerInfo {
+                sid,
+                address,
+                lane: None,
+            });
+        }
+    };
+    for l in lanes.iter() {
+        if let (Some(sid), Some(addr)) = (&l.summary.server_id, &l.summary.local_address) {
+            add(sid.clone(), addr.clone());
+        }
+        for e in &l.entries {
+            if let Some(s) = &e.servers {
+                for (sid, addr) in s {
+                    add(sid.clone(), addr.clone());
+                }
+            }
+        }
+    }
+    for s in servers.iter_mut() {
+        s.lane = lanes
+            .iter()
+            .position(|l| l.summary.server_id.as_deref() == Some(s.sid.as_str()));
+    }
+    info.servers = servers;
+
+    // Terms: leaders and votes from every lane.
+    let mut terms: Vec<TermInfo> = Vec::new();
+    for l in lanes.iter() {
+        for b in &l.bands {
+            let t = match terms.iter_mut().find(|t| t.term == b.term) {
+                Some(t) => t,
+                None => {
+                    terms.push(TermInfo {
+                        term: b.term,
+                        leaders: Vec::new(),
+                        votes: Vec::new(),
+                    });
+                    terms.last_mut().expect("just pushed")
+                }
+            };
+            if let Some(ld) = &b.leader {
+                if !t.leaders.contains(ld) {
+                    t.leaders.push(ld.clone());
+                }
+            }
+            if let Some(v) = &b.vote {
+                t.votes.push((l.name.clone(), v.clone()));
+            }
+        }
+    }
+    terms.sort_by_key(|t| t.term);
+    info.terms = terms;
+
+    // The core's check, marked on the lanes where violations happen.
+    let clustered_files: Vec<(&str, &[u8])> = files
+        .iter()
+        .zip(summaries)
+        .filter(|(_, s)| s.format == Some(Format::Clustered) && s.truncated.is_none())
+        .map(|(f, _)| *f)
+        .collect();
+    if !clustered_files.is_empty() {
+        let report = ovsdb_log::check_cluster(&clustered_files);
+        for v in &report.violations {
+            info.violations
+                .push(format!("{}: {} ({})", v.file, v.message, v.rule));
+            if let Some(lane) = lanes.iter_mut().find(|l| l.name == v.file) {
+                lane.markers.push(Marker {
+                    index: v.index.unwrap_or(lane.snapshot_index),
+                    record: v.record.unwrap_or(0) as u32,
+                    kind: MarkerKind::Check {
+                        rule: v.rule.to_string(),
+                        message: v.message.clone(),
+                    },
+                });
+            }
+        }
+    }
+    info
+}
+
+impl Lane {
+    /// Entries whose index lies in `[lo, hi]`, as a range of `entries`
+    /// (binary search when the lane is monotonic).
+    pub fn visible(&self, lo: f64, hi: f64) -> std::ops::Range<usize> {
+        if !self.monotonic {
+            return 0..self.entries.len();
+        }
+        let a = self.entries.partition_point(|e| (e.index as f64) < lo);
+        let b = self.entries.partition_point(|e| (e.index as f64) <= hi);
+        a..b.max(a)
+    }
+
+    /// Cumulative file size after each entry (same order as `entries`), in
+    /// the given storage mode: every record before and including the entry,
+    /// with data-carrying entries counted at their size in `mode`.
+    pub fn cumulative(&self, mode: StorageMode) -> Vec<u64> {
+        let mut out = Vec::with_capacity(self.entries.len());
+        let mut delta: i64 = 0;
+        for e in &self.entries {
+            if e.has_data {
+                delta += e.sizes.or_stored(mode) as i64 - e.sizes.stored as i64;
+            }
+            let end = e.offset + e.sizes.stored;
+            out.push((end as i64 + delta).max(0) as u64);
+        }
+        out
+    }
+
+    /// Total bytes of data-carrying entries in `mode` (the core's figure
+    /// when it has one).
+    pub fn entry_bytes(&self, mode: StorageMode) -> Option<u64> {
+        self.summary.entry_bytes.get(mode)
+    }
+
+    /// The term band covering `index`, if any.
+    pub fn band_at(&self, index: u64) -> Option<&TermBand> {
+        self.bands
+            .iter()
+            .rev()
+            .find(|b| b.start <= index && index <= b.end.max(b.start))
+    }
+
+    /// Largest entry size in `mode` (for scaling the bars).
+    pub fn max_entry_size(&self, mode: StorageMode) -> u64 {
+        self.entries
+            .iter()
+            .map(|e| e.sizes.or_stored(mode))
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+impl Timeline {
+    /// The date of the entry nearest to `index` that has one (time axis).
+    pub fn date_at(&self, index: u64) -> Option<i64> {
+        let mut best: Option<(u64, i64)> = None;
+        for l in &self.lanes {
+            let i = l.entries.partition_point(|e| e.index < index);
+            for e in l.entries[i.saturating_sub(8)..(i + 8).min(l.entries.len())].iter() {
+                if let Some(d) = e.date_ms {
+                    let dist = e.index.abs_diff(index);
+                    if best.is_none_or(|(b, _)| dist < b) {
+                        best = Some((dist, d));
+                    }
+                }
+            }
+        }
+        best.map(|(_, d)| d)
+    }
+
+    /// Total entry bytes in `mode` over all lanes (`None` if any lane lacks it).
+    pub fn entry_bytes(&self, mode: StorageMode) -> Option<u64> {
+        self.lanes.iter().map(|l| l.entry_bytes(mode)).sum()
+    }
+}

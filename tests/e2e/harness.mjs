@@ -1,0 +1,135 @@
+// Shared harness for the end-to-end tests: a static file server for dist/ on
+// 127.0.0.1 and the system Chromium driven through playwright-core.
+import { createServer } from "node:http";
+import { readFile, stat, mkdtemp, rm, mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, normalize, extname, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const DIST = process.env.DIST_DIR || join(ROOT, "dist");
+export const ARTIFACTS = join(ROOT, "tests", "artifacts");
+
+const MIME = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".wasm": "application/wasm",
+  ".css": "text/css; charset=utf-8",
+  ".json": "application/json",
+  ".png": "image/png",
+  ".svg": "image/svg+xml",
+  ".db": "application/octet-stream",
+  ".ovsschema": "application/json",
+};
+
+/** Serves `root` on 127.0.0.1 (random port). Resolves to { url, close, requests }. */
+export async function serveDir(root = DIST) {
+  const requests = [];
+  const server = createServer(async (req, res) => {
+    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    requests.push(path);
+    let file = normalize(join(root, path));
+    if (!file.startsWith(normalize(root))) {
+      res.writeHead(403).end();
+      return;
+    }
+    try {
+      if ((await stat(file)).isDirectory()) file = join(file, "index.html");
+      const body = await readFile(file);
+      res.writeHead(200, {
+        "content-type": MIME[extname(file)] || "application/octet-stream",
+        "cache-control": "no-store",
+      });
+      res.end(body);
+    } catch {
+      res.writeHead(404, { "content-type": "text/plain" }).end("not found");
+    }
+  });
+  await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
+  const { port } = server.address();
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    requests,
+    close: () => new Promise((ok) => server.close(ok)),
+  };
+}
+
+/** Launches Debian's Chromium headless with a fresh, empty profile. */
+export async function launchBrowser() {
+  const profile = await mkdtemp(join(tmpdir(), "ovsdb-scope-e2e-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    headless: true,
+    viewport: { width: 1400, height: 900 },
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-dev-shm-usage",
+    ],
+  });
+  return {
+    context,
+    close: async () => {
+      await context.close();
+      await rm(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Opens `url` in a new page and records what must never happen: console
+ * errors, uncaught page errors and requests to any origin but the page's own.
+ */
+export async function openPage(context, url) {
+  const page = await context.newPage();
+  const origin = new URL(url).origin;
+  const problems = { consoleErrors: [], pageErrors: [], foreignRequests: [] };
+  page.on("console", (msg) => {
+    if (msg.type() === "error") problems.consoleErrors.push(msg.text());
+  });
+  page.on("pageerror", (err) => problems.pageErrors.push(String(err)));
+  page.on("request", (req) => {
+    const u = req.url();
+    if (u.startsWith("data:") || u.startsWith("blob:")) return;
+    if (new URL(u).origin !== origin) problems.foreignRequests.push(u);
+  });
+  await page.goto(url);
+  return { page, problems };
+}
+
+export async function screenshot(page, name) {
+  await mkdir(ARTIFACTS, { recursive: true });
+  const path = join(ARTIFACTS, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
+
+/**
+ * `ovsdb-scope inspect --json FILE...` from the CLI built from the same core:
+ * the reference the page must agree with. Builds the CLI when it is missing.
+ */
+export function inspectJson(...files) {
+  const target = process.env.CARGO_TARGET_DIR || join(ROOT, "target");
+  let bin = process.env.OVSDB_SCOPE_BIN || join(target, "debug", "ovsdb-scope");
+  if (!existsSync(bin)) {
+    execFileSync("cargo", ["build", "-q", "-p", "ovsdb-scope"], { cwd: ROOT, stdio: "inherit" });
+  }
+  let out;
+  try {
+    out = execFileSync(bin, ["inspect", "--json", ...files], { cwd: ROOT, encoding: "utf8" });
+  } catch (e) {
+    // A damaged file makes inspect exit non-zero; its JSON report is still printed.
+    if (!e.stdout) throw e;
+    out = e.stdout;
+  }
+  return JSON.parse(out);
+}
