@@ -469,3 +469,119 @@ fn user_column(ts: &TableSchema, name: &str) -> Result<usize, String> {
         _ => Err(format!("No column {name} in table {}.", ts.name)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ovsdb::json::parse;
+
+    const SCHEMA: &str = r#"{"name":"D","tables":{
+        "Root":{"isRoot":true,"columns":{"kids":{"type":{"key":{"type":"uuid","refTable":"Kid"},"min":0,"max":"unlimited"}},
+                                          "tags":{"type":{"key":"string","value":"string","min":0,"max":"unlimited"}}}},
+        "Kid":{"columns":{"name":{"type":"string"},"pet":{"type":{"key":{"type":"uuid","refTable":"Pet"},"min":0,"max":1}}}},
+        "Pet":{"columns":{"n":{"type":"integer"}}}}}"#;
+    const R: &str = "00000000-0000-4000-8000-000000000001";
+    const K1: &str = "00000000-0000-4000-8000-0000000000a1";
+    const K2: &str = "00000000-0000-4000-8000-0000000000a2";
+    const P: &str = "00000000-0000-4000-8000-0000000000b1";
+
+    fn db() -> Db {
+        Db::new(DatabaseSchema::parse(SCHEMA.as_bytes()).unwrap())
+    }
+    fn txn(s: &str) -> Json {
+        parse(s.as_bytes()).unwrap()
+    }
+    fn count(db: &Db, t: &str) -> usize {
+        db.tables[db.schema.table_index(t).unwrap()].len()
+    }
+
+    #[test]
+    fn diffs_gc_and_integrity() {
+        let mut d = db();
+        d.apply_txn(&txn(&format!(
+            r#"{{"Pet":{{"{P}":{{"n":1}}}},"Kid":{{"{K1}":{{"name":"a","pet":["uuid","{P}"]}},"{K2}":{{"name":"b"}}}},
+                "Root":{{"{R}":{{"kids":["set",[["uuid","{K1}"],["uuid","{K2}"]]],"tags":["map",[["x","1"],["y","2"]]]}}}},"_is_diff":true}}"#
+        )))
+        .unwrap();
+        assert_eq!((count(&d, "Kid"), count(&d, "Pet")), (2, 1));
+        // Diff: removing K1 from the set (bare atom = one-element diff) and
+        // updating map key y; K1 loses its last reference and is collected,
+        // and with it Pet P (cascade).
+        let delta = d
+            .apply_txn(&txn(&format!(
+                r#"{{"Root":{{"{R}":{{"kids":["uuid","{K1}"],"tags":["map",[["y","3"]]]}}}},"_is_diff":true}}"#
+            )))
+            .unwrap();
+        assert_eq!((count(&d, "Kid"), count(&d, "Pet")), (1, 0));
+        let root = &d.tables[d.schema.table_index("Root").unwrap()];
+        let j = d.to_json();
+        let row = j.get("Root").unwrap().get(R).unwrap();
+        assert_eq!(
+            row.get("kids").unwrap().to_string(),
+            format!(r#"["uuid","{K2}"]"#)
+        );
+        assert_eq!(
+            row.get("tags").unwrap().to_string(),
+            r#"["map",[["x","1"],["y","3"]]]"#
+        );
+        assert_eq!(root.len(), 1);
+        // Full mode would carry the whole new values and no _is_diff.
+        let full_kids = format!(r#"["uuid","{K2}"]"#).len() as i64;
+        let stored = (format!(r#"["uuid","{K1}"]"#).len() + r#"["map",[["y","3"]]]"#.len()) as i64;
+        let full_tags = r#"["map",[["x","1"],["y","3"]]]"#.len() as i64;
+        assert_eq!(
+            delta.full,
+            full_kids + full_tags - stored - IS_DIFF_MEMBER_LEN
+        );
+        assert_eq!(delta.diff, 0);
+        // Integrity: a strong reference to a missing row fails and leaves
+        // the database unchanged.
+        let before = d.to_json();
+        let e = d
+            .apply_txn(&txn(&format!(
+                r#"{{"Kid":{{"{K2}":{{"pet":["uuid","{P}"]}}}}}}"#
+            )))
+            .unwrap_err();
+        assert!(e.contains("referential integrity"), "{e}");
+        assert_eq!(d.to_json(), before);
+        // Deleting a row that does not exist fails.
+        assert!(d
+            .apply_txn(&txn(&format!(r#"{{"Kid":{{"{K1}":null}}}}"#)))
+            .unwrap_err()
+            .contains("does not exist"));
+        // Unknown table / column.
+        assert!(d
+            .apply_txn(&txn(r#"{"Nope":{}}"#))
+            .unwrap_err()
+            .contains("No table named Nope"));
+        assert!(d
+            .apply_txn(&txn(&format!(r#"{{"Kid":{{"{K2}":{{"zzz":1}}}}}}"#)))
+            .is_err());
+    }
+
+    #[test]
+    fn transform_round_trips_between_modes() {
+        let mut d = db();
+        let ins = txn(&format!(
+            r#"{{"Kid":{{"{K1}":{{"name":"a"}},"{K2}":{{"name":"b"}}}},"Root":{{"{R}":{{"kids":["uuid","{K1}"]}}}},"_is_diff":true}}"#
+        ));
+        d.apply_txn(&ins).unwrap();
+        let diff = txn(&format!(
+            r#"{{"Root":{{"{R}":{{"kids":["uuid","{K2}"]}}}},"_date":5,"_is_diff":true}}"#
+        ));
+        let full = d.transform_txn(&diff, Mode::Full).unwrap();
+        assert_eq!(
+            full.to_string(),
+            format!(
+                r#"{{"Root":{{"{R}":{{"kids":["set",[["uuid","{K1}"],["uuid","{K2}"]]]}}}},"_date":5}}"#
+            )
+        );
+        // Back to diff mode: `_is_diff` is re-inserted before `_date` (the
+        // C writer's insertion order).
+        let back = d.transform_txn(&full, Mode::Diff).unwrap();
+        assert_eq!(
+            back.to_string(),
+            format!(r#"{{"Root":{{"{R}":{{"kids":["uuid","{K2}"]}}}},"_is_diff":true,"_date":5}}"#)
+        );
+    }
+}
