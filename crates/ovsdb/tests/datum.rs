@@ -1,6 +1,8 @@
 //! Datum JSON codec and column diffs: vectors from ovsdb-data.at and
 //! ovsdb-formats.md §4.5, plus a property test of apply(old, diff) == new.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use ovsdb::json::{parse_value, Json};
 use ovsdb::{Atom, Datum, Type, Uuid};
 use proptest::prelude::*;

@@ -2,6 +2,8 @@
 //! that re-encoding each transaction's changes (in the record's own storage
 //! mode) gives back exactly the record's table members.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -1,5 +1,7 @@
 //! Schema parsing and the C member order of the normalized schema record.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use ovsdb::json::{parse, Json};
 use ovsdb::{AtomicType, DatabaseSchema, RefType};
 
