@@ -9,6 +9,8 @@
 //! * [`timetravel`]: the replica at any index of a loaded database log.
 
 pub mod cond;
+pub mod experiments;
+pub mod hub;
 pub mod index;
 pub mod meta;
 pub mod replica;
