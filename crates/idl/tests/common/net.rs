@@ -248,7 +248,10 @@ impl Server {
             .arg(format!("--remote=punix:{}", sock.display()))
             .arg("--no-chdir")
             .arg(format!("--unixctl={}", dir.join("ctl").display()))
-            .arg(format!("--log-file={}", dir.join("ovsdb-server.log").display()))
+            .arg(format!(
+                "--log-file={}",
+                dir.join("ovsdb-server.log").display()
+            ))
             .arg(db)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
