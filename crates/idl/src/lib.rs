@@ -16,6 +16,7 @@ pub mod meta;
 pub mod replica;
 pub mod rng;
 pub mod server;
+pub mod timetravel;
 
 pub use meta::DbMeta;
 pub use replica::Idl;
