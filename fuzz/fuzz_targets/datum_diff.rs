@@ -10,7 +10,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use ovsdb::json::{parse, parse_value, Json};
-use ovsdb::{Datum, DatabaseSchema, Type};
+use ovsdb::{DatabaseSchema, Datum, Type};
 
 const ATOMS: [&str; 5] = ["integer", "real", "boolean", "string", "uuid"];
 
@@ -25,7 +25,10 @@ fn pick_type(b: &[u8]) -> Type {
         _ => "\"unlimited\"".to_string(),
     };
     let j = if v < 5 {
-        format!(r#"{{"key":"{k}","value":"{}","min":{min},"max":{max}}}"#, ATOMS[v])
+        format!(
+            r#"{{"key":"{k}","value":"{}","min":{min},"max":{max}}}"#,
+            ATOMS[v]
+        )
     } else {
         format!(r#"{{"key":"{k}","min":{min},"max":{max}}}"#)
     };
@@ -37,8 +40,11 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(j) = parse(data) {
         let text = j.to_bytes();
         let again = parse(&text).expect("writer output must parse");
-        // Reals are written with 15 digits, so compare the re-serialization.
-        assert_eq!(again.to_bytes(), text);
+        // Reals are written with 15 digits and integral values re-parse as
+        // integers (as in C), so the text is a fixed point only after one
+        // normalization round.
+        let text2 = again.to_bytes();
+        assert_eq!(parse(&text2).expect("reparse").to_bytes(), text2);
         assert_eq!(j.serialized_len(), text.len());
         let _ = Type::from_json(&j);
         let _ = DatabaseSchema::from_json(&j);

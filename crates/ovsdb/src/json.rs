@@ -780,6 +780,10 @@ impl<'a> Parser<'a> {
                     let mut j = start;
                     let mut has_escape = false;
                     loop {
+                        // Skip 8 plain bytes at a time.
+                        while j + 8 <= n && !swar_special(&input[j..j + 8]) {
+                            j += 8;
+                        }
                         if j >= n {
                             return Err(self.err(n, "unexpected end of input in quoted string"));
                         }
@@ -864,10 +868,7 @@ impl<'a> Parser<'a> {
 
     fn pop(&mut self) {
         let v = match self.stack.pop() {
-            Some(Frame::Array(mut a)) => {
-                a.shrink_to_fit();
-                Json::Array(a)
-            }
+            Some(Frame::Array(a)) => Json::Array(a),
             Some(Frame::Object(o, _)) => Json::Object(o.finish()),
             None => return,
         };
@@ -881,7 +882,7 @@ impl<'a> Parser<'a> {
                 State::ObjectInit,
                 pos,
             ),
-            Tok::LBracket => self.push(Frame::Array(Vec::new()), State::ArrayInit, pos),
+            Tok::LBracket => self.push(Frame::Array(Vec::with_capacity(2)), State::ArrayInit, pos),
             Tok::Value(v) => {
                 self.put_value(v);
                 Ok(())
@@ -956,6 +957,23 @@ impl<'a> Parser<'a> {
             },
         }
     }
+}
+
+/// Whether an 8-byte chunk may contain `"`, `\\` or a byte < 0x20 (no false
+/// negatives; false positives only after a real hit in the same chunk).
+#[inline]
+fn swar_special(chunk: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut b = [0u8; 8];
+    b.copy_from_slice(chunk);
+    let w = u64::from_le_bytes(b);
+    let q = w ^ (ONES * u64::from(b'"'));
+    let bs = w ^ (ONES * u64::from(b'\\'));
+    let has_q = q.wrapping_sub(ONES) & !q;
+    let has_bs = bs.wrapping_sub(ONES) & !bs;
+    let has_ctl = w.wrapping_sub(ONES * 0x20) & !w;
+    (has_q | has_bs | has_ctl) & HIGH != 0
 }
 
 /// Number lexing with the C parser's normalization rules (§5.3).

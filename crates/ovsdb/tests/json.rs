@@ -379,3 +379,25 @@ fn ovsdb_log_body_examples() {
     assert_eq!(rt(r#"{"x":0}"#), r#"{"x":0}"#);
     assert_eq!(rt("{}"), "{}");
 }
+
+#[test]
+fn fuzz_regression_real_reparses_as_integer() {
+    // Found by fuzz/datum_diff: a real whose %.15g text is integral re-parses
+    // as an integer (the C parser normalizes the same way), so
+    // write/parse/write is a fixed point only after one round.
+    let j = parse(b"[66366366666667.00e3]").unwrap();
+    assert_eq!(j, Json::Array(vec![Json::Integer(66366366666667000)]));
+    let r = Json::Array(vec![Json::Real(6.636636666666670e16 + 8.0)]);
+    let t1 = r.to_bytes();
+    assert_eq!(t1, b"[6.63663666666667e+16]");
+    let t2 = parse(&t1).unwrap().to_bytes();
+    assert_eq!(t2, b"[66366366666666700]");
+    assert_eq!(parse(&t2).unwrap().to_bytes(), t2);
+    // The exact fuzzer input.
+    let crash = parse(b"[66366366666666666.666666666]").unwrap();
+    let t1 = crash.to_bytes();
+    assert_eq!(t1, b"[6.63663666666667e+16]");
+    let t2 = parse(&t1).unwrap().to_bytes();
+    assert_eq!(t2, b"[66366366666666700]");
+    assert_eq!(parse(&t2).unwrap().to_bytes(), t2);
+}
