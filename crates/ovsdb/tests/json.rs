@@ -387,7 +387,7 @@ fn fuzz_regression_real_reparses_as_integer() {
     // write/parse/write is a fixed point only after one round.
     let j = parse(b"[66366366666667.00e3]").unwrap();
     assert_eq!(j, Json::Array(vec![Json::Integer(66366366666667000)]));
-    let r = Json::Array(vec![Json::Real(6.636636666666670e16 + 8.0)]);
+    let r = Json::Array(vec![Json::Real(66_366_366_666_666_704.0)]);
     let t1 = r.to_bytes();
     assert_eq!(t1, b"[6.63663666666667e+16]");
     let t2 = parse(&t1).unwrap().to_bytes();
