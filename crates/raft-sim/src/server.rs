@@ -281,11 +281,17 @@ struct Trigger {
     client: usize,
     op: Op,
     state: TState,
+    /// Applied eid at the last proposal that failed its prerequisite: the
+    /// retry waits until the local database changes (a retry before that
+    /// would carry the same stale prerequisite and fail again; the real
+    /// server spins on it, which only costs CPU).
+    failed_prereq: Option<u64>,
 }
 
 #[derive(Clone, Debug)]
 struct Command {
     eid: u64,
+    prereq: u64,
     /// Leader side: follower that forwarded it (cleared on step-down).
     from: Option<Sid>,
     /// A trigger on this server waits for it.
@@ -1565,6 +1571,7 @@ impl Server {
                 client,
                 op,
                 state: TState::Idle,
+                failed_prereq: None,
             });
             let i = self.triggers.len() - 1;
             self.try_propose(i, cx);
@@ -1704,6 +1711,9 @@ impl Server {
         if cx.k.prereq_precheck && self.log_last_eid != prereq {
             return;
         }
+        if self.triggers[i].failed_prereq == Some(prereq) {
+            return;
+        }
         if !is_leader && cx.k.follower_max_inflight > 0 {
             let n = self.commands.iter().filter(|c| c.forwarded).count() as u64;
             if n >= cx.k.follower_max_inflight {
@@ -1718,10 +1728,12 @@ impl Server {
         if is_leader {
             if self.log_last_eid != prereq {
                 cx.out.push(Out::PrereqFailure { server: self.id });
+                self.triggers[i].failed_prereq = Some(prereq);
                 return;
             }
             self.commands.push(Command {
                 eid,
+                prereq,
                 from: None,
                 local: true,
                 forwarded: false,
@@ -1732,6 +1744,7 @@ impl Server {
             let Some(l) = self.leader else { return };
             self.commands.push(Command {
                 eid,
+                prereq,
                 from: None,
                 local: true,
                 forwarded: true,
@@ -1874,6 +1887,7 @@ impl Server {
                 } else {
                     self.commands.push(Command {
                         eid,
+                        prereq,
                         from: Some(from),
                         local: false,
                         forwarded: false,
@@ -1916,8 +1930,15 @@ impl Server {
                         }
                     }
                     _ => {
-                        self.commands.remove(pos);
-                        self.fail_trigger(eid);
+                        let c = self.commands.remove(pos);
+                        for t in &mut self.triggers {
+                            if t.state == TState::Waiting(eid) {
+                                t.state = TState::Idle;
+                                if status == Status::PrereqFailed {
+                                    t.failed_prereq = Some(c.prereq);
+                                }
+                            }
+                        }
                     }
                 }
             }

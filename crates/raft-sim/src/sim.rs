@@ -438,7 +438,7 @@ impl Sim {
                 }
                 self.hash.add(to as u64);
                 self.servers[to].deliver(from, msg);
-                self.wake_at(to, self.now);
+                self.wake_at(to, self.now + self.knobs.wake_latency);
             }
             Ev::Fsync {
                 server,
@@ -451,7 +451,7 @@ impl Sim {
                 }
                 self.metrics.fsyncs += 1;
                 self.with_server(server, 0.0, |s, cx| s.fsync_done(ticket, cx));
-                self.wake_at(server, self.now);
+                self.wake_at(server, self.now + self.knobs.wake_latency);
             }
             Ev::Wake { server, gen } => {
                 let srv = &mut self.servers[server];
@@ -482,7 +482,7 @@ impl Sim {
                 }
                 let op = self.requests[req].op.clone();
                 self.servers[s].client_request(req, op);
-                self.wake_at(s, self.now);
+                self.wake_at(s, self.now + self.knobs.wake_latency);
             }
             Ev::ClientReply { req } => self.client_reply(req),
             Ev::Fault { idx } => self.fault(idx),

@@ -330,7 +330,16 @@ pub fn noop_entry_len(term: u64, index: u64) -> u64 {
 /// `{"servers":{"<sid>":"tcp:127.0.0.1:NNNNN",…},"term":T,"index":I}\n`
 pub fn servers_entry_len(n_servers: u64, term: u64, index: u64) -> u64 {
     let per = 1 + 36 + 3 + 19 + 1; // "sid":"tcp:127.0.0.1:17641"
-    framed(12 + n_servers * per - 1 + 1 + 9 + digits(term) + 9 + digits(index) + 2)
+    framed(
+        12 + n_servers * per
+            + n_servers.saturating_sub(1)
+            + 1
+            + 8
+            + digits(term)
+            + 9
+            + digits(index)
+            + 2,
+    )
 }
 /// `{"election_timer":MS,"term":T,"index":I}\n`
 pub fn et_entry_len(ms: u64, term: u64, index: u64) -> u64 {
