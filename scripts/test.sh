@@ -85,7 +85,7 @@ if [ "${SKIP_INSTALL:-0}" != "1" ]; then
 fi
 step "cargo fmt --check" cargo fmt --all --check
 step "cargo clippy (-D warnings)" cargo clippy --workspace --all-targets -- -D warnings
-step "native tests (cargo test --workspace)" cargo test --workspace
+step "native tests (cargo test --workspace)" cargo test --workspace --no-fail-fast
 step "wasm tests of core crates" wasm_tests
 if step "trunk build --release" trunk build --release; then
     step "end-to-end tests (Playwright, Chromium)" e2e_tests

@@ -29,6 +29,11 @@ async function loadFile(page, path) {
   await page.getByTestId("file-input").setInputFiles(path);
 }
 
+/** Waits until the summary describes exactly the files named `names`. */
+async function loaded(page, ...names) {
+  await page.locator(`[data-testid=summary][data-files="${names.join(",")}"]`).waitFor({ timeout: 20000 });
+}
+
 async function optional(page, id) {
   const el = page.getByTestId(id);
   return (await el.count()) ? el.getAttribute("data-value") : null;
@@ -64,6 +69,7 @@ for (const c of cases) {
     const expected = f.files[c.file];
     const { page, problems } = await openPage(browser.context, server.url);
     await loadFile(page, join(ROOT, "static/samples", c.scenario, c.file));
+    await loaded(page, c.file);
     const s = await summary(page);
     assert.equal(s.format, c.format);
     assert.equal(s.database, f.database);
@@ -106,6 +112,7 @@ test("a file that is not an OVSDB log gets a clear message and the page keeps wo
   // The page still works: a real file loads after the failure.
   const f = facts("leader-failover");
   await loadFile(page, join(ROOT, "static/samples/leader-failover/s3.db"));
+  await loaded(page, "s3.db");
   const s = await summary(page);
   assert.equal(s.records, f.files["s3.db"].records);
   assert.equal(await page.getByTestId("load-error").count(), 0);
@@ -123,11 +130,12 @@ test("dropping a file on the page loads it", async () => {
     const bytes = await (await fetch("samples/election-timer/s2.db")).arrayBuffer();
     const dt = new DataTransfer();
     dt.items.add(new File([bytes], "s2.db"));
-    const target = document.querySelector("main");
+    const target = document.querySelector(".app");
     for (const type of ["dragenter", "dragover", "drop"]) {
       target.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
     }
   });
+  await loaded(page, "s2.db");
   const s = await summary(page);
   assert.equal(s.format, "clustered");
   assert.equal(s.database, f.database);
@@ -147,12 +155,18 @@ test("a truncated copy shows where the damage is and the records before it", asy
 
   const { page, problems } = await openPage(browser.context, server.url);
   await loadFile(page, tmp);
+  await loaded(page, "s2-cut.db");
   const s = await summary(page);
   assert.equal(s.records, ref.records);
   assert.ok(s.records > 0 && s.records < facts("leader-failover").files["s2.db"].records);
-  const warning = await page.getByTestId("load-warning").innerText();
+  const banner = page.getByTestId("damage-banner");
+  const warning = await banner.innerText();
   assert.match(warning, new RegExp(`record ${ref.truncated.record}\\b`));
   assert.match(warning, new RegExp(`offset ${ref.truncated.offset}\\b`));
+  assert.equal(Number(await banner.getAttribute("data-record")), ref.truncated.record);
+  assert.equal(Number(await banner.getAttribute("data-offset")), ref.truncated.offset);
+  // The valid prefix is still drawn.
+  await page.locator("[data-testid=timeline][data-ready=true]").waitFor();
   assert.deepEqual(problems.pageErrors, []);
   await page.close();
 });

@@ -1,171 +1,1176 @@
-//! The page: pick or drop a `.db` file, see what the core says about it.
+//! The explorer page: load files (picker, drag and drop, bundled samples),
+//! parse them in a Web Worker, draw the timeline, inspect entries, switch the
+//! storage mode, see the cluster, export, share the view in the URL hash.
 
-use web_sys::{DragEvent, File, HtmlInputElement};
+use std::rc::Rc;
+
+use js_sys::{Array, ArrayBuffer, Object, Reflect};
+use timeline::{EntryDetail, Hit, Lane, Layout, StorageMode, Timeline, Viewport};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{
+    AddEventListenerOptions, DragEvent, File, HtmlCanvasElement, HtmlElement, HtmlInputElement,
+    HtmlSelectElement, KeyboardEvent, MessageEvent, MouseEvent, WheelEvent, Worker,
+};
 use yew::prelude::*;
 
-use crate::core::{self, SummaryView};
+use crate::draw::{self, clock, human_bytes, short_sid};
+use crate::hash::{self, HashState};
+use crate::samples;
 
-#[derive(Clone, PartialEq)]
-enum Load {
-    Idle,
-    Reading {
-        name: String,
+/// The worker bin, built by trunk with a loader shim (see index.html).
+const WORKER_URL: &str = "./worker_loader.js";
+
+pub enum Msg {
+    PickFiles(Vec<File>),
+    PickSample(String),
+    Buffers {
+        generation: u32,
+        names: Vec<String>,
+        buffers: Vec<ArrayBuffer>,
+        sample: Option<String>,
     },
-    Done {
-        name: String,
-        size: f64,
-        view: SummaryView,
+    ReadFailed(String),
+    Worker(JsValue),
+    WorkerFailed(String),
+    Cancel,
+    SetMode(StorageMode),
+    Zoom {
+        factor: f64,
+        anchor: f64,
     },
-    Failed {
-        name: String,
-        message: String,
+    Pan(f64),
+    Reset,
+    PointerMove {
+        x: f64,
+        y: f64,
+        buttons: u16,
     },
+    PointerDown {
+        x: f64,
+    },
+    PointerUp {
+        x: f64,
+        y: f64,
+    },
+    PointerLeave,
+    Key(KeyboardEvent),
+    ToggleHelp,
+    ExportPng,
+    ExportJson,
+    Resize,
+    Dragging(bool),
 }
 
-#[function_component(App)]
-pub fn app() -> Html {
-    let load = use_state(|| Load::Idle);
-    let dragging = use_state(|| false);
+struct Progress {
+    done: f64,
+    total: f64,
+    label: String,
+}
 
-    let open_file = {
-        let load = load.clone();
-        Callback::from(move |file: File| {
-            let load = load.clone();
-            let name = file.name();
-            let size = file.size();
-            load.set(Load::Reading { name: name.clone() });
-            wasm_bindgen_futures::spawn_local(async move {
-                let next = match read_bytes(&file).await {
-                    Ok(bytes) => match core::summarize(&bytes) {
-                        Ok(view) => Load::Done { name, size, view },
-                        Err(message) => Load::Failed { name, message },
-                    },
-                    Err(e) => Load::Failed {
-                        name,
-                        message: format!("The browser could not read the file: {e}."),
-                    },
-                };
-                load.set(next);
+struct Tooltip {
+    x: f64,
+    y: f64,
+    text: String,
+}
+
+pub struct App {
+    worker: Option<Worker>,
+    worker_closures: Vec<Closure<dyn FnMut(JsValue)>>,
+    window_closures: Vec<Closure<dyn FnMut(JsValue)>>,
+    progress: Option<Progress>,
+    timeline: Option<Rc<Timeline>>,
+    vp: Viewport,
+    mode: StorageMode,
+    sample: Option<String>,
+    error: Option<String>,
+    notice: Option<String>,
+    tooltip: Option<Tooltip>,
+    selected: Option<(usize, usize)>,
+    detail: Option<EntryDetail>,
+    help: bool,
+    dragging: bool,
+    canvas: NodeRef,
+    plot: NodeRef,
+    width: f64,
+    drag_from: Option<f64>,
+    dragged: bool,
+    pending_view: Option<HashState>,
+    dirty: bool,
+    load_started: f64,
+    first_frame: bool,
+    /// The load request waiting for the worker to say it is ready (messages
+    /// sent before its wasm is initialized would be lost).
+    pending_load: Option<(Object, Array)>,
+    /// Bumped by every load request, so a slower earlier one (say the
+    /// default sample still being fetched) cannot replace a newer one.
+    generation: u32,
+}
+
+fn now() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
+}
+
+fn js_get(o: &JsValue, key: &str) -> JsValue {
+    Reflect::get(o, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+async fn fetch_bytes(url: String) -> Result<ArrayBuffer, String> {
+    let window = web_sys::window().ok_or("no window")?;
+    let resp = wasm_bindgen_futures::JsFuture::from(window.fetch_with_str(&url))
+        .await
+        .map_err(|e| format!("{url}: {e:?}"))?;
+    let resp: web_sys::Response = resp.dyn_into().map_err(|_| "bad response")?;
+    if !resp.ok() {
+        return Err(format!("{url}: HTTP {}", resp.status()));
+    }
+    let buf =
+        wasm_bindgen_futures::JsFuture::from(resp.array_buffer().map_err(|e| format!("{e:?}"))?)
+            .await
+            .map_err(|e| format!("{url}: {e:?}"))?;
+    buf.dyn_into::<ArrayBuffer>()
+        .map_err(|_| "not an ArrayBuffer".to_string())
+}
+
+async fn read_file(file: &File) -> Result<ArrayBuffer, String> {
+    let buf = wasm_bindgen_futures::JsFuture::from(file.array_buffer())
+        .await
+        .map_err(|e| format!("{}: {e:?}", file.name()))?;
+    buf.dyn_into::<ArrayBuffer>()
+        .map_err(|_| "not an ArrayBuffer".to_string())
+}
+
+impl App {
+    fn load_sample(&mut self, ctx: &Context<Self>, name: String) {
+        let Some(files) = samples::files(&name) else {
+            self.error = Some(format!("There is no bundled sample called {name:?}."));
+            return;
+        };
+        self.stop_worker();
+        self.progress = Some(Progress {
+            done: 0.0,
+            total: 0.0,
+            label: format!("Fetching sample {name}…"),
+        });
+        self.load_started = now();
+        self.generation += 1;
+        let generation = self.generation;
+        let link = ctx.link().clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            let mut names = Vec::new();
+            let mut buffers = Vec::new();
+            for f in files {
+                match fetch_bytes(format!("samples/{name}/{f}")).await {
+                    Ok(b) => {
+                        names.push(f.to_string());
+                        buffers.push(b);
+                    }
+                    Err(e) => {
+                        link.send_message(Msg::ReadFailed(e));
+                        return;
+                    }
+                }
+            }
+            link.send_message(Msg::Buffers {
+                generation,
+                names,
+                buffers,
+                sample: Some(name),
             });
-        })
-    };
+        });
+    }
 
-    let onchange = {
-        let open_file = open_file.clone();
-        Callback::from(move |e: Event| {
+    fn stop_worker(&mut self) {
+        if let Some(w) = self.worker.take() {
+            w.terminate();
+        }
+        self.worker_closures.clear();
+        self.pending_load = None;
+    }
+
+    fn start_worker(&mut self, ctx: &Context<Self>) -> Result<Worker, String> {
+        self.stop_worker();
+        let w = Worker::new(WORKER_URL)
+            .map_err(|e| format!("cannot start the parser worker: {e:?}"))?;
+        let link = ctx.link().clone();
+        let onmessage = Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
+            let ev: MessageEvent = ev.unchecked_into();
+            link.send_message(Msg::Worker(ev.data()));
+        });
+        let link = ctx.link().clone();
+        let onerror = Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
+            let msg = js_get(&ev, "message")
+                .as_string()
+                .unwrap_or_else(|| "unknown error".into());
+            link.send_message(Msg::WorkerFailed(msg));
+        });
+        w.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
+        w.set_onerror(Some(onerror.as_ref().unchecked_ref()));
+        self.worker_closures = vec![onmessage, onerror];
+        self.worker = Some(w.clone());
+        Ok(w)
+    }
+
+    fn send_load(&mut self, ctx: &Context<Self>, names: Vec<String>, buffers: Vec<ArrayBuffer>) {
+        let total: f64 = buffers.iter().map(|b| b.byte_length() as f64).sum();
+        self.progress = Some(Progress {
+            done: 0.0,
+            total,
+            label: format!("Parsing {}…", names.join(", ")),
+        });
+        let w = match self.start_worker(ctx) {
+            Ok(w) => w,
+            Err(e) => {
+                self.progress = None;
+                self.error = Some(e);
+                return;
+            }
+        };
+        let msg = Object::new();
+        let names_js: Array = names.iter().map(|n| JsValue::from_str(n)).collect();
+        let bufs_js: Array = buffers.iter().cloned().map(JsValue::from).collect();
+        let _ = Reflect::set(&msg, &"type".into(), &"load".into());
+        let _ = Reflect::set(&msg, &"names".into(), &names_js);
+        let _ = Reflect::set(&msg, &"buffers".into(), &bufs_js);
+        let _ = w;
+        self.pending_load = Some((msg, bufs_js));
+    }
+
+    fn flush_load(&mut self) {
+        let (Some(w), Some((msg, transfer))) = (&self.worker, self.pending_load.take()) else {
+            return;
+        };
+        if let Err(e) = w.post_message_with_transfer(&msg, &transfer) {
+            self.progress = None;
+            self.error = Some(format!("cannot hand the files to the worker: {e:?}"));
+        }
+    }
+
+    fn on_worker(&mut self, data: JsValue) -> bool {
+        match js_get(&data, "type").as_string().as_deref() {
+            Some("ready") => {
+                self.flush_load();
+                false
+            }
+            Some("progress") => {
+                if let Some(p) = &mut self.progress {
+                    p.done = js_get(&data, "done").as_f64().unwrap_or(0.0);
+                    p.total = js_get(&data, "total").as_f64().unwrap_or(p.total);
+                }
+                true
+            }
+            Some("done") => {
+                self.progress = None;
+                let text = js_get(&data, "timeline").as_string().unwrap_or_default();
+                match serde_json::from_str::<Timeline>(&text) {
+                    Ok(t) => self.set_timeline(t),
+                    Err(e) => {
+                        self.error =
+                            Some(format!("internal error reading the worker's answer: {e}"))
+                    }
+                }
+                true
+            }
+            Some("detail") => {
+                let text = js_get(&data, "detail").as_string().unwrap_or_default();
+                self.detail = serde_json::from_str(&text).ok();
+                true
+            }
+            Some("panic") | Some("error") => {
+                self.progress = None;
+                self.error = Some(format!(
+                    "The parser stopped with an internal error: {}. The page still works; try another file.",
+                    js_get(&data, "message").as_string().unwrap_or_default()
+                ));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn set_timeline(&mut self, t: Timeline) {
+        let bad: Vec<&Lane> = t.lanes.iter().filter(|l| l.summary.records == 0).collect();
+        self.error = if bad.is_empty() {
+            None
+        } else {
+            Some(
+                bad.iter()
+                    .map(|l| {
+                        let why = l.truncated.as_ref().map(|tr| format!(" ({})", tr.reason)).unwrap_or_default();
+                        format!(
+                            "{} is not an OVSDB database file: it does not start with a valid \"OVSDB JSON\" or \"OVSDB CLUSTER\" record{why}.",
+                            l.name
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            )
+        };
+        let good: Vec<Lane> = t
+            .lanes
+            .iter()
+            .filter(|l| l.summary.records > 0)
+            .cloned()
+            .collect();
+        if good.is_empty() {
+            self.timeline = None;
+            return;
+        }
+        let t = if good.len() == t.lanes.len() {
+            t
+        } else {
+            Timeline { lanes: good, ..t }
+        };
+        self.vp = Viewport::for_timeline(&t);
+        if let Some(h) = self.pending_view.take() {
+            if let Some(m) = h.mode {
+                self.mode = m;
+            }
+            if let Some(z) = h.zoom {
+                self.vp
+                    .set_zoom_level(z, h.center.unwrap_or(self.vp.center()));
+            }
+        }
+        self.timeline = Some(Rc::new(t));
+        self.selected = None;
+        self.detail = None;
+        self.tooltip = None;
+        self.dirty = true;
+        self.first_frame = true;
+        self.update_hash();
+    }
+
+    fn update_hash(&self) {
+        let state = HashState {
+            sample: self.sample.clone(),
+            mode: Some(self.mode),
+            zoom: Some(self.vp.zoom_level()),
+            center: Some(self.vp.center()),
+        };
+        if let Some(w) = web_sys::window() {
+            if let Ok(h) = w.history() {
+                let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&hash::format(&state)));
+            }
+        }
+    }
+
+    fn layout(&self) -> Layout {
+        Layout::new(self.width.max(320.0))
+    }
+
+    fn canvas_point(&self, x: f64, y: f64) -> (f64, f64) {
+        (x, y)
+    }
+
+    fn hit(&self, x: f64, y: f64) -> Option<Hit> {
+        let t = self.timeline.as_ref()?;
+        let (x, y) = self.canvas_point(x, y);
+        self.layout().hit(t, &self.vp, self.mode, x, y)
+    }
+
+    fn tooltip_text(&self, hit: Hit) -> Option<String> {
+        let t = self.timeline.as_ref()?;
+        match hit {
+            Hit::Entry { lane, entry } => {
+                let l = t.lanes.get(lane)?;
+                let e = l.entries.get(entry)?;
+                let mut s = if l.clustered {
+                    format!("{} · index {} · term {}", l.name, e.index, e.term)
+                } else {
+                    format!("{} · transaction {}", l.name, e.index)
+                };
+                if !e.has_data {
+                    s.push_str("\nRaft-internal entry (no data)");
+                }
+                if e.superseded {
+                    s.push_str("\nreplaced by a later entry");
+                }
+                if let Some(c) = &e.comment {
+                    s.push_str(&format!("\n“{c}”"));
+                }
+                if let Some(d) = e.date_ms {
+                    s.push_str(&format!("\n{} UTC", clock(d)));
+                }
+                s.push_str(&format!(
+                    "\n{} tables, {} rows · {} {}",
+                    e.tables,
+                    e.rows,
+                    e.sizes
+                        .get(self.mode)
+                        .map_or("size not computed".to_string(), |b| human_bytes(b as f64)),
+                    self.mode.label()
+                ));
+                Some(s)
+            }
+            Hit::Band { lane, band } => {
+                let b = t.lanes.get(lane)?.bands.get(band)?;
+                let mut s = format!("term {} (indexes {}–{})", b.term, b.start, b.end);
+                if let Some(l) = &b.leader {
+                    s.push_str(&format!("\nleader {l}"));
+                }
+                if let Some(v) = &b.vote {
+                    s.push_str(&format!("\nvoted for {v}"));
+                }
+                Some(s)
+            }
+        }
+    }
+
+    fn inspect(&mut self, lane: usize, entry: usize) {
+        let Some(t) = &self.timeline else { return };
+        let Some(e) = t.lanes.get(lane).and_then(|l| l.entries.get(entry)) else {
+            return;
+        };
+        self.selected = Some((lane, entry));
+        self.detail = None;
+        if let Some(w) = &self.worker {
+            let msg = Object::new();
+            let _ = Reflect::set(&msg, &"type".into(), &"inspect".into());
+            let _ = Reflect::set(&msg, &"lane".into(), &(lane as f64).into());
+            let _ = Reflect::set(&msg, &"record".into(), &(e.record as f64).into());
+            let _ = Reflect::set(&msg, &"offset".into(), &(e.offset as f64).into());
+            let _ = w.post_message(&msg);
+        }
+    }
+
+    fn download(&self, href: &str, name: &str) {
+        let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+            return;
+        };
+        if let Ok(a) = doc.create_element("a") {
+            let _ = a.set_attribute("href", href);
+            let _ = a.set_attribute("download", name);
+            if let Ok(a) = a.dyn_into::<HtmlElement>() {
+                a.click();
+            }
+        }
+    }
+
+    fn export_png(&self) {
+        if let Some(c) = self.canvas.cast::<HtmlCanvasElement>() {
+            if let Ok(url) = c.to_data_url_with_type("image/png") {
+                self.download(&url, "ovsdb-scope-timeline.png");
+            }
+        }
+    }
+
+    fn export_json(&self) {
+        let Some(t) = &self.timeline else { return };
+        let parts = Array::of1(&JsValue::from_str(&t.cluster.inspect_json));
+        let opts = web_sys::BlobPropertyBag::new();
+        opts.set_type("application/json");
+        if let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts) {
+            if let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) {
+                self.download(&url, "ovsdb-scope-inspect.json");
+                let _ = web_sys::Url::revoke_object_url(&url);
+            }
+        }
+    }
+
+    fn measure_width(&mut self) -> bool {
+        let w = self
+            .plot
+            .cast::<HtmlElement>()
+            .map_or(1000.0, |e| e.client_width() as f64);
+        if (w - self.width).abs() > 0.5 && w > 0.0 {
+            self.width = w;
+            self.dirty = true;
+            return true;
+        }
+        false
+    }
+
+    fn redraw(&mut self) {
+        let (Some(t), Some(canvas)) = (&self.timeline, self.canvas.cast::<HtmlCanvasElement>())
+        else {
+            return;
+        };
+        let layout = self.layout();
+        let ratio = web_sys::window()
+            .map_or(1.0, |w| w.device_pixel_ratio())
+            .max(1.0);
+        let h = layout.height(t.lanes.len());
+        let (pw, ph) = ((layout.width * ratio) as u32, (h * ratio) as u32);
+        if canvas.width() != pw {
+            canvas.set_width(pw);
+        }
+        if canvas.height() != ph {
+            canvas.set_height(ph);
+        }
+        let _ = canvas.set_attribute("style", &format!("width:{}px;height:{}px", layout.width, h));
+        let Some(ctx) = canvas
+            .get_context("2d")
+            .ok()
+            .flatten()
+            .and_then(|c| c.dyn_into::<web_sys::CanvasRenderingContext2d>().ok())
+        else {
+            return;
+        };
+        let t0 = now();
+        draw::draw(&ctx, t, &self.vp, &layout, self.mode, ratio);
+        let ms = now() - t0;
+        let _ = canvas.set_attribute("data-frame-ms", &format!("{ms:.2}"));
+        let _ = canvas.set_attribute("data-zoom", &format!("{:.4}", self.vp.zoom_level()));
+        let _ = canvas.set_attribute(
+            "data-view",
+            &format!("{:.2},{:.2}", self.vp.start, self.vp.end),
+        );
+        if self.first_frame {
+            self.first_frame = false;
+            let _ =
+                canvas.set_attribute("data-load-ms", &format!("{:.1}", now() - self.load_started));
+        }
+        let _ = canvas.set_attribute("data-ready", "true");
+        self.dirty = false;
+    }
+
+    fn listen_window(&mut self, ctx: &Context<Self>) {
+        let Some(window) = web_sys::window() else {
+            return;
+        };
+        let link = ctx.link().clone();
+        let keydown = Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
+            link.send_message(Msg::Key(ev.unchecked_into()));
+        });
+        let _ =
+            window.add_event_listener_with_callback("keydown", keydown.as_ref().unchecked_ref());
+        let link = ctx.link().clone();
+        let resize = Closure::<dyn FnMut(JsValue)>::new(move |_| link.send_message(Msg::Resize));
+        let _ = window.add_event_listener_with_callback("resize", resize.as_ref().unchecked_ref());
+        self.window_closures.push(keydown);
+        self.window_closures.push(resize);
+    }
+
+    fn listen_wheel(&mut self, ctx: &Context<Self>) {
+        // Wheel must not be passive so the page does not scroll while zooming.
+        let Some(canvas) = self.canvas.cast::<HtmlCanvasElement>() else {
+            return;
+        };
+        let link = ctx.link().clone();
+        let gutter = Layout::new(1000.0).gutter;
+        let wheel = Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
+            let ev: WheelEvent = ev.unchecked_into();
+            ev.prevent_default();
+            let target: Option<HtmlElement> = ev.target().and_then(|t| t.dyn_into().ok());
+            let width = target.map_or(1000.0, |t| t.client_width() as f64);
+            let anchor = (ev.offset_x() as f64 - gutter) / (width - gutter).max(1.0);
+            let factor = if ev.delta_y() < 0.0 { 1.25 } else { 0.8 };
+            link.send_message(Msg::Zoom { factor, anchor });
+        });
+        let opts = AddEventListenerOptions::new();
+        opts.set_passive(false);
+        let _ = canvas.add_event_listener_with_callback_and_add_event_listener_options(
+            "wheel",
+            wheel.as_ref().unchecked_ref(),
+            &opts,
+        );
+        self.window_closures.push(wheel);
+    }
+}
+
+impl Component for App {
+    type Message = Msg;
+    type Properties = ();
+
+    fn create(ctx: &Context<Self>) -> Self {
+        let hash_state = web_sys::window()
+            .and_then(|w| w.location().hash().ok())
+            .map(|h| hash::parse(&h))
+            .unwrap_or_default();
+        let mut app = App {
+            worker: None,
+            worker_closures: Vec::new(),
+            window_closures: Vec::new(),
+            progress: None,
+            timeline: None,
+            vp: Viewport::new(0, 1),
+            mode: hash_state.mode.unwrap_or_default(),
+            sample: None,
+            error: None,
+            notice: None,
+            tooltip: None,
+            selected: None,
+            detail: None,
+            help: false,
+            dragging: false,
+            canvas: NodeRef::default(),
+            plot: NodeRef::default(),
+            width: 1000.0,
+            drag_from: None,
+            dragged: false,
+            pending_view: Some(hash_state.clone()),
+            dirty: false,
+            load_started: now(),
+            first_frame: false,
+            pending_load: None,
+            generation: 0,
+        };
+        let sample = hash_state
+            .sample
+            .filter(|s| samples::files(s).is_some())
+            .unwrap_or_else(|| samples::DEFAULT.to_string());
+        app.listen_window(ctx);
+        app.load_sample(ctx, sample);
+        app
+    }
+
+    fn update(&mut self, ctx: &Context<Self>, msg: Msg) -> bool {
+        match msg {
+            Msg::PickFiles(files) => {
+                if files.is_empty() {
+                    return false;
+                }
+                self.error = None;
+                self.notice = None;
+                self.load_started = now();
+                self.progress = Some(Progress {
+                    done: 0.0,
+                    total: files.iter().map(|f| f.size()).sum(),
+                    label: "Reading files…".to_string(),
+                });
+                self.generation += 1;
+                let generation = self.generation;
+                self.stop_worker();
+                let link = ctx.link().clone();
+                wasm_bindgen_futures::spawn_local(async move {
+                    let mut names = Vec::new();
+                    let mut buffers = Vec::new();
+                    for f in &files {
+                        match read_file(f).await {
+                            Ok(b) => {
+                                names.push(f.name());
+                                buffers.push(b);
+                            }
+                            Err(e) => {
+                                link.send_message(Msg::ReadFailed(format!(
+                                    "The browser could not read the file: {e}."
+                                )));
+                                return;
+                            }
+                        }
+                    }
+                    link.send_message(Msg::Buffers {
+                        generation,
+                        names,
+                        buffers,
+                        sample: None,
+                    });
+                });
+                true
+            }
+            Msg::PickSample(name) => {
+                self.error = None;
+                self.notice = None;
+                self.load_sample(ctx, name);
+                true
+            }
+            Msg::Buffers {
+                generation,
+                names,
+                buffers,
+                sample,
+            } => {
+                if generation != self.generation {
+                    return false;
+                }
+                self.sample = sample;
+                self.send_load(ctx, names, buffers);
+                true
+            }
+            Msg::ReadFailed(e) => {
+                self.progress = None;
+                self.error = Some(e);
+                true
+            }
+            Msg::Worker(data) => self.on_worker(data),
+            Msg::WorkerFailed(e) => {
+                self.stop_worker();
+                self.progress = None;
+                self.error = Some(format!(
+                    "The parser stopped with an internal error: {e}. The page still works; try another file."
+                ));
+                true
+            }
+            Msg::Cancel => {
+                self.stop_worker();
+                self.progress = None;
+                self.notice = Some("Loading cancelled.".to_string());
+                true
+            }
+            Msg::SetMode(m) => {
+                self.mode = m;
+                self.dirty = true;
+                self.update_hash();
+                true
+            }
+            Msg::Zoom { factor, anchor } => {
+                self.vp.zoom(factor, anchor);
+                self.dirty = true;
+                self.tooltip = None;
+                self.update_hash();
+                true
+            }
+            Msg::Pan(f) => {
+                self.vp.pan(f);
+                self.dirty = true;
+                self.tooltip = None;
+                self.update_hash();
+                true
+            }
+            Msg::Reset => {
+                self.vp.reset();
+                self.dirty = true;
+                self.update_hash();
+                true
+            }
+            Msg::PointerDown { x } => {
+                self.drag_from = Some(x);
+                self.dragged = false;
+                false
+            }
+            Msg::PointerMove { x, y, buttons } => {
+                if let (Some(from), true) = (self.drag_from, buttons & 1 == 1) {
+                    let dx = x - from;
+                    if dx.abs() >= 1.0 {
+                        self.dragged = true;
+                        self.drag_from = Some(x);
+                        self.vp.pan(-dx / self.layout().plot_width());
+                        self.dirty = true;
+                        self.tooltip = None;
+                        return true;
+                    }
+                    return false;
+                }
+                let tip = self.hit(x, y).and_then(|h| self.tooltip_text(h));
+                self.tooltip = tip.map(|text| Tooltip { x, y, text });
+                true
+            }
+            Msg::PointerUp { x, y } => {
+                let was_drag = self.dragged;
+                self.drag_from = None;
+                self.dragged = false;
+                if was_drag {
+                    self.update_hash();
+                    return false;
+                }
+                if let Some(Hit::Entry { lane, entry }) = self.hit(x, y) {
+                    self.inspect(lane, entry);
+                    return true;
+                }
+                false
+            }
+            Msg::PointerLeave => {
+                self.drag_from = None;
+                self.tooltip = None;
+                true
+            }
+            Msg::Key(ev) => {
+                if let Some(t) = ev
+                    .target()
+                    .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+                {
+                    let tag = t.tag_name().to_ascii_lowercase();
+                    if tag == "input" || tag == "select" || tag == "textarea" {
+                        return false;
+                    }
+                }
+                if ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
+                    return false;
+                }
+                let msg = match ev.key().as_str() {
+                    "?" => Msg::ToggleHelp,
+                    "Escape" if self.help => Msg::ToggleHelp,
+                    "ArrowLeft" => Msg::Pan(-0.1),
+                    "ArrowRight" => Msg::Pan(0.1),
+                    "+" | "=" => Msg::Zoom {
+                        factor: 1.5,
+                        anchor: 0.5,
+                    },
+                    "-" | "_" => Msg::Zoom {
+                        factor: 1.0 / 1.5,
+                        anchor: 0.5,
+                    },
+                    "0" => Msg::Reset,
+                    "s" => Msg::SetMode(StorageMode::Stored),
+                    "f" => Msg::SetMode(StorageMode::Full),
+                    "d" => Msg::SetMode(StorageMode::Diff),
+                    _ => return false,
+                };
+                ev.prevent_default();
+                <Self as Component>::update(self, ctx, msg)
+            }
+            Msg::ToggleHelp => {
+                self.help = !self.help;
+                true
+            }
+            Msg::ExportPng => {
+                self.export_png();
+                false
+            }
+            Msg::ExportJson => {
+                self.export_json();
+                false
+            }
+            Msg::Resize => self.measure_width(),
+            Msg::Dragging(d) => {
+                let changed = self.dragging != d;
+                self.dragging = d;
+                changed
+            }
+        }
+    }
+
+    fn view(&self, ctx: &Context<Self>) -> Html {
+        let link = ctx.link();
+        let onchange = link.batch_callback(|e: Event| {
             let input: HtmlInputElement = e.target_unchecked_into();
-            if let Some(file) = input.files().and_then(|f| f.get(0)) {
-                open_file.emit(file);
+            let mut files = Vec::new();
+            if let Some(list) = input.files() {
+                for i in 0..list.length() {
+                    if let Some(f) = list.get(i) {
+                        files.push(f);
+                    }
+                }
             }
-            // Allow picking the same file again.
             input.set_value("");
-        })
-    };
-
-    let ondragover = {
-        let dragging = dragging.clone();
-        Callback::from(move |e: DragEvent| {
+            Some(Msg::PickFiles(files))
+        });
+        let ondragover = link.callback(|e: DragEvent| {
             e.prevent_default();
-            if !*dragging {
-                dragging.set(true);
+            Msg::Dragging(true)
+        });
+        let ondragleave = link.callback(|e: DragEvent| {
+            e.prevent_default();
+            Msg::Dragging(false)
+        });
+        let ondrop = link.batch_callback(|e: DragEvent| {
+            e.prevent_default();
+            let mut files = Vec::new();
+            if let Some(list) = e.data_transfer().and_then(|dt| dt.files()) {
+                for i in 0..list.length() {
+                    if let Some(f) = list.get(i) {
+                        files.push(f);
+                    }
+                }
             }
-        })
-    };
-    let ondragleave = {
-        let dragging = dragging.clone();
-        Callback::from(move |e: DragEvent| {
-            e.prevent_default();
-            dragging.set(false);
-        })
-    };
-    let ondrop = {
-        let dragging = dragging.clone();
-        let open_file = open_file.clone();
-        Callback::from(move |e: DragEvent| {
-            e.prevent_default();
-            dragging.set(false);
-            let file = e
-                .data_transfer()
-                .and_then(|dt| dt.files())
-                .and_then(|files| files.get(0));
-            if let Some(file) = file {
-                open_file.emit(file);
-            }
-        })
-    };
+            vec![Msg::Dragging(false), Msg::PickFiles(files)]
+        });
+        let on_sample = link.callback(|e: Event| {
+            let s: HtmlSelectElement = e.target_unchecked_into();
+            Msg::PickSample(s.value())
+        });
+        let sample_value = self.sample.clone().unwrap_or_default();
 
-    let zone_class = classes!("dropzone", dragging.then_some("dragging"));
-
-    html! {
-        <div class="app" {ondragover} {ondragleave} {ondrop}>
-            <header class="topbar">
-                <h1>{ "ovsdb-scope" }</h1>
+        html! {
+            <div class={classes!("app", self.dragging.then_some("dragging"))} {ondragover} {ondragleave} {ondrop}>
+                <header class="topbar">
+                    <h1>{ "ovsdb-scope" }</h1>
+                    <label class="picker">
+                        <span>{ "Open .db files" }</span>
+                        <input type="file" multiple=true data-testid="file-input" {onchange} />
+                    </label>
+                    <label class="picker">
+                        <span>{ "or a bundled sample" }</span>
+                        <select data-testid="sample-picker" onchange={on_sample}>
+                            <option value="" selected={sample_value.is_empty()} disabled=true>{ "—" }</option>
+                            { for samples::SAMPLES.iter().map(|(n, _)| html! {
+                                <option value={*n} selected={sample_value == *n}>{ *n }</option>
+                            }) }
+                        </select>
+                    </label>
+                    <div class="modes" role="group" aria-label="Storage mode">
+                        { for StorageMode::ALL.iter().map(|&m| {
+                            let onclick = link.callback(move |_| Msg::SetMode(m));
+                            html! {
+                                <button data-testid={format!("storage-{}", m.name())}
+                                    class={classes!((self.mode == m).then_some("active"))}
+                                    aria-pressed={(self.mode == m).to_string()} {onclick}>
+                                    { m.label() }
+                                </button>
+                            }
+                        }) }
+                    </div>
+                    <button onclick={link.callback(|_| Msg::ExportPng)} data-testid="export-png">{ "PNG" }</button>
+                    <button onclick={link.callback(|_| Msg::ExportJson)} data-testid="export-json">{ "JSON" }</button>
+                    <button onclick={link.callback(|_| Msg::ToggleHelp)} data-testid="help-button" title="Keys (?)">{ "?" }</button>
+                </header>
                 <p class="tagline">
-                    { "Look inside OVSDB database files (standalone and Raft clustered). \
+                    { "Drop the .db files of one cluster (or one standalone file) anywhere on the page. \
                        Everything runs in your browser; nothing is uploaded." }
                 </p>
-            </header>
-            <main>
-                <section class={zone_class} aria-label="Open a database file">
-                    <label class="picker">
-                        <span>{ "Open a .db file" }</span>
-                        <input type="file" data-testid="file-input" accept=".db,application/octet-stream,*/*" {onchange} />
-                    </label>
-                    <span class="hint">{ "or drop it anywhere on this page" }</span>
+                { self.view_progress(ctx) }
+                if let Some(e) = &self.error {
+                    <div class="error" role="alert" data-testid="load-error">{ e.clone() }</div>
+                }
+                if let Some(n) = &self.notice {
+                    <div class="notice" role="status" data-testid="notice">{ n.clone() }</div>
+                }
+                { self.view_damage() }
+                { self.view_summary() }
+                <section class="plot" ref={self.plot.clone()}>
+                    if self.timeline.is_some() {
+                        <canvas ref={self.canvas.clone()} data-testid="timeline" tabindex="0"
+                            onmousedown={link.callback(|e: MouseEvent| Msg::PointerDown { x: e.offset_x() as f64 })}
+                            onmousemove={link.callback(|e: MouseEvent| Msg::PointerMove { x: e.offset_x() as f64, y: e.offset_y() as f64, buttons: e.buttons() })}
+                            onmouseup={link.callback(|e: MouseEvent| Msg::PointerUp { x: e.offset_x() as f64, y: e.offset_y() as f64 })}
+                            onmouseleave={link.callback(|_| Msg::PointerLeave)} />
+                        if let Some(t) = &self.tooltip {
+                            <div class="tooltip" data-testid="tooltip"
+                                style={format!("left:{}px;top:{}px", t.x + 14.0, t.y + 14.0)}>{ t.text.clone() }</div>
+                        }
+                    }
                 </section>
-                { render_load(&load) }
-            </main>
-        </div>
-    }
-}
-
-/// Reads a whole file into memory (the browser's File API; nothing leaves the page).
-async fn read_bytes(file: &File) -> Result<Vec<u8>, String> {
-    let buffer = wasm_bindgen_futures::JsFuture::from(file.array_buffer())
-        .await
-        .map_err(|e| e.as_string().unwrap_or_else(|| format!("{e:?}")))?;
-    Ok(js_sys::Uint8Array::new(&buffer).to_vec())
-}
-
-fn render_load(load: &Load) -> Html {
-    match load {
-        Load::Idle => html! {
-            <p class="empty">{ "No file loaded yet. Pick the .db file of an ovsdb-server (for example /etc/ovn/ovnnb_db.db)." }</p>
-        },
-        Load::Reading { name } => html! {
-            <p class="busy" data-testid="loading">{ format!("Reading {name}…") }</p>
-        },
-        Load::Failed { name, message } => html! {
-            <div class="error" role="alert" data-testid="load-error">
-                <strong>{ format!("Cannot open {name}. ") }</strong>
-                { message.clone() }
+                { self.view_inspector() }
+                { self.view_cluster() }
+                if self.help {
+                    { self.view_help(ctx) }
+                }
             </div>
-        },
-        Load::Done { name, size, view } => render_summary(name, *size, view),
+        }
+    }
+
+    fn rendered(&mut self, ctx: &Context<Self>, first_render: bool) {
+        if first_render {
+            self.measure_width();
+        }
+        if self.timeline.is_some() {
+            if self.window_closures.len() < 3 {
+                self.listen_wheel(ctx);
+            }
+            self.measure_width();
+            if self.dirty {
+                self.redraw();
+            }
+        }
     }
 }
 
-fn render_summary(name: &str, size: f64, view: &SummaryView) -> Html {
-    html! {
-        <section class="summary" aria-label="File summary">
-            <h2>{ name.to_string() }<span class="size">{ format!(" {} bytes", size as u64) }</span></h2>
-            if let Some(warning) = &view.warning {
-                <div class="warning" role="status" data-testid="load-warning">{ warning.clone() }</div>
-            }
-            <dl>
-                <dt>{ "File kind" }</dt>
-                <dd data-testid="summary-format" data-value={view.format}>{ view.format_label() }</dd>
-                <dt>{ "Database" }</dt>
-                <dd data-testid="summary-database" data-value={view.database.clone()}>{ view.database.clone() }</dd>
-                <dt>{ "Records" }</dt>
-                <dd data-testid="summary-records" data-value={view.records.to_string()}>{ view.records.to_string() }</dd>
-                { for view.details.iter().map(|d| html! {
-                    <>
-                        <dt>{ d.label }</dt>
-                        <dd data-testid={d.test_id} data-value={d.value.clone()}>{ d.text.clone() }</dd>
-                    </>
-                }) }
-            </dl>
-        </section>
+fn value_dd(id: &'static str, value: String, text: String) -> Html {
+    html! { <dd data-testid={id} data-value={value}>{ text }</dd> }
+}
+
+impl App {
+    fn view_progress(&self, ctx: &Context<Self>) -> Html {
+        let Some(p) = &self.progress else {
+            return html! {};
+        };
+        let pct = if p.total > 0.0 {
+            (p.done / p.total * 100.0).min(100.0)
+        } else {
+            0.0
+        };
+        html! {
+            <div class="progress" data-testid="progress" data-value={format!("{}", p.done)} data-total={format!("{}", p.total)}>
+                <span>{ p.label.clone() }</span>
+                <progress max="100" value={format!("{pct:.1}")}></progress>
+                <span>{ format!("{} of {}", human_bytes(p.done), human_bytes(p.total)) }</span>
+                <button data-testid="cancel" onclick={ctx.link().callback(|_| Msg::Cancel)}>{ "Cancel" }</button>
+            </div>
+        }
+    }
+
+    fn view_damage(&self) -> Html {
+        let Some(t) = &self.timeline else {
+            return html! {};
+        };
+        html! {
+            { for t.lanes.iter().filter_map(|l| l.truncated.as_ref().map(|tr| (l, tr))).map(|(l, tr)| html! {
+                <div class="warning" role="status" data-testid="damage-banner"
+                    data-record={tr.record.to_string()} data-offset={tr.offset.to_string()}>
+                    { format!(
+                        "{} is damaged at record {} (byte offset {}): {}. The {} records before it are shown.",
+                        l.name, tr.record, tr.offset, tr.reason, l.summary.records
+                    ) }
+                </div>
+            }) }
+        }
+    }
+
+    fn view_summary(&self) -> Html {
+        let Some(t) = &self.timeline else {
+            return html! {};
+        };
+        let Some(l) = t.lanes.first() else {
+            return html! {};
+        };
+        let s = &l.summary;
+        let opt = |v: Option<u64>| v.map_or(String::new(), |x| x.to_string());
+        let terms: Vec<String> = s.terms.iter().map(u64::to_string).collect();
+        let eb = s.entry_bytes.get(self.mode);
+        let stored_total = t.entry_bytes(StorageMode::Stored).unwrap_or(0) as f64;
+        html! {
+            <section class="summary" aria-label="Summary" data-testid="summary"
+                data-files={t.lanes.iter().map(|l| l.name.clone()).collect::<Vec<_>>().join(",")}>
+                <div>
+                    <h2>{ format!("{}{}", l.name, if t.lanes.len() > 1 { format!(" (first of {} files)", t.lanes.len()) } else { String::new() }) }</h2>
+                    <dl>
+                        <dt>{ "File kind" }</dt>
+                        { value_dd("summary-format", s.format.clone(), if l.clustered { "clustered (Raft)".into() } else { "standalone".into() }) }
+                        <dt>{ "Database" }</dt>
+                        { value_dd("summary-database", s.database.clone(), s.database.clone()) }
+                        <dt>{ "Records" }</dt>
+                        { value_dd("summary-records", s.records.to_string(), s.records.to_string()) }
+                        <dt>{ if l.clustered { "Log entries" } else { "Transactions" } }</dt>
+                        { value_dd("summary-entries", s.entries.to_string(), s.entries.to_string()) }
+                        <dt>{ "Terms" }</dt>
+                        { value_dd("summary-terms", terms.join(","), if terms.is_empty() { "—".into() } else { terms.join(", ") }) }
+                        <dt>{ "Last index" }</dt>
+                        { value_dd("summary-last-index", opt(s.last_index), opt(s.last_index)) }
+                        <dt>{ "Commit index" }</dt>
+                        { value_dd("summary-commit-index", opt(s.commit_index), opt(s.commit_index)) }
+                        <dt>{ format!("Entry bytes ({})", self.mode.label()) }</dt>
+                        { value_dd("summary-entry-bytes", eb.map_or(String::new(), |b| b.to_string()),
+                            eb.map_or("not computed by the core for this file".into(), |b| format!("{b} ({})", human_bytes(b as f64)))) }
+                        <dt>{ "File bytes" }</dt>
+                        { value_dd("summary-bytes", s.bytes.to_string(), format!("{} ({})", s.bytes, human_bytes(s.bytes as f64))) }
+                    </dl>
+                </div>
+                <div>
+                    <h2>{ "Storage: entry bytes of all files" }</h2>
+                    <table class="storage" data-testid="storage-summary">
+                        <tr><th>{ "mode" }</th><th>{ "bytes" }</th><th>{ "vs stored" }</th></tr>
+                        { for StorageMode::ALL.iter().map(|&m| {
+                            let v = t.entry_bytes(m);
+                            html! {
+                                <tr class={classes!((m == self.mode).then_some("active"))}>
+                                    <td>{ m.label() }</td>
+                                    <td data-testid={format!("total-{}", m.name())} data-value={v.map_or(String::new(), |b| b.to_string())}>
+                                        { v.map_or("not computed".into(), |b| human_bytes(b as f64)) }
+                                    </td>
+                                    <td>{ v.map_or("—".into(), |b| if stored_total > 0.0 { format!("{:.2}×", b as f64 / stored_total) } else { "—".into() }) }</td>
+                                </tr>
+                            }
+                        }) }
+                    </table>
+                </div>
+            </section>
+        }
+    }
+
+    fn view_inspector(&self) -> Html {
+        let Some((li, ei)) = self.selected else {
+            return html! {
+                <section class="inspector" data-testid="inspector" data-state="empty">
+                    <h2>{ "Inspector" }</h2>
+                    <p class="hint">{ "Click an entry on the timeline to see what it changed." }</p>
+                </section>
+            };
+        };
+        let Some(t) = &self.timeline else {
+            return html! {};
+        };
+        let Some(l) = t.lanes.get(li) else {
+            return html! {};
+        };
+        let Some(e) = l.entries.get(ei) else {
+            return html! {};
+        };
+        let size = |m: StorageMode| {
+            e.sizes
+                .get(m)
+                .map_or("not computed".to_string(), |b| format!("{b} B"))
+        };
+        html! {
+            <section class="inspector" data-testid="inspector" data-state="entry" data-index={e.index.to_string()}>
+                <h2>{ format!("{} · {} {}", l.name, if l.clustered { "index" } else { "transaction" }, e.index) }</h2>
+                <dl>
+                    <dt>{ "Kind" }</dt><dd data-testid="inspector-kind">{ if e.has_data { "entry with data" } else if l.clustered { "Raft-internal entry" } else { "transaction" } }</dd>
+                    <dt>{ "Term" }</dt><dd data-testid="inspector-term">{ e.term }</dd>
+                    <dt>{ "Index" }</dt><dd data-testid="inspector-index">{ e.index }</dd>
+                    <dt>{ "Record / offset" }</dt><dd>{ format!("{} @ {}", e.record, e.offset) }</dd>
+                    <dt>{ "Entry ID" }</dt><dd data-testid="inspector-eid">{ e.eid.clone().unwrap_or_else(|| "—".into()) }</dd>
+                    <dt>{ "Comment" }</dt><dd>{ e.comment.clone().unwrap_or_else(|| "—".into()) }</dd>
+                    <dt>{ "Date" }</dt><dd>{ e.date_ms.map_or("—".into(), |d| format!("{d} ms ({} UTC)", clock(d))) }</dd>
+                    <dt>{ "Bytes" }</dt><dd>{ format!("as stored {} · full values {} · diffs {}", size(StorageMode::Stored), size(StorageMode::Full), size(StorageMode::Diff)) }</dd>
+                </dl>
+                { match &self.detail {
+                    None => html! { <p class="hint">{ "Decoding…" }</p> },
+                    Some(d) if d.error.is_some() => html! { <p class="error">{ d.error.clone().unwrap_or_default() }</p> },
+                    Some(d) => html! {
+                        <div class="changes">
+                            <p>{ if d.diff_mode { "Modified columns are stored as diffs (_is_diff)." } else { "Columns are stored as full values." } }
+                               { if d.schema_change { " This entry carries a new schema." } else { "" } }</p>
+                            { for d.tables.iter().map(|tc| html! {
+                                <details open={d.tables.len() <= 3}>
+                                    <summary>{ format!("{} — {} row(s)", tc.table, tc.rows.len()) }</summary>
+                                    { for tc.rows.iter().map(|r| html! {
+                                        <div class="row">
+                                            <div class="rowhead">{ format!("{} {}", r.op, r.uuid) }</div>
+                                            <table>
+                                                { for r.columns.iter().map(|c| html! {
+                                                    <tr><td class="col">{ c.column.clone() }</td><td class="val">{ c.stored.clone() }</td><td class="num">{ format!("{} B", c.stored_bytes) }</td></tr>
+                                                }) }
+                                            </table>
+                                        </div>
+                                    }) }
+                                </details>
+                            }) }
+                        </div>
+                    },
+                } }
+            </section>
+        }
+    }
+
+    fn view_cluster(&self) -> Html {
+        let Some(t) = &self.timeline else {
+            return html! {};
+        };
+        let c = &t.cluster;
+        html! {
+            <section class="cluster" aria-label="Cluster">
+                <h2 data-testid="cluster-servers" data-value={c.servers.len().to_string()}>
+                    { format!("Cluster: {} server(s){}", c.servers.len(), c.cluster_id.as_ref().map_or(String::new(), |id| format!(" · cluster {id}"))) }
+                </h2>
+                <table class="servers">
+                    <tr><th>{ "server" }</th><th>{ "address" }</th><th>{ "file" }</th><th>{ "commit index" }</th></tr>
+                    { for c.servers.iter().map(|s| html! {
+                        <tr>
+                            <td title={s.sid.clone()}>{ short_sid(&s.sid).to_string() }</td>
+                            <td>{ s.address.clone() }</td>
+                            <td>{ s.lane.and_then(|i| t.lanes.get(i)).map_or("—".to_string(), |l| l.name.clone()) }</td>
+                            <td>{ s.lane.and_then(|i| c.commit_index.get(i).copied().flatten()).map_or("—".to_string(), |x| x.to_string()) }</td>
+                        </tr>
+                    }) }
+                </table>
+                <table class="terms">
+                    <tr><th>{ "term" }</th><th>{ "leader" }</th><th>{ "votes (file → for)" }</th></tr>
+                    { for c.terms.iter().map(|tm| html! {
+                        <tr>
+                            <td>{ tm.term }</td>
+                            <td>{ tm.leaders.iter().map(|l| short_sid(l).to_string()).collect::<Vec<_>>().join(", ") }</td>
+                            <td>{ tm.votes.iter().map(|(f, v)| format!("{f} → {}", short_sid(v))).collect::<Vec<_>>().join("; ") }</td>
+                        </tr>
+                    }) }
+                </table>
+                <div data-testid="check-results" data-value={c.violations.len().to_string()}>
+                    if c.violations.is_empty() && c.problems.is_empty() {
+                        <p class="ok">{ "check: the cluster invariants hold for these files." }</p>
+                    }
+                    { for c.violations.iter().chain(c.problems.iter()).map(|v| html! { <p class="error">{ v.clone() }</p> }) }
+                </div>
+            </section>
+        }
+    }
+
+    fn view_help(&self, ctx: &Context<Self>) -> Html {
+        html! {
+            <div class="help" role="dialog" data-testid="help" onclick={ctx.link().callback(|_| Msg::ToggleHelp)}>
+                <div class="helpbox">
+                    <h2>{ "Keys" }</h2>
+                    <table>
+                        <tr><td>{ "?" }</td><td>{ "show / hide this help" }</td></tr>
+                        <tr><td>{ "← →" }</td><td>{ "pan" }</td></tr>
+                        <tr><td>{ "+ −" }</td><td>{ "zoom in / out (or the mouse wheel)" }</td></tr>
+                        <tr><td>{ "0" }</td><td>{ "show everything" }</td></tr>
+                        <tr><td>{ "s f d" }</td><td>{ "sizes as stored / with full values / with diffs" }</td></tr>
+                        <tr><td>{ "drag" }</td><td>{ "pan; click an entry to inspect it" }</td></tr>
+                    </table>
+                    <p>{ "The URL keeps the sample, zoom and storage mode: copy it to share this view." }</p>
+                </div>
+            </div>
+        }
     }
 }

@@ -1,12 +1,15 @@
 //! ovsdb-scope web app: explore OVSDB database files in the browser.
 //!
-//! Everything runs locally: files are read with the File API and parsed by
-//! the shared Rust core (`ovsdb-log`) compiled to wasm. This crate holds no
-//! protocol logic; it only calls the core and renders what it returns.
+//! Everything runs locally: files are read with the File API and parsed in a
+//! Web Worker (src/bin/worker.rs) by the shared Rust core (`ovsdb-log`,
+//! `timeline`) compiled to wasm. This crate holds no protocol logic; it only
+//! calls the core and renders the view model it returns.
 
 mod app;
-mod core;
+mod draw;
+mod hash;
 mod panic;
+mod samples;
 
 fn main() {
     panic::install();

@@ -696,6 +696,12 @@ fn cluster_info(
         .filter(|(_, s)| s.format == Some(Format::Clustered) && s.truncated.is_none())
         .map(|(f, _)| *f)
         .collect();
+    for ((name, _), s) in files.iter().zip(summaries) {
+        if s.format == Some(Format::Clustered) && s.truncated.is_some() {
+            info.problems
+                .push(format!("{name}: not checked (the file is damaged)"));
+        }
+    }
     if !clustered_files.is_empty() {
         let report = ovsdb_log::check_cluster(&clustered_files);
         for v in &report.violations {

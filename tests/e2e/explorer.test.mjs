@@ -1,0 +1,188 @@
+// The explorer (issue 6): bundled samples against `ovsdb-scope inspect --json`,
+// storage modes, damage banner, URL-hash sharing, keys, inspector, exports,
+// privacy (CSP, no foreign requests) and a screenshot of every sample.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ROOT, serveDir, launchBrowser, openPage, screenshot, inspectJson } from "./harness.mjs";
+
+let server;
+let browser;
+
+before(async () => {
+  server = await serveDir();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+const SAMPLES = {
+  "leader-failover": ["s1.db", "s2.db", "s3.db"],
+  "ls-add-follower": ["s1.db", "s2.db", "s3.db"],
+  "acl-portgroup-diff": ["s1.db", "s2.db", "s3.db"],
+  "acl-portgroup-full": ["s1.db", "s2.db", "s3.db"],
+  "election-timer": ["s1.db", "s2.db", "s3.db"],
+  compacted: ["s1.db", "s2.db", "s3.db"],
+  membership: ["s1.db", "s2.db", "s3.db"],
+  "sb-scale": ["s1.db", "s2.db", "s3.db"],
+  standalone: ["nb.db"],
+};
+
+const value = (page, id) => page.getByTestId(id).getAttribute("data-value");
+
+async function ready(page, files) {
+  await page.locator(`[data-testid=summary][data-files="${files.join(",")}"]`).waitFor({ timeout: 30000 });
+  await page.locator("[data-testid=timeline][data-ready=true]").waitFor({ timeout: 30000 });
+}
+
+function noProblems(problems) {
+  assert.deepEqual(problems.consoleErrors, []);
+  assert.deepEqual(problems.pageErrors, []);
+  assert.deepEqual(problems.foreignRequests, []);
+}
+
+test("first open shows the bundled leader-failover cluster, with a CSP", async () => {
+  const { page, problems } = await openPage(browser.context, server.url);
+  await ready(page, SAMPLES["leader-failover"]);
+  assert.equal(await page.getByTestId("sample-picker").inputValue(), "leader-failover");
+  assert.equal(await value(page, "cluster-servers"), "3");
+  assert.equal(await page.getByTestId("check-results").getAttribute("data-value"), "0");
+  const csp = await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute("content");
+  assert.match(csp, /default-src 'self'/);
+  assert.match(csp, /connect-src 'self'/);
+  assert.doesNotMatch(csp, /'unsafe-eval'|script-src[^;]*'unsafe-inline'/);
+  assert.match(page.url(), /#sample=leader-failover&mode=stored/);
+  noProblems(problems);
+  await page.close();
+});
+
+for (const [sample, files] of Object.entries(SAMPLES)) {
+  test(`sample ${sample}: figures match inspect --json in every storage mode`, async () => {
+    const ref = inspectJson(...files.map((f) => join("static/samples", sample, f)));
+    const first = ref.files[0];
+    const { page, problems } = await openPage(browser.context, `${server.url}#sample=${sample}`);
+    await ready(page, files);
+    assert.equal(await value(page, "summary-format"), first.format);
+    assert.equal(await value(page, "summary-database"), first.database);
+    assert.equal(Number(await value(page, "summary-records")), first.records);
+    const entries = first.format === "clustered" ? first.record_kinds.entry : first.record_kinds.txn;
+    assert.equal(Number(await value(page, "summary-entries")), entries);
+    assert.equal(await value(page, "summary-terms"), first.terms.join(","));
+    assert.equal(await value(page, "summary-last-index"), first.last_index === null ? "" : String(first.last_index));
+    assert.equal(await value(page, "summary-commit-index"), first.commit_index === null ? "" : String(first.commit_index));
+    if (ref.cluster) {
+      assert.equal(Number(await value(page, "cluster-servers")), ref.cluster.servers.length);
+    }
+    for (const mode of ["full", "diff", "stored"]) {
+      await page.getByTestId(`storage-${mode}`).click();
+      assert.equal(await page.getByTestId(`storage-${mode}`).getAttribute("aria-pressed"), "true");
+      const want = first.entry_bytes[mode];
+      assert.equal(await value(page, "summary-entry-bytes"), want === null ? "" : String(want), mode);
+      const total = ref.files.every((f) => f.entry_bytes[mode] !== null)
+        ? String(ref.files.reduce((a, f) => a + f.entry_bytes[mode], 0))
+        : "";
+      assert.equal(await value(page, `total-${mode}`), total, `total ${mode}`);
+    }
+    await screenshot(page, `sample-${sample}`);
+    noProblems(problems);
+    await page.close();
+  });
+}
+
+test("a corrupt copy in a cluster shows the banner and the valid prefix", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "ovsdb-scope-corrupt-"));
+  const paths = [];
+  for (const f of SAMPLES["leader-failover"]) {
+    const bytes = readFileSync(join(ROOT, "static/samples/leader-failover", f));
+    const p = join(dir, f);
+    // Flip one byte in the middle of s2.db: its SHA-1 no longer matches.
+    if (f === "s2.db") bytes[Math.floor(bytes.length / 2)] ^= 0x20;
+    writeFileSync(p, bytes);
+    paths.push(p);
+  }
+  const ref = inspectJson(...paths).files[1];
+  assert.ok(ref.truncated);
+  const { page, problems } = await openPage(browser.context, server.url);
+  await ready(page, SAMPLES["leader-failover"]);
+  await page.getByTestId("file-input").setInputFiles(paths);
+  await page.locator("[data-testid=damage-banner]").waitFor({ timeout: 20000 });
+  const banner = page.getByTestId("damage-banner");
+  assert.equal(Number(await banner.getAttribute("data-record")), ref.truncated.record);
+  assert.equal(Number(await banner.getAttribute("data-offset")), ref.truncated.offset);
+  assert.match(await banner.innerText(), /s2\.db is damaged at record \d+ \(byte offset \d+\)/);
+  await page.locator("[data-testid=timeline][data-ready=true]").waitFor();
+  assert.equal(await value(page, "cluster-servers"), "3");
+  await screenshot(page, "corrupt-s2");
+  assert.deepEqual(problems.pageErrors, []);
+  assert.deepEqual(problems.foreignRequests, []);
+  await page.close();
+});
+
+test("the URL hash reopens a sample with its zoom and storage mode; keys navigate", async () => {
+  const { page, problems } = await openPage(browser.context, `${server.url}#sample=sb-scale&mode=diff&zoom=2&at=20`);
+  await ready(page, SAMPLES["sb-scale"]);
+  const canvas = page.getByTestId("timeline");
+  assert.equal(await page.getByTestId("storage-diff").getAttribute("aria-pressed"), "true");
+  assert.ok(Math.abs(Number(await canvas.getAttribute("data-zoom")) - 2) < 0.01);
+  const view0 = await canvas.getAttribute("data-view");
+  await page.keyboard.press("ArrowRight");
+  await page.waitForFunction((v) => document.querySelector("[data-testid=timeline]").dataset.view !== v, view0);
+  await page.keyboard.press("+");
+  await page.waitForFunction(() => Number(document.querySelector("[data-testid=timeline]").dataset.zoom) > 2.9);
+  assert.match(page.url(), /zoom=3\.000/);
+  await page.keyboard.press("0");
+  await page.waitForFunction(() => Number(document.querySelector("[data-testid=timeline]").dataset.zoom) === 1);
+  await page.keyboard.press("f");
+  assert.equal(await page.getByTestId("storage-full").getAttribute("aria-pressed"), "true");
+  assert.match(page.url(), /mode=full/);
+  await page.keyboard.press("?");
+  await page.getByTestId("help").waitFor();
+  await page.keyboard.press("?");
+  assert.equal(await page.getByTestId("help").count(), 0);
+  noProblems(problems);
+  await page.close();
+});
+
+test("wheel zooms, hovering shows a tooltip, clicking an entry opens the inspector", async () => {
+  const { page, problems } = await openPage(browser.context, server.url);
+  await ready(page, SAMPLES["leader-failover"]);
+  const canvas = page.getByTestId("timeline");
+  const box = await canvas.boundingBox();
+  // Lane 0's entry row (layout: axis 34 px, band 16 px, ticks 22 px).
+  const y = box.y + 34 + 16 + 11;
+  const x = box.x + 120 + (box.width - 120) * 0.5;
+  await page.mouse.move(x, y);
+  await page.getByTestId("tooltip").waitFor();
+  assert.match(await page.getByTestId("tooltip").innerText(), /index \d+ · term \d/);
+  await page.mouse.click(x, y);
+  await page.locator("[data-testid=inspector][data-state=entry]").waitFor();
+  const term = Number(await page.getByTestId("inspector-term").innerText());
+  assert.ok(term === 1 || term === 2);
+  await page.locator("[data-testid=inspector] .changes").waitFor();
+  await page.mouse.move(x, y);
+  await page.mouse.wheel(0, -300);
+  await page.waitForFunction(() => Number(document.querySelector("[data-testid=timeline]").dataset.zoom) > 1);
+  noProblems(problems);
+  await page.close();
+});
+
+test("exports: JSON in the shape of inspect --json, and a PNG of the timeline", async () => {
+  const { page, problems } = await openPage(browser.context, `${server.url}#sample=election-timer`);
+  await ready(page, SAMPLES["election-timer"]);
+  const [jsonDl] = await Promise.all([page.waitForEvent("download"), page.getByTestId("export-json").click()]);
+  const exported = JSON.parse(readFileSync(await jsonDl.path(), "utf8"));
+  const ref = inspectJson(...SAMPLES["election-timer"].map((f) => join("static/samples/election-timer", f)));
+  for (const f of ref.files) f.path = f.path.split("/").pop();
+  assert.deepEqual(exported, ref);
+  const [pngDl] = await Promise.all([page.waitForEvent("download"), page.getByTestId("export-png").click()]);
+  const png = readFileSync(await pngDl.path());
+  assert.deepEqual([...png.subarray(1, 4)], [0x50, 0x4e, 0x47]);
+  assert.ok(png.length > 5000);
+  noProblems(problems);
+  await page.close();
+});

@@ -1,0 +1,310 @@
+//! Draws the timeline view model on a 2D canvas. All geometry and hit-testing
+//! come from `timeline::Layout`/`Viewport`; this module only paints.
+
+use timeline::{Layout, MarkerKind, StorageMode, Timeline, Viewport};
+use web_sys::CanvasRenderingContext2d as Ctx;
+
+const TERM_COLORS: [&str; 8] = [
+    "#cfe0fb", "#fde2c4", "#d5f0d2", "#f5d0e6", "#e3dcf7", "#fbf1b8", "#cdeef0", "#f3d6d0",
+];
+const INK: &str = "#1d2430";
+const MUTED: &str = "#6b7482";
+const GRID: &str = "#e6e9ee";
+const DATA: &str = "#2456c9";
+const NODATA: &str = "#9aa3b0";
+const SUPERSEDED: &str = "#d23a3a";
+const COMMIT: &str = "#1f9d55";
+const CUMULATIVE: &str = "#c2410c";
+
+fn term_color(term: u64) -> &'static str {
+    TERM_COLORS[(term as usize) % TERM_COLORS.len()]
+}
+
+/// A "nice" step (1, 2, 5 × 10^k) giving about `target` ticks over `span`.
+fn nice_step(span: f64, target: f64) -> f64 {
+    let raw = (span / target).max(1.0);
+    let mag = 10f64.powf(raw.log10().floor());
+    let n = raw / mag;
+    let m = if n <= 1.0 {
+        1.0
+    } else if n <= 2.0 {
+        2.0
+    } else if n <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    (m * mag).max(1.0)
+}
+
+pub fn human_bytes(b: f64) -> String {
+    if b >= 1024.0 * 1024.0 {
+        format!("{:.1} MiB", b / 1024.0 / 1024.0)
+    } else if b >= 1024.0 {
+        format!("{:.1} KiB", b / 1024.0)
+    } else {
+        format!("{b:.0} B")
+    }
+}
+
+pub fn short_sid(sid: &str) -> &str {
+    sid.get(..4).unwrap_or(sid)
+}
+
+/// `HH:MM:SS` (UTC) of a `_date` in ms.
+pub fn clock(ms: i64) -> String {
+    let s = ms.div_euclid(1000).rem_euclid(86_400);
+    format!("{:02}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
+}
+
+/// Paints everything. `ratio` is the device pixel ratio.
+pub fn draw(
+    ctx: &Ctx,
+    t: &Timeline,
+    vp: &Viewport,
+    layout: &Layout,
+    mode: StorageMode,
+    ratio: f64,
+) {
+    let w = layout.width;
+    let h = layout.height(t.lanes.len());
+    let _ = ctx.set_transform(ratio, 0.0, 0.0, ratio, 0.0, 0.0);
+    ctx.set_fill_style_str("#ffffff");
+    ctx.fill_rect(0.0, 0.0, w, h);
+    let pw = layout.plot_width();
+    let gx = layout.gutter;
+    let x_of = |i: f64| gx + vp.x_of(i, pw);
+
+    // Axis: index ticks, and wall-clock time from the entries' _date.
+    ctx.set_font("11px system-ui, sans-serif");
+    ctx.set_text_baseline("alphabetic");
+    let step = nice_step(vp.span(), (pw / 90.0).max(2.0));
+    let mut i = (vp.start / step).ceil() * step;
+    while i <= vp.end {
+        let x = x_of(i);
+        ctx.set_stroke_style_str(GRID);
+        ctx.begin_path();
+        ctx.move_to(x, layout.axis - 4.0);
+        ctx.line_to(x, h);
+        ctx.stroke();
+        ctx.set_fill_style_str(INK);
+        let _ = ctx.fill_text(&format!("{i:.0}"), x + 2.0, layout.axis - 18.0);
+        if let Some(d) = t.date_at(i as u64) {
+            ctx.set_fill_style_str(MUTED);
+            let _ = ctx.fill_text(&clock(d), x + 2.0, layout.axis - 6.0);
+        }
+        i += step;
+    }
+    ctx.set_fill_style_str(MUTED);
+    let _ = ctx.fill_text("log index", 6.0, layout.axis - 18.0);
+    let _ = ctx.fill_text("time (UTC)", 6.0, layout.axis - 6.0);
+
+    for (li, lane) in t.lanes.iter().enumerate() {
+        let top = layout.lane_top(li);
+        let band_y = top;
+        let tick_y = top + layout.band;
+        let size_y = tick_y + layout.ticks;
+
+        // Gutter label.
+        ctx.set_fill_style_str(INK);
+        ctx.set_font("bold 12px system-ui, sans-serif");
+        let _ = ctx.fill_text(&lane.name, 6.0, top + 12.0);
+        ctx.set_font("11px system-ui, sans-serif");
+        ctx.set_fill_style_str(MUTED);
+        if let Some(sid) = &lane.summary.server_id {
+            let _ = ctx.fill_text(&format!("server {}", short_sid(sid)), 6.0, top + 26.0);
+        } else {
+            let _ = ctx.fill_text(&lane.summary.format, 6.0, top + 26.0);
+        }
+        if let Some(c) = lane.summary.commit_index {
+            let _ = ctx.fill_text(&format!("commit {c}"), 6.0, top + 40.0);
+        }
+        let _ = ctx.fill_text(&human_bytes(lane.summary.bytes as f64), 6.0, top + 54.0);
+
+        // Clip the plot area of this lane.
+        ctx.save();
+        ctx.begin_path();
+        ctx.rect(gx, top, pw, layout.lane_height());
+        ctx.clip();
+
+        // Term bands, with leader (▲) and vote (●) marks.
+        for b in &lane.bands {
+            let x0 = x_of(b.start as f64 - 0.5);
+            let x1 = x_of(b.end.max(b.start) as f64 + 0.5);
+            if x1 < gx || x0 > gx + pw {
+                continue;
+            }
+            ctx.set_fill_style_str(term_color(b.term));
+            ctx.fill_rect(x0, band_y, (x1 - x0).max(1.0), layout.band);
+            if x1 - x0 > 60.0 {
+                ctx.set_fill_style_str(INK);
+                let mut label = format!("term {}", b.term);
+                if let Some(l) = &b.leader {
+                    label.push_str(&format!(" · leader {}", short_sid(l)));
+                }
+                let _ = ctx.fill_text(&label, x0.max(gx) + 4.0, band_y + 12.0);
+            }
+        }
+        for m in &lane.markers {
+            let x = x_of(m.index as f64);
+            match &m.kind {
+                MarkerKind::Leader { .. } => {
+                    ctx.set_fill_style_str(INK);
+                    ctx.begin_path();
+                    ctx.move_to(x - 4.0, band_y + layout.band);
+                    ctx.line_to(x + 4.0, band_y + layout.band);
+                    ctx.line_to(x, band_y + layout.band - 7.0);
+                    ctx.close_path();
+                    ctx.fill();
+                }
+                MarkerKind::Vote { .. } => {
+                    ctx.set_fill_style_str("#7c3aed");
+                    ctx.begin_path();
+                    let _ = ctx.arc(x, band_y + 4.0, 3.0, 0.0, std::f64::consts::TAU);
+                    ctx.fill();
+                }
+                _ => {}
+            }
+        }
+
+        // Entry ticks (aggregated per pixel column) and commit progress.
+        let cols = lane.columns(vp, pw, mode);
+        for c in &cols {
+            let e = &lane.entries[c.entry];
+            let color = if e.superseded {
+                SUPERSEDED
+            } else if e.has_data {
+                DATA
+            } else {
+                NODATA
+            };
+            ctx.set_fill_style_str(color);
+            ctx.fill_rect(gx + c.x as f64, tick_y + 3.0, 1.5, layout.ticks - 10.0);
+        }
+        if let Some(ci) = lane.summary.commit_index {
+            let x0 = x_of(lane.snapshot_index as f64);
+            let x1 = x_of(ci as f64);
+            ctx.set_fill_style_str(COMMIT);
+            ctx.fill_rect(x0, tick_y + layout.ticks - 5.0, (x1 - x0).max(1.0), 3.0);
+        }
+        ctx.set_fill_style_str(COMMIT);
+        for cp in &lane.commits {
+            let x = x_of(cp.commit_index as f64);
+            if x >= gx && x <= gx + pw {
+                ctx.fill_rect(x - 0.5, tick_y + layout.ticks - 8.0, 1.0, 6.0);
+            }
+        }
+
+        // Size bars and the cumulative file-size line.
+        let max = lane.max_entry_size(mode).max(1) as f64;
+        let bar_h = layout.sizes - 6.0;
+        ctx.set_fill_style_str("#f3f5f8");
+        ctx.fill_rect(gx, size_y, pw, layout.sizes - 2.0);
+        ctx.set_fill_style_str("#5b8def");
+        let col_w = (pw / vp.span()).clamp(1.0, 12.0);
+        for c in &cols {
+            let hgt = (c.max_bytes as f64 / max * bar_h).max(1.0);
+            ctx.fill_rect(
+                gx + c.x as f64 - col_w / 2.0 + 0.5,
+                size_y + layout.sizes - 2.0 - hgt,
+                col_w.max(1.0),
+                hgt,
+            );
+        }
+        let cum = lane.cumulative(mode);
+        if let Some(&cmax) = cum.iter().max() {
+            let cmax = cmax.max(1) as f64;
+            ctx.set_stroke_style_str(CUMULATIVE);
+            ctx.set_line_width(1.5);
+            ctx.begin_path();
+            let mut first = true;
+            let mut last_x = f64::NEG_INFINITY;
+            let range = lane.visible(vp.start - vp.span(), vp.end + vp.span());
+            for k in range {
+                let e = &lane.entries[k];
+                if e.superseded {
+                    continue;
+                }
+                let x = x_of(e.index as f64);
+                if x - last_x < 0.5 && !first {
+                    continue;
+                }
+                last_x = x;
+                let y = size_y + layout.sizes - 2.0 - cum[k] as f64 / cmax * bar_h;
+                if first {
+                    ctx.move_to(x, y);
+                    first = false;
+                } else {
+                    ctx.line_to(x, y);
+                }
+            }
+            ctx.stroke();
+            ctx.set_line_width(1.0);
+            let text = format!(
+                "max entry {} · file {} ({})",
+                human_bytes(max),
+                human_bytes(cmax),
+                mode.label()
+            );
+            ctx.set_fill_style_str("rgba(255,255,255,0.85)");
+            ctx.fill_rect(gx + 2.0, size_y + 1.0, text.len() as f64 * 5.6 + 4.0, 13.0);
+            ctx.set_fill_style_str(INK);
+            let _ = ctx.fill_text(
+                &format!(
+                    "max entry {} · file {} ({})",
+                    human_bytes(max),
+                    human_bytes(cmax),
+                    mode.label()
+                ),
+                gx + 4.0,
+                size_y + 11.0,
+            );
+        }
+
+        // Markers: snapshot, membership, election timer, notes, checks, damage.
+        let mut last_label = f64::NEG_INFINITY;
+        for m in &lane.markers {
+            let (color, label) = match &m.kind {
+                MarkerKind::Snapshot { .. } => ("#7c3aed", "snapshot".to_string()),
+                MarkerKind::Membership { servers } => {
+                    ("#d97706", format!("servers: {}", servers.len()))
+                }
+                MarkerKind::ElectionTimer { ms } => ("#0f766e", format!("timer {ms} ms")),
+                MarkerKind::Note { note, .. } => ("#92400e", note.clone()),
+                MarkerKind::Superseded { count } => (SUPERSEDED, format!("{count} replaced")),
+                MarkerKind::Check { rule, .. } => (SUPERSEDED, format!("check: {rule}")),
+                MarkerKind::Leader { .. } | MarkerKind::Vote { .. } => continue,
+            };
+            let x = x_of(m.index as f64);
+            ctx.set_stroke_style_str(color);
+            ctx.set_line_width(1.5);
+            ctx.begin_path();
+            ctx.move_to(x, tick_y);
+            ctx.line_to(x, size_y + layout.sizes);
+            ctx.stroke();
+            ctx.set_line_width(1.0);
+            if x - last_label > 80.0 {
+                last_label = x;
+                ctx.set_fill_style_str("rgba(255,255,255,0.85)");
+                ctx.fill_rect(x + 2.0, tick_y + 1.0, label.len() as f64 * 6.0 + 2.0, 12.0);
+                ctx.set_fill_style_str(color);
+                let _ = ctx.fill_text(&label, x + 3.0, tick_y + 11.0);
+            }
+        }
+        if let Some(tr) = &lane.truncated {
+            let x = x_of(tr.at_index as f64 - 0.5);
+            ctx.set_fill_style_str("rgba(210,58,58,0.15)");
+            ctx.fill_rect(x, top, gx + pw - x, layout.lane_height());
+            ctx.set_fill_style_str(SUPERSEDED);
+            ctx.fill_rect(x - 1.0, top, 2.0, layout.lane_height());
+            let _ = ctx.fill_text(
+                &format!("damaged: record {} @ {}", tr.record, tr.offset),
+                x + 4.0,
+                top + layout.lane_height() - 6.0,
+            );
+        }
+        ctx.restore();
+        ctx.set_stroke_style_str(GRID);
+        ctx.stroke_rect(gx, top, pw, layout.lane_height());
+    }
+}
