@@ -305,3 +305,69 @@ pub fn compare_json(a: &Aggregate, b: &Aggregate) -> String {
     out.push_str("}}");
     out
 }
+
+/// A readable, deterministic transcript of one run: the notable events
+/// (faults, elections, leaders, step-downs, election-timer changes,
+/// membership, snapshots), then the figures and the trace hash. Used by the
+/// data-driven expected-transcript tests under `scenarios/`.
+pub fn transcript(sim: &mut Sim) -> String {
+    use crate::sim::EventKind as K;
+    sim.record_events = true;
+    let m = sim.run();
+    let mut out = format!(
+        "scenario {} profile {} seed {}\n",
+        sim.scenario.name, sim.knobs.profile, sim.seed
+    );
+    for e in sim.events() {
+        let t = e.t as f64 / 1000.0;
+        let line = match &e.kind {
+            K::Fault { text } => format!("fault {text}"),
+            K::ElectionStarted {
+                server,
+                term,
+                prevote,
+                transfer,
+            } => format!(
+                "s{} starts {} term {term}{}",
+                server + 1,
+                if *prevote {
+                    "pre-vote in"
+                } else {
+                    "election for"
+                },
+                if *transfer {
+                    " (leadership transfer)"
+                } else {
+                    ""
+                }
+            ),
+            K::BecameLeader { server, term } => format!("s{} leader of term {term}", server + 1),
+            K::SteppedDown { server, term } => format!("s{} steps down in term {term}", server + 1),
+            K::ElectionTimerChanged { server, ms } => {
+                format!("s{} election timer now {ms} ms", server + 1)
+            }
+            K::Joined { server } => format!("s{} joined", server + 1),
+            K::Left { server } => format!("s{} left", server + 1),
+            K::Snapshot { server, index } => format!("s{} snapshot at index {index}", server + 1),
+            _ => continue,
+        };
+        let _ = writeln!(out, "{t:>12.3} ms  {line}");
+    }
+    for (name, v) in figures(&m) {
+        match v {
+            Some(v) => {
+                let _ = writeln!(out, "{name} = {v:.3}");
+            }
+            None => {
+                let _ = writeln!(out, "{name} = -");
+            }
+        }
+    }
+    let _ = writeln!(out, "per_server_file_bytes = {:?}", m.per_server_file_bytes);
+    let _ = writeln!(out, "invariant_violations = {}", m.violations.len());
+    for v in &m.violations {
+        let _ = writeln!(out, "  {v}");
+    }
+    let _ = writeln!(out, "trace_hash = {:016x}", sim.trace_hash());
+    out
+}

@@ -961,7 +961,17 @@ impl Sim {
     fn issue(&mut self, t: Time) {
         let Some(op) = self.next_op() else {
             self.workload_done_at = Some(t);
-            self.stop_at = self.stop_at.min(t + self.scenario.settle_ms * 1000);
+            // Stop after the settle time, but never before the last fault.
+            let last_fault = self
+                .scenario
+                .faults
+                .iter()
+                .map(|f| f.at_max.unwrap_or(f.at).max(f.at))
+                .max()
+                .unwrap_or(0);
+            self.stop_at = self
+                .stop_at
+                .min(t.max(last_fault) + self.scenario.settle_ms * 1000);
             return;
         };
         let server = self.target.unwrap_or(0);
