@@ -595,6 +595,27 @@ impl Idl {
         }
     }
 
+    /// Whether [`Idl::read`] would return a value equal to `value`, without
+    /// copying it.
+    pub fn read_equals(&self, table: usize, uuid: Uuid, column: usize, value: &Datum) -> bool {
+        if let Some(x) = &self.txn {
+            if let Some(w) = x.written.get(&(table, uuid)).and_then(|m| m.get(&column)) {
+                return w == value;
+            }
+            if x.inserted.contains_key(&(table, uuid)) {
+                return value.is_default(&self.meta.tables[table].columns[column].ty);
+            }
+        }
+        match self.tables[table]
+            .rows
+            .get(&uuid)
+            .or_else(|| self.tables[table].deleted.get(&uuid))
+        {
+            Some(r) => r.data.get(column) == Some(value),
+            None => value.is_default(&self.meta.tables[table].columns[column].ty),
+        }
+    }
+
     /// Borrowing read of committed data (no transaction view).
     pub fn committed(&self, table: usize, uuid: Uuid) -> Option<&[Datum]> {
         self.tables[table]
@@ -1351,7 +1372,8 @@ impl Idl {
         if let Some(x) = self.txn.as_mut() {
             x.stats.writes += 1;
         }
-        if (write_only || mode & WRITE_CHANGED_ONLY != 0) && self.read(table, uuid, column) == value
+        if (write_only || mode & WRITE_CHANGED_ONLY != 0)
+            && self.read_equals(table, uuid, column, &value)
         {
             if let Some(x) = self.txn.as_mut() {
                 x.stats.discarded += 1;

@@ -1,5 +1,6 @@
 //! The experiments assert behaviour through counts and byte sizes (never
 //! timing; timings are reported by the CLI and the benchmark).
+#![cfg(not(target_arch = "wasm32"))]
 
 use idl::experiments::{self, IndexVsHashParams, WcoParams};
 

@@ -5,6 +5,7 @@
 //! original and compared with the expected text verbatim. Each scenario
 //! also runs with WRITE_CHANGED_ONLY on every column, where the expected
 //! output is identical.
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 

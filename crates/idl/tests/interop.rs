@@ -4,6 +4,7 @@
 //! `monitor_cond_since` through the small native adapter in
 //! `common/net.rs`, follows `ovn-nbctl` changes, commits its own
 //! transaction, and resumes from its last-txn-id after a reconnect.
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 #[path = "common/net.rs"]

@@ -3,6 +3,7 @@
 //! `ovsdb-client monitor[-cond[-since]] --format=csv -d json`; its output is
 //! normalised like the original tests (group sort + UUID filter) and
 //! compared with the expected text verbatim.
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 

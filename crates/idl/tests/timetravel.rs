@@ -2,6 +2,7 @@
 //! at the last committed index equals `ovsdb-client dump` of a real
 //! ovsdb-server serving a copy of that file; and the row-level changes
 //! between consecutive indexes are exactly the rows of the txn record.
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 #[path = "common/net.rs"]
