@@ -67,7 +67,7 @@ impl Rng {
             return 0.0;
         }
         let u = 1.0 - self.unit(); // (0, 1]
-        -mean * u.ln()
+        -mean * ln(u)
     }
 
     /// 128 random bits formatted as a lower-case UUID string (version 4 bits set).
@@ -93,6 +93,36 @@ impl Rng {
         }
         out
     }
+}
+
+/// Natural logarithm from basic IEEE operations only, so that native and
+/// wasm builds give bit-identical results (libm `ln` may differ).
+pub fn ln(x: f64) -> f64 {
+    if x <= 0.0 || x.is_nan() {
+        return f64::NEG_INFINITY;
+    }
+    let bits = x.to_bits();
+    let mut e = ((bits >> 52) & 0x7ff) as i64 - 1023;
+    let mut m = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
+    if e == -1023 {
+        // subnormal: scale up
+        return ln(x * 4_503_599_627_370_496.0) - 52.0 * core::f64::consts::LN_2;
+    }
+    if m > core::f64::consts::SQRT_2 {
+        m /= 2.0;
+        e += 1;
+    }
+    let z = (m - 1.0) / (m + 1.0);
+    let z2 = z * z;
+    let mut term = z;
+    let mut sum = 0.0;
+    let mut k = 1.0;
+    for _ in 0..30 {
+        sum += term / k;
+        term *= z2;
+        k += 2.0;
+    }
+    2.0 * sum + e as f64 * core::f64::consts::LN_2
 }
 
 /// 64-bit FNV-1a style running hash used for trace hashing.
@@ -130,6 +160,9 @@ mod tests {
         }
         for h in hist {
             assert!((9_000..11_000).contains(&h), "{hist:?}");
+        }
+        for x in [1e-300, 0.001, 0.5, 1.0, 2.0, 10.0, 12345.678] {
+            assert!((ln(x) - x.ln()).abs() < 1e-12 * (1.0 + x.ln().abs()), "{x}");
         }
         let u = a.uuid();
         assert_eq!(u[8], b'-');
