@@ -159,6 +159,9 @@ pub fn run_json(sim: &Sim, m: &Metrics) -> String {
     out
 }
 
+/// (mean, p50, p99)
+pub type Stat = (f64, f64, f64);
+
 /// Mean / p50 / p99 of each figure over several runs.
 #[derive(Clone, Debug, Default)]
 pub struct Aggregate {
@@ -220,7 +223,7 @@ impl Aggregate {
             ",\"seed\":{},\"seeds\":{},",
             self.first_seed, self.seeds
         );
-        let items: Vec<(&str, Option<(f64, f64, f64)>)> =
+        let items: Vec<(&str, Option<Stat>)> =
             self.names.iter().map(|n| (*n, self.stat(n))).collect();
         nested(&mut out, &items, &|o, v| match v {
             Some((a, b, c)) => {

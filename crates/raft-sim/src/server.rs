@@ -672,9 +672,13 @@ impl Server {
             .unwrap_or(self.snap.servers);
     }
     fn config_uncommitted(&self) -> bool {
-        self.log.iter().enumerate().any(|(i, e)| {
-            matches!(e.kind, EntryKind::Servers(_)) && self.log_start + i as u64 > self.commit_index
-        })
+        // Only entries above the commit index matter: scan back to it.
+        let uncommitted = self.log_end().saturating_sub(self.commit_index + 1) as usize;
+        self.log
+            .iter()
+            .rev()
+            .take(uncommitted)
+            .any(|e| matches!(e.kind, EntryKind::Servers(_)))
     }
 
     // ------------------------------------------------------------ disk
@@ -839,7 +843,7 @@ impl Server {
             d = d.min(t);
         }
         if !self.new_clients.is_empty() {
-            d = d.min(0);
+            d = 0;
         }
         d = d.min(self.next_snapshot_check);
         (d != Time::MAX).then_some(d)
@@ -1402,7 +1406,7 @@ impl Server {
     /// Compact the log up to `last_applied` (ovsdb-server/compact).
     pub fn compact(&mut self, cx: &mut Ctx) {
         let idx = self.last_applied;
-        if idx + 1 <= self.log_start || self.joining {
+        if idx < self.log_start || self.joining {
             return;
         }
         let term = self.term_at(idx);
