@@ -1209,14 +1209,27 @@ impl Idl {
     fn insert_row(&mut self, t: usize, u: Uuid, row: &Json) -> Result<bool, IdlError> {
         let meta = self.meta.clone();
         let tm = &meta.tables[t];
-        let data: Vec<Datum> = tm
+        let ro = row
+            .as_object()
+            .ok_or_else(|| IdlError("<row> is not an object".into()))?;
+        // Parse everything first so that a bad value leaves no trace.
+        let mut data: Vec<Datum> = tm
             .columns
             .iter()
             .map(|c| Datum::default_for(&c.ty))
             .collect();
+        let mut changed_cols = Vec::new();
+        for (cn, v) in ro.iter() {
+            let Some(ci) = tm.column(cn) else { continue };
+            let d = Datum::from_json(v, &tm.columns[ci].ty)
+                .map_err(|e| IdlError(format!("{}.{cn}: {e}", tm.name)))?;
+            if data[ci] != d {
+                data[ci] = d;
+                changed_cols.push(ci);
+            }
+        }
         let n = data.len();
-        // A tracked row deleted earlier in this run and re-inserted: forget
-        // the deleted copy.
+        // A tracked row deleted earlier and re-inserted: forget the copy.
         self.tables[t].deleted.remove(&u);
         self.tables[t].rows.insert(
             u,
@@ -1227,20 +1240,8 @@ impl Idl {
                 tracked: false,
             },
         );
-        let ro = row
-            .as_object()
-            .ok_or_else(|| IdlError("<row> is not an object".into()))?;
-        for (cn, v) in ro.iter() {
-            let Some(ci) = tm.column(cn) else { continue };
-            let d = Datum::from_json(v, &tm.columns[ci].ty)
-                .map_err(|e| IdlError(format!("{}.{cn}: {e}", tm.name)))?;
-            let differs = self.tables[t].rows.get(&u).map(|r| r.data[ci] != d);
-            if differs == Some(true) {
-                if let Some(r) = self.tables[t].rows.get_mut(&u) {
-                    r.data[ci] = d;
-                }
-                self.note_change(t, u, CHANGE_INSERT, ci);
-            }
+        for ci in changed_cols {
+            self.note_change(t, u, CHANGE_INSERT, ci);
         }
         self.index_add(t, u);
         Ok(true)
@@ -1273,28 +1274,51 @@ impl Idl {
         if reindex {
             self.index_remove(t, u);
         }
-        let mut changed = false;
+        // Parse every value first so that malformed input leaves the row
+        // untouched; diffs are then applied in place (O(d·log n); each
+        // apply checks the resulting size before mutating).
+        let mut parsed: Vec<(usize, Datum)> = Vec::new();
         for (cn, v) in ro.iter() {
             let Some(ci) = tm.column(cn) else { continue };
             let ty = &tm.columns[ci].ty;
+            let d = if diff {
+                Datum::diff_from_json(v, ty)
+            } else {
+                Datum::from_json(v, ty)
+            };
+            match d {
+                Ok(d) => parsed.push((ci, d)),
+                Err(e) => {
+                    if reindex {
+                        self.index_add(t, u);
+                    }
+                    return Err(IdlError(format!("{}.{cn}: {e}", tm.name)));
+                }
+            }
+        }
+        let mut changed = false;
+        let mut failure = None;
+        for (ci, d) in parsed {
+            let ty = &tm.columns[ci].ty;
+            let Some(r) = self.tables[t].rows.get_mut(&u) else {
+                break;
+            };
             let col_changed = if diff {
-                let d = Datum::diff_from_json(v, ty)
-                    .map_err(|e| IdlError(format!("{}.{cn}: {e}", tm.name)))?;
-                let r = self.tables[t].rows.get_mut(&u).expect("row");
-                r.data[ci]
-                    .apply_diff(&d, ty)
-                    .map_err(|e| IdlError(format!("{}.{cn}: {e}", tm.name)))?;
+                match r.data[ci].apply_diff(&d, ty) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        failure = Some(IdlError(format!(
+                            "{}.{}: {e}",
+                            tm.name, tm.columns[ci].name
+                        )));
+                        break;
+                    }
+                }
+            } else if r.data[ci] != d {
+                r.data[ci] = d;
                 true
             } else {
-                let d = Datum::from_json(v, ty)
-                    .map_err(|e| IdlError(format!("{}.{cn}: {e}", tm.name)))?;
-                let r = self.tables[t].rows.get_mut(&u).expect("row");
-                if r.data[ci] != d {
-                    r.data[ci] = d;
-                    true
-                } else {
-                    false
-                }
+                false
             };
             if col_changed {
                 if self.modes[t][ci] & ALERT != 0 {
@@ -1302,6 +1326,12 @@ impl Idl {
                 }
                 self.note_change(t, u, CHANGE_MODIFY, ci);
             }
+        }
+        if let Some(e) = failure {
+            if reindex {
+                self.index_add(t, u);
+            }
+            return Err(e);
         }
         if reindex {
             self.index_add(t, u);
