@@ -473,7 +473,7 @@ fn arb_case() -> impl Strategy<Value = (Type, Datum, Datum)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #![proptest_config(ProptestConfig::with_cases(std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000)))]
     #[test]
     fn apply_diff_inverts_diff((t, old, new) in arb_case()) {
         let d = Datum::diff(&old, &new, &t);

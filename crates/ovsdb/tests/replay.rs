@@ -112,7 +112,10 @@ fn replay_file(rel: &str) -> (Database, usize) {
         }
         n += 1;
     }
-    (db.unwrap(), n)
+    let db = db.unwrap();
+    db.check_integrity()
+        .unwrap_or_else(|e| panic!("{rel}: {e}"));
+    (db, n)
 }
 
 trait LenHint {
