@@ -1089,6 +1089,12 @@ impl Server {
         if params.first().and_then(Json::as_str) != Some(self.meta.name.as_str()) {
             return Err(Json::from("unknown database"));
         }
+        if params.len() < 3
+            || (version == 3 && params.len() > 4)
+            || (version < 3 && params.len() > 3)
+        {
+            return Err(Json::from("syntax error"));
+        }
         let id = params.get(1).cloned().unwrap_or(Json::Null);
         let reqs = params
             .get(2)
