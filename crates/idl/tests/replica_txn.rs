@@ -373,7 +373,7 @@ fn inconsistent_updates_are_errors_not_panics() {
         format!(r#"{{"A":{{"{u}":{{"modify":{{"n":1}}}}}}}}"#),
         format!(r#"{{"A":{{"{u}":{{"delete":null}}}}}}"#),
         format!(r#"{{"A":{{"{u}":{{"insert":{{"n":"x"}}}}}}}}"#),
-        format!(r#"{{"A":{{"not-a-uuid":{{"insert":{{}}}}}}}}"#),
+        r#"{"A":{"not-a-uuid":{"insert":{}}}}"#.to_string(),
         format!(r#"{{"A":{{"{u}":{{"delete":1}}}}}}"#),
         r#"{"A":[]}"#.to_string(),
         r#"[]"#.to_string(),
