@@ -88,7 +88,7 @@ fn bench_apply(n_rows: usize, per_msg: usize, with_index: Option<IndexPolicy>) -
                         obj(vec![(
                             "modify",
                             obj(vec![
-                                ("up", Json::Bool(round % 2 == 0)),
+                                ("up", Json::Bool(round.is_multiple_of(2))),
                                 (
                                     "external_ids",
                                     Json::Array(vec![
