@@ -166,10 +166,16 @@ impl Datum {
 
     /// Checks shape, size and atom constraints against `ty`.
     pub fn check(&self, ty: &Type) -> Result<()> {
+        self.check_size(ty)?;
+        self.check_atoms(ty)
+    }
+
+    /// Checks shape and atom constraints against `ty`, not the size (what
+    /// a diff must satisfy).
+    pub fn check_atoms(&self, ty: &Type) -> Result<()> {
         if self.is_map() != ty.is_map() {
             return Err(Error::syntax("datum shape does not match type"));
         }
-        self.check_size(ty)?;
         match self {
             Datum::Set(s) => {
                 for a in s {

@@ -942,12 +942,8 @@ impl<'a> Txn<'a> {
             let Some(c) = ts.columns.get(ci) else {
                 return Err(Error::syntax("no such column"));
             };
-            if d.is_map() != c.ty.is_map() {
-                return Err(Error::syntax(format!(
-                    "column {}: datum shape does not match type",
-                    c.name
-                )));
-            }
+            d.check_atoms(&c.ty)
+                .map_err(|e| e.context(format!("column {}", c.name)))?;
             row.columns[ci] = d;
         }
         let is_root = ts.is_root;
@@ -964,6 +960,13 @@ impl<'a> Txn<'a> {
             self.st.gc_candidates.push((ti, u));
         }
         Ok(())
+    }
+
+    fn check_column(&self, ti: usize, ci: usize) -> Result<()> {
+        match self.db.schema.tables.get(ti) {
+            Some(ts) if ci < ts.columns.len() => Ok(()),
+            _ => Err(Error::syntax(format!("no column #{} in table #{}", ci, ti))),
+        }
     }
 
     fn check_row(&self, ti: usize, u: Uuid) -> Result<()> {
@@ -993,10 +996,8 @@ impl<'a> Txn<'a> {
     /// Replaces a column given its index.
     pub fn set_at(&mut self, ti: usize, u: Uuid, ci: usize, value: Datum) -> Result<()> {
         self.check_row(ti, u)?;
-        let ty = &self.db.schema.tables[ti].columns[ci].ty;
-        if value.is_map() != ty.is_map() {
-            return Err(Error::syntax("datum shape does not match type"));
-        }
+        self.check_column(ti, ci)?;
+        value.check_atoms(&self.db.schema.tables[ti].columns[ci].ty)?;
         let has_refs = self.db.has_refs(ti, ci);
         let Some(row) = self.db.tables[ti].rows.get_mut(&u) else {
             return Ok(());
@@ -1037,7 +1038,9 @@ impl<'a> Txn<'a> {
     /// Applies a diff to a column given its index: O(d log n).
     pub fn apply_diff_at(&mut self, ti: usize, u: Uuid, ci: usize, diff: &Datum) -> Result<()> {
         self.check_row(ti, u)?;
+        self.check_column(ti, ci)?;
         let ty = self.db.schema.tables[ti].columns[ci].ty.clone();
+        diff.check_atoms(&ty)?;
         if !ty.is_composite() {
             diff.check_size(&ty)
                 .map_err(|_| Error::constraint("Datum crated by diff has size error"))?;

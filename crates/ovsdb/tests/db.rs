@@ -462,3 +462,26 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn typed_api_rejects_bad_values_without_panicking() {
+    let mut d = setup();
+    let mut t = d.begin();
+    // wrong atom type, wrong shape, bad column index, bad table index
+    assert!(t.set("Group", u(10), "prio", s("x")).is_err());
+    assert!(t.set("Group", u(10), "tags", s("x")).is_err());
+    assert!(t.apply_diff("Group", u(10), "members", &s("x")).is_err());
+    assert!(t.set_at(0, u(10), 999, s("x")).is_err());
+    assert!(t.apply_diff_at(99, u(10), 0, &s("x")).is_err());
+    assert!(t.insert_at(99, u(50), vec![]).is_err());
+    assert!(t
+        .insert("Group", u(51), vec![("prio".into(), s("x"))])
+        .is_err());
+    assert!(t
+        .insert("Group", u(52), vec![("nope".into(), s("x"))])
+        .is_err());
+    assert!(t.delete("Nope", u(10)).is_err());
+    let c = t.commit().unwrap();
+    assert!(c.is_empty());
+    d.check_integrity().unwrap();
+}
