@@ -111,6 +111,9 @@ pub struct Knobs {
     pub snapshot_block: u64,
     pub transfer_target_policy: TransferPolicy,
     pub join_retry: u64,
+    /// Deliberately broken server for checker tests: grant votes without
+    /// the log up-to-date check (never true in any profile).
+    pub unsafe_vote_any_log: bool,
     // --- cost model
     /// Mean one-way network delay (µs) and uniform jitter added on top.
     pub delay: u64,
@@ -177,6 +180,7 @@ impl Knobs {
             snapshot_block: 20_000,
             transfer_target_policy: TransferPolicy::Best,
             join_retry: 1_000_000,
+            unsafe_vote_any_log: false,
             delay: 50,
             delay_jitter: 20,
             bandwidth: 1000.0,
@@ -288,6 +292,7 @@ impl Knobs {
         "snapshot_block",
         "transfer_target_policy",
         "join_retry",
+        "unsafe_vote_any_log",
         "delay",
         "delay_jitter",
         "bandwidth",
@@ -409,6 +414,7 @@ impl Knobs {
                 }
             }
             "join_retry" => self.join_retry = ms(v)?.max(1),
+            "unsafe_vote_any_log" => self.unsafe_vote_any_log = boolean(v)?,
             "delay" => self.delay = ms(v)?,
             "delay_jitter" => self.delay_jitter = ms(v)?,
             "bandwidth" => self.bandwidth = float(v)?,

@@ -2147,7 +2147,8 @@ impl Server {
                 return;
             }
         }
-        let up_to_date = last_term > self.last_term()
+        let up_to_date = cx.k.unsafe_vote_any_log
+            || last_term > self.last_term()
             || (last_term == self.last_term() && last_index >= self.last_index());
         if prevote {
             let grant = if !cx.k.prevote_log_check && self.vote.is_some() {

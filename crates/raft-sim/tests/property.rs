@@ -118,3 +118,24 @@ fn two_thousand_random_seeds_zero_violations() {
     );
     assert!(elections > seeds, "only {elections} elections");
 }
+
+#[test]
+fn checker_catches_a_deliberately_unsafe_vote_rule() {
+    // Same generator, but servers grant votes without the log check: the
+    // invariant checker must notice (and name the seed) on some seeds.
+    let mut caught = Vec::new();
+    for seed in 1..=400 {
+        let (_, text) = random_scenario(seed);
+        let over = vec![("unsafe_vote_any_log".to_string(), "true".to_string())];
+        let mut sim = Sim::from_text(&text, None, &over, seed).unwrap();
+        let m = sim.run();
+        if let Some(v) = m.violations.first() {
+            assert!(v.starts_with(&format!("seed {seed} ")), "{v}");
+            caught.push(v.clone());
+        }
+    }
+    assert!(
+        !caught.is_empty(),
+        "no violation detected with a broken vote rule"
+    );
+}
