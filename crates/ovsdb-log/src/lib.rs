@@ -9,10 +9,13 @@ pub mod convert;
 pub mod error;
 pub mod framing;
 pub mod raft;
+mod rawtxn;
 pub mod record;
 pub mod replay;
 pub mod sizes;
+pub mod skim;
 pub mod summary;
+pub mod synth;
 pub mod uuid;
 pub mod writer;
 

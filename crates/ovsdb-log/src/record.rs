@@ -31,6 +31,86 @@ impl<'a> RawRecord<'a> {
     }
 }
 
+impl<'a> RawRecord<'a> {
+    /// Like [`RawRecord::decode`], but the big payloads (`data` and
+    /// `prev_data` of clustered records, the tables of standalone txn
+    /// records) are only delimited, not decoded: they come back as empty
+    /// placeholders. Record 0 of a standalone file (the schema) is decoded
+    /// fully. Much faster; for learning a file's structure.
+    pub fn decode_light(&self, format: Format) -> Result<Record, LogError> {
+        self.decode_light_payload(format).map(|(r, _)| r)
+    }
+
+    /// [`RawRecord::decode_light`], plus the byte range (within the body)
+    /// of a clustered record's `data` member, if any.
+    pub fn decode_light_payload(
+        &self,
+        format: Format,
+    ) -> Result<(Record, Option<(usize, usize)>), LogError> {
+        let bad = |m: String| self.error(ErrorKind::BadRecord { message: m });
+        let badjson = |m: String| {
+            if m == "not a JSON object" {
+                self.error(ErrorKind::NotObject)
+            } else {
+                self.error(ErrorKind::BadJson { message: m })
+            }
+        };
+        match (format, self.index) {
+            (Format::Standalone, 0) => self.decode(format).map(|r| (r, None)),
+            (Format::Standalone, _) => {
+                let b = self.body;
+                let i = b
+                    .iter()
+                    .position(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
+                    .unwrap_or(b.len());
+                if b.get(i) != Some(&b'{') {
+                    return Err(if b.get(i) == Some(&b'[') {
+                        match crate::skim::skip_value(b, i) {
+                            Err(m) => badjson(m),
+                            Ok(_) => self.error(ErrorKind::NotObject),
+                        }
+                    } else {
+                        badjson(format!(
+                            "line 0, column {i}, byte {i}: syntax error at beginning of input"
+                        ))
+                    });
+                }
+                let end = crate::skim::skip_value(b, i).map_err(badjson)?;
+                if b[end..]
+                    .iter()
+                    .any(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
+                {
+                    return Err(badjson(format!(
+                        "byte {end}: trailing garbage at end of input"
+                    )));
+                }
+                Ok((
+                    Record::Txn(TxnRecord {
+                        tables: Vec::new(),
+                        date: None,
+                        comment: None,
+                        is_diff: None,
+                    }),
+                    None,
+                ))
+            }
+            (Format::Clustered, idx) => {
+                let (j, raws) = crate::skim::skim_object(self.body).map_err(badjson)?;
+                let base = self.body.as_ptr() as usize;
+                let data = raws.iter().find(|(n, _)| *n == "data").map(|(_, v)| {
+                    let a = v.as_ptr() as usize - base;
+                    (a, a + v.len())
+                });
+                Ok(if idx == 0 {
+                    (Record::Header(raft::parse_header(&j).map_err(bad)?), None)
+                } else {
+                    (Record::Raft(raft::parse_record(&j).map_err(bad)?), data)
+                })
+            }
+        }
+    }
+}
+
 /// A decoded record.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Record {

@@ -6,6 +6,7 @@
 //! datum and diff code; it keeps only what replay needs (rows as column
 //! vectors, strong reference counts).
 
+use crate::rawtxn::{ColSrc, MemberSrc, RowSrc, TxnSrc};
 use ovsdb::json::{Json, Object};
 use ovsdb::{DatabaseSchema, Datum, TableSchema, Type, Uuid};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -50,7 +51,8 @@ type RowOp = (usize, Uuid, Op);
 enum Op {
     Delete,
     Insert(Row),
-    Modify(Row),
+    /// (column index, new value) for the changed columns.
+    Modify(Vec<(usize, Datum)>),
 }
 
 fn strong_targets(ty: &Type) -> bool {
@@ -77,6 +79,51 @@ fn for_each_strong_ref(ty: &Type, d: &Datum, mut f: impl FnMut(Uuid)) {
             }
         }
         _ => {}
+    }
+}
+
+/// Strong references added (+1) and removed (-1) when a column goes from
+/// `old` to `new`, computed on the changed atoms only.
+fn ref_changes(ty: &Type, old: Option<&Datum>, new: Option<&Datum>, mut f: impl FnMut(Uuid, i32)) {
+    if let (Some(o), Some(n)) = (old, new) {
+        if o == n {
+            return;
+        }
+    }
+    let collect = |d: Option<&Datum>| {
+        let mut v = Vec::new();
+        if let Some(d) = d {
+            for_each_strong_ref(ty, d, |u| v.push(u));
+        }
+        v.sort_unstable();
+        v
+    };
+    let (a, b) = (collect(old), collect(new));
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) if x == y => {
+                i += 1;
+                j += 1;
+            }
+            (Some(x), Some(y)) if x < y => {
+                f(*x, -1);
+                i += 1;
+            }
+            (Some(_), Some(y)) => {
+                f(*y, 1);
+                j += 1;
+            }
+            (Some(x), None) => {
+                f(*x, -1);
+                i += 1;
+            }
+            (None, Some(y)) => {
+                f(*y, 1);
+                j += 1;
+            }
+            (None, None) => break,
+        }
     }
 }
 
@@ -109,61 +156,85 @@ impl Db {
         self.tables.iter().map(BTreeMap::len).sum()
     }
 
-    fn parse_ops(&self, txn: &Object) -> Result<(Vec<RowOp>, SizeDelta), String> {
-        let diff_mode = matches!(txn.get("_is_diff"), Some(Json::Bool(true)));
+    fn datum_of(src: &ColSrc<'_>, ty: &Type, relaxed: bool) -> Result<Datum, String> {
+        let from_json = |j: &Json| {
+            if relaxed {
+                Datum::diff_from_json(j, ty)
+            } else {
+                Datum::from_json(j, ty)
+            }
+            .map_err(|e| e.to_string())
+        };
+        match src {
+            ColSrc::Json(j) => from_json(j),
+            ColSrc::Raw { fast: Some(d), .. }
+                if ty.key.atomic == ovsdb::AtomicType::Uuid && !ty.is_map() =>
+            {
+                if !relaxed {
+                    d.check_size(ty).map_err(|e| e.to_string())?;
+                }
+                Ok(d.clone())
+            }
+            ColSrc::Raw { slice, .. } => from_json(&crate::rawtxn::parse_slice(slice)?),
+        }
+    }
+
+    fn parse_ops(&self, txn: &TxnSrc<'_>) -> Result<(Vec<RowOp>, SizeDelta), String> {
+        let diff_mode = txn.diff_mode;
         let mut ops = Vec::new();
         let mut delta = SizeDelta::default();
-        for (name, tj) in txn.iter() {
-            match (name, tj) {
-                ("_date", Json::Integer(_)) | ("_is_diff", Json::Bool(_)) | ("_comment", _) => {
-                    continue
-                }
-                _ => {}
-            }
+        for (name, member) in &txn.members {
+            let rows = match member {
+                MemberSrc::Special => continue,
+                MemberSrc::Table(rows) => Some(rows),
+                MemberSrc::Other => None,
+            };
             let ti = self
                 .schema
                 .table_index(name)
                 .ok_or_else(|| format!("No table named {name}."))?;
             let ts = &self.schema.tables[ti];
-            let rows = tj
-                .as_object()
-                .ok_or_else(|| format!("table {name}: object expected"))?;
-            for (us, rj) in rows.iter() {
+            let rows = rows.ok_or_else(|| format!("table {name}: object expected"))?;
+            for (us, rs) in rows {
                 let uuid = Uuid::parse(us)
                     .filter(|_| us.len() == 36)
                     .ok_or_else(|| format!("\"{us}\" is not a valid UUID"))?;
                 let existing = self.tables[ti].get(&uuid);
-                if rj.is_null() {
-                    if existing.is_none() {
-                        return Err(format!("transaction deletes row {us} that does not exist"));
+                let cols = match rs {
+                    RowSrc::Delete => {
+                        if existing.is_none() {
+                            return Err(format!(
+                                "transaction deletes row {us} that does not exist"
+                            ));
+                        }
+                        ops.push((ti, uuid, Op::Delete));
+                        continue;
                     }
-                    ops.push((ti, uuid, Op::Delete));
-                    continue;
-                }
-                let cols = rj
-                    .as_object()
-                    .ok_or_else(|| format!("row {us}: object or null expected"))?;
+                    RowSrc::Bad => return Err(format!("row {us}: object or null expected")),
+                    RowSrc::Cols(c) => c,
+                };
                 match existing {
                     None => {
                         let mut row = Self::default_row(ts);
-                        for (cn, cj) in cols.iter() {
+                        for (cn, src) in cols {
                             let ci = user_column(ts, cn)?;
-                            let d = Datum::from_json(cj, &ts.columns[ci].ty)
+                            let ty = &ts.columns[ci].ty;
+                            let d = Self::datum_of(src, ty, false)
                                 .map_err(|e| format!("{name} column {cn}: {e}"))?;
-                            d.check(&ts.columns[ci].ty)
+                            d.check(ty)
                                 .map_err(|e| format!("{name} column {cn}: {e}"))?;
                             row[ci] = d;
                         }
                         ops.push((ti, uuid, Op::Insert(row)));
                     }
                     Some(old) => {
-                        let mut row = old.clone();
-                        for (cn, cj) in cols.iter() {
+                        let mut changes = Vec::with_capacity(cols.len());
+                        for (cn, src) in cols {
                             let ci = user_column(ts, cn)?;
                             let ty = &ts.columns[ci].ty;
-                            let stored_len = cj.serialized_len() as i64;
+                            let stored_len = src.stored_len()? as i64;
                             let new = if diff_mode && ty.is_composite() {
-                                let d = Datum::diff_from_json(cj, ty)
+                                let d = Self::datum_of(src, ty, true)
                                     .map_err(|e| format!("{name} column {cn}: {e}"))?;
                                 let mut n = old[ci].clone();
                                 n.apply_diff(&d, ty)
@@ -172,7 +243,7 @@ impl Db {
                                     .map_err(|e| format!("{name} column {cn}: {e}"))?;
                                 n
                             } else {
-                                let d = Datum::from_json(cj, ty)
+                                let d = Self::datum_of(src, ty, false)
                                     .map_err(|e| format!("{name} column {cn}: {e}"))?;
                                 d.check(ty)
                                     .map_err(|e| format!("{name} column {cn}: {e}"))?;
@@ -186,15 +257,15 @@ impl Db {
                             };
                             delta.full += full_len - stored_len;
                             delta.diff += diff_len - stored_len;
-                            row[ci] = new;
+                            changes.retain(|(c, _)| *c != ci);
+                            changes.push((ci, new));
                         }
-                        ops.push((ti, uuid, Op::Modify(row)));
+                        ops.push((ti, uuid, Op::Modify(changes)));
                     }
                 }
             }
         }
-        let has_flag = txn.contains_key("_is_diff");
-        if has_flag {
+        if txn.has_flag {
             delta.full -= IS_DIFF_MEMBER_LEN;
         } else {
             delta.diff += IS_DIFF_MEMBER_LEN;
@@ -229,7 +300,24 @@ impl Db {
     /// unchanged. Returns the record's size change in each storage mode.
     pub fn apply_txn(&mut self, txn: &Json) -> Result<SizeDelta, String> {
         let o = txn.as_object().ok_or("txn record is not a JSON object")?;
-        let (ops, delta) = self.parse_ops(o)?;
+        let (ops, delta) = self.parse_ops(&TxnSrc::from_json(o))?;
+        self.commit(ops)?;
+        Ok(delta)
+    }
+
+    /// Applies a Raft `data` value (`[schema-or-null, txn-or-null]`) given
+    /// as bytes, when its schema slot is null: like [`Db::apply_txn`] on
+    /// the txn, but reading common values straight from the bytes. Returns
+    /// None when the value has another shape (the caller then parses it).
+    pub fn apply_data_bytes(&mut self, data: &[u8]) -> Option<Result<SizeDelta, String>> {
+        let t = crate::rawtxn::parse_raw_data(data)?;
+        Some(self.parse_ops(&t).and_then(|(ops, delta)| {
+            self.commit(ops)?;
+            Ok(delta)
+        }))
+    }
+
+    fn commit(&mut self, ops: Vec<RowOp>) -> Result<(), String> {
         // Referential integrity of the new values (strong refs must point
         // at rows that exist after the transaction).
         let deleted: HashSet<(usize, Uuid)> = ops
@@ -242,13 +330,16 @@ impl Db {
             .filter(|(_, _, op)| matches!(op, Op::Insert(_)))
             .map(|(_, u, _)| *u)
             .collect();
-        for (ti, _, op) in &ops {
-            let row = match op {
-                Op::Insert(r) | Op::Modify(r) => r,
+        for (ti, uuid, op) in &ops {
+            let changed: Vec<(usize, &Datum)> = match op {
+                Op::Insert(r) => r.iter().enumerate().collect(),
+                Op::Modify(ch) => ch.iter().map(|(c, d)| (*c, d)).collect(),
                 Op::Delete => continue,
             };
             let ts = &self.schema.tables[*ti];
-            for (c, d) in ts.columns.iter().zip(row) {
+            let old_row = self.tables[*ti].get(uuid);
+            for (ci, d) in changed {
+                let c = &ts.columns[ci];
                 if !strong_targets(&c.ty) {
                     continue;
                 }
@@ -260,13 +351,23 @@ impl Db {
                         .and_then(|t| self.schema.table_index(t));
                 let Some(tt) = target else { continue };
                 let mut missing = None;
-                for_each_strong_ref(&c.ty, d, |u| {
+                let check = |u: Uuid, missing: &mut Option<Uuid>| {
                     let exists = (self.tables[tt].contains_key(&u) && !deleted.contains(&(tt, u)))
                         || inserted.contains(&u);
                     if !exists && missing.is_none() {
-                        missing = Some(u);
+                        *missing = Some(u);
                     }
-                });
+                };
+                if deleted.is_empty() {
+                    // Only references this transaction adds can dangle.
+                    ref_changes(&c.ty, old_row.map(|r| &r[ci]), Some(d), |u, delta| {
+                        if delta > 0 {
+                            check(u, &mut missing)
+                        }
+                    });
+                } else {
+                    for_each_strong_ref(&c.ty, d, |u| check(u, &mut missing));
+                }
                 if let Some(u) = missing {
                     return Err(format!(
                         "referential integrity violation: {}.{} refers to missing row {u}",
@@ -279,22 +380,56 @@ impl Db {
         let mut zeroed = Vec::new();
         let mut gc_candidates: Vec<(usize, Uuid)> = Vec::new();
         for (ti, uuid, op) in ops {
-            let old = match op {
-                Op::Delete => self.tables[ti].remove(&uuid),
-                Op::Insert(row) | Op::Modify(row) => {
-                    self.add_refs(ti, &row, 1, &mut zeroed);
-                    if !self.schema.tables[ti].is_root {
+            let ts = &self.schema.tables[ti];
+            let old = self.tables[ti].get(&uuid);
+            let cols: Vec<(usize, Option<&Datum>)> = match &op {
+                Op::Delete => (0..ts.columns.len()).map(|c| (c, None)).collect(),
+                Op::Insert(row) => row.iter().enumerate().map(|(c, d)| (c, Some(d))).collect(),
+                Op::Modify(ch) => ch.iter().map(|(c, d)| (*c, Some(d))).collect(),
+            };
+            for (ci, new) in cols {
+                let c = &ts.columns[ci];
+                if !strong_targets(&c.ty) {
+                    continue;
+                }
+                let refs = &mut self.refs;
+                ref_changes(&c.ty, old.map(|r| &r[ci]), new, |u, delta| {
+                    let e = refs.entry(u).or_insert(0);
+                    if delta > 0 {
+                        *e += 1;
+                    } else {
+                        *e = e.saturating_sub(1);
+                        if *e == 0 {
+                            zeroed.push(u);
+                        }
+                    }
+                });
+            }
+            let is_root = ts.is_root;
+            match op {
+                Op::Delete => {
+                    self.tables[ti].remove(&uuid);
+                }
+                Op::Insert(row) => {
+                    if !is_root {
                         gc_candidates.push((ti, uuid));
                     }
-                    self.tables[ti].insert(uuid, row)
+                    self.tables[ti].insert(uuid, row);
                 }
-            };
-            if let Some(old) = old {
-                self.add_refs(ti, &old, -1, &mut zeroed);
+                Op::Modify(changes) => {
+                    if !is_root {
+                        gc_candidates.push((ti, uuid));
+                    }
+                    if let Some(row) = self.tables[ti].get_mut(&uuid) {
+                        for (ci, d) in changes {
+                            row[ci] = d;
+                        }
+                    }
+                }
             }
         }
         self.collect_garbage(gc_candidates, zeroed);
-        Ok(delta)
+        Ok(())
     }
 
     /// Deletes unreferenced rows of non-root tables, cascading.

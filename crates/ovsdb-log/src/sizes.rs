@@ -151,43 +151,64 @@ pub(crate) struct Scan {
     /// Number of leading records that decode.
     pub stop_at: usize,
     pub error: Option<LogError>,
+    /// (index, record) of the entries of the current log.
+    surviving: Vec<(u64, usize)>,
+    /// (record, log index, data start, data end) of every entry with data,
+    /// in record order; offsets are relative to the body.
+    pub data: Vec<(usize, u64, usize, usize)>,
+}
+
+impl Scan {
+    pub(crate) fn new(n: usize) -> Scan {
+        Scan {
+            superseded: Default::default(),
+            commit: 0,
+            prev_index: 0,
+            stop_at: n,
+            error: None,
+            surviving: Vec::new(),
+            data: Vec::new(),
+        }
+    }
+
+    /// Accounts for one (light-)decoded record.
+    pub(crate) fn push(&mut self, record: usize, rec: &Record, data: Option<(usize, usize)>) {
+        if let (Record::Raft(rr), Some((a, b))) = (rec, data) {
+            if let RecordBody::Entry(e) = &rr.body {
+                self.data.push((record, e.index, a, b));
+            }
+        }
+        match rec {
+            Record::Header(h) => self.prev_index = h.prev_index(),
+            Record::Raft(rr) => match &rr.body {
+                RecordBody::Entry(e) => {
+                    while self.surviving.last().is_some_and(|(i, _)| *i >= e.index) {
+                        if let Some((_, rec)) = self.surviving.pop() {
+                            self.superseded.insert(rec);
+                        }
+                    }
+                    self.surviving.push((e.index, record));
+                }
+                RecordBody::CommitIndex { commit_index } => {
+                    self.commit = self.commit.max(*commit_index)
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
 }
 
 pub(crate) fn scan_clustered(all: &[RawRecord<'_>]) -> Scan {
-    let mut surviving: Vec<(u64, usize)> = Vec::new(); // (index, record)
-    let mut scan = Scan {
-        superseded: Default::default(),
-        commit: 0,
-        prev_index: 0,
-        stop_at: all.len(),
-        error: None,
-    };
+    let mut scan = Scan::new(all.len());
     for raw in all {
-        let rec = match raw.decode(Format::Clustered) {
-            Ok(rec) => rec,
+        match raw.decode_light_payload(Format::Clustered) {
+            Ok((rec, data)) => scan.push(raw.index, &rec, data),
             Err(e) => {
                 scan.error = Some(e);
                 scan.stop_at = raw.index;
                 break;
             }
-        };
-        match rec {
-            Record::Header(h) => scan.prev_index = h.prev_index(),
-            Record::Raft(rr) => match rr.body {
-                RecordBody::Entry(e) => {
-                    while surviving.last().is_some_and(|(i, _)| *i >= e.index) {
-                        if let Some((_, rec)) = surviving.pop() {
-                            scan.superseded.insert(rec);
-                        }
-                    }
-                    surviving.push((e.index, raw.index));
-                }
-                RecordBody::CommitIndex { commit_index } => {
-                    scan.commit = scan.commit.max(commit_index)
-                }
-                _ => {}
-            },
-            _ => {}
         }
     }
     scan
@@ -223,8 +244,22 @@ pub fn replay(bytes: &[u8], upto: Upto) -> Replay {
     let all: Vec<RawRecord<'_>> = std::iter::once(first)
         .chain(fr.by_ref().map_while(Result::ok))
         .collect();
-    let scan = scan_clustered(&all);
-    r.error = scan.error.or_else(|| fr.error().cloned());
+    let mut scan = scan_clustered(&all);
+    if scan.error.is_none() {
+        scan.error = fr.error().cloned();
+    }
+    replay_clustered(&all, scan, upto, r)
+}
+
+/// Pass 2 of a clustered replay, over records already framed and scanned.
+pub(crate) fn replay_clustered(
+    all: &[RawRecord<'_>],
+    scan: Scan,
+    upto: Upto,
+    mut r: Replay,
+) -> Replay {
+    r.format = Some(Format::Clustered);
+    r.error = scan.error;
     let (superseded, commit, prev_index, stop_at) =
         (scan.superseded, scan.commit, scan.prev_index, scan.stop_at);
     r.commit_index = Some(commit.max(prev_index));
@@ -233,91 +268,99 @@ pub fn replay(bytes: &[u8], upto: Upto) -> Replay {
         Upto::Committed => commit.max(prev_index),
         Upto::Index(i) => i,
     };
-    // Pass 2: apply.
+    // Pass 2: apply. Only the header and the entries with data are
+    // decoded again; entry payloads are read from the slices found in
+    // pass 1.
     let mut stopped = false;
+    let mut data_at = scan.data.iter().peekable();
     for raw in &all[..stop_at] {
+        if raw.index > 0 {
+            while data_at.peek().is_some_and(|d| d.0 < raw.index) {
+                data_at.next();
+            }
+            let Some(&&(_, index, start, end)) = data_at.peek().filter(|d| d.0 == raw.index) else {
+                continue;
+            };
+            let Some(data_bytes) = raw.body.get(start..end) else {
+                continue;
+            };
+            let stored = raw.total_len();
+            let plain = |superseded| EntrySize {
+                record: raw.index,
+                index: Some(index),
+                stored,
+                full: stored,
+                diff: stored,
+                superseded,
+            };
+            if superseded.contains(&raw.index) {
+                r.entries.push(plain(true));
+                continue;
+            }
+            if stopped || index > limit {
+                // Not applied: sizes in other modes unknown; keep stored.
+                stopped = true;
+                r.entries.push(plain(false));
+                continue;
+            }
+            let fast = r.db.as_mut().and_then(|db| db.apply_data_bytes(data_bytes));
+            let res = match fast {
+                Some(res) => res.map_err(|m| replay_err(raw, m)),
+                None => match crate::rawtxn::parse_slice(data_bytes) {
+                    Ok(data) => apply_data(&mut r.db, raw, &data),
+                    Err(m) => Err(raw.error(ErrorKind::BadJson { message: m })),
+                },
+            };
+            match res {
+                Ok(delta) => {
+                    r.entries.push(EntrySize {
+                        record: raw.index,
+                        index: Some(index),
+                        stored,
+                        full: resized(Format::Clustered, raw, delta.full),
+                        diff: resized(Format::Clustered, raw, delta.diff),
+                        superseded: false,
+                    });
+                    r.applied = index;
+                }
+                Err(err) => {
+                    r.error = Some(err);
+                    return r;
+                }
+            }
+            continue;
+        }
         let rec = match raw.decode(Format::Clustered) {
             Ok(rec) => rec,
             Err(_) => break,
         };
-        match rec {
-            Record::Header(h) => {
-                if let Some(s) = &h.snapshot {
-                    match s.data.as_array() {
-                        Some([schema, txn]) => {
-                            let mut db = match schema_from(raw, schema) {
-                                Ok(sc) => Db::new(sc),
-                                Err(e) => {
-                                    r.error = Some(e);
-                                    return r;
-                                }
-                            };
-                            if !txn.is_null() {
-                                if let Err(m) = db.apply_txn(txn) {
-                                    r.error = Some(replay_err(raw, format!("snapshot: {m}")));
-                                    return r;
-                                }
+        if let Record::Header(h) = rec {
+            if let Some(s) = &h.snapshot {
+                match s.data.as_array() {
+                    Some([schema, txn]) => {
+                        let mut db = match schema_from(raw, schema) {
+                            Ok(sc) => Db::new(sc),
+                            Err(e) => {
+                                r.error = Some(e);
+                                return r;
                             }
-                            r.db = Some(db);
-                            r.applied = s.index;
+                        };
+                        if !txn.is_null() {
+                            if let Err(m) = db.apply_txn(txn) {
+                                r.error = Some(replay_err(raw, format!("snapshot: {m}")));
+                                return r;
+                            }
                         }
-                        _ => {
-                            r.error =
-                                Some(replay_err(raw, "prev_data is not a 2-element array".into()));
-                            return r;
-                        }
+                        r.db = Some(db);
+                        r.applied = s.index;
                     }
-                }
-            }
-            Record::Raft(rr) => {
-                let RecordBody::Entry(e) = rr.body else {
-                    continue;
-                };
-                let Some(data) = &e.data else { continue };
-                let stored = raw.total_len();
-                if superseded.contains(&raw.index) {
-                    r.entries.push(EntrySize {
-                        record: raw.index,
-                        index: Some(e.index),
-                        stored,
-                        full: stored,
-                        diff: stored,
-                        superseded: true,
-                    });
-                    continue;
-                }
-                if stopped || e.index > limit {
-                    stopped = true;
-                    // Not applied: sizes unknown in other modes; keep stored.
-                    r.entries.push(EntrySize {
-                        record: raw.index,
-                        index: Some(e.index),
-                        stored,
-                        full: stored,
-                        diff: stored,
-                        superseded: false,
-                    });
-                    continue;
-                }
-                match apply_data(&mut r.db, raw, data) {
-                    Ok(delta) => {
-                        r.entries.push(EntrySize {
-                            record: raw.index,
-                            index: Some(e.index),
-                            stored,
-                            full: resized(Format::Clustered, raw, delta.full),
-                            diff: resized(Format::Clustered, raw, delta.diff),
-                            superseded: false,
-                        });
-                        r.applied = e.index;
-                    }
-                    Err(err) => {
-                        r.error = Some(err);
+                    _ => {
+                        r.error =
+                            Some(replay_err(raw, "prev_data is not a 2-element array".into()));
                         return r;
                     }
                 }
             }
-            _ => {}
         }
     }
     r

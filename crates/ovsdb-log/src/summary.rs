@@ -204,17 +204,19 @@ impl FileSummary {
 /// record) is reported in `truncated` and the summary covers the records
 /// before it.
 pub fn summarize(bytes: &[u8]) -> FileSummary {
-    let mut s = summarize_records(bytes);
-    let sizes = crate::sizes::entry_sizes(bytes);
-    s.entry_bytes.full = sizes.full;
-    s.entry_bytes.diff = sizes.diff;
-    s
+    summarize_impl(bytes, true)
 }
 
 /// Like [`summarize`] but without the full/diff size computation (which
 /// replays the data): only framing and Raft/txn record decoding.
 pub fn summarize_records(bytes: &[u8]) -> FileSummary {
+    summarize_impl(bytes, false)
+}
+
+fn summarize_impl(bytes: &[u8], with_sizes: bool) -> FileSummary {
     let mut s = FileSummary::empty(bytes.len() as u64);
+    let mut raws = Vec::new();
+    let mut scan = crate::sizes::Scan::new(0);
     let mut fr = Framer::new(bytes);
     let mut terms = std::collections::BTreeSet::new();
     let mut last_entry: Option<u64> = None;
@@ -230,7 +232,28 @@ pub fn summarize_records(bytes: &[u8]) -> FileSummary {
             0 => Format::from_magic(bytes_magic(bytes)).unwrap_or(Format::Clustered),
             _ => s.format.unwrap_or(Format::Clustered),
         };
-        let rec = match raw.decode(format) {
+        // Record 0 fully (identity, schema); later records without
+        // decoding their payloads, except conversion entries (schema slot
+        // not null) whose schema version is wanted.
+        let light = raw.index > 0 && !(format == Format::Clustered && has_schema_payload(raw.body));
+        let decoded = if light {
+            raw.decode_light_payload(format)
+        } else {
+            raw.decode(format).map(|r| {
+                // Full decode: locate the data member for the replay.
+                let data = crate::skim::skim_object(raw.body)
+                    .ok()
+                    .and_then(|(_, raws)| {
+                        let base = raw.body.as_ptr() as usize;
+                        raws.iter().find(|(n, _)| *n == "data").map(|(_, v)| {
+                            let a = v.as_ptr() as usize - base;
+                            (a, a + v.len())
+                        })
+                    });
+                (r, data)
+            })
+        };
+        let (rec, data_range) = match decoded {
             Ok(r) => r,
             Err(e) => {
                 s.truncated = Some(e);
@@ -239,6 +262,10 @@ pub fn summarize_records(bytes: &[u8]) -> FileSummary {
         };
         if raw.index == 0 {
             s.format = Some(format);
+        }
+        if with_sizes && format == Format::Clustered {
+            scan.push(raw.index, &rec, data_range);
+            raws.push(raw);
         }
         s.records += 1;
         s.record_kinds.bump(rec.kind_name());
@@ -299,6 +326,35 @@ pub fn summarize_records(bytes: &[u8]) -> FileSummary {
     }
     s.terms = terms.into_iter().collect();
     s.last_index = last_entry.or(s.snapshot_index);
+    if with_sizes {
+        let r = match s.format {
+            Some(Format::Clustered) => {
+                scan.stop_at = raws.len();
+                scan.error = s.truncated.clone();
+                let empty = crate::sizes::Replay {
+                    format: None,
+                    db: None,
+                    applied: 0,
+                    commit_index: None,
+                    entries: Vec::new(),
+                    error: None,
+                };
+                Some(crate::sizes::replay_clustered(
+                    &raws,
+                    scan,
+                    crate::sizes::Upto::All,
+                    empty,
+                ))
+            }
+            Some(Format::Standalone) => Some(crate::sizes::replay(bytes, crate::sizes::Upto::All)),
+            None => None,
+        };
+        if let Some(r) = r {
+            let (_, full, diff) = r.totals();
+            s.entry_bytes.full = full;
+            s.entry_bytes.diff = diff;
+        }
+    }
     s
 }
 
@@ -307,6 +363,25 @@ fn bytes_magic(bytes: &[u8]) -> &str {
     let rest = line.strip_prefix(b"OVSDB ").unwrap_or(b"");
     let end = rest.iter().position(|&b| b == b' ').unwrap_or(0);
     std::str::from_utf8(&rest[..end]).unwrap_or("")
+}
+
+/// Whether a clustered record carries a `data` whose first slot is not
+/// `null` (a schema conversion).
+fn has_schema_payload(body: &[u8]) -> bool {
+    match crate::skim::skim_object(body) {
+        Ok((_, raws)) => raws.iter().any(|(n, v)| {
+            *n == "data" && {
+                let t: Vec<u8> = v
+                    .iter()
+                    .copied()
+                    .filter(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
+                    .take(5)
+                    .collect();
+                t.starts_with(b"[") && !t.starts_with(b"[null")
+            }
+        }),
+        Err(_) => false,
+    }
 }
 
 fn schema_version_of_payload(data: &Json) -> Option<String> {

@@ -1,0 +1,26 @@
+//! Writes a large synthetic acl-portgroup clustered file for the inspect
+//! benchmark (see BENCHMARKS.md, formats section).
+//!
+//! `cargo run --release -p ovsdb-log --example gen_acl_log -- OUT N [full|diff]`
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() < 3 {
+        eprintln!("usage: gen_acl_log OUT N [full|diff]");
+        std::process::exit(2);
+    }
+    let n: usize = args[2].parse().expect("N");
+    let mode = match args.get(3).map(String::as_str) {
+        Some("diff") => ovsdb_log::Mode::Diff,
+        _ => ovsdb_log::Mode::Full,
+    };
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../static/samples");
+    let t = std::fs::read(root.join("acl-portgroup-full/s1.db")).expect("template");
+    let out = ovsdb_log::synth::acl_portgroup(&t, n, mode).expect("template layout");
+    std::fs::write(&args[1], &out).expect("write");
+    println!(
+        "{}: {} bytes, {n} ACL transactions ({mode:?})",
+        args[1],
+        out.len()
+    );
+}

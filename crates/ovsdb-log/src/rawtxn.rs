@@ -1,0 +1,373 @@
+//! A txn-record reader that works on bytes: it walks tables, rows and
+//! columns once and decodes the common column values (UUID atoms and sets
+//! of UUIDs, canonical form) straight into datums, without building a JSON
+//! tree. Anything unusual (escapes in names, duplicate members, other
+//! value shapes) makes the caller fall back to the JSON path, which gives
+//! the same result and the proper error messages.
+
+use crate::skim::skip_value;
+use ovsdb::json::Json;
+use ovsdb::{Atom, Datum, Uuid};
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+
+/// Where a column value comes from.
+pub(crate) enum ColSrc<'a> {
+    Json(&'a Json),
+    Raw {
+        slice: &'a [u8],
+        /// Pre-decoded UUID set (canonical form), if the value had that shape.
+        fast: Option<Datum>,
+    },
+}
+
+impl ColSrc<'_> {
+    /// Serialized length of the stored value.
+    pub(crate) fn stored_len(&self) -> Result<usize, String> {
+        match self {
+            ColSrc::Json(j) => Ok(j.serialized_len()),
+            ColSrc::Raw {
+                slice,
+                fast: Some(_),
+            } => Ok(slice.len()),
+            ColSrc::Raw { slice, fast: None } => Ok(parse_slice(slice)?.serialized_len()),
+        }
+    }
+}
+
+pub(crate) fn parse_slice(slice: &[u8]) -> Result<Json, String> {
+    ovsdb::json::parse_value(slice).map_err(|e| e.to_string())
+}
+
+pub(crate) enum RowSrc<'a> {
+    Delete,
+    Cols(Vec<(Cow<'a, str>, ColSrc<'a>)>),
+    /// Neither null nor an object.
+    Bad,
+}
+
+pub(crate) enum MemberSrc<'a> {
+    /// `_date` (integer), `_is_diff` (boolean) or `_comment`: ignored.
+    Special,
+    Table(Vec<(Cow<'a, str>, RowSrc<'a>)>),
+    /// Anything else (an error when applied: unknown table / not an object).
+    Other,
+}
+
+pub(crate) struct TxnSrc<'a> {
+    pub members: Vec<(Cow<'a, str>, MemberSrc<'a>)>,
+    pub diff_mode: bool,
+    pub has_flag: bool,
+}
+
+impl<'a> TxnSrc<'a> {
+    pub(crate) fn from_json(o: &'a ovsdb::json::Object) -> TxnSrc<'a> {
+        let mut t = TxnSrc {
+            members: Vec::with_capacity(o.len()),
+            diff_mode: matches!(o.get("_is_diff"), Some(Json::Bool(true))),
+            has_flag: o.contains_key("_is_diff"),
+        };
+        for (name, v) in o.iter() {
+            let m = match (name, v) {
+                ("_date", Json::Integer(_)) | ("_is_diff", Json::Bool(_)) | ("_comment", _) => {
+                    MemberSrc::Special
+                }
+                (_, Json::Object(rows)) => MemberSrc::Table(
+                    rows.iter()
+                        .map(|(u, r)| {
+                            let rs = match r {
+                                Json::Null => RowSrc::Delete,
+                                Json::Object(cols) => RowSrc::Cols(
+                                    cols.iter()
+                                        .map(|(c, v)| (Cow::Borrowed(c), ColSrc::Json(v)))
+                                        .collect(),
+                                ),
+                                _ => RowSrc::Bad,
+                            };
+                            (Cow::Borrowed(u), rs)
+                        })
+                        .collect(),
+                ),
+                _ => MemberSrc::Other,
+            };
+            t.members.push((Cow::Borrowed(name), m));
+        }
+        t
+    }
+}
+
+fn ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
+        i += 1;
+    }
+    i
+}
+
+/// A member name without escapes, borrowed.
+fn name_at(b: &[u8], i: usize) -> Option<(&str, usize)> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let start = i + 1;
+    let mut j = start;
+    while j < b.len() {
+        match b[j] {
+            b'"' => return std::str::from_utf8(&b[start..j]).ok().map(|s| (s, j + 1)),
+            b'\\' => return None,
+            c if c < 0x20 => return None,
+            _ => j += 1,
+        }
+    }
+    None
+}
+
+const UUID_ATOM_LEN: usize = 47; // ["uuid","<36>"]
+
+fn uuid_atom_at(b: &[u8], i: usize) -> Option<Uuid> {
+    let s = b.get(i..i + UUID_ATOM_LEN)?;
+    if !s.starts_with(b"[\"uuid\",\"") || !s.ends_with(b"\"]") {
+        return None;
+    }
+    let text = std::str::from_utf8(&s[9..45]).ok()?;
+    Uuid::parse(text)
+}
+
+/// `["uuid",…]`, `["set",[]]` or `["set",[["uuid",…],…]]` in canonical
+/// compact form, as a datum; returns it and the end offset.
+pub(crate) fn fast_uuid_datum(b: &[u8], i: usize) -> Option<(Datum, usize)> {
+    if let Some(u) = uuid_atom_at(b, i) {
+        let mut s = BTreeSet::new();
+        s.insert(Atom::Uuid(u));
+        return Some((Datum::Set(s), i + UUID_ATOM_LEN));
+    }
+    let rest = b.get(i..)?;
+    if !rest.starts_with(b"[\"set\",[") {
+        return None;
+    }
+    let mut j = i + 8;
+    let mut atoms: Vec<Uuid> = Vec::new();
+    if b.get(j..j + 2) == Some(b"]]") {
+        return Some((Datum::Set(BTreeSet::new()), j + 2));
+    }
+    loop {
+        let u = uuid_atom_at(b, j)?;
+        atoms.push(u);
+        j += UUID_ATOM_LEN;
+        match b.get(j) {
+            Some(b',') => j += 1,
+            Some(b']') if b.get(j + 1) == Some(&b']') => {
+                j += 2;
+                break;
+            }
+            _ => return None,
+        }
+    }
+    // Canonical sets are sorted and unique; anything else takes the slow
+    // path (which reports duplicates).
+    if atoms.windows(2).any(|w| w[0] >= w[1]) {
+        return None;
+    }
+    Some((Datum::Set(atoms.into_iter().map(Atom::Uuid).collect()), j))
+}
+
+/// Parses the object at `b[i]` into a txn source; returns it and the end
+/// offset. `None` = use the JSON path instead.
+pub(crate) fn parse_raw_txn(b: &[u8], i: usize) -> Option<(TxnSrc<'_>, usize)> {
+    let mut i = ws(b, i);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i += 1;
+    let mut t = TxnSrc {
+        members: Vec::new(),
+        diff_mode: false,
+        has_flag: false,
+    };
+    i = ws(b, i);
+    if b.get(i) == Some(&b'}') {
+        return Some((t, i + 1));
+    }
+    loop {
+        i = ws(b, i);
+        let (name, k) = name_at(b, i)?;
+        i = ws(b, k);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = ws(b, i + 1);
+        if t.members.iter().any(|(n, _)| n == name) {
+            return None;
+        }
+        let member = if name.starts_with('_') {
+            let end = skip_value(b, i).ok()?;
+            let v = parse_slice(&b[i..end]).ok()?;
+            i = end;
+            match (name, &v) {
+                ("_is_diff", Json::Bool(f)) => {
+                    t.has_flag = true;
+                    t.diff_mode = *f;
+                    MemberSrc::Special
+                }
+                ("_is_diff", _) => {
+                    t.has_flag = true;
+                    MemberSrc::Other
+                }
+                ("_date", Json::Integer(_)) | ("_comment", _) => MemberSrc::Special,
+                _ => MemberSrc::Other,
+            }
+        } else if b.get(i) == Some(&b'{') {
+            let (rows, end) = parse_rows(b, i)?;
+            i = end;
+            MemberSrc::Table(rows)
+        } else {
+            i = skip_value(b, i).ok()?;
+            MemberSrc::Other
+        };
+        t.members.push((Cow::Borrowed(name), member));
+        i = ws(b, i);
+        match b.get(i) {
+            Some(b',') => i += 1,
+            Some(b'}') => return Some((t, i + 1)),
+            _ => return None,
+        }
+    }
+}
+
+type Rows<'a> = Vec<(Cow<'a, str>, RowSrc<'a>)>;
+
+fn parse_rows(b: &[u8], i: usize) -> Option<(Rows<'_>, usize)> {
+    let mut i = ws(b, i + 1);
+    let mut rows: Rows<'_> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    if b.get(i) == Some(&b'}') {
+        return Some((rows, i + 1));
+    }
+    loop {
+        i = ws(b, i);
+        let (uuid, k) = name_at(b, i)?;
+        if !seen.insert(uuid) {
+            return None;
+        }
+        i = ws(b, k);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = ws(b, i + 1);
+        let row = match b.get(i) {
+            Some(b'n') if b.get(i..i + 4) == Some(b"null") => {
+                i += 4;
+                RowSrc::Delete
+            }
+            Some(b'{') => {
+                let (cols, end) = parse_cols(b, i)?;
+                i = end;
+                RowSrc::Cols(cols)
+            }
+            _ => {
+                i = skip_value(b, i).ok()?;
+                RowSrc::Bad
+            }
+        };
+        rows.push((Cow::Borrowed(uuid), row));
+        i = ws(b, i);
+        match b.get(i) {
+            Some(b',') => i += 1,
+            Some(b'}') => return Some((rows, i + 1)),
+            _ => return None,
+        }
+    }
+}
+
+type Cols<'a> = Vec<(Cow<'a, str>, ColSrc<'a>)>;
+
+fn parse_cols(b: &[u8], i: usize) -> Option<(Cols<'_>, usize)> {
+    let mut i = ws(b, i + 1);
+    let mut cols: Cols<'_> = Vec::new();
+    if b.get(i) == Some(&b'}') {
+        return Some((cols, i + 1));
+    }
+    loop {
+        i = ws(b, i);
+        let (name, k) = name_at(b, i)?;
+        if cols.iter().any(|(n, _)| n == name) {
+            return None;
+        }
+        i = ws(b, k);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = ws(b, i + 1);
+        let (fast, end) = match fast_uuid_datum(b, i) {
+            Some((d, end)) => (Some(d), end),
+            None => (None, skip_value(b, i).ok()?),
+        };
+        cols.push((
+            Cow::Borrowed(name),
+            ColSrc::Raw {
+                slice: &b[i..end],
+                fast,
+            },
+        ));
+        i = ws(b, end);
+        match b.get(i) {
+            Some(b',') => i += 1,
+            Some(b'}') => return Some((cols, i + 1)),
+            _ => return None,
+        }
+    }
+}
+
+/// Splits a Raft `data` value `[schema, txn]` when the schema slot is
+/// `null`: returns the txn source (None = use the JSON path).
+pub(crate) fn parse_raw_data(b: &[u8]) -> Option<TxnSrc<'_>> {
+    let mut i = ws(b, 0);
+    if b.get(i) != Some(&b'[') {
+        return None;
+    }
+    i = ws(b, i + 1);
+    if b.get(i..i + 4) != Some(b"null") {
+        return None;
+    }
+    i = ws(b, i + 4);
+    if b.get(i) != Some(&b',') {
+        return None;
+    }
+    let (t, end) = parse_raw_txn(b, i + 1)?;
+    let i = ws(b, end);
+    if b.get(i) != Some(&b']') || ws(b, i + 1) != b.len() {
+        return None;
+    }
+    Some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fast_uuid_sets() {
+        let a = "00000000-0000-4000-8000-000000000001";
+        let b2 = "00000000-0000-4000-8000-000000000002";
+        let one = format!(r#"["uuid","{a}"]"#);
+        let (d, end) = fast_uuid_datum(one.as_bytes(), 0).unwrap();
+        assert_eq!((d.len(), end), (1, one.len()));
+        let two = format!(r#"["set",[["uuid","{a}"],["uuid","{b2}"]]]"#);
+        let (d, end) = fast_uuid_datum(two.as_bytes(), 0).unwrap();
+        assert_eq!((d.len(), end), (2, two.len()));
+        assert_eq!(d.json_len(), two.len());
+        let unsorted = format!(r#"["set",[["uuid","{b2}"],["uuid","{a}"]]]"#);
+        assert!(fast_uuid_datum(unsorted.as_bytes(), 0).is_none());
+        assert!(fast_uuid_datum(br#"["set",[]]"#, 0).is_some());
+        assert!(fast_uuid_datum(br#"["set",[1]]"#, 0).is_none());
+        assert!(fast_uuid_datum(br#"["uuid","x"]"#, 0).is_none());
+        let txn = format!(
+            r#"[null,{{"T":{{"{a}":{{"c":{two},"n":5}},"{b2}":null}},"_date":1,"_is_diff":true}}]"#
+        );
+        let t = parse_raw_data(txn.as_bytes()).unwrap();
+        assert!(t.diff_mode && t.has_flag);
+        assert_eq!(t.members.len(), 3);
+        // Duplicate rows fall back to the JSON path.
+        let dup = format!(r#"[null,{{"T":{{"{a}":null,"{a}":null}}}}]"#);
+        assert!(parse_raw_data(dup.as_bytes()).is_none());
+    }
+}

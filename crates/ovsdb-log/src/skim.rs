@@ -1,0 +1,189 @@
+//! A fast, allocation-light reader for the *outer* object of a record: it
+//! parses the small members and only delimits the big payload members
+//! (`data`, `prev_data`) without building their trees. Used to learn a
+//! file's structure (kinds, terms, indexes) before decoding payloads.
+//!
+//! Skipped payloads are checked for balanced brackets, terminated strings
+//! and the nesting limit; their full syntax is checked when they are
+//! decoded.
+
+use ovsdb::json::{parse_value, Json, Object, MAX_NESTING};
+
+/// Members of the outer object whose values are delimited, not parsed.
+pub const PAYLOAD_MEMBERS: &[&str] = &["data", "prev_data"];
+
+fn ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
+        i += 1;
+    }
+    i
+}
+
+/// End (exclusive) of the string starting at `b[i] == '"'`.
+fn skip_string(b: &[u8], i: usize) -> Result<usize, String> {
+    let mut j = i + 1;
+    while j < b.len() {
+        match b[j] {
+            b'"' => return Ok(j + 1),
+            b'\\' => j += 2,
+            c if c < 0x20 => return Err(format!("byte {j}: control character in string")),
+            _ => j += 1,
+        }
+    }
+    Err(format!("byte {i}: unterminated string"))
+}
+
+/// End (exclusive) of the JSON value starting at `i` (after whitespace).
+pub fn skip_value(b: &[u8], i: usize) -> Result<usize, String> {
+    match b.get(i) {
+        None => Err(format!("byte {i}: value expected")),
+        Some(b'"') => skip_string(b, i),
+        Some(b'{') | Some(b'[') => {
+            let mut stack: Vec<u8> = Vec::new();
+            let mut j = i;
+            while j < b.len() {
+                match b[j] {
+                    b'"' => {
+                        j = skip_string(b, j)?;
+                        continue;
+                    }
+                    b'{' | b'[' => {
+                        if stack.len() >= MAX_NESTING {
+                            return Err(format!(
+                                "byte {j}: input exceeds maximum nesting depth {MAX_NESTING}"
+                            ));
+                        }
+                        stack.push(if b[j] == b'{' { b'}' } else { b']' });
+                    }
+                    c @ (b'}' | b']') => {
+                        if stack.pop() != Some(c) {
+                            return Err(format!("byte {j}: unbalanced '{}'", c as char));
+                        }
+                        if stack.is_empty() {
+                            return Ok(j + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            Err(format!("byte {i}: unterminated value"))
+        }
+        Some(_) => {
+            let mut j = i;
+            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+            {
+                j += 1;
+            }
+            if j == i {
+                return Err(format!("byte {i}: value expected"));
+            }
+            Ok(j)
+        }
+    }
+}
+
+/// Parses a body whose top level is an object, building every member
+/// except those named in `PAYLOAD_MEMBERS`, which are replaced by an empty
+/// array placeholder and returned as raw slices.
+/// A payload member's name and raw value.
+pub type Payload<'a> = (&'static str, &'a [u8]);
+
+pub fn skim_object(body: &[u8]) -> Result<(Json, Vec<Payload<'_>>), String> {
+    let b = body;
+    let mut i = ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return Err(if matches!(b.get(i), Some(b'[')) {
+            // Syntax errors (e.g. the nesting limit) come first, like the
+            // C reader, which parses before checking the type.
+            skip_value(b, i)?;
+            "not a JSON object".into()
+        } else {
+            format!("line 0, column {i}, byte {i}: syntax error at beginning of input")
+        });
+    }
+    i += 1;
+    let mut obj = Object::new();
+    let mut raws = Vec::new();
+    i = ws(b, i);
+    if b.get(i) == Some(&b'}') {
+        i += 1;
+    } else {
+        loop {
+            i = ws(b, i);
+            if b.get(i) != Some(&b'"') {
+                return Err(format!("byte {i}: member name expected"));
+            }
+            let kend = skip_string(b, i)?;
+            let key_raw = &b[i..kend];
+            let key = if key_raw.contains(&b'\\') {
+                match parse_value(key_raw) {
+                    Ok(Json::String(s)) => s,
+                    _ => return Err(format!("byte {i}: bad member name")),
+                }
+            } else {
+                String::from_utf8(key_raw[1..key_raw.len() - 1].to_vec())
+                    .map_err(|_| format!("byte {i}: invalid UTF-8 in member name"))?
+            };
+            i = ws(b, kend);
+            if b.get(i) != Some(&b':') {
+                return Err(format!("byte {i}: ':' expected"));
+            }
+            i = ws(b, i + 1);
+            let vend = skip_value(b, i)?;
+            let slice = &b[i..vend];
+            if let Some(&name) = PAYLOAD_MEMBERS.iter().find(|&&n| n == key) {
+                raws.retain(|(n, _)| *n != name);
+                raws.push((name, slice));
+                let placeholder = match slice.first() {
+                    Some(b'{') => Json::Object(Object::new()),
+                    Some(b'[') => Json::Array(Vec::new()),
+                    // Keep scalars as they are (the record parser rejects them).
+                    _ => parse_value(slice).map_err(|e| e.to_string())?,
+                };
+                obj.insert(key, placeholder);
+            } else {
+                let v = parse_value(slice).map_err(|e| e.to_string())?;
+                obj.insert(key, v);
+            }
+            i = ws(b, vend);
+            match b.get(i) {
+                Some(b',') => i += 1,
+                Some(b'}') => {
+                    i += 1;
+                    break;
+                }
+                _ => return Err(format!("byte {i}: ',' or '}}' expected")),
+            }
+        }
+    }
+    i = ws(b, i);
+    if i != b.len() {
+        return Err(format!("byte {i}: trailing garbage at end of input"));
+    }
+    Ok((Json::Object(obj), raws))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skims_and_matches_full_parse_outside_payloads() {
+        let body = br#"{"eid":"79a87ba7-2d00-444d-8403-abfff575112b","data":[null,{"T":{"a\"}":[1,{"x":"]"}]}}],"term":1,"index":5}
+"#;
+        let (j, raws) = skim_object(body).unwrap();
+        assert_eq!(raws.len(), 1);
+        assert_eq!(raws[0].1, &br#"[null,{"T":{"a\"}":[1,{"x":"]"}]}}]"#[..]);
+        assert_eq!(j.get("index"), Some(&Json::Integer(5)));
+        assert!(skim_object(b"{\"data\":[1,2}").is_err());
+        assert!(skim_object(b"{\"data\":\"abc}").is_err());
+        assert!(skim_object(b"{\"a\":1} x").is_err());
+        assert!(skim_object(b"[1]").is_err());
+        let mut deep = b"{\"data\":".to_vec();
+        deep.extend(vec![b'['; 5000]);
+        deep.extend(vec![b']'; 5000]);
+        deep.push(b'}');
+        assert!(skim_object(&deep).unwrap_err().contains("nesting"));
+    }
+}
