@@ -48,6 +48,19 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(j.serialized_len(), text.len());
         let _ = Type::from_json(&j);
         let _ = DatabaseSchema::from_json(&j);
+        // Replay: a JSON array is a sequence of txn records applied to an
+        // empty database; invariants must hold after each, and a failed
+        // record must leave the database unchanged.
+        if let Json::Array(txns) = &j {
+            let mut db = Database::new(schema());
+            for t in txns.iter().take(16) {
+                let before = db.dump_json(true);
+                if db.apply_txn_json(t, ReplayOptions::default()).is_err() {
+                    assert_eq!(db.dump_json(true), before);
+                }
+                db.check_integrity().expect("integrity");
+            }
+        }
     }
     if data.len() < 4 {
         return;
