@@ -561,6 +561,9 @@ fn run(path: &std::path::Path, wco: bool) -> (String, String) {
             h.server.disconnect(h.sess);
             h.sess = h.server.connect();
             h.connect();
+        } else if arg == "sleep" {
+            h.out.push(format!("{step:03}: sleep"));
+            step += 1;
         } else if let Some(c) = arg.strip_prefix("condition ") {
             h.next_cond_seqno = h.update_conditions(step, c);
             step += 1;
