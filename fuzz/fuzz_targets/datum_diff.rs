@@ -10,7 +10,26 @@
 
 use libfuzzer_sys::fuzz_target;
 use ovsdb::json::{parse, parse_value, Json};
-use ovsdb::{DatabaseSchema, Datum, Type};
+use ovsdb::{Database, DatabaseSchema, Datum, ReplayOptions, Type};
+use std::sync::{Arc, OnceLock};
+
+/// A small schema with strong and weak references, maps, an index and
+/// maxRows, for replaying fuzzed txn records.
+const SCHEMA: &str = r#"{"name":"F","tables":{
+  "G":{"isRoot":true,"indexes":[["n"]],"columns":{
+     "n":{"type":"string"},
+     "m":{"type":{"key":{"type":"uuid","refTable":"I"},"min":0,"max":"unlimited"}},
+     "w":{"type":{"key":{"type":"uuid","refTable":"I","refType":"weak"},"min":0,"max":3}},
+     "b":{"type":{"key":"string","value":{"type":"uuid","refTable":"I","refType":"weak"},"min":0,"max":"unlimited"}},
+     "k":{"type":{"key":{"type":"integer","minInteger":0,"maxInteger":9},"min":1,"max":4}}}},
+  "I":{"columns":{"x":{"type":{"key":"real","min":0,"max":1}}}},
+  "One":{"isRoot":true,"maxRows":1,"columns":{"v":{"type":"boolean"}}}}}"#;
+
+fn schema() -> Arc<DatabaseSchema> {
+    static S: OnceLock<Arc<DatabaseSchema>> = OnceLock::new();
+    S.get_or_init(|| Arc::new(DatabaseSchema::parse(SCHEMA.as_bytes()).expect("schema")))
+        .clone()
+}
 
 const ATOMS: [&str; 5] = ["integer", "real", "boolean", "string", "uuid"];
 
