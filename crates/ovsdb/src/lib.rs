@@ -1,7 +1,23 @@
 //! OVSDB core: byte-exact JSON, atoms/datums/types/schemas, column diffs,
-//! and an in-memory database.
+//! and an in-memory database with ovsdb-server's commit semantics.
 //!
-//! Sans-IO: nothing here touches files, sockets or clocks.
+//! Sans-IO: nothing here touches files, sockets, clocks or randomness.
+//!
+//! * [`json`] — parser and compact writer that follow ovsdb-server's rules
+//!   (number normalization, `%.15g` reals, nesting limit 1000, error
+//!   positions), [`Object`] keeping member order, and the emulation of the
+//!   C hash-table member order ([`json::shash_hash`], [`json::shash_order`],
+//!   [`json::Hmap`], [`Object::reorder_shash`], [`Json::sorted_recursive`]).
+//! * [`Uuid`], [`Atom`], [`BaseType`]/[`Type`], [`Datum`] — the data model
+//!   with the §2.5 JSON codec, defaults, constraint checks and column diffs
+//!   ([`Datum::diff`], [`Datum::apply_diff`], [`Datum::diff_from_json`]).
+//! * [`DatabaseSchema`]/[`TableSchema`]/[`ColumnSchema`] — schema parsing
+//!   with the C column/table iteration orders and normalized output.
+//! * [`Database`] — tables of rows; [`Txn`] transactions with strong/weak
+//!   reference bookkeeping, garbage collection, integrity checks and
+//!   rollback; [`Database::apply_txn_json`] replays txn records (§2.4);
+//!   [`Database::txn_to_json`]/[`Database::txn_json_len`] re-encode a
+//!   transaction's [`TxnChanges`] in either [`StorageMode`].
 
 pub mod atom;
 pub mod datum;
