@@ -9,9 +9,10 @@ mod app;
 mod draw;
 mod hash;
 mod panic;
+mod sim;
 mod samples;
 
 fn main() {
     panic::install();
-    yew::Renderer::<app::App>::new().render();
+    yew::Renderer::<sim::Shell>::new().render();
 }

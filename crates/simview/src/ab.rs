@@ -1,0 +1,211 @@
+//! A/B design review: two runs of the same seed that differ in one design
+//! choice, and the table of their figures with deltas and ratios.
+
+use crate::{RunResult, RunSpec};
+
+/// A named comparison.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AbPreset {
+    pub name: &'static str,
+    pub title: &'static str,
+    /// What the comparison shows, in one paragraph.
+    pub explain: &'static str,
+    pub scenario: &'static str,
+    /// Scenario text when it is not one of the simulator's presets.
+    pub text: Option<&'static str>,
+    pub a_label: &'static str,
+    pub b_label: &'static str,
+    /// (profile, knob overrides) of each side.
+    pub a: (
+        Option<&'static str>,
+        &'static [(&'static str, &'static str)],
+    ),
+    pub b: (
+        Option<&'static str>,
+        &'static [(&'static str, &'static str)],
+    ),
+    pub until_ms: Option<u64>,
+    /// The figure the headline ratio A/B is taken of.
+    pub headline: &'static str,
+}
+
+pub const AB_PRESETS: &[AbPreset] = &[
+    AbPreset {
+        name: "commit-sync",
+        title: "Commit-index sync: 100 writes through a follower",
+        explain: "Before the fix, a follower learnt the new commit index only from the \
+                  leader's next heartbeat, so each write sent through it waited about a \
+                  heartbeat period. v2.12 sends the commit index right away.",
+        scenario: "ls-add-follower",
+        text: None,
+        a_label: "v2.12-pre-sync",
+        b_label: "v2.12",
+        a: (Some("v2.12-pre-sync"), &[("n", "100")]),
+        b: (Some("v2.12"), &[("n", "100")]),
+        until_ms: None,
+        headline: "txns.total_ms",
+    },
+    AbPreset {
+        name: "full-vs-diff",
+        title: "Full values against column diffs: acl-portgroup, N=400",
+        explain: "Each acl-add rewrites the port group's acls column. Stored as full \
+                  values, every entry carries the whole growing set; stored as diffs, \
+                  only the added or removed ACL.",
+        scenario: "acl-portgroup",
+        text: None,
+        a_label: "full values",
+        b_label: "column diffs",
+        a: (None, &[("n", "400"), ("column_diff", "false")]),
+        b: (None, &[("n", "400"), ("column_diff", "true")]),
+        until_ms: None,
+        headline: "bytes.log_written",
+    },
+    AbPreset {
+        name: "election-timer",
+        title: "Election timer 1 s against 16 s: leader failover",
+        explain: "The leader is killed at a random moment; followers wait one election \
+                  timeout (plus a random part) before they stand. A long timer rides \
+                  out slow moments but makes every failover that much longer.",
+        scenario: "failover",
+        text: Some(FAILOVER),
+        a_label: "16 s timer",
+        b_label: "1 s timer",
+        a: (None, &[("election_timer", "16000")]),
+        b: (None, &[("election_timer", "1000")]),
+        until_ms: None,
+        headline: "time_to_leader_ms",
+    },
+];
+
+/// An idle cluster whose leader is killed once the first election is over
+/// even with a 16 s timer.
+const FAILOVER: &str = "# An idle 3-server cluster; the leader is killed at 40 s.
+name = failover
+description = idle 3-server cluster, leader killed at 40 s
+profile = v3.1
+until_ms = 90000
+[workload]
+type = none
+[faults]
+at 40000 kill leader
+";
+
+pub fn ab_preset(name: &str) -> Option<&'static AbPreset> {
+    AB_PRESETS.iter().find(|p| p.name == name)
+}
+
+impl AbPreset {
+    fn side(
+        &self,
+        side: (
+            Option<&'static str>,
+            &'static [(&'static str, &'static str)],
+        ),
+        seed: u64,
+    ) -> RunSpec {
+        RunSpec {
+            scenario: if self.text.is_some() {
+                "custom".to_string()
+            } else {
+                self.scenario.to_string()
+            },
+            text: self.text.map(str::to_string),
+            profile: side.0.map(str::to_string),
+            sets: side
+                .1
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            seed,
+            interventions: Vec::new(),
+            until_ms: self.until_ms,
+        }
+    }
+    pub fn spec_a(&self, seed: u64) -> RunSpec {
+        self.side(self.a, seed)
+    }
+    pub fn spec_b(&self, seed: u64) -> RunSpec {
+        self.side(self.b, seed)
+    }
+}
+
+/// One row of the comparison table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AbRow {
+    pub label: &'static str,
+    pub unit: &'static str,
+    pub a: Option<f64>,
+    pub b: Option<f64>,
+}
+
+impl AbRow {
+    pub fn delta(&self) -> Option<f64> {
+        Some(self.b? - self.a?)
+    }
+    /// A / B (how many times larger A is).
+    pub fn ratio(&self) -> Option<f64> {
+        let (a, b) = (self.a?, self.b?);
+        (b != 0.0).then(|| a / b)
+    }
+}
+
+/// Throughput over the writing period, writes per second.
+pub fn throughput(r: &RunResult) -> Option<f64> {
+    let n = r.figure("txns.count")?;
+    let ms = r.figure("txns.total_ms")?;
+    (ms > 0.0).then(|| n * 1000.0 / ms)
+}
+
+/// The comparison table of two runs.
+pub fn rows(a: &RunResult, b: &RunResult) -> Vec<AbRow> {
+    let row = |label, unit, name: &str| AbRow {
+        label,
+        unit,
+        a: a.figure(name),
+        b: b.figure(name),
+    };
+    vec![
+        row("Writes", "", "txns.count"),
+        row("Total write time", "ms", "txns.total_ms"),
+        row("Write latency p50", "ms", "txns.latency_ms.p50"),
+        row("Write latency p99", "ms", "txns.latency_ms.p99"),
+        AbRow {
+            label: "Throughput",
+            unit: "writes/s",
+            a: throughput(a),
+            b: throughput(b),
+        },
+        row("Leaderless time", "ms", "leaderless_ms"),
+        row("Time to leader (mean)", "ms", "time_to_leader_ms"),
+        row("Terms", "", "terms"),
+        row("Bytes written (all servers)", "B", "bytes.log_written"),
+        row("Bytes sent", "B", "bytes.sent"),
+        row("Simulated events", "", "events"),
+    ]
+}
+
+/// Histogram of write latencies of both runs on shared log-scale bins:
+/// returns (bin lower edges in ms, counts of A, counts of B).
+pub fn latency_histogram(a: &[u64], b: &[u64], bins: usize) -> (Vec<f64>, Vec<u64>, Vec<u64>) {
+    let bins = bins.max(1);
+    let all = a.iter().chain(b).copied();
+    let lo = all.clone().min().unwrap_or(1).max(1) as f64;
+    let hi = all.max().unwrap_or(1).max(1) as f64 * 1.0001;
+    let (llo, lhi) = (lo.ln(), hi.ln().max(lo.ln() + 1e-9));
+    let bin = |x: u64| {
+        let f = ((x.max(1) as f64).ln() - llo) / (lhi - llo);
+        ((f * bins as f64) as usize).min(bins - 1)
+    };
+    let mut ca = vec![0; bins];
+    let mut cb = vec![0; bins];
+    for &x in a {
+        ca[bin(x)] += 1;
+    }
+    for &x in b {
+        cb[bin(x)] += 1;
+    }
+    let edges = (0..bins)
+        .map(|i| (llo + (lhi - llo) * i as f64 / bins as f64).exp() / 1000.0)
+        .collect();
+    (edges, ca, cb)
+}

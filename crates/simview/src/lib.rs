@@ -1,0 +1,190 @@
+//! simview: the view model of ovsdb-scope's simulation pages (issue 7),
+//! sans IO. It runs a `raft-sim` simulation described by a [`RunSpec`]
+//! (preset or edited scenario text, profile, knob overrides, seed and the
+//! interventions added while watching), records it as a [`Trace`] the page
+//! draws and scrubs, and holds the A/B presets, permalinks and the tour.
+//!
+//! An intervention is a fault line appended to the scenario at the moment it
+//! was made (`at 5230.5 kill s1`): the run is deterministic and a fault
+//! that fires at `T` leaves everything before `T` unchanged, so the forked
+//! run shares its past with the run it was forked from, and the permalink
+//! of the fork reproduces it.
+
+pub mod ab;
+pub mod link;
+pub mod trace;
+
+pub use ab::{AbPreset, AbRow, AB_PRESETS};
+pub use link::{parse_hash, Route};
+pub use trace::{EntryMark, Message, Note, Recorder, StatePoint, Trace, Write};
+
+use raft_sim::report;
+use raft_sim::scenario::Scenario;
+use raft_sim::{Profile, Sim};
+
+#[cfg(feature = "serde")]
+use serde::{Deserialize, Serialize};
+
+/// Everything that defines a run.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+pub struct RunSpec {
+    /// Preset name (see `raft_sim::PRESETS`), or `custom` with [`RunSpec::text`].
+    pub scenario: String,
+    /// Scenario text when edited by hand.
+    pub text: Option<String>,
+    /// Profile (`v3.1`, `v2.12`, `v2.12-pre-sync`, …); `None` = the scenario's.
+    pub profile: Option<String>,
+    /// Knob overrides, as `--set name=value`.
+    pub sets: Vec<(String, String)>,
+    pub seed: u64,
+    /// Fault lines added while watching, in the order they were made.
+    pub interventions: Vec<String>,
+    /// Overrides the scenario's `until_ms`.
+    pub until_ms: Option<u64>,
+}
+
+impl RunSpec {
+    pub fn preset(name: &str) -> RunSpec {
+        RunSpec {
+            scenario: name.to_string(),
+            seed: 1,
+            ..RunSpec::default()
+        }
+    }
+
+    /// The scenario text without interventions.
+    pub fn base_text(&self) -> Result<String, String> {
+        if let Some(t) = &self.text {
+            return Ok(t.clone());
+        }
+        raft_sim::preset(&self.scenario)
+            .map(str::to_string)
+            .ok_or_else(|| format!("unknown scenario preset '{}'", self.scenario))
+    }
+
+    /// The scenario text the run uses: the base text with the interventions
+    /// appended in a `[faults]` section.
+    pub fn full_text(&self) -> Result<String, String> {
+        let mut t = self.base_text()?;
+        if !self.interventions.is_empty() {
+            if !t.ends_with('\n') {
+                t.push('\n');
+            }
+            t.push_str("[faults]\n");
+            for line in &self.interventions {
+                t.push_str(line);
+                t.push('\n');
+            }
+        }
+        Ok(t)
+    }
+
+    /// Builds the simulator for this spec.
+    pub fn build(&self) -> Result<Sim, String> {
+        let text = self.full_text()?;
+        let mut sc = Scenario::parse(&text)?;
+        if let Some(u) = self.until_ms {
+            sc.until_ms = u;
+        }
+        let p = match &self.profile {
+            Some(p) => Some(Profile::parse(p).ok_or_else(|| format!("unknown profile '{p}'"))?),
+            None => None,
+        };
+        let k = sc.knobs(p, &self.sets)?;
+        Ok(Sim::new(sc, k, self.seed))
+    }
+
+    /// The same run plus one intervention at `t_us`.
+    pub fn fork(&self, t_us: u64, action: &str) -> RunSpec {
+        let mut s = self.clone();
+        s.interventions
+            .push(format!("at {} {}", fmt_ms(t_us), action.trim()));
+        s
+    }
+}
+
+/// `t_us` as milliseconds with up to 3 decimals (`5230.5`).
+pub fn fmt_ms(t_us: u64) -> String {
+    let ms = t_us / 1000;
+    let frac = t_us % 1000;
+    if frac == 0 {
+        ms.to_string()
+    } else {
+        let f = format!("{frac:03}");
+        format!("{ms}.{}", f.trim_end_matches('0'))
+    }
+}
+
+/// One figure of a run (dotted name as in `ovsdb-scope simulate --json`).
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+pub struct Figure {
+    pub name: String,
+    pub value: Option<f64>,
+}
+
+/// A finished run: its trace and figures.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+pub struct RunResult {
+    pub spec: RunSpec,
+    pub scenario_name: String,
+    pub profile: String,
+    pub trace: Trace,
+    pub figures: Vec<Figure>,
+    /// Write latencies in µs, in completion order.
+    pub latencies_us: Vec<u64>,
+    /// The `ovsdb-scope simulate --json` object of this run.
+    pub json: String,
+    pub trace_hash: u64,
+    pub violations: Vec<String>,
+}
+
+impl RunResult {
+    pub fn figure(&self, name: &str) -> Option<f64> {
+        self.figures
+            .iter()
+            .find(|f| f.name == name)
+            .and_then(|f| f.value)
+    }
+    pub fn total_ms(&self) -> f64 {
+        self.figure("txns.total_ms").unwrap_or(0.0)
+    }
+}
+
+/// Runs `spec` to its end, recording the trace. `progress(now_us, stop_us)`
+/// is called every few thousand events (for a progress bar).
+pub fn run(spec: &RunSpec, progress: &mut dyn FnMut(u64, u64)) -> Result<RunResult, String> {
+    let mut sim = spec.build()?;
+    let mut rec = Recorder::new(&mut sim);
+    let stop = sim.stop_at();
+    let mut n = 0u64;
+    while sim.step() {
+        rec.observe(&sim);
+        n += 1;
+        if n.is_multiple_of(4096) {
+            rec.drain(&mut sim);
+            progress(sim.now(), stop);
+        }
+    }
+    let trace = rec.finish(&mut sim);
+    let m = sim.finish();
+    Ok(RunResult {
+        spec: spec.clone(),
+        scenario_name: sim.scenario.name.clone(),
+        profile: sim.knobs.profile.name().to_string(),
+        trace,
+        figures: report::figures(&m)
+            .into_iter()
+            .map(|(name, value)| Figure {
+                name: name.to_string(),
+                value,
+            })
+            .collect(),
+        latencies_us: m.txn_latencies_us.clone(),
+        json: report::run_json(&sim, &m),
+        trace_hash: sim.trace_hash(),
+        violations: m.violations.clone(),
+    })
+}

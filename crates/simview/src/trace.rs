@@ -1,0 +1,405 @@
+//! A recorded simulator run as plain data: per-server state series (the
+//! checkpoints the page scrubs through), messages, client writes, log
+//! entries and notes. Everything is sorted by virtual time (µs) so a position
+//! on the time axis is found by binary search, which makes stepping back as
+//! cheap as stepping forward.
+
+use raft_sim::server::Life;
+use raft_sim::sim::EventKind;
+use raft_sim::{Role, Sim};
+
+#[cfg(feature = "serde")]
+use serde::{Deserialize, Serialize};
+
+/// Life of a server at some moment.
+pub const UP: u8 = 0;
+pub const DOWN: u8 = 1;
+pub const LEFT: u8 = 2;
+/// Roles.
+pub const FOLLOWER: u8 = 0;
+pub const CANDIDATE: u8 = 1;
+pub const LEADER: u8 = 2;
+
+/// The state of one server from `t` until the next point of its series.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+pub struct StatePoint {
+    pub t: u64,
+    pub life: u8,
+    pub role: u8,
+    pub term: u64,
+    pub commit: u64,
+    pub last: u64,
+    /// Election timer in ms.
+    pub et: u64,
+    /// Paused (stopped by an intervention) until this time, µs; 0 = not paused.
+    pub paused_until: u64,
+}
+
+/// One message between two servers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+pub struct Message {
+    pub from: u8,
+    pub to: u8,
+    /// Index into [`Trace::kinds`].
+    pub kind: u8,
+    pub bytes: u64,
+    pub send: u64,
+    pub recv: u64,
+    pub dropped: bool,
+}
+
+/// One client transaction, from its start to its reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+pub struct Write {
+    pub server: u8,
+    pub start: u64,
+    pub end: u64,
+}
+
+/// One log entry written to a server's file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+pub struct EntryMark {
+    pub server: u8,
+    pub t: u64,
+    pub bytes: u64,
+}
+
+/// A labelled moment (election, new leader, fault, timer change).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+pub struct Note {
+    pub t: u64,
+    /// Server it belongs to; `None` for cluster-wide notes (faults).
+    pub server: Option<u8>,
+    pub text: String,
+}
+
+/// A whole recorded run.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+pub struct Trace {
+    /// Virtual time the run ended at, µs.
+    pub end: u64,
+    /// Whether entries are stored as column diffs (false: full values).
+    pub column_diff: bool,
+    /// Message kind names (`heartbeat`, `append_request`, …).
+    pub kinds: Vec<String>,
+    /// Per server: state points in time order, the first at t = 0.
+    pub states: Vec<Vec<StatePoint>>,
+    /// Sorted by send time.
+    pub messages: Vec<Message>,
+    /// Sorted by start time.
+    pub writes: Vec<Write>,
+    /// Sorted by time.
+    pub entries: Vec<EntryMark>,
+    /// Sorted by time.
+    pub notes: Vec<Note>,
+}
+
+impl Trace {
+    pub fn servers(&self) -> usize {
+        self.states.len()
+    }
+
+    /// State of `server` at time `t` (the last point at or before `t`).
+    pub fn state_at(&self, server: usize, t: u64) -> Option<&StatePoint> {
+        let s = self.states.get(server)?;
+        let i = s.partition_point(|p| p.t <= t);
+        s.get(i.checked_sub(1)?)
+    }
+
+    /// Index of the first message sent at or after `t`.
+    pub fn first_message_from(&self, t: u64) -> usize {
+        self.messages.partition_point(|m| m.send < t)
+    }
+
+    /// Messages whose flight overlaps `[t0, t1]` and that were sent by `now`.
+    /// Flights are bounded by the longest one seen, so the scan starts a
+    /// little before `t0` and stops at `t1`.
+    pub fn messages_in(&self, t0: u64, t1: u64, max_flight: u64) -> &[Message] {
+        let a = self.first_message_from(t0.saturating_sub(max_flight));
+        let b = self.first_message_from(t1.saturating_add(1));
+        &self.messages[a..b.max(a)]
+    }
+
+    /// Longest send→receive time of any message.
+    pub fn max_flight(&self) -> u64 {
+        self.messages
+            .iter()
+            .map(|m| m.recv.saturating_sub(m.send))
+            .max()
+            .unwrap_or(0)
+    }
+
+    pub fn is_heartbeat(&self, m: &Message) -> bool {
+        self.kinds
+            .get(m.kind as usize)
+            .is_some_and(|k| k == "heartbeat")
+    }
+
+    /// Highest term any server reached by time `t`.
+    pub fn max_term_at(&self, t: u64) -> u64 {
+        (0..self.servers())
+            .filter_map(|s| self.state_at(s, t).map(|p| p.term))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The server leading at time `t`, with the highest term if several think so.
+    pub fn leader_at(&self, t: u64) -> Option<usize> {
+        (0..self.servers())
+            .filter_map(|s| self.state_at(s, t).map(|p| (s, p)))
+            .filter(|(_, p)| p.life == UP && p.role == LEADER)
+            .max_by_key(|(_, p)| p.term)
+            .map(|(s, _)| s)
+    }
+
+    /// Next time after `t` at which anything is recorded (a step forward).
+    pub fn next_time(&self, t: u64) -> Option<u64> {
+        let mut best: Option<u64> = None;
+        let mut consider = |x: Option<u64>| {
+            if let Some(x) = x {
+                best = Some(best.map_or(x, |b| b.min(x)));
+            }
+        };
+        let m = self.first_message_from(t + 1);
+        consider(self.messages.get(m).map(|m| m.send));
+        for s in &self.states {
+            let i = s.partition_point(|p| p.t <= t);
+            consider(s.get(i).map(|p| p.t));
+        }
+        let w = self.writes.partition_point(|w| w.start <= t);
+        consider(self.writes.get(w).map(|w| w.start));
+        let e = self.entries.partition_point(|e| e.t <= t);
+        consider(self.entries.get(e).map(|e| e.t));
+        best
+    }
+
+    /// Previous time before `t` at which anything is recorded (a step back).
+    pub fn prev_time(&self, t: u64) -> Option<u64> {
+        let mut best: Option<u64> = None;
+        let mut consider = |x: Option<u64>| {
+            if let Some(x) = x {
+                best = Some(best.map_or(x, |b| b.max(x)));
+            }
+        };
+        let m = self.first_message_from(t);
+        consider(m.checked_sub(1).map(|i| self.messages[i].send));
+        for s in &self.states {
+            let i = s.partition_point(|p| p.t < t);
+            consider(i.checked_sub(1).map(|i| s[i].t));
+        }
+        let w = self.writes.partition_point(|w| w.start < t);
+        consider(w.checked_sub(1).map(|i| self.writes[i].start));
+        let e = self.entries.partition_point(|e| e.t < t);
+        consider(e.checked_sub(1).map(|i| self.entries[i].t));
+        best
+    }
+}
+
+/// Builds a [`Trace`] while a [`Sim`] runs: call [`Recorder::observe`]
+/// after each step (it compares each server's state with its last point)
+/// and [`Recorder::drain`] now and then to move recorded events over.
+#[derive(Clone, Debug, Default)]
+pub struct Recorder {
+    trace: Trace,
+}
+
+fn role_code(r: Role) -> u8 {
+    match r {
+        Role::Follower => FOLLOWER,
+        Role::Candidate => CANDIDATE,
+        Role::Leader => LEADER,
+    }
+}
+
+fn life_code(l: Life) -> u8 {
+    match l {
+        Life::Up => UP,
+        Life::Down => DOWN,
+        Life::Left => LEFT,
+    }
+}
+
+impl Recorder {
+    /// Starts recording `sim` (turns on its event recording).
+    pub fn new(sim: &mut Sim) -> Recorder {
+        sim.record_events = true;
+        let mut r = Recorder::default();
+        r.trace.column_diff = sim.knobs.column_diff;
+        r.observe(sim);
+        r
+    }
+
+    /// Records every server whose visible state changed since the last call.
+    pub fn observe(&mut self, sim: &Sim) {
+        let now = sim.now();
+        for (i, s) in sim.servers.iter().enumerate() {
+            if self.trace.states.len() <= i {
+                self.trace.states.push(Vec::new());
+            }
+            let p = StatePoint {
+                t: now,
+                life: life_code(s.life),
+                role: role_code(s.role),
+                term: s.term,
+                commit: s.commit_index,
+                last: s.last_index(),
+                et: s.et / 1000,
+                paused_until: if s.paused_until > now {
+                    s.paused_until
+                } else {
+                    0
+                },
+            };
+            let series = &mut self.trace.states[i];
+            match series.last_mut() {
+                Some(last) if same_state(last, &p) => {}
+                Some(last) if last.t == now => *last = p,
+                _ => series.push(p),
+            }
+        }
+    }
+
+    /// Moves the events `sim` recorded so far into the trace.
+    pub fn drain(&mut self, sim: &mut Sim) {
+        for e in sim.take_events() {
+            self.event(e.t, e.kind);
+        }
+    }
+
+    fn kind_index(&mut self, name: &str) -> u8 {
+        if let Some(i) = self.trace.kinds.iter().position(|k| k == name) {
+            return i as u8;
+        }
+        self.trace.kinds.push(name.to_string());
+        (self.trace.kinds.len() - 1) as u8
+    }
+
+    fn event(&mut self, t: u64, kind: EventKind) {
+        let tr = &mut self.trace;
+        match kind {
+            EventKind::Message {
+                from,
+                to,
+                kind,
+                bytes,
+                send,
+                recv,
+                dropped,
+            } => {
+                let k = self.kind_index(kind.name());
+                self.trace.messages.push(Message {
+                    from: from as u8,
+                    to: to as u8,
+                    kind: k,
+                    bytes,
+                    send,
+                    recv,
+                    dropped,
+                });
+            }
+            EventKind::ClientWrite {
+                server, start, end, ..
+            } => tr.writes.push(Write {
+                server: server as u8,
+                start,
+                end,
+            }),
+            EventKind::EntryWritten { server, bytes } => tr.entries.push(EntryMark {
+                server: server as u8,
+                t,
+                bytes,
+            }),
+            EventKind::ElectionStarted {
+                server,
+                term,
+                prevote,
+                transfer,
+            } => tr.notes.push(Note {
+                t,
+                server: Some(server as u8),
+                text: format!(
+                    "{}election for term {term}{}",
+                    if prevote { "pre-vote " } else { "" },
+                    if transfer {
+                        " (leadership transfer)"
+                    } else {
+                        ""
+                    }
+                ),
+            }),
+            EventKind::BecameLeader { server, term } => tr.notes.push(Note {
+                t,
+                server: Some(server as u8),
+                text: format!("s{} leads term {term}", server + 1),
+            }),
+            EventKind::ElectionTimerChanged { server, ms } => tr.notes.push(Note {
+                t,
+                server: Some(server as u8),
+                text: format!("election timer {ms} ms"),
+            }),
+            EventKind::Fault { text } => tr.notes.push(Note {
+                t,
+                server: None,
+                text,
+            }),
+            EventKind::Snapshot { server, index } => tr.notes.push(Note {
+                t,
+                server: Some(server as u8),
+                text: format!("snapshot at index {index}"),
+            }),
+            EventKind::Joined { server } => tr.notes.push(Note {
+                t,
+                server: Some(server as u8),
+                text: "joined".into(),
+            }),
+            EventKind::Left { server } => tr.notes.push(Note {
+                t,
+                server: Some(server as u8),
+                text: "left".into(),
+            }),
+            // Visible through the state series.
+            EventKind::SteppedDown { .. }
+            | EventKind::TermChanged { .. }
+            | EventKind::Commit { .. } => {}
+        }
+    }
+
+    /// Ends the recording: drains the last events and sorts every list.
+    pub fn finish(mut self, sim: &mut Sim) -> Trace {
+        self.drain(sim);
+        self.observe(sim);
+        let mut tr = self.trace;
+        tr.end = sim.now();
+        tr.messages.sort_by_key(|m| (m.send, m.recv));
+        tr.writes.sort_by_key(|w| (w.start, w.end));
+        tr.entries.sort_by_key(|e| e.t);
+        tr.notes.sort_by_key(|n| n.t);
+        tr
+    }
+}
+
+fn same_state(a: &StatePoint, b: &StatePoint) -> bool {
+    (
+        a.life,
+        a.role,
+        a.term,
+        a.commit,
+        a.last,
+        a.et,
+        a.paused_until,
+    ) == (
+        b.life,
+        b.role,
+        b.term,
+        b.commit,
+        b.last,
+        b.et,
+        b.paused_until,
+    )
+}

@@ -1,0 +1,100 @@
+//! Runs the real simulator through the view model and checks what the pages
+//! show against the simulator's own metrics.
+
+use simview::ab::{ab_preset, rows};
+use simview::trace::{DOWN, LEADER};
+use simview::{run, RunSpec};
+
+fn go(spec: &RunSpec) -> simview::RunResult {
+    run(spec, &mut |_, _| {}).expect("run")
+}
+
+#[test]
+fn commit_sync_ab_shows_the_known_effect() {
+    let p = ab_preset("commit-sync").unwrap();
+    let a = go(&p.spec_a(1));
+    let b = go(&p.spec_b(1));
+    let ratio = a.total_ms() / b.total_ms();
+    eprintln!(
+        "commit-sync: A {} ms, B {} ms, ratio {ratio}",
+        a.total_ms(),
+        b.total_ms()
+    );
+    assert_eq!(a.figure("txns.count"), Some(100.0));
+    assert_eq!(b.figure("txns.count"), Some(100.0));
+    assert!(a.total_ms() > 20_000.0, "{}", a.total_ms());
+    assert!(b.total_ms() < 1_000.0, "{}", b.total_ms());
+    assert!(ratio >= 50.0);
+    // The trace holds every write the metrics count.
+    assert_eq!(a.trace.writes.len(), 100);
+    for r in rows(&a, &b) {
+        eprintln!("{:30} {:?} {:?} ratio {:?}", r.label, r.a, r.b, r.ratio());
+    }
+}
+
+#[test]
+fn other_presets_run() {
+    for name in ["full-vs-diff", "election-timer"] {
+        let p = ab_preset(name).unwrap();
+        let a = go(&p.spec_a(1));
+        let b = go(&p.spec_b(1));
+        for r in rows(&a, &b) {
+            eprintln!(
+                "{name}: {:30} {:?} {:?} ratio {:?}",
+                r.label,
+                r.a,
+                r.b,
+                r.ratio()
+            );
+        }
+        eprintln!(
+            "{name}: msgs {} {}",
+            a.trace.messages.len(),
+            b.trace.messages.len()
+        );
+    }
+}
+
+#[test]
+fn a_run_is_reproducible_and_its_trace_matches_its_metrics() {
+    let mut spec = RunSpec::preset("ls-add-follower");
+    spec.profile = Some("v2.12-pre-sync".into());
+    let a = go(&spec);
+    let b = go(&spec);
+    assert_eq!(a.trace_hash, b.trace_hash);
+    assert_eq!(a.trace, b.trace);
+    eprintln!(
+        "ls-add-follower pre-sync: {} ms, {} msgs",
+        a.total_ms(),
+        a.trace.messages.len()
+    );
+    // The highest term in the trace is the metrics' term count.
+    let end = a.trace.end;
+    assert_eq!(a.trace.max_term_at(end) as f64, a.figure("terms").unwrap());
+    assert!(a.trace.leader_at(end).is_some());
+}
+
+#[test]
+fn killing_the_leader_forks_a_run_with_a_new_term() {
+    let spec = RunSpec::preset("ls-add-leader");
+    let base = go(&spec);
+    let t = 2_000_000;
+    let leader = base.trace.leader_at(t).expect("a leader at 2 s");
+    let term0 = base.trace.max_term_at(t);
+    let fork = spec.fork(t, &format!("kill s{}", leader + 1));
+    let f = go(&fork);
+    // Same past up to the intervention.
+    let before = |tr: &simview::Trace| {
+        tr.messages
+            .iter()
+            .filter(|m| m.recv < t)
+            .copied()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(before(&base.trace), before(&f.trace));
+    assert_eq!(f.trace.state_at(leader, t + 1).unwrap().life, DOWN);
+    let later = f.trace.leader_at(f.trace.end).expect("a new leader");
+    assert_ne!(later, leader);
+    assert!(f.trace.max_term_at(f.trace.end) > term0);
+    assert_eq!(f.trace.state_at(later, f.trace.end).unwrap().role, LEADER);
+}

@@ -1,0 +1,107 @@
+//! Web Worker of the simulation pages: runs `raft-sim` off the page's thread.
+//!
+//! Messages in (plain JS objects):
+//! - `{type: "run", id, spec: JSON of simview::RunSpec}`: runs it to the end;
+//!   replies `{type: "progress", id, now, stop}` (virtual µs) now and then,
+//!   then `{type: "result", id, result: JSON of simview::RunResult, ms}` where
+//!   `ms` is the wall time the run took in this worker (for events/s).
+//!
+//! Errors come back as `{type: "error", id, message}`; a panic as
+//! `{type: "panic", message}`.
+
+use js_sys::{Object, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
+
+fn scope() -> DedicatedWorkerGlobalScope {
+    js_sys::global().unchecked_into()
+}
+
+fn post(fields: &[(&str, JsValue)]) {
+    let o = Object::new();
+    for (k, v) in fields {
+        let _ = Reflect::set(&o, &JsValue::from_str(k), v);
+    }
+    let _ = scope().post_message(&o);
+}
+
+fn get(o: &JsValue, key: &str) -> JsValue {
+    Reflect::get(o, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn now_ms() -> f64 {
+    let perf = get(&js_sys::global(), "performance");
+    get(&perf, "now")
+        .dyn_ref::<js_sys::Function>()
+        .and_then(|f| f.call0(&perf).ok())
+        .and_then(|v| v.as_f64())
+        .unwrap_or_else(js_sys::Date::now)
+}
+
+fn main() {
+    std::panic::set_hook(Box::new(|info| {
+        post(&[
+            ("type", "panic".into()),
+            ("message", info.to_string().into()),
+        ]);
+    }));
+    let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(|ev: MessageEvent| handle(ev.data()));
+    scope().set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
+    onmessage.forget();
+    post(&[("type", "ready".into())]);
+}
+
+fn error(id: &JsValue, message: String) {
+    post(&[
+        ("type", "error".into()),
+        ("id", id.clone()),
+        ("message", message.into()),
+    ]);
+}
+
+fn spec_of(msg: &JsValue) -> Result<simview::RunSpec, String> {
+    let text = get(msg, "spec").as_string().unwrap_or_default();
+    serde_json::from_str(&text).map_err(|e| format!("bad run request: {e}"))
+}
+
+fn handle(msg: JsValue) {
+    let id = get(&msg, "id");
+    match get(&msg, "type").as_string().as_deref() {
+        Some("run") => match spec_of(&msg) {
+            Ok(spec) => run(&id, &spec),
+            Err(e) => error(&id, e),
+        },
+        other => error(&id, format!("unknown request {other:?}")),
+    }
+}
+
+fn run(id: &JsValue, spec: &simview::RunSpec) {
+    let started = now_ms();
+    let mut last = started;
+    let result = simview::run(spec, &mut |now, stop| {
+        let t = now_ms();
+        if t - last > 100.0 {
+            last = t;
+            post(&[
+                ("type", "progress".into()),
+                ("id", id.clone()),
+                ("now", (now as f64).into()),
+                ("stop", (stop as f64).into()),
+            ]);
+        }
+    });
+    let ms = now_ms() - started;
+    match result {
+        Ok(r) => match serde_json::to_string(&r) {
+            Ok(json) => post(&[
+                ("type", "result".into()),
+                ("id", id.clone()),
+                ("result", json.into()),
+                ("ms", ms.into()),
+            ]),
+            Err(e) => error(id, format!("cannot encode the run: {e}")),
+        },
+        Err(e) => error(id, e),
+    }
+}

@@ -1,0 +1,221 @@
+//! The simulation pages (issue 7): the mode switch "Explorer | Simulate |
+//! A/B | Tour", routed by the URL hash (see `simview::link`), and the client
+//! of the simulation worker (src/bin/sim_worker.rs) they share.
+
+mod ab;
+mod page;
+mod tour;
+mod view;
+
+use std::rc::Rc;
+
+use simview::{parse_hash, Route, RunResult, RunSpec};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{MessageEvent, Worker};
+use yew::prelude::*;
+
+/// A reply of the simulation worker.
+pub enum Reply {
+    Progress {
+        id: u32,
+        now: f64,
+        stop: f64,
+    },
+    Result {
+        id: u32,
+        result: Rc<RunResult>,
+        ms: f64,
+    },
+    Error {
+        id: u32,
+        message: String,
+    },
+}
+
+fn get(o: &JsValue, key: &str) -> JsValue {
+    js_sys::Reflect::get(o, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// The simulation worker: requests wait until it has started.
+pub struct SimWorker {
+    worker: Option<Worker>,
+    ready: Rc<std::cell::Cell<bool>>,
+    queue: Rc<std::cell::RefCell<Vec<JsValue>>>,
+    _onmessage: Option<Closure<dyn FnMut(MessageEvent)>>,
+}
+
+impl SimWorker {
+    pub fn new(on: Callback<Reply>) -> SimWorker {
+        let ready = Rc::new(std::cell::Cell::new(false));
+        let queue: Rc<std::cell::RefCell<Vec<JsValue>>> = Rc::default();
+        let Ok(worker) = Worker::new("./sim_worker_loader.js") else {
+            on.emit(Reply::Error {
+                id: 0,
+                message: "this browser cannot start the simulation worker".into(),
+            });
+            return SimWorker {
+                worker: None,
+                ready,
+                queue,
+                _onmessage: None,
+            };
+        };
+        let (r, q, w) = (ready.clone(), queue.clone(), worker.clone());
+        let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+            let d = ev.data();
+            let id = get(&d, "id").as_f64().unwrap_or(0.0) as u32;
+            match get(&d, "type").as_string().as_deref() {
+                Some("ready") => {
+                    r.set(true);
+                    for m in q.borrow_mut().drain(..) {
+                        let _ = w.post_message(&m);
+                    }
+                }
+                Some("progress") => on.emit(Reply::Progress {
+                    id,
+                    now: get(&d, "now").as_f64().unwrap_or(0.0),
+                    stop: get(&d, "stop").as_f64().unwrap_or(1.0),
+                }),
+                Some("result") => {
+                    let text = get(&d, "result").as_string().unwrap_or_default();
+                    match serde_json::from_str::<RunResult>(&text) {
+                        Ok(result) => on.emit(Reply::Result {
+                            id,
+                            result: Rc::new(result),
+                            ms: get(&d, "ms").as_f64().unwrap_or(0.0),
+                        }),
+                        Err(e) => on.emit(Reply::Error {
+                            id,
+                            message: format!("cannot read the worker's answer: {e}"),
+                        }),
+                    }
+                }
+                Some("panic") => on.emit(Reply::Error {
+                    id,
+                    message: format!(
+                        "the simulator crashed: {}",
+                        get(&d, "message").as_string().unwrap_or_default()
+                    ),
+                }),
+                _ => on.emit(Reply::Error {
+                    id,
+                    message: get(&d, "message").as_string().unwrap_or_default(),
+                }),
+            }
+        });
+        worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
+        SimWorker {
+            worker: Some(worker),
+            ready,
+            queue,
+            _onmessage: Some(onmessage),
+        }
+    }
+
+    fn send(&self, msg: JsValue) {
+        let Some(w) = &self.worker else { return };
+        if self.ready.get() {
+            let _ = w.post_message(&msg);
+        } else {
+            self.queue.borrow_mut().push(msg);
+        }
+    }
+
+    /// Asks for a run; the answer comes back with the same `id`.
+    pub fn run(&self, id: u32, spec: &RunSpec) {
+        let o = js_sys::Object::new();
+        let set = |k: &str, v: JsValue| {
+            let _ = js_sys::Reflect::set(&o, &JsValue::from_str(k), &v);
+        };
+        set("type", "run".into());
+        set("id", id.into());
+        set(
+            "spec",
+            serde_json::to_string(spec).unwrap_or_default().into(),
+        );
+        self.send(o.into());
+    }
+}
+
+impl Drop for SimWorker {
+    fn drop(&mut self) {
+        if let Some(w) = &self.worker {
+            w.terminate();
+        }
+    }
+}
+
+/// Sets the URL hash without adding a history entry or firing `hashchange`.
+pub fn replace_hash(hash: &str) {
+    if let Some(w) = web_sys::window() {
+        if let Ok(h) = w.history() {
+            let url = if hash.is_empty() { "#" } else { hash };
+            let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(url));
+        }
+    }
+}
+
+fn current_hash() -> String {
+    web_sys::window()
+        .and_then(|w| w.location().hash().ok())
+        .unwrap_or_default()
+}
+
+/// The page: a tab bar and the view the URL hash asks for.
+#[function_component(Shell)]
+pub fn shell() -> Html {
+    let hash = use_state(current_hash);
+    {
+        let hash = hash.clone();
+        use_effect_with((), move |_| {
+            let cb = Closure::<dyn FnMut()>::new(move || hash.set(current_hash()));
+            if let Some(w) = web_sys::window() {
+                w.set_onhashchange(Some(cb.as_ref().unchecked_ref()));
+            }
+            move || {
+                if let Some(w) = web_sys::window() {
+                    w.set_onhashchange(None);
+                }
+                drop(cb);
+            }
+        });
+    }
+    let route = parse_hash(&hash);
+    let active = match &route {
+        Route::Explorer => 0,
+        Route::Sim { .. } => 1,
+        Route::Ab { .. } => 2,
+        Route::Tour { .. } => 3,
+        Route::Idl { .. } => 4,
+    };
+    let tabs = [
+        ("Explorer", "#", "tab-explorer"),
+        ("Simulate", "#sim=ls-add-follower", "tab-sim"),
+        ("A/B", "#ab=commit-sync", "tab-ab"),
+        ("Tour", "#tour=1", "tab-tour"),
+    ];
+    let body = match route {
+        Route::Explorer | Route::Idl { .. } => html! { <crate::app::App /> },
+        Route::Sim { spec, t_us } => {
+            let key = (*hash).clone();
+            html! { <page::SimPage {key} {spec} {t_us} /> }
+        }
+        Route::Ab { preset, seed } => {
+            let key = (*hash).clone();
+            html! { <ab::AbPage {key} {preset} {seed} /> }
+        }
+        Route::Tour { step } => html! { <tour::TourPage {step} /> },
+    };
+    html! {
+        <>
+            <nav class="modes" aria-label="Mode">
+                { for tabs.iter().enumerate().map(|(i, (label, href, id))| html! {
+                    <a href={*href} data-testid={*id}
+                       class={classes!("mode", (i == active).then_some("active"))}>{ *label }</a>
+                }) }
+            </nav>
+            { body }
+        </>
+    }
+}

@@ -1,0 +1,645 @@
+//! Simulation mode: pick a preset or edit a scenario, run it in the worker,
+//! play it back on the space-time diagram, and fork it with interventions.
+
+use std::rc::Rc;
+
+use simview::trace::{Trace, DOWN, UP};
+use simview::{Route, RunResult, RunSpec};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::HtmlCanvasElement;
+use yew::prelude::*;
+
+use super::view::{self, Window};
+use super::{replace_hash, Reply, SimWorker};
+
+pub const PROFILES: &[&str] = &["v3.1", "v2.12", "v2.12-pre-sync"];
+const SPEEDS: &[f64] = &[0.1, 0.25, 1.0, 4.0, 16.0, 64.0];
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub spec: RunSpec,
+    #[prop_or_default]
+    pub t_us: Option<u64>,
+    /// Inside the tour: leave the URL hash alone.
+    #[prop_or_default]
+    pub embedded: bool,
+}
+
+pub enum Msg {
+    Worker(Reply),
+    Toggle,
+    Frame(f64),
+    Seek(u64),
+    Step(bool),
+    Speed(f64),
+    Zoom(f64),
+    Intervene(String),
+    BackToParent,
+    Target(usize),
+    Peer(usize),
+    Timer(String),
+    EditText(String),
+    EditProfile(String),
+    EditSeed(String),
+    EditSets(String),
+    EditScenario(String),
+    Apply,
+    Key(KeyboardEvent),
+}
+
+pub struct SimPage {
+    worker: SimWorker,
+    spec: RunSpec,
+    parents: Vec<(RunSpec, Rc<RunResult>)>,
+    run_id: u32,
+    result: Option<Rc<RunResult>>,
+    progress: Option<f64>,
+    error: Option<String>,
+    run_ms: f64,
+    playhead: u64,
+    playing: bool,
+    speed: f64,
+    window_ms: f64,
+    last_ts: Option<f64>,
+    raf: Closure<dyn FnMut(f64)>,
+    canvas: NodeRef,
+    frame_ms: f64,
+    frames: u32,
+    target: usize,
+    peer: usize,
+    timer: String,
+    edit_text: String,
+    edit_profile: String,
+    edit_seed: String,
+    edit_sets: String,
+    autoplay: bool,
+    embedded: bool,
+}
+
+fn value_of(e: &Event) -> String {
+    e.target()
+        .and_then(|t| js_sys::Reflect::get(&t, &JsValue::from_str("value")).ok())
+        .and_then(|v| v.as_string())
+        .unwrap_or_default()
+}
+
+fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
+}
+
+fn sets_text(spec: &RunSpec) -> String {
+    spec.sets
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn fig(r: Option<&RunResult>, name: &str) -> (String, String) {
+    match r.and_then(|r| r.figure(name)) {
+        Some(v) => (v.to_string(), format_num(v)),
+        None => (String::new(), "–".into()),
+    }
+}
+
+pub fn format_num(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else if v.abs() >= 100.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+impl SimPage {
+    fn start(&mut self, ctx: &Context<Self>) {
+        self.run_id += 1;
+        self.progress = Some(0.0);
+        self.error = None;
+        self.worker.run(self.run_id, &self.spec);
+        let _ = ctx;
+    }
+
+    fn trace(&self) -> Option<&Trace> {
+        self.result.as_ref().map(|r| &r.trace)
+    }
+
+    fn end(&self) -> u64 {
+        self.trace().map_or(0, |t| t.end)
+    }
+
+    fn request_frame(&self) {
+        if let Some(w) = web_sys::window() {
+            let _ = w.request_animation_frame(self.raf.as_ref().unchecked_ref());
+        }
+    }
+
+    fn update_hash(&self) {
+        if self.embedded {
+            return;
+        }
+        replace_hash(
+            &Route::Sim {
+                spec: self.spec.clone(),
+                t_us: Some(self.playhead),
+            }
+            .to_hash(),
+        );
+    }
+
+    fn reset_edits(&mut self) {
+        self.edit_text = self.spec.base_text().unwrap_or_default();
+        self.edit_profile = self.spec.profile.clone().unwrap_or_default();
+        self.edit_seed = self.spec.seed.to_string();
+        self.edit_sets = sets_text(&self.spec);
+    }
+
+    fn draw(&mut self) {
+        let Some(r) = self.result.clone() else { return };
+        let Some(canvas) = self.canvas.cast::<HtmlCanvasElement>() else {
+            return;
+        };
+        let t0 = now_ms();
+        if let Some((ctx, g)) = view::context(&canvas, r.trace.servers()) {
+            view::draw(
+                &ctx,
+                &g,
+                &r.trace,
+                Window::around(self.playhead, self.window_ms * 1000.0),
+                "",
+            );
+        }
+        let dt = now_ms() - t0;
+        self.frames += 1;
+        self.frame_ms = if self.frames == 1 {
+            dt
+        } else {
+            self.frame_ms * 0.9 + dt * 0.1
+        };
+        if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| {
+            d.query_selector("[data-testid=sim-frame-ms]")
+                .ok()
+                .flatten()
+        }) {
+            let _ = el.set_attribute("data-value", &format!("{:.3}", self.frame_ms));
+            el.set_text_content(Some(&format!("{:.2} ms", self.frame_ms)));
+        }
+    }
+
+    fn intervention_buttons(&self, ctx: &Context<Self>) -> Html {
+        let Some(tr) = self.trace() else {
+            return html! {};
+        };
+        let n = tr.servers();
+        let t = self.playhead;
+        let s = self.target.min(n.saturating_sub(1));
+        let name = format!("s{}", s + 1);
+        let peer = format!("s{}", self.peer.min(n.saturating_sub(1)) + 1);
+        let others: Vec<String> = (0..n)
+            .filter(|&i| i != s)
+            .map(|i| format!("s{}", i + 1))
+            .collect();
+        let leader = tr.leader_at(t);
+        let link = ctx.link();
+        let iv = |action: String| link.callback(move |_| Msg::Intervene(action.clone()));
+        // "Drop the next message": all loss from now until just after the
+        // next send (a burst sent at the same instant is dropped together).
+        let next_send = tr
+            .messages
+            .get(tr.first_message_from(t + 1))
+            .map(|m| m.send);
+        let state = tr.state_at(s, t);
+        let is_up = state.is_some_and(|p| p.life == UP);
+        let is_down = state.is_some_and(|p| p.life == DOWN);
+        html! {
+            <div class="interventions" aria-label="Interventions">
+                <strong>{ "Intervene at the playhead: " }</strong>
+                <select aria-label="server" data-testid="iv-target"
+                        onchange={link.callback(|e: Event| Msg::Target(value_of(&e).parse().unwrap_or(0)))}>
+                    { for (0..n).map(|i| html! {
+                        <option value={i.to_string()} selected={i == s}>{ format!("s{}", i + 1) }</option>
+                    }) }
+                </select>
+                <button data-testid="iv-kill" disabled={!is_up} onclick={iv(format!("kill {name}"))}>{ "Kill" }</button>
+                <button data-testid="iv-restart" disabled={!is_down} onclick={iv(format!("restart {name}"))}>{ "Restart" }</button>
+                <button data-testid="iv-pause" disabled={!is_up} onclick={iv(format!("pause {name} 2000"))}>{ "Pause 2 s" }</button>
+                <button data-testid="iv-partition" onclick={iv(format!("partition {name} | {}", others.join(",")))}>{ "Isolate" }</button>
+                <span>{ " one-way cut to " }</span>
+                <select aria-label="peer" data-testid="iv-peer"
+                        onchange={link.callback(|e: Event| Msg::Peer(value_of(&e).parse().unwrap_or(0)))}>
+                    { for (0..n).map(|i| html! {
+                        <option value={i.to_string()} selected={i == self.peer}>{ format!("s{}", i + 1) }</option>
+                    }) }
+                </select>
+                <button data-testid="iv-cut" onclick={iv(format!("cut {name} -> {peer}"))}>{ "Cut" }</button>
+                <button data-testid="iv-heal" onclick={iv("heal".into())}>{ "Heal" }</button>
+                if let Some(ns) = next_send {
+                    <button data-testid="iv-drop-next" onclick={
+                        let a = "loss 1".to_string();
+                        let b = format!("at {} loss 0", simview::fmt_ms(ns + 1));
+                        link.callback(move |_| Msg::Intervene(format!("{a}\n{b}")))
+                    }>{ "Drop next message" }</button>
+                }
+                <input size="6" aria-label="election timer (ms)" value={self.timer.clone()}
+                       onchange={link.callback(|e: Event| Msg::Timer(value_of(&e)))} />
+                <button data-testid="iv-timer" onclick={iv(format!("election_timer {}", self.timer.trim()))}>{ "Set election timer" }</button>
+                if let Some(l) = leader {
+                    <button data-testid="iv-kill-leader" onclick={iv(format!("kill s{}", l + 1))}>
+                        { format!("Kill the leader (s{})", l + 1) }
+                    </button>
+                }
+                if !self.parents.is_empty() {
+                    <button data-testid="iv-undo" onclick={link.callback(|_| Msg::BackToParent)}>
+                        { format!("Back to the run before ({} intervention(s))", self.parents.len()) }
+                    </button>
+                }
+            </div>
+        }
+    }
+
+    fn editor(&self, ctx: &Context<Self>) -> Html {
+        let link = ctx.link();
+        html! {
+            <details class="editor">
+                <summary>{ "Edit the scenario (profile, knobs, faults, workload, seed)" }</summary>
+                <div class="row">
+                    <label>{ "Preset " }
+                        <select data-testid="sim-preset" onchange={link.callback(|e: Event| Msg::EditScenario(value_of(&e)))}>
+                            { for raft_sim::PRESETS.iter().map(|(n, _)| html! {
+                                <option value={*n} selected={*n == self.spec.scenario}>{ *n }</option>
+                            }) }
+                            <option value="custom" selected={self.spec.scenario == "custom"}>{ "custom" }</option>
+                        </select>
+                    </label>
+                    <label>{ " Profile " }
+                        <select data-testid="sim-profile" onchange={link.callback(|e: Event| Msg::EditProfile(value_of(&e)))}>
+                            <option value="" selected={self.edit_profile.is_empty()}>{ "(scenario's)" }</option>
+                            { for PROFILES.iter().map(|p| html! {
+                                <option value={*p} selected={*p == self.edit_profile}>{ *p }</option>
+                            }) }
+                        </select>
+                    </label>
+                    <label>{ " Seed " }
+                        <input data-testid="sim-seed" size="6" value={self.edit_seed.clone()}
+                               onchange={link.callback(|e: Event| Msg::EditSeed(value_of(&e)))} />
+                    </label>
+                    <label>{ " Knobs " }
+                        <input data-testid="sim-sets" size="40" placeholder="n=50, election_timer=2000"
+                               value={self.edit_sets.clone()}
+                               onchange={link.callback(|e: Event| Msg::EditSets(value_of(&e)))} />
+                    </label>
+                    <button data-testid="sim-apply" onclick={link.callback(|_| Msg::Apply)}>{ "Run" }</button>
+                </div>
+                <textarea data-testid="sim-text" rows="14" cols="100" spellcheck="false"
+                          value={self.edit_text.clone()}
+                          onchange={link.callback(|e: Event| Msg::EditText(value_of(&e)))} />
+                if !self.spec.interventions.is_empty() {
+                    <p>{ "Interventions so far (fault lines added to the scenario):" }</p>
+                    <pre data-testid="sim-interventions">{ self.spec.interventions.join("\n") }</pre>
+                }
+            </details>
+        }
+    }
+}
+
+impl Component for SimPage {
+    type Message = Msg;
+    type Properties = Props;
+
+    fn create(ctx: &Context<Self>) -> Self {
+        let worker = SimWorker::new(ctx.link().callback(Msg::Worker));
+        let link = ctx.link().clone();
+        let raf = Closure::<dyn FnMut(f64)>::new(move |ts: f64| link.send_message(Msg::Frame(ts)));
+        let spec = ctx.props().spec.clone();
+        let mut page = SimPage {
+            worker,
+            spec,
+            parents: Vec::new(),
+            run_id: 0,
+            result: None,
+            progress: None,
+            error: None,
+            run_ms: 0.0,
+            playhead: ctx.props().t_us.unwrap_or(0),
+            playing: false,
+            speed: 1.0,
+            window_ms: 1500.0,
+            last_ts: None,
+            raf,
+            canvas: NodeRef::default(),
+            frame_ms: 0.0,
+            frames: 0,
+            target: 0,
+            peer: 1,
+            timer: "2000".into(),
+            edit_text: String::new(),
+            edit_profile: String::new(),
+            edit_seed: String::new(),
+            edit_sets: String::new(),
+            autoplay: ctx.props().t_us.is_none(),
+            embedded: ctx.props().embedded,
+        };
+        page.reset_edits();
+        page.start(ctx);
+        page
+    }
+
+    fn update(&mut self, ctx: &Context<Self>, msg: Msg) -> bool {
+        match msg {
+            Msg::Worker(Reply::Progress { id, now, stop }) => {
+                if id != self.run_id {
+                    return false;
+                }
+                self.progress = Some((now / stop.max(1.0)).clamp(0.0, 1.0));
+            }
+            Msg::Worker(Reply::Result { id, result, ms }) => {
+                if id != self.run_id {
+                    return false;
+                }
+                self.progress = None;
+                self.run_ms = ms;
+                self.playhead = self.playhead.min(result.trace.end);
+                self.result = Some(result);
+                self.update_hash();
+                if self.autoplay {
+                    self.autoplay = false;
+                    self.playing = true;
+                    self.last_ts = None;
+                    self.request_frame();
+                }
+            }
+            Msg::Worker(Reply::Error { id, message }) => {
+                if id != 0 && id != self.run_id {
+                    return false;
+                }
+                self.progress = None;
+                self.error = Some(message);
+            }
+            Msg::Toggle => {
+                if self.result.is_none() {
+                    return false;
+                }
+                self.playing = !self.playing;
+                if self.playing {
+                    if self.playhead >= self.end() {
+                        self.playhead = 0;
+                    }
+                    self.last_ts = None;
+                    self.request_frame();
+                } else {
+                    self.update_hash();
+                }
+            }
+            Msg::Frame(ts) => {
+                if !self.playing {
+                    return false;
+                }
+                if let Some(last) = self.last_ts {
+                    let dt = (ts - last).clamp(0.0, 100.0);
+                    let adv = (dt * 1000.0 * self.speed) as u64;
+                    self.playhead = (self.playhead + adv).min(self.end());
+                }
+                self.last_ts = Some(ts);
+                if self.playhead >= self.end() {
+                    self.playing = false;
+                    self.update_hash();
+                } else {
+                    self.request_frame();
+                }
+            }
+            Msg::Seek(t) => {
+                self.playhead = t.min(self.end());
+                self.update_hash();
+            }
+            Msg::Step(forward) => {
+                let Some(tr) = self.trace() else { return false };
+                let next = if forward {
+                    tr.next_time(self.playhead)
+                } else {
+                    tr.prev_time(self.playhead)
+                };
+                if let Some(t) = next {
+                    self.playing = false;
+                    self.playhead = t;
+                    self.update_hash();
+                }
+            }
+            Msg::Speed(s) => self.speed = s,
+            Msg::Zoom(f) => self.window_ms = (self.window_ms * f).clamp(5.0, 600_000.0),
+            Msg::Intervene(action) => {
+                let Some(r) = self.result.clone() else {
+                    return false;
+                };
+                // A multi-line action carries its own later lines ("at T ...").
+                let mut lines = action.lines();
+                let first = lines.next().unwrap_or_default().to_string();
+                let mut spec = self.spec.fork(self.playhead, &first);
+                spec.interventions
+                    .extend(lines.map(|l| l.trim().to_string()));
+                self.parents.push((self.spec.clone(), r));
+                self.spec = spec;
+                self.playing = false;
+                self.reset_edits();
+                self.start(ctx);
+                self.update_hash();
+            }
+            Msg::BackToParent => {
+                if let Some((spec, r)) = self.parents.pop() {
+                    self.run_id += 1;
+                    self.spec = spec;
+                    self.result = Some(r);
+                    self.progress = None;
+                    self.reset_edits();
+                    self.update_hash();
+                }
+            }
+            Msg::Target(s) => self.target = s,
+            Msg::Peer(s) => self.peer = s,
+            Msg::Timer(t) => self.timer = t,
+            Msg::EditText(t) => {
+                self.edit_text = t;
+                return false;
+            }
+            Msg::EditProfile(p) => self.edit_profile = p,
+            Msg::EditSeed(s) => self.edit_seed = s,
+            Msg::EditSets(s) => self.edit_sets = s,
+            Msg::EditScenario(name) => {
+                if let Some(t) = raft_sim::preset(&name) {
+                    self.edit_text = t.to_string();
+                }
+                self.spec.scenario = name;
+            }
+            Msg::Apply => {
+                let preset = raft_sim::preset(&self.spec.scenario);
+                let custom = preset != Some(self.edit_text.as_str());
+                let spec = RunSpec {
+                    scenario: if custom {
+                        "custom".into()
+                    } else {
+                        self.spec.scenario.clone()
+                    },
+                    text: custom.then(|| self.edit_text.clone()),
+                    profile: Some(self.edit_profile.clone()).filter(|p| !p.is_empty()),
+                    sets: self
+                        .edit_sets
+                        .split(',')
+                        .filter_map(|kv| kv.split_once('='))
+                        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                        .collect(),
+                    seed: self.edit_seed.trim().parse().unwrap_or(1),
+                    interventions: Vec::new(),
+                    until_ms: self.spec.until_ms,
+                };
+                self.spec = spec;
+                self.parents.clear();
+                self.playhead = 0;
+                self.autoplay = true;
+                self.start(ctx);
+                self.update_hash();
+            }
+            Msg::Key(e) => {
+                let tag = e
+                    .target()
+                    .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+                    .map(|el| el.tag_name())
+                    .unwrap_or_default();
+                if matches!(tag.as_str(), "INPUT" | "TEXTAREA" | "SELECT") {
+                    return false;
+                }
+                let link = ctx.link();
+                match e.key().as_str() {
+                    " " | "k" => link.send_message(Msg::Toggle),
+                    "ArrowRight" | "." => link.send_message(Msg::Step(true)),
+                    "ArrowLeft" | "," => link.send_message(Msg::Step(false)),
+                    "+" | "=" => link.send_message(Msg::Zoom(0.5)),
+                    "-" => link.send_message(Msg::Zoom(2.0)),
+                    _ => return false,
+                }
+                e.prevent_default();
+                return false;
+            }
+        }
+        true
+    }
+
+    fn view(&self, ctx: &Context<Self>) -> Html {
+        let link = ctx.link();
+        let r = self.result.as_deref();
+        let (total_v, total_t) = fig(r, "txns.total_ms");
+        let (txns_v, txns_t) = fig(r, "txns.count");
+        let (terms_v, terms_t) = fig(r, "terms");
+        let (ll_v, ll_t) = fig(r, "leaderless_ms");
+        let (p50_v, p50_t) = fig(r, "txns.latency_ms.p50");
+        let (p99_v, p99_t) = fig(r, "txns.latency_ms.p99");
+        let end = self.end();
+        let term_now = self.trace().map_or(0, |t| t.max_term_at(self.playhead));
+        let leader_now = self
+            .trace()
+            .and_then(|t| t.leader_at(self.playhead))
+            .map_or(String::new(), |l| format!("s{}", l + 1));
+        let events = r.and_then(|r| r.figure("events")).unwrap_or(0.0);
+        let eps = if self.run_ms > 0.0 {
+            events / (self.run_ms / 1000.0)
+        } else {
+            0.0
+        };
+        let storage = self
+            .trace()
+            .map(|t| if t.column_diff { "diff" } else { "full" });
+        let onkeydown = link.callback(Msg::Key);
+        html! {
+            <div class="sim-page" tabindex="0" {onkeydown} data-testid="sim-page">
+                <section class="sim-head">
+                    <h2>{ "Simulate: " }{ r.map_or(self.spec.scenario.clone(), |r| r.scenario_name.clone()) }
+                        <span class="sub">{ format!(" profile {} · seed {}", r.map_or("…".to_string(), |r| r.profile.clone()), self.spec.seed) }</span>
+                    </h2>
+                    <p class="presets">
+                        { "Presets: " }
+                        { for raft_sim::PRESETS.iter().map(|(n, _)| html! {
+                            <a href={format!("#sim={n}")}>{ *n }{ " " }</a>
+                        }) }
+                        <a href="#sim=ls-add-follower&profile=v2.12-pre-sync">{ "ls-add-follower (pre-sync)" }</a>
+                    </p>
+                    if let Some(p) = self.progress {
+                        <p class="busy" data-testid="sim-status" data-value="running">
+                            <progress max="1" value={p.to_string()} />{ " simulating in the worker…" }
+                        </p>
+                    } else if r.is_some() {
+                        <span data-testid="sim-status" data-value="ready" hidden=true />
+                    }
+                    if let Some(e) = &self.error {
+                        <div class="error" role="alert" data-testid="sim-error">{ e.clone() }</div>
+                    }
+                    <dl class="figures">
+                        <dt>{ "Total write time" }</dt><dd data-testid="sim-total-ms" data-value={total_v}>{ total_t }{ " ms" }</dd>
+                        <dt>{ "Writes" }</dt><dd data-testid="sim-txns" data-value={txns_v}>{ txns_t }</dd>
+                        <dt>{ "Latency p50 / p99" }</dt><dd data-testid="sim-p50-ms" data-value={p50_v}>{ p50_t }{ " / " }<span data-testid="sim-p99-ms" data-value={p99_v}>{ p99_t }</span>{ " ms" }</dd>
+                        <dt>{ "Terms" }</dt><dd data-testid="sim-terms" data-value={terms_v}>{ terms_t }</dd>
+                        <dt>{ "Leaderless" }</dt><dd data-testid="sim-leaderless-ms" data-value={ll_v}>{ ll_t }{ " ms" }</dd>
+                        <dt>{ "Storage" }</dt><dd data-testid="sim-storage" data-value={storage.unwrap_or("")}>{ storage.unwrap_or("–") }</dd>
+                        <dt>{ "Simulated" }</dt>
+                        <dd data-testid="sim-events-per-s" data-value={format!("{eps:.0}")}>
+                            { format!("{} events in {:.0} ms ({:.0} events/s)", events, self.run_ms, eps) }
+                        </dd>
+                        <dt>{ "Frame" }</dt><dd data-testid="sim-frame-ms" data-value="">{ "–" }</dd>
+                    </dl>
+                </section>
+                <section class="controls" aria-label="Playback">
+                    <button data-testid="sim-play" onclick={link.callback(|_| Msg::Toggle)}>
+                        { if self.playing { "Pause" } else { "Play" } }
+                    </button>
+                    <button data-testid="sim-step-back" onclick={link.callback(|_| Msg::Step(false))}>{ "◀ Step" }</button>
+                    <button data-testid="sim-step" onclick={link.callback(|_| Msg::Step(true))}>{ "Step ▶" }</button>
+                    <label>{ " Speed " }
+                        <select data-testid="sim-speed" onchange={link.callback(|e: Event| Msg::Speed(value_of(&e).parse().unwrap_or(1.0)))}>
+                            { for SPEEDS.iter().map(|s| html! {
+                                <option value={s.to_string()} selected={*s == self.speed}>{ format!("{s}×") }</option>
+                            }) }
+                        </select>
+                    </label>
+                    <button onclick={link.callback(|_| Msg::Zoom(0.5))} title="zoom in (+)">{ "+" }</button>
+                    <button onclick={link.callback(|_| Msg::Zoom(2.0))} title="zoom out (-)">{ "−" }</button>
+                    <span class="window">{ format!(" window {:.0} ms ", self.window_ms) }</span>
+                    <input type="range" class="scrub" data-testid="sim-scrub" min="0" max={end.to_string()}
+                           value={self.playhead.to_string()} step="1000"
+                           oninput={link.callback(|e: InputEvent| {
+                               let t: Option<web_sys::EventTarget> = e.target();
+                               let v = t.and_then(|t| js_sys::Reflect::get(&t, &JsValue::from_str("value")).ok())
+                                   .and_then(|v| v.as_string()).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+                               Msg::Seek(v as u64)
+                           })} />
+                    <span data-testid="sim-position-ms" data-value={(self.playhead as f64 / 1000.0).to_string()}>
+                        { format!("{:.1} ms / {:.1} ms", self.playhead as f64 / 1000.0, end as f64 / 1000.0) }
+                    </span>
+                    <span>{ " · term " }</span>
+                    <span data-testid="sim-term-now" data-value={term_now.to_string()}>{ term_now }</span>
+                    <span>{ " · leader " }</span>
+                    <span data-testid="sim-leader-now" data-value={leader_now.clone()}>{ if leader_now.is_empty() { "none".to_string() } else { leader_now.clone() } }</span>
+                </section>
+                { self.intervention_buttons(ctx) }
+                <canvas ref={self.canvas.clone()} class="sim-canvas" data-testid="sim-timeline" />
+                <p class="legend">
+                    { "Bands: leader (gold), candidate (orange), follower (light), down (dark). Lines: append (blue), \
+                       reply (light blue), votes (red), forwarded client requests (green); dropped messages end in ×; \
+                       heartbeats are ticks at the lane top. Green step line: commit index. Bars at the lane bottom: \
+                       bytes of each entry written (log scale). Client lane: each write from request to reply with its latency. \
+                       Keys: space play/pause, ←/→ step, +/− zoom." }
+                </p>
+                { self.editor(ctx) }
+                if let Some(r) = r {
+                    if !r.violations.is_empty() {
+                        <div class="warning" data-testid="sim-violations">{ format!("Invariant violations: {}", r.violations.join("; ")) }</div>
+                    }
+                }
+            </div>
+        }
+    }
+
+    fn rendered(&mut self, _ctx: &Context<Self>, _first: bool) {
+        self.draw();
+    }
+}

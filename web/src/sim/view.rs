@@ -1,0 +1,406 @@
+//! Draws a recorded run as a space-time diagram on a canvas: one lane per
+//! server over virtual time (role bands, term labels, commit index, entry
+//! sizes), messages as lines between lanes for the visible window,
+//! heartbeats as ticks, and a client lane with each write and its latency.
+//! Only what lies in the window is drawn; every list is found by binary
+//! search, so the cost depends on what is visible, not on the run's length.
+
+use simview::trace::{Trace, CANDIDATE, DOWN, LEADER, UP};
+use wasm_bindgen::JsCast;
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
+
+pub const LEFT: f64 = 86.0;
+const TOP: f64 = 22.0;
+const CLIENT_H: f64 = 56.0;
+
+/// What part of a run to draw.
+#[derive(Clone, Copy, Debug)]
+pub struct Window {
+    /// Virtual time at the left and right edges, µs.
+    pub t0: f64,
+    pub t1: f64,
+    /// Playhead, µs: nothing after it is drawn.
+    pub now: u64,
+}
+
+impl Window {
+    /// A window of `width_us` with the playhead at 80% of its width.
+    pub fn around(now: u64, width_us: f64) -> Window {
+        let t0 = now as f64 - width_us * 0.8;
+        Window {
+            t0,
+            t1: t0 + width_us,
+            now,
+        }
+    }
+}
+
+pub struct Geometry {
+    pub w: f64,
+    pub h: f64,
+    pub lanes: usize,
+    pub lane_h: f64,
+}
+
+impl Geometry {
+    fn lane_y(&self, s: usize) -> f64 {
+        TOP + s as f64 * self.lane_h
+    }
+    fn lane_mid(&self, s: usize) -> f64 {
+        self.lane_y(s) + self.lane_h / 2.0
+    }
+}
+
+fn kind_color(kind: &str) -> &'static str {
+    match kind {
+        "append_request" => "#1f6fd1",
+        "append_reply" => "#7fb0ea",
+        "vote_request" | "prevote_request" => "#d1402f",
+        "vote_reply" => "#e8958a",
+        "exec" | "exec_reply" => "#1e9a5a",
+        "snapshot" | "snapshot_reply" => "#8a4fd1",
+        _ => "#777",
+    }
+}
+
+fn ms_label(us: f64) -> String {
+    let ms = us / 1000.0;
+    if ms.abs() >= 10_000.0 {
+        format!("{:.1} s", ms / 1000.0)
+    } else if ms.abs() >= 100.0 {
+        format!("{ms:.0} ms")
+    } else {
+        format!("{ms:.1} ms")
+    }
+}
+
+fn nice_step(span_us: f64, px: f64) -> f64 {
+    let target = span_us / (px / 110.0).max(1.0);
+    let mag = 10f64.powf(target.log10().floor());
+    for m in [1.0, 2.0, 5.0, 10.0] {
+        if m * mag >= target {
+            return m * mag;
+        }
+    }
+    10.0 * mag
+}
+
+/// Sizes the canvas to its box and returns its 2D context.
+pub fn context(
+    canvas: &HtmlCanvasElement,
+    lanes: usize,
+) -> Option<(CanvasRenderingContext2d, Geometry)> {
+    let w = (canvas.client_width() as f64).max(320.0);
+    let lane_h = 64.0;
+    let h = TOP + lanes as f64 * lane_h + CLIENT_H + 8.0;
+    if canvas.width() != w as u32 {
+        canvas.set_width(w as u32);
+    }
+    if canvas.height() != h as u32 {
+        canvas.set_height(h as u32);
+    }
+    let ctx = canvas
+        .get_context("2d")
+        .ok()??
+        .dyn_into::<CanvasRenderingContext2d>()
+        .ok()?;
+    Some((
+        ctx,
+        Geometry {
+            w,
+            h,
+            lanes,
+            lane_h,
+        },
+    ))
+}
+
+/// Draws `tr` in `win`. `label` names the run (A/B views).
+pub fn draw(ctx: &CanvasRenderingContext2d, g: &Geometry, tr: &Trace, win: Window, label: &str) {
+    let plot_w = g.w - LEFT - 8.0;
+    let span = (win.t1 - win.t0).max(1.0);
+    let x = |t: f64| LEFT + (t - win.t0) / span * plot_w;
+    let now = win.now as f64;
+    ctx.set_fill_style_str("#ffffff");
+    ctx.fill_rect(0.0, 0.0, g.w, g.h);
+
+    // Time axis.
+    ctx.set_font("11px sans-serif");
+    ctx.set_fill_style_str("#444");
+    ctx.set_stroke_style_str("#e3e3e3");
+    ctx.set_line_width(1.0);
+    let step = nice_step(span, plot_w);
+    let mut t = (win.t0 / step).ceil() * step;
+    while t <= win.t1 {
+        let xx = x(t);
+        ctx.begin_path();
+        ctx.move_to(xx, TOP - 4.0);
+        ctx.line_to(xx, g.h - 4.0);
+        ctx.stroke();
+        if t >= 0.0 {
+            let _ = ctx.fill_text(&ms_label(t), xx + 2.0, 12.0);
+        }
+        t += step;
+    }
+    if !label.is_empty() {
+        ctx.set_font("bold 12px sans-serif");
+        let _ = ctx.fill_text(label, 4.0, 12.0);
+        ctx.set_font("11px sans-serif");
+    }
+
+    let visible_end = now.min(win.t1);
+    // Lanes: role bands with term labels.
+    for s in 0..g.lanes {
+        let y = g.lane_y(s);
+        let series = tr.states.get(s).map(Vec::as_slice).unwrap_or(&[]);
+        let first = series
+            .partition_point(|p| (p.t as f64) <= win.t0)
+            .saturating_sub(1);
+        for (i, p) in series.iter().enumerate().skip(first) {
+            let a = p.t as f64;
+            if a > visible_end {
+                break;
+            }
+            let b = series
+                .get(i + 1)
+                .map_or(visible_end, |n| n.t as f64)
+                .min(visible_end);
+            let (xa, xb) = (x(a.max(win.t0)), x(b));
+            if xb < LEFT {
+                continue;
+            }
+            let color = match (p.life, p.role) {
+                (DOWN, _) => "#4a4a4a",
+                (l, _) if l != UP => "#9a9a9a",
+                (_, LEADER) => "#f7d774",
+                (_, CANDIDATE) => "#f8b98f",
+                _ => "#e9eef5",
+            };
+            ctx.set_fill_style_str(color);
+            ctx.fill_rect(xa, y + 2.0, (xb - xa).max(0.5), g.lane_h - 4.0);
+            if p.paused_until > 0 {
+                ctx.set_fill_style_str("rgba(80,80,160,0.25)");
+                ctx.fill_rect(xa, y + 2.0, (xb - xa).max(0.5), g.lane_h - 4.0);
+            }
+        }
+        // Term labels where the term changes (and at the left edge).
+        ctx.set_fill_style_str("#333");
+        let mut last_term = None;
+        for p in series.iter().skip(first) {
+            if p.t as f64 > visible_end {
+                break;
+            }
+            if last_term != Some(p.term) && p.life == UP {
+                let xx = x((p.t as f64).max(win.t0));
+                if xx + 40.0 < x(visible_end) || last_term.is_none() {
+                    let _ = ctx.fill_text(&format!("term {}", p.term), xx + 3.0, y + 13.0);
+                }
+                last_term = Some(p.term);
+            }
+        }
+        // Commit index as a step line in the lower half of the lane.
+        let hi = series.last().map_or(1, |p| p.last.max(p.commit)).max(1) as f64;
+        ctx.set_stroke_style_str("#2c8a3e");
+        ctx.set_line_width(1.5);
+        ctx.begin_path();
+        let mut started = false;
+        let mut prev_y = 0.0;
+        for (i, p) in series.iter().enumerate().skip(first) {
+            if p.t as f64 > visible_end {
+                break;
+            }
+            let yy = y + g.lane_h - 4.0 - (p.commit as f64 / hi) * (g.lane_h * 0.45);
+            let xa = x((p.t as f64).max(win.t0));
+            if !started {
+                ctx.move_to(xa, yy);
+                started = true;
+            } else {
+                ctx.line_to(xa, prev_y);
+                ctx.line_to(xa, yy);
+            }
+            prev_y = yy;
+            if series.get(i + 1).is_none_or(|n| n.t as f64 > visible_end) {
+                ctx.line_to(x(visible_end), yy);
+            }
+        }
+        ctx.stroke();
+        // Lane label with the state at the playhead.
+        ctx.set_fill_style_str("#111");
+        ctx.set_font("bold 12px sans-serif");
+        let _ = ctx.fill_text(&format!("s{}", s + 1), 6.0, y + 15.0);
+        ctx.set_font("11px sans-serif");
+        if let Some(p) = tr.state_at(s, win.now) {
+            let role = match (p.life, p.role) {
+                (DOWN, _) => "down",
+                (l, _) if l != UP => "left",
+                (_, LEADER) => "leader",
+                (_, CANDIDATE) => "candidate",
+                _ => "follower",
+            };
+            let _ = ctx.fill_text(role, 6.0, y + 29.0);
+            let _ = ctx.fill_text(&format!("commit {}", p.commit), 6.0, y + 43.0);
+            let _ = ctx.fill_text(&format!("last {}", p.last), 6.0, y + 57.0);
+        }
+    }
+
+    // Entries written: bars growing up from the lane bottom, log-scaled.
+    ctx.set_fill_style_str(if tr.column_diff { "#3558a8" } else { "#8d3aa8" });
+    let e0 = tr.entries.partition_point(|e| (e.t as f64) < win.t0);
+    for e in &tr.entries[e0..] {
+        if e.t as f64 > visible_end {
+            break;
+        }
+        let s = e.server as usize;
+        if s >= g.lanes {
+            continue;
+        }
+        let hgt = ((e.bytes.max(1) as f64).log10() / 6.0).min(1.0) * (g.lane_h * 0.4);
+        ctx.fill_rect(
+            x(e.t as f64) - 1.0,
+            g.lane_y(s) + g.lane_h - 2.0 - hgt,
+            2.0,
+            hgt,
+        );
+    }
+
+    // Messages sent by the playhead whose flight overlaps the window.
+    let max_flight = flight_bound(tr);
+    let msgs = tr.messages_in(
+        win.t0.max(0.0) as u64,
+        visible_end.max(0.0) as u64,
+        max_flight,
+    );
+    ctx.set_line_width(1.0);
+    for m in msgs {
+        let (from, to) = (m.from as usize, m.to as usize);
+        if from >= g.lanes || to >= g.lanes || m.send as f64 > visible_end {
+            continue;
+        }
+        let kind = tr.kinds.get(m.kind as usize).map_or("", String::as_str);
+        let xs = x(m.send as f64);
+        if kind == "heartbeat" {
+            // A tick on the sender's lane.
+            ctx.set_stroke_style_str("#999");
+            ctx.begin_path();
+            ctx.move_to(xs, g.lane_y(from) + 3.0);
+            ctx.line_to(xs, g.lane_y(from) + 11.0);
+            ctx.stroke();
+            continue;
+        }
+        let recv = m.recv as f64;
+        if recv < win.t0 {
+            continue;
+        }
+        let end = recv.min(now);
+        let frac = if recv > m.send as f64 {
+            (end - m.send as f64) / (recv - m.send as f64)
+        } else {
+            1.0
+        };
+        let (ya, yb) = (g.lane_mid(from), g.lane_mid(to));
+        let ye = ya + (yb - ya) * frac;
+        ctx.set_stroke_style_str(if m.dropped { "#d00" } else { kind_color(kind) });
+        ctx.begin_path();
+        ctx.move_to(xs, ya);
+        ctx.line_to(x(end), ye);
+        ctx.stroke();
+        if m.dropped && frac >= 1.0 {
+            let xe = x(end);
+            ctx.begin_path();
+            ctx.move_to(xe - 4.0, ye - 4.0);
+            ctx.line_to(xe + 4.0, ye + 4.0);
+            ctx.move_to(xe + 4.0, ye - 4.0);
+            ctx.line_to(xe - 4.0, ye + 4.0);
+            ctx.stroke();
+        } else if frac >= 1.0 {
+            ctx.set_fill_style_str(kind_color(kind));
+            ctx.fill_rect(x(end) - 1.5, ye - 1.5, 3.0, 3.0);
+        }
+    }
+
+    // Notes (elections, leaders, faults).
+    ctx.set_font("10px sans-serif");
+    let n0 = tr.notes.partition_point(|n| (n.t as f64) < win.t0);
+    for n in &tr.notes[n0..] {
+        if n.t as f64 > visible_end {
+            break;
+        }
+        let xx = x(n.t as f64);
+        let y = match n.server {
+            Some(s) if (s as usize) < g.lanes => g.lane_y(s as usize) + 26.0,
+            _ => TOP + 2.0,
+        };
+        ctx.set_fill_style_str(if n.server.is_none() { "#c00" } else { "#333" });
+        ctx.fill_rect(xx - 0.5, y - 8.0, 1.5, 10.0);
+        let _ = ctx.fill_text(&n.text, xx + 3.0, y);
+    }
+
+    // Client lane: each write from start to reply, its latency on it.
+    let cy = TOP + g.lanes as f64 * g.lane_h + 4.0;
+    ctx.set_fill_style_str("#f4f4f4");
+    ctx.fill_rect(LEFT, cy, plot_w, CLIENT_H - 8.0);
+    ctx.set_fill_style_str("#111");
+    ctx.set_font("bold 12px sans-serif");
+    let _ = ctx.fill_text("clients", 6.0, cy + 15.0);
+    ctx.set_font("10px sans-serif");
+    // Writes are sorted by start; an open write may have started long ago.
+    let longest = tr
+        .writes
+        .iter()
+        .map(|w| w.end.saturating_sub(w.start))
+        .max()
+        .unwrap_or(0) as f64;
+    let w0 = tr
+        .writes
+        .partition_point(|w| (w.start as f64) < win.t0 - longest);
+    for (i, w) in tr.writes[w0..].iter().enumerate() {
+        if w.start as f64 > visible_end {
+            break;
+        }
+        if (w.end as f64) < win.t0 {
+            continue;
+        }
+        let row = (w0 + i) % 3;
+        let y = cy + 4.0 + row as f64 * 14.0;
+        let xa = x(w.start as f64);
+        let done = (w.end as f64) <= now;
+        let xb = x((w.end as f64).min(now));
+        ctx.set_fill_style_str(if done { "#2c8a3e" } else { "#e0a030" });
+        ctx.fill_rect(xa, y, (xb - xa).max(1.5), 10.0);
+        if done && xb - xa > 46.0 {
+            ctx.set_fill_style_str("#fff");
+            let _ = ctx.fill_text(&ms_label((w.end - w.start) as f64), xa + 3.0, y + 9.0);
+        }
+    }
+
+    // Playhead.
+    let xp = x(now);
+    ctx.set_stroke_style_str("#c00");
+    ctx.set_line_width(1.5);
+    ctx.begin_path();
+    ctx.move_to(xp, TOP - 6.0);
+    ctx.line_to(xp, g.h - 4.0);
+    ctx.stroke();
+}
+
+thread_local! {
+    static FLIGHT: std::cell::Cell<(usize, u64, u64)> = const { std::cell::Cell::new((0, 0, 0)) };
+}
+
+/// Longest flight of a trace, cached by its identity (address, length, end).
+fn flight_bound(tr: &Trace) -> u64 {
+    let key = (
+        tr.messages.as_ptr() as usize,
+        tr.messages.len() as u64,
+        tr.end,
+    );
+    FLIGHT.with(|c| {
+        let (p, l, v) = c.get();
+        if p == key.0 && l == key.1 {
+            return v;
+        }
+        let v = tr.max_flight();
+        c.set((key.0, key.1, v));
+        v
+    })
+}
