@@ -248,6 +248,10 @@ pub struct Idl {
     lock: Option<String>,
     /// Number of row updates applied (for benchmarks).
     pub rows_applied: u64,
+    /// Reverse references: destination row → rows referencing it.
+    refs_in: HashMap<Uuid, BTreeSet<(usize, Uuid)>>,
+    /// Tables having at least one reference column.
+    has_refs: Vec<bool>,
 }
 
 fn uuid_json(u: Uuid) -> Json {
@@ -329,6 +333,17 @@ impl Idl {
             rng: SplitMix64::new(0x5eed),
             lock: None,
             rows_applied: 0,
+            refs_in: HashMap::new(),
+            has_refs: meta
+                .tables
+                .iter()
+                .map(|t| {
+                    t.columns.iter().any(|c| {
+                        c.ty.key.ref_table.is_some()
+                            || c.ty.value.as_ref().is_some_and(|v| v.ref_table.is_some())
+                    })
+                })
+                .collect(),
             meta,
         }
     }
@@ -1101,6 +1116,7 @@ impl Idl {
     }
 
     fn clear_replica(&mut self) {
+        self.refs_in.clear();
         for t in 0..self.tables.len() {
             for i in self.tables[t].indexes.clone() {
                 self.indexes[i].clear();
@@ -1183,6 +1199,95 @@ impl Idl {
         Ok(self.seqno != before)
     }
 
+    /// UUIDs a row references through columns with a `refTable`.
+    fn ref_targets(&self, t: usize, data: &[Datum]) -> Vec<Uuid> {
+        let mut v = Vec::new();
+        if !self.has_refs[t] {
+            return v;
+        }
+        for (c, d) in self.meta.tables[t].columns.iter().zip(data) {
+            let kref = c.ty.key.ref_table.is_some();
+            let vref = c.ty.value.as_ref().is_some_and(|x| x.ref_table.is_some());
+            match d {
+                Datum::Set(s) if kref => v.extend(s.iter().filter_map(Atom::as_uuid)),
+                Datum::Map(m) => {
+                    for (k, x) in m {
+                        if kref {
+                            v.extend(k.as_uuid());
+                        }
+                        if vref {
+                            v.extend(x.as_uuid());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        v
+    }
+
+    fn refs_add(&mut self, t: usize, u: Uuid) {
+        if !self.has_refs[t] {
+            return;
+        }
+        let targets = match self.tables[t].rows.get(&u) {
+            Some(r) => self.ref_targets(t, &r.data),
+            None => return,
+        };
+        for d in targets {
+            self.refs_in.entry(d).or_default().insert((t, u));
+        }
+    }
+
+    fn refs_remove(&mut self, t: usize, u: Uuid) {
+        if !self.has_refs[t] {
+            return;
+        }
+        let targets = match self.tables[t].rows.get(&u) {
+            Some(r) => self.ref_targets(t, &r.data),
+            None => return,
+        };
+        for d in targets {
+            if let Some(set) = self.refs_in.get_mut(&d) {
+                set.remove(&(t, u));
+                if set.is_empty() {
+                    self.refs_in.remove(&d);
+                }
+            }
+        }
+    }
+
+    /// Puts rows that (transitively) reference `u` on their tables' tracked
+    /// lists as modified, without `updated` bits (changes of referenced
+    /// rows, as the C IDL reports them).
+    fn track_referrers(&mut self, u: Uuid) {
+        let mut work = vec![u];
+        let mut seen: HashSet<Uuid> = HashSet::new();
+        seen.insert(u);
+        let s = self.seqno + 1;
+        while let Some(x) = work.pop() {
+            let Some(srcs) = self.refs_in.get(&x).cloned() else {
+                continue;
+            };
+            for (st, su) in srcs {
+                if !seen.insert(su) || !self.table_tracked(st) {
+                    continue;
+                }
+                let tt = &mut self.tables[st];
+                if let Some(r) = tt.rows.get_mut(&su) {
+                    if r.tracked {
+                        continue;
+                    }
+                    r.tracked = true;
+                    r.change_seqno[CHANGE_MODIFY] = s;
+                    tt.change_seqno[CHANGE_MODIFY] = s;
+                    tt.tracked.push(su);
+                    work.push(su);
+                }
+            }
+        }
+    }
+
     fn note_change(&mut self, t: usize, u: Uuid, kind: usize, col: usize) {
         let mode = self.modes[t][col];
         if mode & ALERT == 0 {
@@ -1244,6 +1349,8 @@ impl Idl {
             self.note_change(t, u, CHANGE_INSERT, ci);
         }
         self.index_add(t, u);
+        self.refs_add(t, u);
+        self.track_referrers(u);
         Ok(true)
     }
 
@@ -1297,7 +1404,9 @@ impl Idl {
             }
         }
         let mut changed = false;
+        let mut tracked_change = false;
         let mut failure = None;
+        self.refs_remove(t, u);
         for (ci, d) in parsed {
             let ty = &tm.columns[ci].ty;
             let Some(r) = self.tables[t].rows.get_mut(&u) else {
@@ -1324,8 +1433,15 @@ impl Idl {
                 if self.modes[t][ci] & ALERT != 0 {
                     changed = true;
                 }
+                if self.modes[t][ci] & TRACK != 0 {
+                    tracked_change = true;
+                }
                 self.note_change(t, u, CHANGE_MODIFY, ci);
             }
+        }
+        self.refs_add(t, u);
+        if tracked_change {
+            self.track_referrers(u);
         }
         if let Some(e) = failure {
             if reindex {
@@ -1347,6 +1463,8 @@ impl Idl {
             )));
         }
         self.index_remove(t, u);
+        self.refs_remove(t, u);
+        self.track_referrers(u);
         let tracked = self.table_tracked(t);
         let s = self.seqno + 1;
         let tt = &mut self.tables[t];
