@@ -134,7 +134,15 @@ impl Object {
     /// iteration order of an OVS `shash` filled in that order (§5.4, variant M).
     /// Not recursive.
     pub fn reorder_shash(&mut self) {
-        let order = shash_order(&self.members.iter().map(|(k, _)| k).collect::<Vec<_>>());
+        self.reorder_shash_with(HashVariant::Murmur);
+    }
+
+    /// [`Object::reorder_shash`] for a chosen hash variant.
+    pub fn reorder_shash_with(&mut self, variant: HashVariant) {
+        let order = shash_order_with(
+            variant,
+            &self.members.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+        );
         let mut old: Vec<Option<(String, Json)>> = std::mem::take(&mut self.members)
             .into_iter()
             .map(Some)
@@ -421,12 +429,17 @@ impl Json {
     /// Reorders every object's members, at every depth, from insertion order
     /// to `shash` iteration order (§5.4 variant M).
     pub fn reorder_shash_recursive(&mut self) {
+        self.reorder_shash_recursive_with(HashVariant::Murmur);
+    }
+
+    /// [`Json::reorder_shash_recursive`] for a chosen hash variant.
+    pub fn reorder_shash_recursive_with(&mut self, variant: HashVariant) {
         let mut stack: Vec<&mut Json> = vec![self];
         while let Some(v) = stack.pop() {
             match v {
                 Json::Array(a) => stack.extend(a.iter_mut()),
                 Json::Object(o) => {
-                    o.reorder_shash();
+                    o.reorder_shash_with(variant);
                     stack.extend(o.members.iter_mut().map(|(_, v)| v));
                 }
                 _ => {}
@@ -1305,6 +1318,11 @@ impl Hmap {
 /// in this order: indexes into `insertion`. A repeated name keeps the
 /// position of its first insertion and contributes only that index.
 pub fn shash_order<K: AsRef<str>>(insertion: &[K]) -> Vec<usize> {
+    shash_order_with(HashVariant::Murmur, insertion)
+}
+
+/// [`shash_order`] for a chosen build variant of the hash function.
+pub fn shash_order_with<K: AsRef<str>>(variant: HashVariant, insertion: &[K]) -> Vec<usize> {
     let mut map = Hmap::new();
     let mut seen: FnvMap<&str, ()> = FnvMap::default();
     for (i, k) in insertion.iter().enumerate() {
@@ -1312,9 +1330,79 @@ pub fn shash_order<K: AsRef<str>>(insertion: &[K]) -> Vec<usize> {
         if seen.insert(k, ()).is_some() {
             continue;
         }
-        map.insert(shash_hash(k.as_bytes()), i);
+        map.insert(variant.hash(k.as_bytes()), i);
     }
     map.order()
+}
+
+/// Which `hash_bytes` an OVS build uses (§5.4): chosen at compile time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HashVariant {
+    /// Murmur-style (variant M): the portable default, e.g. Debian's
+    /// x86-64 and aarch64 packages.
+    #[default]
+    Murmur,
+    /// CRC32-C (variant C): builds targeting SSE4.2 or the ARMv8 CRC
+    /// extension.
+    Crc32c,
+}
+
+impl HashVariant {
+    pub fn hash(self, key: &[u8]) -> u32 {
+        match self {
+            HashVariant::Murmur => shash_hash(key),
+            HashVariant::Crc32c => shash_hash_crc32c(key),
+        }
+    }
+}
+
+const fn crc32c_table() -> [u32; 256] {
+    let mut t = [0u32; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut c = i as u32;
+        let mut k = 0;
+        while k < 8 {
+            c = if c & 1 != 0 {
+                (c >> 1) ^ 0x82F6_3B78
+            } else {
+                c >> 1
+            };
+            k += 1;
+        }
+        t[i] = c;
+        i += 1;
+    }
+    t
+}
+
+static CRC32C: [u32; 256] = crc32c_table();
+
+/// CRC-32C (reflected, no initial or final inversion) of `bytes` from
+/// state `crc` — what the SSE4.2 `crc32` instruction computes.
+fn crc32c_update(mut crc: u32, bytes: &[u8]) -> u32 {
+    for &b in bytes {
+        crc = CRC32C[((crc ^ u32::from(b)) & 0xff) as usize] ^ (crc >> 8);
+    }
+    crc
+}
+
+/// OVS `hash_bytes(key, len, 0)` for builds with hardware CRC32-C
+/// (variant C of §5.4).
+pub fn shash_hash_crc32c(key: &[u8]) -> u32 {
+    let mut h = 0u32;
+    let mut chunks = key.chunks_exact(4);
+    for c in &mut chunks {
+        h = crc32c_update(h, c);
+    }
+    let rem = chunks.remainder();
+    if !rem.is_empty() {
+        let mut b = [0u8; 4];
+        b[..rem.len()].copy_from_slice(rem);
+        h = crc32c_update(h, &b);
+    }
+    let x = crc32c_update(h, &(key.len() as u64).to_le_bytes()).wrapping_mul(0x8052_04f3);
+    x ^ (x >> 16)
 }
 
 /// Iteration order of an `hmap` keyed by arbitrary 32-bit hashes inserted

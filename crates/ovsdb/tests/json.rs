@@ -39,6 +39,92 @@ fn hash_vectors_variant_m() {
     }
 }
 
+#[test]
+fn hash_vectors_variant_c() {
+    use ovsdb::json::shash_hash_crc32c;
+    let v: &[(&str, u32)] = &[
+        ("", 0x00000000),
+        ("a", 0xa9feec59),
+        ("ab", 0x33797dd9),
+        ("abc", 0x739bf6fd),
+        ("abcd", 0x4164f556),
+        ("abcde", 0xbf4bebdb),
+        ("term", 0xfc3f3caa),
+        ("index", 0x6fbb2d0c),
+        ("data", 0xd14d6643),
+        ("eid", 0x4737b1a8),
+        ("_date", 0x44c4c25c),
+        ("_comment", 0x88d8ec6b),
+        ("_is_diff", 0x70477ac1),
+        ("ordinals", 0x6072cab6),
+    ];
+    for (k, h) in v {
+        assert_eq!(shash_hash_crc32c(k.as_bytes()), *h, "hash of {k:?}");
+    }
+}
+
+#[test]
+fn member_order_vectors_variant_c() {
+    use ovsdb::json::{shash_order_with, HashVariant};
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["term", "index", "data", "eid"],
+            &["eid", "index", "term", "data"],
+        ),
+        (
+            &["term", "index", "election_timer"],
+            &["election_timer", "index", "term"],
+        ),
+        (&["term", "index", "servers"], &["index", "servers", "term"]),
+        (
+            &["server_id", "local_address", "name", "remote_addresses"],
+            &["remote_addresses", "server_id", "name", "local_address"],
+        ),
+        (&["term", "leader"], &["term", "leader"]),
+        (
+            &["PG", "_comment", "_is_diff", "_date"],
+            &["_date", "PG", "_is_diff", "_comment"],
+        ),
+        (
+            &["name", "version", "tables"],
+            &["name", "tables", "version"],
+        ),
+        (
+            &[
+                "server_id",
+                "cluster_id",
+                "local_address",
+                "name",
+                "prev_servers",
+                "prev_index",
+                "prev_term",
+                "prev_data",
+                "prev_eid",
+                "prev_election_timer",
+            ],
+            &[
+                "prev_election_timer",
+                "server_id",
+                "prev_eid",
+                "prev_data",
+                "prev_servers",
+                "prev_index",
+                "prev_term",
+                "cluster_id",
+                "local_address",
+                "name",
+            ],
+        ),
+    ];
+    for (ins, want) in cases {
+        let got: Vec<&str> = shash_order_with(HashVariant::Crc32c, ins)
+            .into_iter()
+            .map(|i| ins[i])
+            .collect();
+        assert_eq!(got, *want, "insertion {ins:?}");
+    }
+}
+
 fn order(ins: &[&str]) -> Vec<String> {
     shash_order(ins)
         .into_iter()
