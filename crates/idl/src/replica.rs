@@ -466,6 +466,11 @@ impl Idl {
         self.monitor_version = v.clamp(1, 3);
     }
 
+    /// The monitor method version in use (after any fallback).
+    pub fn monitor_version(&self) -> u8 {
+        self.monitor_version
+    }
+
     /// A lock this client holds: every transaction asserts it.
     pub fn set_lock(&mut self, name: Option<&str>) {
         self.lock = name.map(str::to_string);
@@ -951,6 +956,14 @@ impl Idl {
         if self.monitor_req_id.as_ref() == Some(&id) {
             self.monitor_req_id = None;
             if let Some(e) = error {
+                // Older or restricted servers: fall back monitor_cond_since
+                // → monitor_cond → monitor, as the C client does.
+                if self.monitor_version > 1 {
+                    self.monitor_version -= 1;
+                    let req = self.connect();
+                    self.outgoing.push(req);
+                    return Ok(ev);
+                }
                 return Err(IdlError(format!("monitor request failed: {e}")));
             }
             let (found, tu) = if self.monitor_version == 3 {

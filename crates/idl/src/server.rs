@@ -143,6 +143,10 @@ pub struct ServerOptions {
     pub seed: u64,
     /// Maximum number of transactions kept in history.
     pub history_max: usize,
+    /// Reject `monitor_cond`, `monitor_cond_since` and
+    /// `monitor_cond_change` (like `ovsdb-server/disable-monitor-cond`), so
+    /// clients fall back to `monitor`.
+    pub disable_monitor_cond: bool,
 }
 
 impl Default for ServerOptions {
@@ -151,6 +155,7 @@ impl Default for ServerOptions {
             clustered: false,
             seed: 1,
             history_max: 100,
+            disable_monitor_cond: false,
         }
     }
 }
@@ -448,6 +453,15 @@ impl Server {
         };
         let empty = Vec::new();
         let params: &[Json] = o.get("params").and_then(Json::as_array).unwrap_or(&empty);
+        let cond_method = matches!(
+            method,
+            "monitor_cond" | "monitor_cond_since" | "monitor_cond_change"
+        );
+        let method = if cond_method && self.opts.disable_monitor_cond {
+            "disabled"
+        } else {
+            method
+        };
         let r: std::result::Result<Json, Json> = match method {
             "echo" => Ok(Json::Array(params.to_vec())),
             "list_dbs" => Ok(Json::Array(vec![Json::from(self.meta.name.as_str())])),

@@ -493,6 +493,7 @@ fn run(path: &std::path::Path, wco: bool) -> (String, String) {
     let sc = scenario::load(path);
     let mut schema = String::new();
     let mut track = false;
+    let mut no_cond = false;
     let mut pre = Vec::new();
     let mut steps = Vec::new();
     for cmd in &sc.commands {
@@ -500,6 +501,7 @@ fn run(path: &std::path::Path, wco: bool) -> (String, String) {
         match name {
             "schema" => schema = scenario::schema_text(rest.trim()),
             "track" => track = true,
+            "disable-monitor-cond" => no_cond = true,
             "pre" => pre.push(rest.to_string()),
             "step" => steps.push(rest.to_string()),
             other => panic!("{}: unknown command {other}", path.display()),
@@ -509,6 +511,7 @@ fn run(path: &std::path::Path, wco: bool) -> (String, String) {
         &schema,
         ServerOptions {
             seed: 11,
+            disable_monitor_cond: no_cond,
             ..Default::default()
         },
     )
@@ -596,6 +599,11 @@ fn run(path: &std::path::Path, wco: bool) -> (String, String) {
         }
     }
     h.deliver();
+    if no_cond {
+        assert_eq!(h.idl.monitor_version(), 1, "fell back to monitor");
+    } else {
+        assert_eq!(h.idl.monitor_version(), 3);
+    }
     h.print_idl(step, false);
     h.idl.track_clear();
     step += 1;

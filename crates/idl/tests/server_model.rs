@@ -23,6 +23,7 @@ fn server(clustered: bool, history: usize) -> Server {
             clustered,
             seed: 3,
             history_max: history,
+            ..Default::default()
         },
     )
     .unwrap()
