@@ -183,46 +183,130 @@ impl Timeline {
 
     /// The replica after applying everything up to `index` (inclusive).
     pub fn replica_at(&self, index: u64) -> Result<Idl, IdlError> {
-        let mut idl: Option<Idl> = None;
-        let new_idl = |schema: &Json| -> Result<Idl, IdlError> {
-            let meta = DbMeta::from_json(schema).map_err(|e| IdlError(format!("schema: {e}")))?;
-            Ok(Idl::new(Arc::new(meta), true))
-        };
-        if let Some((schema, txn)) = &self.snapshot {
-            if !schema.is_null() {
-                idl = Some(new_idl(schema)?);
-            }
-            if let (Some(i), Some(t)) = (idl.as_mut(), txn) {
-                apply_record(i, t)?;
-            }
-        }
-        for s in &self.steps {
-            if s.index > index {
-                break;
-            }
-            if let Some(schema) = &s.schema {
-                // Creation or conversion: the replica restarts on the new
-                // schema (a conversion entry carries the converted data).
-                let mut fresh = new_idl(schema)?;
-                if s.txn.is_none() {
-                    if let Some(old) = &idl {
-                        carry_over(old, &mut fresh)?;
-                    }
-                }
-                idl = Some(fresh);
-            }
-            if let (Some(i), Some(t)) = (idl.as_mut(), &s.txn) {
-                apply_record(i, t)?;
-            }
-        }
-        idl.ok_or_else(|| IdlError("no schema before this index".into()))
+        let mut c = self.cursor();
+        c.seek(index)?;
+        c.into_replica()
     }
 
+    /// A cursor that moves through the log incrementally (forward moves
+    /// apply only the steps in between; backward moves replay from the
+    /// start).
+    pub fn cursor(&self) -> Cursor<'_> {
+        Cursor {
+            tl: self,
+            idl: None,
+            next_step: 0,
+            started: false,
+        }
+    }
     /// Row-level changes between index `a` and index `b` (a < b).
     pub fn changes_between(&self, a: u64, b: u64) -> Result<Vec<RowDelta>, IdlError> {
         let ra = self.replica_at(a)?;
         let rb = self.replica_at(b)?;
         Ok(diff_replicas(&ra, &rb))
+    }
+}
+
+/// A position in a [`Timeline`] with the replica at that position.
+pub struct Cursor<'a> {
+    tl: &'a Timeline,
+    idl: Option<Idl>,
+    /// Number of steps applied.
+    next_step: usize,
+    started: bool,
+}
+
+fn new_idl(schema: &Json) -> Result<Idl, IdlError> {
+    let meta = DbMeta::from_json(schema).map_err(|e| IdlError(format!("schema: {e}")))?;
+    Ok(Idl::new(Arc::new(meta), true))
+}
+
+impl<'a> Cursor<'a> {
+    fn start(&mut self) -> Result<(), IdlError> {
+        self.idl = None;
+        self.next_step = 0;
+        if let Some((schema, txn)) = &self.tl.snapshot {
+            if !schema.is_null() {
+                self.idl = Some(new_idl(schema)?);
+            }
+            if let (Some(i), Some(t)) = (self.idl.as_mut(), txn) {
+                apply_record(i, t)?;
+            }
+        }
+        self.started = true;
+        Ok(())
+    }
+
+    /// The log index the replica reflects (snapshot index before any step).
+    pub fn index(&self) -> u64 {
+        match self.next_step {
+            0 => self.tl.snapshot_index,
+            n => self.tl.steps[n - 1].index,
+        }
+    }
+
+    /// Moves to `index`: every step with an index ≤ `index` applied.
+    pub fn seek(&mut self, index: u64) -> Result<(), IdlError> {
+        if !self.started || index < self.index() {
+            self.start()?;
+        }
+        while let Some(s) = self.tl.steps.get(self.next_step) {
+            if s.index > index {
+                break;
+            }
+            if let Some(schema) = &s.schema {
+                // Creation or conversion: restart on the new schema (a
+                // conversion entry without data keeps the old rows).
+                let mut fresh = new_idl(schema)?;
+                if s.txn.is_none() {
+                    if let Some(old) = &self.idl {
+                        carry_over(old, &mut fresh)?;
+                    }
+                }
+                self.idl = Some(fresh);
+            }
+            if let (Some(i), Some(t)) = (self.idl.as_mut(), &s.txn) {
+                apply_record(i, t)?;
+            }
+            self.next_step += 1;
+        }
+        Ok(())
+    }
+
+    /// The replica at the current position (None before any schema).
+    pub fn replica(&self) -> Option<&Idl> {
+        self.idl.as_ref()
+    }
+
+    pub fn into_replica(self) -> Result<Idl, IdlError> {
+        self.idl
+            .ok_or_else(|| IdlError("no schema before this index".into()))
+    }
+}
+
+impl RowDelta {
+    pub fn to_json(&self) -> Json {
+        let mut o = Object::new();
+        o.insert("table", Json::from(self.table.as_str()));
+        o.insert("uuid", Json::String(self.uuid.to_string()));
+        o.insert(
+            "kind",
+            Json::from(match self.kind {
+                ChangeKind::Inserted => "inserted",
+                ChangeKind::Deleted => "deleted",
+                ChangeKind::Modified => "modified",
+            }),
+        );
+        o.insert(
+            "columns",
+            Json::Array(
+                self.columns
+                    .iter()
+                    .map(|c| Json::from(c.as_str()))
+                    .collect(),
+            ),
+        );
+        Json::Object(o)
     }
 }
 
