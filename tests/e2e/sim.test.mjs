@@ -1,0 +1,152 @@
+// The simulation pages (issue 7) in real Chromium: the simulator runs in its
+// Web Worker, the figures carry their raw values in data-value, and the
+// checks compare the page with itself (permalinks, forks) and with the known
+// effects the simulator reproduces.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { serveDir, launchBrowser, openPage, screenshot } from "./harness.mjs";
+
+let server;
+let browser;
+
+before(async () => {
+  server = await serveDir();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+function clean(problems) {
+  assert.deepEqual(problems.consoleErrors, [], "console errors");
+  assert.deepEqual(problems.pageErrors, [], "page errors");
+  assert.deepEqual(problems.foreignRequests, [], "requests to other origins");
+}
+
+/** Waits until the test id carries a non-empty data-value and returns it. */
+async function value(page, id, timeout = 60000) {
+  const el = page.locator(`[data-testid="${id}"]:not([data-value=""])`);
+  await el.first().waitFor({ timeout });
+  return el.first().getAttribute("data-value");
+}
+
+/** Waits for a finished run (no progress bar) and returns its figures. */
+async function figures(page) {
+  await page.locator('[data-testid="sim-status"][data-value="ready"]').waitFor({ state: "attached", timeout: 60000 });
+  return {
+    total: Number(await value(page, "sim-total-ms")),
+    txns: Number(await value(page, "sim-txns")),
+    terms: Number(await value(page, "sim-terms")),
+    leaderless: Number(await value(page, "sim-leaderless-ms")),
+  };
+}
+
+test("the commit-sync A/B shows the pre-sync follower at least 50 times slower", async () => {
+  const { page, problems } = await openPage(browser.context, server.url + "#ab=commit-sync");
+  const ratio = Number(await value(page, "ab-ratio"));
+  const a = Number(await value(page, "ab-a-total-ms"));
+  const b = Number(await value(page, "ab-b-total-ms"));
+  assert.ok(ratio >= 50, `ratio ${ratio}`);
+  assert.ok(Math.abs(ratio - a / b) < 1e-6 * ratio, "the ratio is A/B of the shown totals");
+  assert.ok(a > 20000 && a < 60000, `A total ${a} ms (about 34 s expected)`);
+  assert.ok(b < 1000, `B total ${b} ms (under 1 s expected)`);
+  // The metrics table and both timelines are there.
+  assert.ok((await page.getByTestId("ab-table").locator("tbody tr").count()) >= 8);
+  await page.waitForTimeout(300);
+  await screenshot(page, "sim-ab-commit-sync");
+  clean(problems);
+  await page.close();
+});
+
+test("the issue's permalink starts the pre-sync run, and a copied link reproduces it", async () => {
+  const { page, problems } = await openPage(
+    browser.context,
+    server.url + "#sim=ls-add-follower&profile=v2.12-pre-sync",
+  );
+  const first = await figures(page);
+  assert.equal(first.txns, 100);
+  assert.ok(first.total > 20000, `pre-sync total ${first.total} ms`);
+  // Pause somewhere, take the link the page now shows, and open it afresh.
+  await page.getByTestId("sim-play").click();
+  const hash = await page.evaluate(() => location.hash);
+  assert.match(hash, /^#sim=ls-add-follower&profile=v2.12-pre-sync&seed=1/);
+  assert.match(hash, /&t=/);
+  const again = await openPage(browser.context, server.url + hash);
+  const second = await figures(again.page);
+  assert.deepEqual(second, first);
+  // The position travels with the link.
+  const pos = Number(await value(again.page, "sim-position-ms"));
+  const t = Number(new URLSearchParams(hash.slice(1)).get("t"));
+  assert.ok(Math.abs(pos - t) < 0.01, `position ${pos} vs link t=${t}`);
+  await screenshot(page, "sim-ls-add-follower-pre-sync");
+  clean(problems);
+  clean(again.problems);
+  await page.close();
+  await again.page.close();
+});
+
+test("killing the leader forks the run and a new term starts on the timeline", async () => {
+  const { page, problems } = await openPage(browser.context, server.url + "#sim=ls-add-leader&t=2000");
+  const before = await figures(page);
+  const leader = await value(page, "sim-leader-now");
+  assert.match(leader, /^s\d$/);
+  const termBefore = Number(await value(page, "sim-term-now"));
+  await page.getByTestId("iv-kill-leader").click();
+  await page.getByTestId("sim-interventions").waitFor({ state: "attached" });
+  const after = await figures(page);
+  assert.ok(after.terms > before.terms, `terms ${before.terms} -> ${after.terms}`);
+  // At the fork moment the old leader is down; at the end another server leads a higher term.
+  const end = await page.getByTestId("sim-scrub").getAttribute("max");
+  await page.getByTestId("sim-scrub").fill(end);
+  await page.waitForFunction(
+    (end) => Number(document.querySelector('[data-testid="sim-position-ms"]').dataset.value) * 1000 >= Number(end) - 1000,
+    end,
+  );
+  const termAfter = Number(await value(page, "sim-term-now"));
+  const newLeader = await value(page, "sim-leader-now");
+  assert.ok(termAfter > termBefore, `term at the playhead ${termBefore} -> ${termAfter}`);
+  assert.notEqual(newLeader, leader);
+  // The fork's link carries the intervention and reproduces the fork.
+  const hash = await page.evaluate(() => location.hash);
+  assert.match(hash, /&iv=at%202000%20kill%20s\d/);
+  const again = await openPage(browser.context, server.url + hash);
+  assert.deepEqual(await figures(again.page), after);
+  // Back to the run before the intervention.
+  await page.getByTestId("iv-undo").click();
+  assert.deepEqual(await figures(page), before);
+  await screenshot(page, "sim-kill-leader");
+  clean(problems);
+  clean(again.problems);
+  await page.close();
+  await again.page.close();
+});
+
+test("the tour goes forward and back with buttons and clicker keys", async () => {
+  const { page, problems } = await openPage(browser.context, server.url + "#tour=1");
+  const step = async () => Number(await value(page, "tour-step"));
+  assert.equal(await step(), 1);
+  const titles = new Set([await page.getByTestId("tour-title").innerText()]);
+  await page.keyboard.press("Space");
+  await page.waitForFunction(() => document.querySelector('[data-testid="tour-step"]').dataset.value === "2");
+  titles.add(await page.getByTestId("tour-title").innerText());
+  await page.keyboard.press("ArrowRight");
+  await page.keyboard.press("PageDown");
+  await page.getByTestId("tour-next").click();
+  assert.equal(await step(), 5);
+  titles.add(await page.getByTestId("tour-title").innerText());
+  assert.ok(await page.getByTestId("tour-next").isDisabled());
+  await page.keyboard.press("PageUp");
+  await page.keyboard.press("ArrowLeft");
+  assert.equal(await step(), 3);
+  await page.getByTestId("tour-back").click();
+  assert.equal(await step(), 2);
+  assert.equal(await page.evaluate(() => location.hash), "#tour=2");
+  // Each step shows its own run with figures.
+  await figures(page);
+  assert.equal(titles.size, 3);
+  await screenshot(page, "sim-tour-step-2");
+  clean(problems);
+  await page.close();
+});
