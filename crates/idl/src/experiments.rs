@@ -689,10 +689,10 @@ pub fn index_vs_hash(p: IndexVsHashParams, clock: Clock<'_>) -> IndexVsHashRepor
         let t = idl.table_index("Service_Monitor").expect("table");
         let mut index = None;
         if strategy.starts_with('p') {
-            index = Some(idl.index_create(
+            index = idl.index_create(
                 "Service_Monitor",
                 &["logical_port", "ip", "port", "protocol"],
-            ));
+            );
             if strategy.contains("only if") {
                 idl.index_policy = IndexPolicy::IndexedColumnsChanged;
             }
@@ -738,6 +738,7 @@ pub fn index_vs_hash(p: IndexVsHashParams, clock: Clock<'_>) -> IndexVsHashRepor
         let mut client_ms = 0.0;
         let mut online = vec![true; uuids.len()];
         let mut relevant_changed = false;
+        let total_updates = if uuids.is_empty() { 0 } else { total_updates };
         for step in 0..total_updates {
             // One status flip from some chassis, delivered to us.
             let ui = (step * 7919) % uuids.len();
@@ -1016,8 +1017,9 @@ pub fn diff_apply(sizes: &[usize], diffs: usize, clock: Clock<'_>) -> DiffApplyR
             );
             obj(vec![("Port_Group", Json::Object(rows))])
         };
+        let diffs = diffs.max(1);
         let diff_msgs: Vec<Json> = (0..diffs).map(mk).collect();
-        let diff_bytes = diff_msgs[0].serialized_len();
+        let diff_bytes = diff_msgs.first().map(Json::serialized_len).unwrap_or(0);
         let t0 = clock();
         for m in &diff_msgs {
             idl.apply_table_updates(2, m, false).expect("diff applies");
@@ -1046,7 +1048,7 @@ pub fn diff_apply(sizes: &[usize], diffs: usize, clock: Clock<'_>) -> DiffApplyR
             );
             full_msgs.push(obj(vec![("Port_Group", Json::Object(rows))]));
         }
-        let full_bytes = full_msgs[0].serialized_len();
+        let full_bytes = full_msgs.first().map(Json::serialized_len).unwrap_or(0);
         let t1 = clock();
         for m in &full_msgs {
             idl.apply_table_updates(1, m, false).expect("full applies");

@@ -356,15 +356,17 @@ impl Idl {
     // ------------------------------------------------------------------
     // Configuration
 
-    fn tc(&self, table: &str, column: &str) -> (usize, usize) {
-        let t = self
-            .meta
-            .table(table)
-            .unwrap_or_else(|| panic!("no table {table}"));
-        let c = self.meta.tables[t]
-            .column(column)
-            .unwrap_or_else(|| panic!("no column {table}.{column}"));
-        (t, c)
+    fn tc(&self, table: &str, column: &str) -> Option<(usize, usize)> {
+        let t = self.meta.table(table)?;
+        let c = self.meta.tables[t].column(column)?;
+        Some((t, c))
+    }
+
+    fn valid(&self, table: usize, column: usize) -> bool {
+        self.meta
+            .tables
+            .get(table)
+            .is_some_and(|t| column < t.columns.len())
     }
 
     pub fn table_index(&self, table: &str) -> Option<usize> {
@@ -375,13 +377,17 @@ impl Idl {
         self.meta.tables.get(table).and_then(|t| t.column(column))
     }
 
+    /// The column's mode bits (0 for an unknown column).
     pub fn mode(&self, table: &str, column: &str) -> u8 {
-        let (t, c) = self.tc(table, column);
-        self.modes[t][c]
+        self.tc(table, column)
+            .map(|(t, c)| self.modes[t][c])
+            .unwrap_or(0)
     }
 
     pub fn set_mode(&mut self, table: &str, column: &str, mode: u8) {
-        let (t, c) = self.tc(table, column);
+        let Some((t, c)) = self.tc(table, column) else {
+            return;
+        };
         self.modes[t][c] = mode;
         if mode & MONITOR != 0 {
             self.needed[t] = true;
@@ -390,7 +396,9 @@ impl Idl {
 
     /// `add_column`: MONITOR|ALERT.
     pub fn add_column(&mut self, table: &str, column: &str) {
-        let (t, c) = self.tc(table, column);
+        let Some((t, c)) = self.tc(table, column) else {
+            return;
+        };
         self.modes[t][c] |= MONITOR | ALERT;
         self.needed[t] = true;
     }
@@ -404,13 +412,17 @@ impl Idl {
 
     /// `omit`: mode 0.
     pub fn omit(&mut self, table: &str, column: &str) {
-        let (t, c) = self.tc(table, column);
+        let Some((t, c)) = self.tc(table, column) else {
+            return;
+        };
         self.modes[t][c] = 0;
     }
 
     /// `omit_alert`: clears ALERT and TRACK (the column becomes write-only).
     pub fn omit_alert(&mut self, table: &str, column: &str) {
-        let (t, c) = self.tc(table, column);
+        let Some((t, c)) = self.tc(table, column) else {
+            return;
+        };
         self.modes[t][c] &= !(ALERT | TRACK);
         self.modes[t][c] |= MONITOR;
         self.needed[t] = true;
@@ -419,7 +431,9 @@ impl Idl {
     /// `track_add_column`: a column without ALERT is first added (so a
     /// write-only column silently becomes read/write), then TRACK is set.
     pub fn track_add_column(&mut self, table: &str, column: &str) {
-        let (t, c) = self.tc(table, column);
+        let Some((t, c)) = self.tc(table, column) else {
+            return;
+        };
         if self.modes[t][c] & ALERT == 0 {
             self.modes[t][c] |= MONITOR | ALERT;
         }
@@ -440,7 +454,9 @@ impl Idl {
     }
 
     pub fn set_write_changed_only(&mut self, table: &str, column: &str, on: bool) {
-        let (t, c) = self.tc(table, column);
+        let Some((t, c)) = self.tc(table, column) else {
+            return;
+        };
         if on {
             self.modes[t][c] |= WRITE_CHANGED_ONLY;
         } else {
@@ -476,13 +492,14 @@ impl Idl {
         self.lock = name.map(str::to_string);
     }
 
-    /// Creates an ordered index on `columns` of `table`; returns its id.
-    pub fn index_create(&mut self, table: &str, columns: &[&str]) -> usize {
-        let t = self.meta.table(table).expect("table");
+    /// Creates an ordered index on `columns` of `table`; returns its id
+    /// (None for an unknown table or column).
+    pub fn index_create(&mut self, table: &str, columns: &[&str]) -> Option<usize> {
+        let t = self.meta.table(table)?;
         let cols: Vec<usize> = columns
             .iter()
-            .map(|c| self.meta.tables[t].column(c).expect("column"))
-            .collect();
+            .map(|c| self.meta.tables[t].column(c))
+            .collect::<Option<_>>()?;
         let mut idx = Index::new(t, cols);
         for (u, r) in &self.tables[t].rows {
             idx.insert(*u, &r.data);
@@ -490,15 +507,18 @@ impl Idl {
         self.indexes.push(idx);
         let id = self.indexes.len() - 1;
         self.tables[t].indexes.push(id);
-        id
+        Some(id)
     }
 
     pub fn index_stats(&self, id: usize) -> IndexStats {
-        self.indexes[id].stats
+        self.indexes.get(id).map(|i| i.stats).unwrap_or_default()
     }
 
     pub fn index_find_eq(&mut self, id: usize, values: &[Datum]) -> Vec<Uuid> {
-        self.indexes[id].find_eq(values)
+        self.indexes
+            .get_mut(id)
+            .map(|i| i.find_eq(values))
+            .unwrap_or_default()
     }
 
     pub fn index_range(
@@ -507,11 +527,14 @@ impl Idl {
         from: Option<&[Datum]>,
         to: Option<&[Datum]>,
     ) -> Vec<Uuid> {
-        self.indexes[id].range(from, to)
+        self.indexes
+            .get_mut(id)
+            .map(|i| i.range(from, to))
+            .unwrap_or_default()
     }
 
     pub fn index_all(&self, id: usize) -> Vec<Uuid> {
-        self.indexes[id].all()
+        self.indexes.get(id).map(|i| i.all()).unwrap_or_default()
     }
 
     // ------------------------------------------------------------------
@@ -532,6 +555,9 @@ impl Idl {
     }
 
     pub fn table_seqno(&self, table: usize) -> u64 {
+        if table >= self.tables.len() {
+            return 0;
+        }
         self.tables[table]
             .change_seqno
             .iter()
@@ -541,6 +567,9 @@ impl Idl {
     }
 
     pub fn row_seqno(&self, table: usize, uuid: Uuid, kind: usize) -> u64 {
+        if table >= self.tables.len() || kind > 2 {
+            return 0;
+        }
         let t = &self.tables[table];
         t.rows
             .get(&uuid)
@@ -553,6 +582,9 @@ impl Idl {
     /// UUID order, rows deleted in the transaction skipped, rows inserted
     /// in it included.
     pub fn row_uuids(&self, table: usize) -> Vec<Uuid> {
+        if table >= self.tables.len() {
+            return Vec::new();
+        }
         let mut v: Vec<Uuid> = self.tables[table]
             .rows
             .keys()
@@ -580,10 +612,16 @@ impl Idl {
 
     /// Number of committed rows.
     pub fn row_count(&self, table: usize) -> usize {
+        if table >= self.tables.len() {
+            return 0;
+        }
         self.tables[table].rows.len()
     }
 
     pub fn exists(&self, table: usize, uuid: Uuid) -> bool {
+        if table >= self.tables.len() {
+            return false;
+        }
         if let Some(x) = &self.txn {
             if x.deleted.contains(&(table, uuid)) {
                 return false;
@@ -598,6 +636,9 @@ impl Idl {
     /// Reads a column: the value written in the open transaction if any,
     /// else the committed value, else (inserted row) the default.
     pub fn read(&self, table: usize, uuid: Uuid, column: usize) -> Datum {
+        if !self.valid(table, column) {
+            return Datum::default();
+        }
         if let Some(x) = &self.txn {
             if let Some(w) = x.written.get(&(table, uuid)).and_then(|m| m.get(&column)) {
                 return w.clone();
@@ -618,6 +659,9 @@ impl Idl {
     /// Whether [`Idl::read`] would return a value equal to `value`, without
     /// copying it.
     pub fn read_equals(&self, table: usize, uuid: Uuid, column: usize, value: &Datum) -> bool {
+        if !self.valid(table, column) {
+            return false;
+        }
         if let Some(x) = &self.txn {
             if let Some(w) = x.written.get(&(table, uuid)).and_then(|m| m.get(&column)) {
                 return w == value;
@@ -638,6 +682,9 @@ impl Idl {
 
     /// Borrowing read of committed data (no transaction view).
     pub fn committed(&self, table: usize, uuid: Uuid) -> Option<&[Datum]> {
+        if table >= self.tables.len() {
+            return None;
+        }
         self.tables[table]
             .rows
             .get(&uuid)
@@ -678,6 +725,9 @@ impl Idl {
     /// Tracked rows of a table since the last `track_clear`, in arrival
     /// order.
     pub fn tracked(&self, table: usize) -> Vec<TrackedRow> {
+        if table >= self.tables.len() {
+            return Vec::new();
+        }
         let t = &self.tables[table];
         let cols = &self.meta.tables[table].columns;
         t.tracked
@@ -707,6 +757,9 @@ impl Idl {
     /// Is anything tracked in this table? (OVN's engine treats a table
     /// node as updated iff this is true.)
     pub fn has_tracked(&self, table: usize) -> bool {
+        if table >= self.tables.len() {
+            return false;
+        }
         !self.tables[table].tracked.is_empty()
     }
 
@@ -1527,6 +1580,9 @@ impl Idl {
         column: usize,
         value: Datum,
     ) -> WriteResult {
+        if !self.valid(table, column) {
+            return WriteResult::Discarded;
+        }
         self.txn_begin();
         let mode = self.modes[table][column];
         let write_only = mode & MONITOR != 0 && mode & ALERT == 0;
@@ -1562,6 +1618,9 @@ impl Idl {
 
     /// Records that `column` must still hold the value read (a `wait`).
     pub fn txn_verify(&mut self, table: usize, uuid: Uuid, column: usize) {
+        if !self.valid(table, column) {
+            return;
+        }
         self.txn_begin();
         let key = (table, uuid);
         let x = self.txn.as_ref().expect("txn");
@@ -1579,6 +1638,9 @@ impl Idl {
     }
 
     pub fn txn_delete(&mut self, table: usize, uuid: Uuid) {
+        if table >= self.tables.len() {
+            return;
+        }
         self.txn_begin();
         let key = (table, uuid);
         let x = self.txn.as_mut().expect("txn");
@@ -1609,6 +1671,9 @@ impl Idl {
     }
 
     pub fn txn_partial(&mut self, table: usize, uuid: Uuid, column: usize, op: PartialOp) {
+        if !self.valid(table, column) {
+            return;
+        }
         self.txn_begin();
         let key = (table, uuid);
         self.txn_touch(key);
@@ -1622,6 +1687,9 @@ impl Idl {
     }
 
     pub fn txn_increment(&mut self, table: usize, uuid: Uuid, column: usize) {
+        if !self.valid(table, column) {
+            return;
+        }
         self.txn_begin();
         self.txn.as_mut().expect("txn").increment = Some((table, uuid, column));
     }

@@ -106,3 +106,31 @@ fn diff_apply_messages_do_not_grow_with_the_set() {
         assert!(p.full_message_bytes > 40 * p.set_size);
     }
 }
+
+#[test]
+fn degenerate_parameters_do_not_panic() {
+    let mut clock = no_clock();
+    let r = experiments::write_changed_only(
+        WcoParams {
+            rows: 0,
+            columns: 9,
+            changed: 3,
+        },
+        &mut clock,
+    );
+    assert!(r.modes.iter().all(|m| m.status == "unchanged"));
+    let p = IndexVsHashParams {
+        load_balancers: 0,
+        service_monitors: 0,
+        updates_per_sec: 10,
+        evaluations_per_sec: 0,
+        lookups_per_evaluation: 0,
+        seconds: 1,
+    };
+    let r = experiments::index_vs_hash(p, &mut clock);
+    assert!(r.strategies.iter().all(|s| s.evaluations_run == 0));
+    let r = experiments::diff_apply(&[1], 0, &mut clock);
+    assert_eq!(r.points.len(), 1);
+    let r = experiments::own_write_echo(0, 2);
+    assert_eq!(r.modes[0].tracked_rows_total, 0);
+}
