@@ -1950,3 +1950,22 @@ pub fn commit_record(meta: &DbMeta, commit: &Commit, diff: bool) -> Json {
     }
     Json::Object(o)
 }
+
+/// The `data` of a Raft log entry (or, without the outer array, a
+/// standalone txn record) for `commit`: `[null, txn]` where `txn` is
+/// [`commit_record`] plus `_date` (ms), `_comment` (if any) and
+/// `"_is_diff": true` when written with column diffs.
+pub fn entry_data(meta: &DbMeta, commit: &Commit, diff: bool, date_ms: i64) -> Json {
+    let mut txn = match commit_record(meta, commit, diff) {
+        Json::Object(o) => o,
+        _ => Object::new(),
+    };
+    txn.insert("_date", Json::Integer(date_ms));
+    if let Some(c) = &commit.comment {
+        txn.insert("_comment", Json::String(c.clone()));
+    }
+    if diff {
+        txn.insert("_is_diff", Json::Bool(true));
+    }
+    Json::Array(vec![Json::Null, Json::Object(txn)])
+}
