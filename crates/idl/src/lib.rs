@@ -7,6 +7,35 @@
 //! * [`experiments`]: the client-side experiments as library calls that
 //!   return plain structs of figures.
 //! * [`timetravel`]: the replica at any index of a loaded database log.
+//! * [`hub`]: an in-process link between replicas and the server model.
+//!
+//! Quick tour:
+//!
+//! ```
+//! use idl::{hub::Hub, replica::TxnStatus, DbMeta, Idl, Server, ServerOptions};
+//! use ovsdb::{atom::Atom, datum::Datum};
+//! use std::sync::Arc;
+//!
+//! let meta = DbMeta::from_text(
+//!     r#"{"name":"db","version":"1.0.0","tables":{"T":{"columns":{"name":{"type":"string"}}}}}"#,
+//! )
+//! .unwrap();
+//! let mut hub = Hub::new(Server::new(meta.clone(), ServerOptions::default()));
+//! let c = hub.add(Idl::new(Arc::new(meta), true)).unwrap();
+//! let idl = &mut hub.clients[c].idl;
+//! let t = idl.table_index("T").unwrap();
+//! let name = idl.column_index(t, "name").unwrap();
+//! idl.txn_begin();
+//! let row = idl.txn_insert(t, None);
+//! idl.txn_write(t, row, name, Datum::scalar(Atom::String("x".into())));
+//! assert_eq!(hub.commit(c).unwrap(), TxnStatus::Success);
+//! assert_eq!(hub.clients[c].idl.row_count(t), 1);
+//! ```
+//!
+//! Not modelled: the `_Server` database handshake of the C client (the
+//! replica sends its monitor request directly), locks beyond `assert`,
+//! the history's atom-count trimming (only the 100-transaction limit), and
+//! `wait` with a non-zero timeout (the model fails it at once).
 
 pub mod cond;
 pub mod experiments;
