@@ -184,6 +184,10 @@ impl App {
 
     fn stop_worker(&mut self) {
         if let Some(w) = self.worker.take() {
+            // Detach the handlers first: events already queued for this
+            // worker must not reach closures that are about to be dropped.
+            w.set_onmessage(None);
+            w.set_onerror(None);
             w.terminate();
         }
         self.worker_closures.clear();
@@ -918,7 +922,11 @@ impl Component for App {
                             onmouseleave={link.callback(|_| Msg::PointerLeave)} />
                         if let Some(t) = &self.tooltip {
                             <div class="tooltip" data-testid="tooltip"
-                                style={format!("left:{}px;top:{}px", t.x + 14.0, t.y + 14.0)}>{ t.text.clone() }</div>
+                                style={if t.x > self.width - 340.0 {
+                                    format!("right:{}px;top:{}px", (self.width - t.x + 14.0).max(0.0), t.y + 14.0)
+                                } else {
+                                    format!("left:{}px;top:{}px", t.x + 14.0, t.y + 14.0)
+                                }}>{ t.text.clone() }</div>
                         }
                     }
                 </section>
@@ -1099,8 +1107,16 @@ impl App {
                                         <div class="row">
                                             <div class="rowhead">{ format!("{} {}", r.op, r.uuid) }</div>
                                             <table>
+                                                <tr><th>{ "column" }</th><th>{ "full value" }</th><th>{ "bytes" }</th><th>{ "diff" }</th><th>{ "bytes" }</th><th>{ "stored" }</th></tr>
                                                 { for r.columns.iter().map(|c| html! {
-                                                    <tr><td class="col">{ c.column.clone() }</td><td class="val">{ c.stored.clone() }</td><td class="num">{ format!("{} B", c.stored_bytes) }</td></tr>
+                                                    <tr data-testid="inspector-column">
+                                                        <td class="col">{ c.column.clone() }</td>
+                                                        <td class="val">{ c.full.clone().unwrap_or_else(|| "—".into()) }</td>
+                                                        <td class="num" data-value={c.full_bytes.map_or(String::new(), |b| b.to_string())}>{ c.full_bytes.map_or("—".into(), |b| format!("{b} B")) }</td>
+                                                        <td class="val">{ c.diff.clone().unwrap_or_else(|| "—".into()) }</td>
+                                                        <td class="num" data-value={c.diff_bytes.map_or(String::new(), |b| b.to_string())}>{ c.diff_bytes.map_or("—".into(), |b| format!("{b} B")) }</td>
+                                                        <td class="num" title={c.stored.clone()}>{ format!("{} B", c.stored_bytes) }</td>
+                                                    </tr>
                                                 }) }
                                             </table>
                                         </div>

@@ -17,6 +17,12 @@ pub struct ColumnChange {
     pub stored: String,
     /// Bytes of `"column":value` as stored.
     pub stored_bytes: u64,
+    /// The same column written with full values / as a diff, with its
+    /// bytes; `None` when the state before the entry could not be replayed.
+    pub full: Option<String>,
+    pub full_bytes: Option<u64>,
+    pub diff: Option<String>,
+    pub diff_bytes: Option<u64>,
 }
 
 #[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
@@ -58,6 +64,15 @@ pub struct EntryDetail {
     pub error: Option<String>,
 }
 
+fn member_bytes(name: &str, value_text: &str) -> u64 {
+    (ovsdb::json::string_serialized_len(name) + 1 + value_text.len()) as u64
+}
+
+/// Looks up `table/row/column` in a rewritten txn object.
+fn column_of<'j>(txn: &'j Json, table: &str, row: &str, column: &str) -> Option<&'j Json> {
+    txn.get(table)?.get(row)?.get(column)
+}
+
 fn txn_tables(t: &TxnRecord) -> Vec<TableChange> {
     t.tables
         .iter()
@@ -82,12 +97,12 @@ fn txn_tables(t: &TxnRecord) -> Vec<TableChange> {
                                             let text = v.to_string_compact();
                                             ColumnChange {
                                                 column: c.to_string(),
-                                                stored_bytes: (ovsdb::json::string_serialized_len(
-                                                    c,
-                                                ) + 1
-                                                    + text.len())
-                                                    as u64,
+                                                stored_bytes: member_bytes(c, &text),
                                                 stored: text,
+                                                full: None,
+                                                full_bytes: None,
+                                                diff: None,
+                                                diff_bytes: None,
                                             }
                                         })
                                         .collect()
@@ -146,12 +161,17 @@ pub fn inspect_record(
         }
     };
     d.kind = rec.kind_name().to_string();
+    // The txn object as stored, and how many txns/indexes come before it.
+    let mut txn_json: Option<Json> = None;
+    let mut before: Option<u64> = None;
     match rec {
         Record::Txn(t) => {
             d.comment = t.comment_str().map(str::to_string);
             d.date_ms = t.date_ms();
             d.diff_mode = t.diff_mode();
             d.tables = txn_tables(&t);
+            txn_json = raw.json().ok();
+            before = record.checked_sub(1);
         }
         Record::Raft(r) => {
             d.term = r.term();
@@ -160,15 +180,16 @@ pub fn inspect_record(
                 d.eid = e.eid.map(|x| x.to_string());
                 if let Some(arr) = e.data.as_ref().and_then(Json::as_array) {
                     d.schema_change = arr.first().is_some_and(|s| !s.is_null());
-                    if let Some(t) = arr
-                        .get(1)
-                        .filter(|t| !t.is_null())
-                        .and_then(|t| TxnRecord::from_json(t).ok())
-                    {
+                    let tj = arr.get(1).filter(|t| !t.is_null());
+                    if let Some(t) = tj.and_then(|t| TxnRecord::from_json(t).ok()) {
                         d.comment = t.comment_str().map(str::to_string);
                         d.date_ms = t.date_ms();
                         d.diff_mode = t.diff_mode();
                         d.tables = txn_tables(&t);
+                        if !d.schema_change {
+                            txn_json = tj.cloned();
+                            before = e.index.checked_sub(1);
+                        }
                     }
                 }
             }
@@ -178,5 +199,40 @@ pub fn inspect_record(
         }
         Record::Header(_) | Record::Schema(_) => {}
     }
+    if let (Some(txn), Some(before)) = (txn_json, before) {
+        add_modes(bytes, &txn, before, &mut d);
+    }
     d
+}
+
+/// Rewrites the entry for both storage modes against the database as it was
+/// just before it (replayed by the core) and records each column's value
+/// and bytes in each mode.
+fn add_modes(bytes: &[u8], txn: &Json, before: u64, d: &mut EntryDetail) {
+    let rep = ovsdb_log::replay(bytes, ovsdb_log::Upto::Index(before));
+    let Some(db) = rep.db else { return };
+    let full = db.transform_txn(txn, ovsdb_log::Mode::Full).ok();
+    let diff = db.transform_txn(txn, ovsdb_log::Mode::Diff).ok();
+    for t in d.tables.iter_mut() {
+        for r in t.rows.iter_mut() {
+            for c in r.columns.iter_mut() {
+                if let Some(v) = full
+                    .as_ref()
+                    .and_then(|j| column_of(j, &t.table, &r.uuid, &c.column))
+                {
+                    let text = v.to_string_compact();
+                    c.full_bytes = Some(member_bytes(&c.column, &text));
+                    c.full = Some(text);
+                }
+                if let Some(v) = diff
+                    .as_ref()
+                    .and_then(|j| column_of(j, &t.table, &r.uuid, &c.column))
+                {
+                    let text = v.to_string_compact();
+                    c.diff_bytes = Some(member_bytes(&c.column, &text));
+                    c.diff = Some(text);
+                }
+            }
+        }
+    }
 }

@@ -322,7 +322,24 @@ fn build_lane_and_summary(
     bytes: &[u8],
     progress: &mut dyn FnMut(u64),
 ) -> (Lane, ovsdb_log::FileSummary) {
-    let summary = ovsdb_log::summarize(bytes);
+    // Same figures as `ovsdb_log::summarize` (records, then the replay's
+    // full/diff totals), with the replay kept for the per-entry sizes.
+    let mut summary = ovsdb_log::summarize_records(bytes);
+    let replay = ovsdb_log::replay(bytes, ovsdb_log::Upto::All);
+    let (_, full_total, diff_total) = replay.totals();
+    summary.entry_bytes.full = full_total;
+    summary.entry_bytes.diff = diff_total;
+    let sized = full_total.is_some() && diff_total.is_some();
+    let mut per_record: std::collections::HashMap<usize, (u64, u64)> = if sized {
+        replay
+            .entries
+            .iter()
+            .map(|e| (e.record, (e.full, e.diff)))
+            .collect()
+    } else {
+        Default::default()
+    };
+    drop(replay);
     let clustered = summary.format == Some(Format::Clustered);
     let format = summary.format.unwrap_or(Format::Clustered);
     let mut lane = Lane {
@@ -531,6 +548,12 @@ fn build_lane_and_summary(
     }
     if lane.entries.is_empty() {
         lane.base_bytes = framer.good_end();
+    }
+    for e in lane.entries.iter_mut().filter(|e| e.has_data) {
+        if let Some((full, diff)) = per_record.remove(&(e.record as usize)) {
+            e.sizes.full = Some(full);
+            e.sizes.diff = Some(diff);
+        }
     }
     if let Some(e) = &summary.truncated {
         lane.truncated = Some(Truncation {
