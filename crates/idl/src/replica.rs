@@ -1552,6 +1552,60 @@ impl Idl {
     // ------------------------------------------------------------------
     // Transactions
 
+    /// The row's data as the open transaction sees it (None if absent or
+    /// deleted in the transaction).
+    fn view_data(&self, t: usize, u: Uuid) -> Option<Vec<Datum>> {
+        let x = self.txn.as_ref();
+        if x.is_some_and(|x| x.deleted.contains(&(t, u))) {
+            return None;
+        }
+        let mut data: Vec<Datum> = if x.is_some_and(|x| x.inserted.contains_key(&(t, u))) {
+            self.meta.tables[t]
+                .columns
+                .iter()
+                .map(|c| Datum::default_for(&c.ty))
+                .collect()
+        } else {
+            self.tables[t].rows.get(&u)?.data.clone()
+        };
+        if let Some(w) = x.and_then(|x| x.written.get(&(t, u))) {
+            for (c, d) in w {
+                if let Some(slot) = data.get_mut(*c) {
+                    *slot = d.clone();
+                }
+            }
+        }
+        Some(data)
+    }
+
+    fn index_view_remove(&mut self, t: usize, u: Uuid) -> u64 {
+        let ids = self.tables[t].indexes.clone();
+        if ids.is_empty() {
+            return 0;
+        }
+        if let Some(d) = self.view_data(t, u) {
+            for i in &ids {
+                self.indexes[*i].remove(u, &d);
+            }
+            return ids.len() as u64;
+        }
+        0
+    }
+
+    fn index_view_add(&mut self, t: usize, u: Uuid) -> u64 {
+        let ids = self.tables[t].indexes.clone();
+        if ids.is_empty() {
+            return 0;
+        }
+        if let Some(d) = self.view_data(t, u) {
+            for i in &ids {
+                self.indexes[*i].insert(u, &d);
+            }
+            return ids.len() as u64;
+        }
+        0
+    }
+
     /// Opens a transaction (one at a time, as in the C IDL).
     pub fn txn_begin(&mut self) {
         if self.txn.is_none() {
@@ -1599,19 +1653,14 @@ impl Idl {
         }
         let key = (table, uuid);
         self.txn_touch(key);
-        let ids = self.tables[table].indexes.clone();
+        // As the C IDL: remove the row from the table's indexes and re-add
+        // it with the written value, so index queries see uncommitted data.
+        let removed = self.index_view_remove(table, uuid);
         let x = self.txn.as_mut().expect("txn");
         x.written.entry(key).or_default().insert(column, value);
-        x.stats.reindex_ops += 2 * ids.len() as u64;
-        if !ids.is_empty() {
-            // The C IDL removes and re-inserts the row so that index
-            // queries see uncommitted values; count the same work.
-            if let Some(r) = self.tables[table].rows.get(&uuid) {
-                for i in &ids {
-                    self.indexes[*i].remove(uuid, &r.data);
-                    self.indexes[*i].insert(uuid, &r.data);
-                }
-            }
+        let added = self.index_view_add(table, uuid);
+        if let Some(x) = self.txn.as_mut() {
+            x.stats.reindex_ops += removed + added;
         }
         WriteResult::Written
     }
@@ -1643,6 +1692,7 @@ impl Idl {
         }
         self.txn_begin();
         let key = (table, uuid);
+        self.index_view_remove(table, uuid);
         let x = self.txn.as_mut().expect("txn");
         if x.inserted.remove(&key).is_some() {
             x.written.remove(&key);
@@ -1667,6 +1717,7 @@ impl Idl {
             .inserted
             .insert(key, persist.is_some());
         self.txn_touch(key);
+        self.index_view_add(table, u);
         u
     }
 
@@ -1714,24 +1765,23 @@ impl Idl {
     }
 
     fn txn_disassemble(&mut self) -> TxnBuildStats {
+        let Some(order) = self.txn.as_ref().map(|x| x.order.clone()) else {
+            return TxnBuildStats::default();
+        };
+        // Rolling back re-indexes every touched row (C behaviour): out
+        // with the transaction's view, back in with the committed data.
+        let mut ops = 0;
+        for (t, u) in &order {
+            ops += self.index_view_remove(*t, *u);
+        }
         let Some(x) = self.txn.take() else {
             return TxnBuildStats::default();
         };
         let mut stats = x.stats;
-        // Rolling back re-indexes every touched row (C behaviour).
-        for (t, u) in &x.order {
-            let ids = self.tables[*t].indexes.clone();
-            if ids.is_empty() {
-                continue;
-            }
-            if let Some(r) = self.tables[*t].rows.get(u) {
-                for i in &ids {
-                    self.indexes[*i].remove(*u, &r.data);
-                    self.indexes[*i].insert(*u, &r.data);
-                }
-                stats.reindex_ops += 2 * ids.len() as u64;
-            }
+        for (t, u) in &order {
+            ops += self.index_view_add(*t, *u);
         }
+        stats.reindex_ops += ops;
         stats
     }
 
