@@ -21,6 +21,8 @@ pub fn comparisons() -> u64 {
 #[derive(Debug, Clone)]
 struct Key {
     values: Vec<Datum>,
+    /// Bit j set: column j sorts in descending order.
+    desc: u64,
     uuid: Uuid,
 }
 
@@ -40,8 +42,11 @@ impl Ord for Key {
         COMPARISONS.with(|c| c.set(c.get() + 1));
         // Generic datum order as the C comparator: size first, then
         // elements; ties broken by row UUID.
-        for (a, b) in self.values.iter().zip(other.values.iter()) {
-            let o = a.len().cmp(&b.len()).then_with(|| a.cmp(b));
+        for (j, (a, b)) in self.values.iter().zip(other.values.iter()).enumerate() {
+            let mut o = a.len().cmp(&b.len()).then_with(|| a.cmp(b));
+            if j < 64 && self.desc & (1 << j) != 0 {
+                o = o.reverse();
+            }
             if o != Ordering::Equal {
                 return o;
             }
@@ -63,15 +68,28 @@ pub struct IndexStats {
 pub struct Index {
     pub table: usize,
     pub columns: Vec<usize>,
+    desc: u64,
     set: BTreeSet<Key>,
     pub stats: IndexStats,
 }
 
 impl Index {
     pub fn new(table: usize, columns: Vec<usize>) -> Index {
+        Index::with_order(table, columns, &[])
+    }
+
+    /// An index whose columns flagged in `desc` sort in descending order.
+    pub fn with_order(table: usize, columns: Vec<usize>, desc: &[bool]) -> Index {
+        let mut bits = 0u64;
+        for (j, d) in desc.iter().enumerate().take(64) {
+            if *d {
+                bits |= 1 << j;
+            }
+        }
         Index {
             table,
             columns,
+            desc: bits,
             set: BTreeSet::new(),
             stats: IndexStats::default(),
         }
@@ -84,6 +102,7 @@ impl Index {
                 .iter()
                 .map(|&c| data.get(c).cloned().unwrap_or_default())
                 .collect(),
+            desc: self.desc,
             uuid,
         }
     }
@@ -118,10 +137,12 @@ impl Index {
         self.stats.lookups += 1;
         let lo = Key {
             values: values.to_vec(),
+            desc: self.desc,
             uuid: Uuid::NIL,
         };
         let hi = Key {
             values: values.to_vec(),
+            desc: self.desc,
             uuid: Uuid(u128::MAX),
         };
         self.set
@@ -136,6 +157,7 @@ impl Index {
         let lo = match from {
             Some(v) => Bound::Included(Key {
                 values: v.to_vec(),
+                desc: self.desc,
                 uuid: Uuid::NIL,
             }),
             None => Bound::Unbounded,
@@ -143,6 +165,7 @@ impl Index {
         let hi = match to {
             Some(v) => Bound::Included(Key {
                 values: v.to_vec(),
+                desc: self.desc,
                 uuid: Uuid(u128::MAX),
             }),
             None => Bound::Unbounded,

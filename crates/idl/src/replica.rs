@@ -495,12 +495,20 @@ impl Idl {
     /// Creates an ordered index on `columns` of `table`; returns its id
     /// (None for an unknown table or column).
     pub fn index_create(&mut self, table: &str, columns: &[&str]) -> Option<usize> {
+        let cols: Vec<(&str, bool)> = columns.iter().map(|c| (*c, false)).collect();
+        self.index_create_ordered(table, &cols)
+    }
+
+    /// Like [`Idl::index_create`], with a descending flag per column
+    /// (`OVSDB_INDEX_DESC`).
+    pub fn index_create_ordered(&mut self, table: &str, columns: &[(&str, bool)]) -> Option<usize> {
         let t = self.meta.table(table)?;
         let cols: Vec<usize> = columns
             .iter()
-            .map(|c| self.meta.tables[t].column(c))
+            .map(|(c, _)| self.meta.tables[t].column(c))
             .collect::<Option<_>>()?;
-        let mut idx = Index::new(t, cols);
+        let desc: Vec<bool> = columns.iter().map(|(_, d)| *d).collect();
+        let mut idx = Index::with_order(t, cols, &desc);
         for (u, r) in &self.tables[t].rows {
             idx.insert(*u, &r.data);
         }

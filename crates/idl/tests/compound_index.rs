@@ -48,8 +48,10 @@ fn int(i: i64) -> Vec<Datum> {
     vec![Datum::scalar(Atom::Integer(i))]
 }
 
-#[test]
-fn compound_index_single_column() {
+/// Loads the rows of the original test and connects a replica with the
+/// six indexes test-ovsdb creates: s, i, (s,i), (s,i desc), (i,s),
+/// (i desc,s).
+fn setup() -> (Hub, usize, [usize; 6]) {
     let meta = DbMeta::from_text(&scenario::schema_text("idltest")).unwrap();
     let mut server = Server::new(meta.clone(), ServerOptions::default());
     let rows = [
@@ -77,9 +79,81 @@ fn compound_index_single_column() {
     for c in ["s", "i", "r", "b"] {
         idl.add_column("simple", c);
     }
-    let s_index = idl.index_create("simple", &["s"]).unwrap();
-    let i_index = idl.index_create("simple", &["i"]).unwrap();
+    let ix = [
+        idl.index_create("simple", &["s"]).unwrap(),
+        idl.index_create("simple", &["i"]).unwrap(),
+        idl.index_create("simple", &["s", "i"]).unwrap(),
+        idl.index_create_ordered("simple", &[("s", false), ("i", true)])
+            .unwrap(),
+        idl.index_create("simple", &["i", "s"]).unwrap(),
+        idl.index_create_ordered("simple", &[("i", true), ("s", false)])
+            .unwrap(),
+    ];
     let c = hub.add(idl).unwrap();
+    (hub, c, ix)
+}
+
+/// Applies the original's filters to `out` and compares with the four
+/// expected sections of `file`; `cut_s`/`cut_i` are where the first and
+/// third filters cut the lines.
+fn check(out: &[String], file: &str, cut_s: &str, cut_i: &str) {
+    let pick = |prefix: &str, cut: &str| -> String {
+        out.iter()
+            .filter(|l| l[5..].starts_with(prefix))
+            .map(|l| match l.find(cut) {
+                Some(p) => format!("{}\n", &l[..p]),
+                None => format!("{l}\n"),
+            })
+            .collect()
+    };
+    let sorted = |prefix: &str| -> String {
+        let mut v: Vec<&String> = out.iter().filter(|l| l[5..].starts_with(prefix)).collect();
+        v.sort_by(|a, b| {
+            let fa: Vec<&str> = a.split(' ').collect();
+            let fb: Vec<&str> = b.split(' ').collect();
+            let na: u32 = fa[0].trim_end_matches(':').parse().unwrap();
+            let nb: u32 = fb[0].trim_end_matches(':').parse().unwrap();
+            na.cmp(&nb)
+                .then(fa[1].cmp(fb[1]))
+                .then(fa[2].cmp(fb[2]))
+                .then(a.cmp(b))
+        });
+        v.iter().map(|l| format!("{l}\n")).collect()
+    };
+    let expected =
+        std::fs::read_to_string(scenario::scenario_dir().join(format!("index/{file}"))).unwrap();
+    let parts: Vec<&str> = expected.split("\n--\n").collect();
+    assert_eq!(
+        parts.len(),
+        5,
+        "expected file has 4 sections after the header"
+    );
+    assert_eq!(
+        pick("s=", cut_s),
+        format!("{}\n", parts[1].trim_end()),
+        "order of s= lines"
+    );
+    assert_eq!(
+        sorted("s="),
+        format!("{}\n", parts[2].trim_end()),
+        "s= rows"
+    );
+    assert_eq!(
+        pick("i=", cut_i),
+        format!("{}\n", parts[3].trim_end()),
+        "order of i= lines"
+    );
+    assert_eq!(
+        sorted("i="),
+        format!("{}\n", parts[4].trim_end()),
+        "i= rows"
+    );
+}
+
+#[test]
+fn compound_index_single_column() {
+    let (mut hub, c, ix) = setup();
+    let (s_index, i_index) = (ix[0], ix[1]);
     let mut out: Vec<String> = Vec::new();
     let t = hub.clients[c].idl.table_index("simple").unwrap();
     let (ci, cs) = {
@@ -155,57 +229,35 @@ fn compound_index_single_column() {
         out.push(line(&hub.clients[c].idl, 8, u, false));
     }
 
-    let pick = |prefix: &str, cut: &str| -> String {
-        out.iter()
-            .filter(|l| l[5..].starts_with(prefix))
-            .map(|l| match l.find(cut) {
-                Some(p) => format!("{}\n", &l[..p]),
-                None => format!("{l}\n"),
-            })
-            .collect()
-    };
-    let sorted = |prefix: &str| -> String {
-        let mut v: Vec<&String> = out.iter().filter(|l| l[5..].starts_with(prefix)).collect();
-        v.sort_by(|a, b| {
-            let fa: Vec<&str> = a.split(' ').collect();
-            let fb: Vec<&str> = b.split(' ').collect();
-            let na: u32 = fa[0].trim_end_matches(':').parse().unwrap();
-            let nb: u32 = fb[0].trim_end_matches(':').parse().unwrap();
-            na.cmp(&nb)
-                .then(fa[1].cmp(fb[1]))
-                .then(fa[2].cmp(fb[2]))
-                .then(a.cmp(b))
-        });
-        v.iter().map(|l| format!("{l}\n")).collect()
-    };
-    let expected = std::fs::read_to_string(
-        scenario::scenario_dir().join("index/compound-index-single-column.txt"),
-    )
-    .unwrap();
-    let parts: Vec<&str> = expected.split("\n--\n").collect();
-    assert_eq!(
-        parts.len(),
-        5,
-        "expected file has 4 sections after the header"
-    );
-    assert_eq!(
-        pick("s=", " i="),
-        format!("{}\n", parts[1].trim_end()),
-        "order by s"
-    );
-    assert_eq!(
-        sorted("s="),
-        format!("{}\n", parts[2].trim_end()),
-        "rows by s"
-    );
-    assert_eq!(
-        pick("i=", " s="),
-        format!("{}\n", parts[3].trim_end()),
-        "order by i"
-    );
-    assert_eq!(
-        sorted("i="),
-        format!("{}\n", parts[4].trim_end()),
-        "rows by i"
-    );
+    check(&out, "compound-index-single-column.txt", " i=", " s=");
+}
+
+#[test]
+fn compound_index_double_column() {
+    let (mut hub, c, ix) = setup();
+    let idl = &mut hub.clients[c].idl;
+    let mut out: Vec<String> = Vec::new();
+    let (si, sid, is, ids) = (ix[2], ix[3], ix[4], ix[5]);
+    let s = |x: &str| Datum::scalar(Atom::String(x.into()));
+    for u in idl.index_all(si) {
+        out.push(line(idl, 1, u, true));
+    }
+    for u in idl.index_all(sid) {
+        out.push(line(idl, 2, u, true));
+    }
+    for u in idl.index_find_eq(si, &[s("List000"), Datum::scalar(Atom::Integer(10))]) {
+        out.push(line(idl, 3, u, true));
+    }
+    let from = [s("List001"), Datum::scalar(Atom::Integer(0))];
+    let to = [s("List005"), Datum::scalar(Atom::Integer(100))];
+    for u in idl.index_range(si, Some(&from), Some(&to)) {
+        out.push(line(idl, 4, u, true));
+    }
+    for u in idl.index_all(is) {
+        out.push(line(idl, 5, u, false));
+    }
+    for u in idl.index_all(ids) {
+        out.push(line(idl, 6, u, false));
+    }
+    check(&out, "compound-index-double-column.txt", " b=", " b=");
 }
