@@ -194,11 +194,6 @@ fn simulate_inner(args: &[String]) -> Result<u8, String> {
     let o = parse(args)?;
     let name = o.scenario.clone().ok_or("missing SCENARIO")?;
     let text = load(&name)?;
-    if o.write_logs.is_some() {
-        return Err(
-            "--write-logs is not implemented yet (see BENCHMARKS.md / issue 4 status)".into(),
-        );
-    }
     if let Some(n) = o.seeds {
         let agg = report::run_seeds(&text, o.profile.as_deref(), &o.sets, o.seed, n)?;
         if o.json {
@@ -210,7 +205,18 @@ fn simulate_inner(args: &[String]) -> Result<u8, String> {
     }
     let mut sim = Sim::from_text(&text, o.profile.as_deref(), &o.sets, o.seed)?;
     sim.record_events = o.trace.is_some();
+    if o.write_logs.is_some() {
+        sim.capture_logs();
+    }
     let m = sim.run();
+    if let Some(dir) = &o.write_logs {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {dir}: {e}"))?;
+        for (name, bytes) in raft_sim::logs::write_logs(&sim)? {
+            let path = std::path::Path::new(dir).join(&name);
+            std::fs::write(&path, bytes)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+    }
     if let Some(path) = &o.trace {
         let mut s = String::new();
         for e in sim.events() {

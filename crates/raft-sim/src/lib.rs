@@ -8,6 +8,7 @@
 //! JSON figures printed by the CLI and aggregation over seeds.
 
 pub mod knobs;
+pub mod logs;
 pub mod report;
 pub mod rng;
 pub mod scenario;

@@ -319,9 +319,49 @@ pub enum RecordKind {
     Note,
 }
 
+/// One record of a server's clustered log file, captured (when
+/// [`Ctx::capture`] is on) so that real `.db` files can be written.
+#[derive(Clone, Debug)]
+pub enum LogRec {
+    /// The file starts: member (snapshot at index 1) or joining header.
+    Create {
+        joining: bool,
+    },
+    Entry {
+        index: u64,
+        entry: Entry,
+    },
+    Term {
+        term: u64,
+    },
+    Vote {
+        term: u64,
+        vote: Sid,
+    },
+    Leader {
+        term: u64,
+        leader: Sid,
+    },
+    Commit {
+        index: u64,
+    },
+    Note {
+        note: &'static str,
+    },
+    /// The file is replaced by a new one whose header holds `snap`; the
+    /// records that follow belong to the new file.
+    Rewrite {
+        snap: Rc<Snap>,
+    },
+}
+
 /// Everything a server asks the world to do.
 #[derive(Clone, Debug)]
 pub enum Out {
+    Log {
+        server: Sid,
+        rec: LogRec,
+    },
     Send {
         from: Sid,
         to: Sid,
@@ -411,6 +451,8 @@ pub struct Ctx<'a> {
     pub comment_prefix: &'a str,
     /// Which peers are currently reachable (for transfer target choice).
     pub reachable: u64,
+    /// Emit [`Out::Log`] for every record written.
+    pub capture: bool,
 }
 
 impl Ctx<'_> {
@@ -441,6 +483,7 @@ pub struct Server {
     pub last_applied: u64,
     /// Latest appended configuration (bitmask of server ids).
     pub config: u64,
+    initial_config: u64,
     /// Current election timer, µs.
     pub et: u64,
     pub pending_et: Option<u64>,
@@ -556,6 +599,7 @@ impl Server {
             commit_index: snap.index,
             last_applied: snap.index,
             config: snap.servers,
+            initial_config: snap.servers,
             et: snap.et,
             snap,
             pending_et: None,
@@ -639,6 +683,10 @@ impl Server {
     fn majority(&self, set: u64) -> bool {
         2 * (set & self.config).count_ones() > self.n_config()
     }
+    /// Configuration of the server's original snapshot (index 1).
+    pub fn snap_config_at_start(&self) -> u64 {
+        self.initial_config
+    }
     pub fn pending_commands(&self) -> usize {
         self.commands.len()
     }
@@ -691,6 +739,15 @@ impl Server {
             kind,
             bytes,
         });
+    }
+
+    fn capture(&self, cx: &mut Ctx, rec: LogRec) {
+        if cx.capture {
+            cx.out.push(Out::Log {
+                server: self.id,
+                rec,
+            });
+        }
     }
 
     fn entry_record_len(&self, e: &Entry, idx: u64, k: &Knobs) -> u64 {
@@ -868,6 +925,11 @@ impl Server {
             },
             bytes,
         );
+        let rec = match vote {
+            Some(v) => LogRec::Vote { term, vote: v },
+            None => LogRec::Term { term },
+        };
+        self.capture(cx, rec);
         let ticket = self.request_sync(cx);
         self.waiters
             .push_back(Waiter::TermVote { ticket, term, vote });
@@ -1024,6 +1086,13 @@ impl Server {
         self.pending_et = None;
         self.reset_election_timer(cx.k, cx.now, cx.rng);
         self.record(cx, RecordKind::Leader, txn::leader_len(self.term));
+        self.capture(
+            cx,
+            LogRec::Leader {
+                term: self.term,
+                leader: self.id,
+            },
+        );
         cx.out.push(Out::BecameLeader {
             server: self.id,
             term: self.term,
@@ -1054,6 +1123,13 @@ impl Server {
         }
         self.log.push(e.clone());
         self.record(cx, RecordKind::Entry, bytes);
+        self.capture(
+            cx,
+            LogRec::Entry {
+                index: idx,
+                entry: e.clone(),
+            },
+        );
         let ticket = self.request_sync(cx);
         self.waiters.push_back(Waiter::Entry { ticket, index: idx });
         let entries = Rc::new(vec![e]);
@@ -1239,6 +1315,7 @@ impl Server {
             }
         }
         self.record(cx, RecordKind::Commit, txn::commit_len(new));
+        self.capture(cx, LogRec::Commit { index: new });
         if self.role == Role::Leader && cx.k.commit_sync_immediate {
             self.send_heartbeats(false, cx);
         }
@@ -1356,6 +1433,12 @@ impl Server {
         };
         self.send(target, Msg::BecomeLeader { term: self.term }, cx);
         self.record(cx, RecordKind::Note, txn::note_len());
+        self.capture(
+            cx,
+            LogRec::Note {
+                note: "transfer leadership",
+            },
+        );
         true
     }
 
@@ -1440,6 +1523,35 @@ impl Server {
         }
         bytes += txn::vote_len(self.term) + txn::commit_len(self.commit_index);
         self.file_bytes = bytes;
+        if cx.capture {
+            self.capture(
+                cx,
+                LogRec::Rewrite {
+                    snap: self.snap.clone(),
+                },
+            );
+            for (i, e) in self.log.iter().enumerate() {
+                let rec = LogRec::Entry {
+                    index: self.log_start + i as u64,
+                    entry: e.clone(),
+                };
+                self.capture(cx, rec);
+            }
+            let rec = match self.vote {
+                Some(v) => LogRec::Vote {
+                    term: self.term,
+                    vote: v,
+                },
+                None => LogRec::Term { term: self.term },
+            };
+            self.capture(cx, rec);
+            if self.commit_index > self.snap.index {
+                let rec = LogRec::Commit {
+                    index: self.commit_index,
+                };
+                self.capture(cx, rec);
+            }
+        }
         cx.cpu(bytes);
         cx.out.push(Out::Record {
             server: self.id,
@@ -1968,6 +2080,7 @@ impl Server {
             Msg::RemoveServerReply { ok, target } => {
                 if ok && target == self.id && self.life == Life::Up {
                     self.record(cx, RecordKind::Note, txn::note_len());
+                    self.capture(cx, LogRec::Note { note: "left" });
                     self.life = Life::Left;
                     self.leave_deadline = None;
                     cx.out.push(Out::Left { server: self.id });
@@ -1980,6 +2093,13 @@ impl Server {
         if self.leader != Some(from) {
             self.leader = Some(from);
             self.record(cx, RecordKind::Leader, txn::leader_len(self.term));
+            self.capture(
+                cx,
+                LogRec::Leader {
+                    term: self.term,
+                    leader: from,
+                },
+            );
         }
     }
 
@@ -2053,6 +2173,13 @@ impl Server {
             }
             self.log.push(e.clone());
             self.record(cx, RecordKind::Entry, bytes);
+            self.capture(
+                cx,
+                LogRec::Entry {
+                    index: idx,
+                    entry: e.clone(),
+                },
+            );
             wrote = true;
         }
         if config_touched {
@@ -2242,6 +2369,15 @@ impl Server {
         self.file_bytes = bytes;
         self.file_bytes_after_snap = bytes;
         self.applied_since_snap = 0;
+        self.capture(cx, LogRec::Rewrite { snap: snap.clone() });
+        let rec = match self.vote {
+            Some(v) => LogRec::Vote {
+                term: self.term,
+                vote: v,
+            },
+            None => LogRec::Term { term: self.term },
+        };
+        self.capture(cx, rec);
         cx.cpu(bytes);
         cx.out.push(Out::Record {
             server: self.id,

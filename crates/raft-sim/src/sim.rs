@@ -5,7 +5,7 @@
 use crate::knobs::{Knobs, Profile};
 use crate::rng::{Rng, TraceHash};
 use crate::scenario::{Count, FaultAction, OpSpec, Scenario, Target, Via, WorkloadKind};
-use crate::server::{Ctx, Life, Msg, MsgKind, Out, RecordKind, Role, Server, Sid, Time};
+use crate::server::{Ctx, Life, LogRec, Msg, MsgKind, Out, RecordKind, Role, Server, Sid, Time};
 use crate::txn::Op;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -262,6 +262,10 @@ pub struct Sim {
     hash: TraceHash,
     pub record_events: bool,
     events: Vec<SimEvent>,
+    /// Capture every record each server writes (for `--write-logs`);
+    /// set before the first step, or use [`Sim::capture_logs`].
+    capture: bool,
+    logs: Vec<Vec<LogRec>>,
     out: Vec<Out>,
     date_base_ms: u64,
 }
@@ -324,6 +328,8 @@ impl Sim {
             hash: TraceHash::default(),
             record_events: false,
             events: Vec::new(),
+            capture: false,
+            logs: Vec::new(),
             out: Vec::new(),
             date_base_ms: 1_795_986_960_000,
             scenario,
@@ -532,6 +538,23 @@ impl Sim {
         m
     }
 
+    /// Start capturing the records every server writes. Call before the
+    /// first step (servers created later are captured from their creation).
+    pub fn capture_logs(&mut self) {
+        if self.capture {
+            return;
+        }
+        self.capture = true;
+        self.logs = (0..self.servers.len())
+            .map(|_| vec![LogRec::Create { joining: false }, LogRec::Term { term: 1 }])
+            .collect();
+    }
+
+    /// Captured records per server (see [`Sim::capture_logs`]).
+    pub fn logs(&self) -> &[Vec<LogRec>] {
+        &self.logs
+    }
+
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
     }
@@ -555,6 +578,7 @@ impl Sim {
                 date_base_ms: self.date_base_ms,
                 comment_prefix: &self.scenario.workload.comment_prefix,
                 reachable,
+                capture: self.capture,
             };
             f(srv, &mut cx);
             cx.cost
@@ -634,6 +658,12 @@ impl Sim {
                 }
             }
             Out::BecameLeader { server, term } => self.became_leader(server, term),
+            Out::Log { server, rec } => {
+                if self.logs.len() <= server {
+                    self.logs.resize(server + 1, Vec::new());
+                }
+                self.logs[server].push(rec);
+            }
             Out::SteppedDown { server, term } => {
                 self.note(EventKind::SteppedDown { server, term });
                 self.leader_gone(server);
@@ -1164,6 +1194,12 @@ impl Sim {
                             Server::new_joiner(id, remotes, &self.knobs, self.now, &mut self.rng);
                         if id != s {
                             j.life = Life::Down;
+                        }
+                        if self.capture {
+                            if self.logs.len() <= id {
+                                self.logs.resize(id + 1, Vec::new());
+                            }
+                            self.logs[id].push(LogRec::Create { joining: true });
                         }
                         self.servers.push(j);
                     }

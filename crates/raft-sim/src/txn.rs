@@ -51,10 +51,13 @@ impl Op {
 /// keeps one and applies committed transactions to it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NbState {
-    pub nb_global: bool,
-    pub switches: u64,
+    pub nb_global: Option<Uuid>,
+    /// (uuid, k) of each Logical_Switch "lsK".
+    pub switches: Vec<(Uuid, u64)>,
     pub last_switch: Option<Uuid>,
     pub switch_ports: Vec<Uuid>,
+    /// (uuid, k) of each Logical_Switch_Port "lspK" (of the last switch).
+    pub ports: Vec<(Uuid, u64)>,
     pub pg: Option<Uuid>,
     /// (priority, uuid) of ACLs in the port group.
     pub acls: Vec<(u64, Uuid)>,
@@ -258,11 +261,13 @@ impl NbState {
     pub fn apply(&mut self, t: &Txn) {
         match &t.op {
             Op::Init => {
-                self.nb_global = true;
+                self.nb_global = t.inserted;
                 self.rows_bytes += 60;
             }
-            Op::LsAdd(_) => {
-                self.switches += 1;
+            Op::LsAdd(k) => {
+                if let Some(u) = t.inserted {
+                    self.switches.push((u, *k));
+                }
                 self.last_switch = t.inserted;
                 self.switch_ports.clear();
                 self.rows_bytes += 70;
@@ -288,13 +293,88 @@ impl NbState {
                 self.pg = None;
                 self.acls.clear();
             }
-            Op::LspAdd(_) => {
+            Op::LspAdd(k) => {
                 if let Some(u) = t.inserted {
                     self.switch_ports.push(u);
+                    self.ports.push((u, *k));
                     self.rows_bytes += 110;
                 }
             }
         }
+    }
+
+    /// The whole database as the `data` half of a snapshot (`prev_data[1]`),
+    /// JSON text with one object per table (rows with their non-default
+    /// columns, as ovsdb-server writes them).
+    pub fn snapshot_json(&self) -> String {
+        let mut tables: Vec<(&str, Vec<(String, String)>)> = Vec::new();
+        if !self.acls.is_empty() {
+            let rows = self
+                .acls
+                .iter()
+                .map(|(p, u)| {
+                    (
+                        us(u).to_string(),
+                        format!("{{\"action\":\"drop\",\"direction\":\"from-lport\",\"log\":true,\"match\":\"udp\",\"priority\":{p}}}"),
+                    )
+                })
+                .collect();
+            tables.push(("ACL", rows));
+        }
+        if !self.switches.is_empty() {
+            let rows = self
+                .switches
+                .iter()
+                .map(|(u, k)| {
+                    let mut row = format!("{{\"name\":\"ls{k}\"");
+                    if Some(*u) == self.last_switch && !self.switch_ports.is_empty() {
+                        let refs: Vec<&Uuid> = self.switch_ports.iter().collect();
+                        row.push_str(",\"ports\":");
+                        uuid_set(&mut row, &refs);
+                    }
+                    row.push('}');
+                    (us(u).to_string(), row)
+                })
+                .collect();
+            tables.push(("Logical_Switch", rows));
+        }
+        if !self.ports.is_empty() {
+            let rows = self
+                .ports
+                .iter()
+                .map(|(u, k)| (us(u).to_string(), format!("{{\"name\":\"lsp{k}\"}}")))
+                .collect();
+            tables.push(("Logical_Switch_Port", rows));
+        }
+        if let Some(u) = &self.nb_global {
+            tables.push(("NB_Global", vec![(us(u).to_string(), "{}".to_string())]));
+        }
+        if let Some(pg) = &self.pg {
+            let mut row = "{\"name\":\"pg1\"".to_string();
+            if !self.acls.is_empty() {
+                let refs: Vec<&Uuid> = self.acls.iter().map(|(_, u)| u).collect();
+                row.push_str(",\"acls\":");
+                uuid_set(&mut row, &refs);
+            }
+            row.push('}');
+            tables.push(("Port_Group", vec![(us(pg).to_string(), row)]));
+        }
+        let mut out = String::from("{");
+        for (i, (t, rows)) in tables.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            let _ = write!(out, "\"{t}\":{{");
+            for (j, (u, r)) in rows.iter().enumerate() {
+                if j > 0 {
+                    out.push(',');
+                }
+                let _ = write!(out, "\"{u}\":{r}");
+            }
+            out.push('}');
+        }
+        out.push('}');
+        out
     }
 }
 
