@@ -172,7 +172,7 @@ fn trace_line(e: &raft_sim::SimEvent) -> String {
         K::ElectionTimerChanged { server, ms } => {
             format!("\"kind\":\"election_timer\",\"server\":{},\"ms\":{ms}", server + 1)
         }
-        K::Fault { text } => format!("\"kind\":\"fault\",\"text\":{}", format!("{text:?}")),
+        K::Fault { text } => format!("\"kind\":\"fault\",\"text\":{text:?}"),
         K::Joined { server } => format!("\"kind\":\"joined\",\"server\":{}", server + 1),
         K::Left { server } => format!("\"kind\":\"left\",\"server\":{}", server + 1),
         K::Snapshot { server, index } => format!("\"kind\":\"snapshot\",\"server\":{},\"index\":{index}", server + 1),
