@@ -1,0 +1,113 @@
+//! `ovsdb-scope simulate` / `compare` end to end: JSON keys of issue 4
+//! item 8, `--set`, `--seeds` aggregation, `--trace`, and the A/B table.
+
+use std::process::Command;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ovsdb-scope"))
+        .args(args)
+        .output()
+        .expect("run ovsdb-scope");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn simulate_json_has_the_documented_keys() {
+    let (code, out, err) = run(&[
+        "simulate",
+        "ls-add-follower",
+        "--profile",
+        "v2.12",
+        "--set",
+        "n=10",
+        "--set",
+        "election_timer=2000",
+        "--seed",
+        "4",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for key in [
+        "\"scenario\":\"ls-add-follower\"",
+        "\"profile\":\"v2.12\"",
+        "\"seed\":4",
+        "\"sim_time_ms\":",
+        "\"txns\":{\"count\":10,\"total_ms\":",
+        "\"latency_ms\":{\"mean\":",
+        "\"p50\":",
+        "\"p99\":",
+        "\"max\":",
+        "\"elections\":",
+        "\"terms\":",
+        "\"leaderless_ms\":",
+        "\"time_to_leader_ms\":",
+        "\"bytes\":{\"log_written\":",
+        "\"sent\":",
+        "\"events\":",
+        "\"invariants\":{\"checks\":",
+        "\"violations\":0",
+    ] {
+        assert!(out.contains(key), "missing {key} in {out}");
+    }
+}
+
+#[test]
+fn seeds_aggregate_and_compare_table() {
+    let (code, out, err) = run(&["simulate", "leader-kill", "--seeds", "20", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"seeds\":20"), "{out}");
+    assert!(out.contains("\"time_to_leader_ms\":{\"mean\":"), "{out}");
+    let (code, out, err) = run(&[
+        "compare",
+        "ls-add-follower",
+        "--a",
+        "profile=v2.12-pre-sync,n=10",
+        "--b",
+        "profile=v2.12,n=10",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("txns.total_ms"))
+        .unwrap_or_else(|| panic!("{out}"));
+    let ratio: f64 = line.split_whitespace().last().unwrap().parse().unwrap();
+    assert!(ratio < 1.0 / 50.0, "{line}");
+    let (code, out, _) = run(&[
+        "compare",
+        "ls-add-leader",
+        "--a",
+        "n=5",
+        "--b",
+        "n=5,fsync=5",
+        "--json",
+    ]);
+    assert_eq!(code, 0);
+    assert!(out.contains("\"ratio\":{"), "{out}");
+}
+
+#[test]
+fn trace_file_and_bad_input() {
+    let dir = std::env::temp_dir().join(format!("sim-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("t.jsonl");
+    let (code, _, err) = run(&[
+        "simulate",
+        "leader-kill",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(text.lines().any(|l| l.contains("\"kind\":\"leader\"")));
+    assert!(text.lines().any(|l| l.contains("\"msg\":\"heartbeat\"")));
+    let (code, _, err) = run(&["simulate", "leader-kill", "--set", "no_such_knob=1"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown knob"), "{err}");
+    let (code, _, err) = run(&["simulate", "leader-kill", "--set", "election_timer=50"]);
+    assert_eq!(code, 2, "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
