@@ -4,6 +4,7 @@
 // effects the simulator reproduces.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { serveDir, launchBrowser, openPage, screenshot } from "./harness.mjs";
 
 let server;
@@ -147,6 +148,53 @@ test("the tour goes forward and back with buttons and clicker keys", async () =>
   await figures(page);
   assert.equal(titles.size, 3);
   await screenshot(page, "sim-tour-step-2");
+  clean(problems);
+  await page.close();
+});
+
+test("the metrics of a run download as JSON in the shape of `simulate --json`", async () => {
+  const { page, problems } = await openPage(browser.context, server.url + "#sim=ls-add-leader&t=100");
+  const figs = await figures(page);
+  const [download] = await Promise.all([
+    page.waitForEvent("download"),
+    page.getByTestId("sim-export-json").click(),
+  ]);
+  const path = await download.path();
+  const json = JSON.parse(readFileSync(path, "utf8"));
+  assert.equal(json.scenario, "ls-add-leader");
+  assert.equal(json.seed, 1);
+  assert.equal(json.txns.count, figs.txns);
+  assert.equal(json.txns.total_ms, figs.total);
+  assert.equal(json.terms, figs.terms);
+  assert.match(json.trace_hash, /^[0-9a-f]{16}$/);
+  assert.equal(json.invariants.violations, 0);
+  clean(problems);
+  await page.close();
+});
+
+test("the IDL panel runs both experiments in the worker and charts them", async () => {
+  const { page, problems } = await openPage(browser.context, server.url + "#idl=write-changed-only&rows=500");
+  const ratio = Number(await value(page, "idl-ratio"));
+  // 500 rows x 6 columns rewritten, one really changed: write-changed-only sends far less.
+  assert.ok(ratio > 10, `default / write-changed-only request bytes = ${ratio}`);
+  assert.equal(await page.getByTestId("idl-table").locator("tbody tr").count(), 3);
+  // Changing a knob and running again changes the figures.
+  await page.getByTestId("idl-knob-changed").fill("250");
+  await page.getByTestId("idl-knob-changed").dispatchEvent("change");
+  await page.getByTestId("idl-run").click();
+  await page.waitForFunction(
+    (r) => {
+      const v = document.querySelector('[data-testid="idl-ratio"]').dataset.value;
+      return v !== "" && Number(v) !== r;
+    },
+    ratio,
+  );
+  assert.ok(Number(await value(page, "idl-ratio")) < ratio);
+  await page.getByTestId("idl-index-vs-hash").click();
+  const crossover = Number(await value(page, "idl-crossover"));
+  assert.ok(crossover > 0, `crossover ${crossover}`);
+  assert.equal(await page.getByTestId("idl-table").locator("tbody tr").count(), 4);
+  await screenshot(page, "sim-idl-index-vs-hash");
   clean(problems);
   await page.close();
 });

@@ -9,8 +9,8 @@ mod app;
 mod draw;
 mod hash;
 mod panic;
-mod sim;
 mod samples;
+mod sim;
 
 fn main() {
     panic::install();

@@ -167,7 +167,7 @@ impl Component for AbPage {
                 }
             }
             Msg::Worker(Reply::Error { message, .. }) => self.error = Some(message),
-            Msg::Worker(Reply::Progress { .. }) => return false,
+            Msg::Worker(Reply::Progress { .. } | Reply::Idl { .. }) => return false,
             Msg::Seek(t) => self.playhead = t.min(self.end()),
             Msg::Zoom(f) => self.window_ms = (self.window_ms * f).clamp(5.0, 600_000.0),
             Msg::Toggle => {

@@ -1,8 +1,9 @@
 //! The simulation pages (issue 7): the mode switch "Explorer | Simulate |
-//! A/B | Tour", routed by the URL hash (see `simview::link`), and the client
+//! A/B | Tour | IDL", routed by the URL hash (see `simview::link`), and the client
 //! of the simulation worker (src/bin/sim_worker.rs) they share.
 
 mod ab;
+mod idl_panel;
 mod page;
 mod tour;
 mod view;
@@ -17,6 +18,11 @@ use yew::prelude::*;
 
 /// A reply of the simulation worker.
 pub enum Reply {
+    /// The JSON report of an IDL experiment.
+    Idl {
+        id: u32,
+        report: String,
+    },
     Progress {
         id: u32,
         now: f64,
@@ -91,6 +97,10 @@ impl SimWorker {
                         }),
                     }
                 }
+                Some("idl") => on.emit(Reply::Idl {
+                    id,
+                    report: get(&d, "report").as_string().unwrap_or_default(),
+                }),
                 Some("panic") => on.emit(Reply::Error {
                     id,
                     message: format!(
@@ -138,12 +148,55 @@ impl SimWorker {
     }
 }
 
+impl SimWorker {
+    /// Asks for an IDL experiment with these knobs.
+    pub fn idl(&self, id: u32, experiment: &str, knobs: &[(String, String)]) {
+        let o = js_sys::Object::new();
+        let set = |k: &str, v: JsValue| {
+            let _ = js_sys::Reflect::set(&o, &JsValue::from_str(k), &v);
+        };
+        set("type", "idl".into());
+        set("id", id.into());
+        set("experiment", experiment.into());
+        let params = js_sys::Object::new();
+        for (k, v) in knobs {
+            let _ = js_sys::Reflect::set(&params, &JsValue::from_str(k), &JsValue::from_str(v));
+        }
+        set("params", params.into());
+        self.send(o.into());
+    }
+}
+
 impl Drop for SimWorker {
     fn drop(&mut self) {
         if let Some(w) = &self.worker {
             w.terminate();
         }
     }
+}
+
+/// Offers `bytes` as a download named `name` (a Blob URL; nothing leaves the page).
+pub fn download(name: &str, bytes: &[u8], mime: &str) {
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes));
+    let opts = web_sys::BlobPropertyBag::new();
+    opts.set_type(mime);
+    let Ok(blob) = web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &opts) else {
+        return;
+    };
+    let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
+        return;
+    };
+    if let Ok(a) = doc.create_element("a") {
+        if let Ok(a) = a.dyn_into::<web_sys::HtmlAnchorElement>() {
+            a.set_href(&url);
+            a.set_download(name);
+            a.click();
+        }
+    }
+    let _ = web_sys::Url::revoke_object_url(&url);
 }
 
 /// Sets the URL hash without adding a history entry or firing `hashchange`.
@@ -194,9 +247,14 @@ pub fn shell() -> Html {
         ("Simulate", "#sim=ls-add-follower", "tab-sim"),
         ("A/B", "#ab=commit-sync", "tab-ab"),
         ("Tour", "#tour=1", "tab-tour"),
+        ("IDL", "#idl=write-changed-only", "tab-idl"),
     ];
     let body = match route {
-        Route::Explorer | Route::Idl { .. } => html! { <crate::app::App /> },
+        Route::Explorer => html! { <crate::app::App /> },
+        Route::Idl { params } => {
+            let key = (*hash).clone();
+            html! { <idl_panel::IdlPanel {key} {params} /> }
+        }
         Route::Sim { spec, t_us } => {
             let key = (*hash).clone();
             html! { <page::SimPage {key} {spec} {t_us} /> }

@@ -46,6 +46,7 @@ pub enum Msg {
     EditScenario(String),
     Apply,
     Key(KeyboardEvent),
+    ExportJson,
 }
 
 pub struct SimPage {
@@ -77,7 +78,7 @@ pub struct SimPage {
     embedded: bool,
 }
 
-fn value_of(e: &Event) -> String {
+pub fn value_of(e: &Event) -> String {
     e.target()
         .and_then(|t| js_sys::Reflect::get(&t, &JsValue::from_str("value")).ok())
         .and_then(|v| v.as_string())
@@ -379,6 +380,15 @@ impl Component for SimPage {
                 self.progress = None;
                 self.error = Some(message);
             }
+            Msg::Worker(Reply::Idl { .. }) => return false,
+            Msg::ExportJson => {
+                if let Some(r) = &self.result {
+                    let name =
+                        format!("{}-{}-seed{}.json", r.scenario_name, r.profile, r.spec.seed);
+                    super::download(&name, r.json.as_bytes(), "application/json");
+                }
+                return false;
+            }
             Msg::Toggle => {
                 if self.result.is_none() {
                     return false;
@@ -451,6 +461,7 @@ impl Component for SimPage {
                 if let Some((spec, r)) = self.parents.pop() {
                     self.run_id += 1;
                     self.spec = spec;
+                    self.playhead = self.playhead.min(r.trace.end);
                     self.result = Some(r);
                     self.progress = None;
                     self.reset_edits();
@@ -621,6 +632,10 @@ impl Component for SimPage {
                     <span data-testid="sim-leader-now" data-value={leader_now.clone()}>{ if leader_now.is_empty() { "none".to_string() } else { leader_now.clone() } }</span>
                 </section>
                 { self.intervention_buttons(ctx) }
+                <div class="controls">
+                    <button data-testid="sim-export-json" disabled={r.is_none()}
+                            onclick={link.callback(|_| Msg::ExportJson)}>{ "Download metrics JSON (as simulate --json)" }</button>
+                </div>
                 <canvas ref={self.canvas.clone()} class="sim-canvas" data-testid="sim-timeline" />
                 <p class="legend">
                     { "Bands: leader (gold), candidate (orange), follower (light), down (dark). Lines: append (blue), \

@@ -321,15 +321,26 @@ pub fn draw(ctx: &CanvasRenderingContext2d, g: &Geometry, tr: &Trace, win: Windo
     // Notes (elections, leaders, faults).
     ctx.set_font("10px sans-serif");
     let n0 = tr.notes.partition_point(|n| (n.t as f64) < win.t0);
+    // Per lane (last slot: cluster-wide): where the last label ended, and
+    // its row, so close labels stack instead of overprinting.
+    let mut last_end = vec![(f64::MIN, 0u8); g.lanes + 1];
     for n in &tr.notes[n0..] {
         if n.t as f64 > visible_end {
             break;
         }
         let xx = x(n.t as f64);
+        let slot = n.server.map_or(g.lanes, |s| (s as usize).min(g.lanes));
+        let (end, row) = last_end[slot];
+        let row = if xx < end { (row + 1) % 3 } else { 0 };
+        let label_w = ctx.measure_text(&n.text).map_or(60.0, |m| m.width());
+        last_end[slot] = (
+            (xx + 3.0 + label_w).max(if row > 0 { end } else { f64::MIN }),
+            row,
+        );
         let y = match n.server {
             Some(s) if (s as usize) < g.lanes => g.lane_y(s as usize) + 26.0,
             _ => TOP + 2.0,
-        };
+        } + row as f64 * 11.0;
         ctx.set_fill_style_str(if n.server.is_none() { "#c00" } else { "#333" });
         ctx.fill_rect(xx - 0.5, y - 8.0, 1.5, 10.0);
         let _ = ctx.fill_text(&n.text, xx + 3.0, y);
