@@ -829,6 +829,93 @@ impl Database {
         }
     }
 
+    /// Adjusts references for a column changing from `old` to `new`,
+    /// touching only the elements that differ (a merge walk).
+    fn adjust_refs_delta(
+        &mut self,
+        st: &mut TxnState,
+        src: (usize, Uuid),
+        col: usize,
+        old: &Datum,
+        new: &Datum,
+    ) {
+        use std::cmp::Ordering;
+        match (old, new) {
+            (Datum::Set(a), Datum::Set(b)) => {
+                let (mut ia, mut ib) = (a.iter().peekable(), b.iter().peekable());
+                loop {
+                    match (ia.peek(), ib.peek()) {
+                        (None, None) => break,
+                        (Some(x), None) => {
+                            self.adjust_pair_refs(st, src, col, x, None, -1);
+                            ia.next();
+                        }
+                        (None, Some(y)) => {
+                            self.adjust_pair_refs(st, src, col, y, None, 1);
+                            ib.next();
+                        }
+                        (Some(x), Some(y)) => match x.cmp(y) {
+                            Ordering::Less => {
+                                self.adjust_pair_refs(st, src, col, x, None, -1);
+                                ia.next();
+                            }
+                            Ordering::Greater => {
+                                self.adjust_pair_refs(st, src, col, y, None, 1);
+                                ib.next();
+                            }
+                            Ordering::Equal => {
+                                ia.next();
+                                ib.next();
+                            }
+                        },
+                    }
+                }
+            }
+            (Datum::Map(a), Datum::Map(b)) => {
+                let (mut ia, mut ib) = (a.iter().peekable(), b.iter().peekable());
+                loop {
+                    match (ia.peek(), ib.peek()) {
+                        (None, None) => break,
+                        (Some((k, v)), None) => {
+                            self.adjust_pair_refs(st, src, col, k, Some(v), -1);
+                            ia.next();
+                        }
+                        (None, Some((k, v))) => {
+                            self.adjust_pair_refs(st, src, col, k, Some(v), 1);
+                            ib.next();
+                        }
+                        (Some((ka, va)), Some((kb, vb))) => match ka.cmp(kb) {
+                            Ordering::Less => {
+                                self.adjust_pair_refs(st, src, col, ka, Some(va), -1);
+                                ia.next();
+                            }
+                            Ordering::Greater => {
+                                self.adjust_pair_refs(st, src, col, kb, Some(vb), 1);
+                                ib.next();
+                            }
+                            Ordering::Equal => {
+                                if va != vb {
+                                    let vt = self.meta[src.0].ref_of_col[col]
+                                        .and_then(|i| self.meta[src.0].ref_cols[i].value);
+                                    if let Some(vt) = vt {
+                                        self.adjust_ref(st, src, vt, va, col, -1);
+                                        self.adjust_ref(st, src, vt, vb, col, 1);
+                                    }
+                                }
+                                ia.next();
+                                ib.next();
+                            }
+                        },
+                    }
+                }
+            }
+            _ => {
+                self.adjust_datum_refs(st, src, col, old, -1);
+                self.adjust_datum_refs(st, src, col, new, 1);
+            }
+        }
+    }
+
     fn adjust_pair_refs(
         &mut self,
         st: &mut TxnState,
@@ -1004,12 +1091,17 @@ impl<'a> Txn<'a> {
         };
         let old = std::mem::replace(&mut row.columns[ci], value);
         if has_refs {
+            // Take the new value out while adjusting counts (no copy), and
+            // only touch the counts of elements that actually changed.
+            let new = self.db.tables[ti]
+                .rows
+                .get_mut(&u)
+                .map(|r| std::mem::take(&mut r.columns[ci]))
+                .unwrap_or_default();
             self.db
-                .adjust_datum_refs(&mut self.st, (ti, u), ci, &old, -1);
-            if let Some(row) = self.db.tables[ti].rows.get(&u) {
-                let new = row.columns[ci].clone();
-                self.db
-                    .adjust_datum_refs(&mut self.st, (ti, u), ci, &new, 1);
+                .adjust_refs_delta(&mut self.st, (ti, u), ci, &old, &new);
+            if let Some(r) = self.db.tables[ti].rows.get_mut(&u) {
+                r.columns[ci] = new;
             }
         }
         if self.st.replaying_undo {

@@ -355,6 +355,8 @@ enum Op {
     ByName(u8, Vec<(u8, u8)>),
     Tags(u8, Vec<(u8, u8)>),
     Name(u8, u8),
+    SetMembers(u8, Vec<u8>),
+    SetByName(u8, Vec<(u8, u8)>),
 }
 
 fn item(i: u8) -> Uuid {
@@ -378,6 +380,8 @@ fn arb_op() -> impl Strategy<Value = Op> {
         (0u8..3, pairs()).prop_map(|(g, p)| Op::ByName(g, p)),
         (0u8..3, pairs()).prop_map(|(g, p)| Op::Tags(g, p)),
         (0u8..3, 0u8..3).prop_map(|(g, n)| Op::Name(g, n)),
+        (0u8..3, ids()).prop_map(|(g, m)| Op::SetMembers(g, m)),
+        (0u8..3, pairs()).prop_map(|(g, p)| Op::SetByName(g, p)),
     ]
 }
 
@@ -417,6 +421,8 @@ fn run_op(t: &mut ovsdb::Txn<'_>, op: &Op) -> ovsdb::Result<()> {
         Op::ByName(g, p) => t.apply_diff("Group", group(*g), "byname", &byname(p)),
         Op::Tags(g, p) => t.set("Group", group(*g), "tags", tags(p)),
         Op::Name(g, n) => t.set("Group", group(*g), "name", s(&format!("g{n}"))),
+        Op::SetMembers(g, m) => t.set("Group", group(*g), "members", ids_set(m)),
+        Op::SetByName(g, p) => t.set("Group", group(*g), "byname", byname(p)),
     }
 }
 
