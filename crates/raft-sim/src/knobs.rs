@@ -111,6 +111,9 @@ pub struct Knobs {
     pub snapshot_block: u64,
     pub transfer_target_policy: TransferPolicy,
     pub join_retry: u64,
+    /// Stop a run after this many events (a guard for pathological knob
+    /// combinations; reported as `truncated` in the metrics).
+    pub max_events: u64,
     /// Deliberately broken server for checker tests: grant votes without
     /// the log up-to-date check (never true in any profile).
     pub unsafe_vote_any_log: bool,
@@ -181,6 +184,7 @@ impl Knobs {
             transfer_target_policy: TransferPolicy::Best,
             join_retry: 1_000_000,
             unsafe_vote_any_log: false,
+            max_events: 20_000_000,
             delay: 50,
             delay_jitter: 20,
             bandwidth: 1000.0,
@@ -293,6 +297,7 @@ impl Knobs {
         "transfer_target_policy",
         "join_retry",
         "unsafe_vote_any_log",
+        "max_events",
         "delay",
         "delay_jitter",
         "bandwidth",
@@ -348,7 +353,13 @@ impl Knobs {
                 }
                 self.servers = n as usize;
             }
-            "n" => self.n = int(v)?.min(10_000_000),
+            "n" => {
+                let n = int(v)?;
+                if n > 1_000_000 {
+                    return Err("knob n: at most 1000000".into());
+                }
+                self.n = n;
+            }
             "column_diff" => self.column_diff = boolean(v)?,
             "election_timer" => {
                 let et = ms(v)?;
@@ -358,7 +369,10 @@ impl Knobs {
                 self.election_timer = et;
             }
             "election_range" => self.election_range = ms(v)?.max(1),
-            "ping_period" => self.ping_period = ms(v)?,
+            "ping_period" => {
+                let p = ms(v)?;
+                self.ping_period = if p == 0 { 0 } else { p.max(1_000) };
+            }
             "cmd_timeout" => self.cmd_timeout = ms(v)?,
             "commit_sync_immediate" => self.commit_sync_immediate = boolean(v)?,
             "ping_rearm_on_append" => self.ping_rearm_on_append = boolean(v)?,
@@ -398,11 +412,11 @@ impl Knobs {
             }
             "transfer_before_snapshot" => self.transfer_before_snapshot = boolean(v)?,
             "snapshot_in_thread" => self.snapshot_in_thread = boolean(v)?,
-            "snapshot_min" => self.snapshot_min = ms(v)?,
-            "snapshot_max" => self.snapshot_max = ms(v)?,
-            "snapshot_recheck_min" => self.snapshot_recheck_min = ms(v)?,
-            "snapshot_recheck_max" => self.snapshot_recheck_max = ms(v)?,
-            "snapshot_deadline" => self.snapshot_deadline = ms(v)?,
+            "snapshot_min" => self.snapshot_min = ms(v)?.max(1_000),
+            "snapshot_max" => self.snapshot_max = ms(v)?.max(1_000),
+            "snapshot_recheck_min" => self.snapshot_recheck_min = ms(v)?.max(1_000),
+            "snapshot_recheck_max" => self.snapshot_recheck_max = ms(v)?.max(1_000),
+            "snapshot_deadline" => self.snapshot_deadline = ms(v)?.max(1_000),
             "snapshot_min_entries" => self.snapshot_min_entries = int(v)?,
             "snapshot_min_bytes" => self.snapshot_min_bytes = int(v)?,
             "snapshot_block" => self.snapshot_block = ms(v)?,
@@ -413,8 +427,9 @@ impl Knobs {
                     _ => return Err("knob transfer_target_policy: best|first".into()),
                 }
             }
-            "join_retry" => self.join_retry = ms(v)?.max(1),
+            "join_retry" => self.join_retry = ms(v)?.max(10_000),
             "unsafe_vote_any_log" => self.unsafe_vote_any_log = boolean(v)?,
+            "max_events" => self.max_events = int(v)?.max(1),
             "delay" => self.delay = ms(v)?,
             "delay_jitter" => self.delay_jitter = ms(v)?,
             "bandwidth" => self.bandwidth = float(v)?,

@@ -153,7 +153,7 @@ pub fn run_json(sim: &Sim, m: &Metrics) -> String {
         }
         let _ = write!(out, "{b}");
     }
-    out.push_str("],\"invariants\":");
+    let _ = write!(out, "],\"truncated\":{},\"invariants\":", m.truncated);
     invariants_json(&mut out, sim.invariant_checks(), &m.violations);
     let _ = write!(out, ",\"trace_hash\":\"{:016x}\"}}", sim.trace_hash());
     out

@@ -184,6 +184,8 @@ pub struct Metrics {
     pub timeouts: u64,
     pub events: u64,
     pub fsyncs: u64,
+    /// The run hit `max_events` and stopped early.
+    pub truncated: bool,
     pub violations: Vec<String>,
 }
 
@@ -248,7 +250,7 @@ pub struct Sim {
     ids: u64,
     requests: Vec<Request>,
     ops: Vec<Op>,
-    ops_total: Option<usize>,
+    ops_tail: Option<(OpSpec, u64)>,
     next_op: usize,
     target: Option<Sid>,
     workload_started: bool,
@@ -313,7 +315,7 @@ impl Sim {
             loss: 0.0,
             ids: 0,
             requests: Vec::new(),
-            ops_total: ops.1,
+            ops_tail: ops.1,
             ops: ops.0,
             next_op: 0,
             target: None,
@@ -419,6 +421,12 @@ impl Sim {
         };
         if q.at >= self.stop_at {
             self.now = self.stop_at;
+            self.queue.clear();
+            return false;
+        }
+        if self.metrics.events >= self.knobs.max_events {
+            self.metrics.truncated = true;
+            self.stop_at = self.now;
             self.queue.clear();
             return false;
         }
@@ -957,18 +965,17 @@ impl Sim {
     }
 
     fn next_op(&mut self) -> Option<Op> {
-        if let Some(total) = self.ops_total {
-            if self.next_op >= total {
-                return None;
-            }
-        }
-        let op = if self.ops.is_empty() {
-            Op::LsAdd(self.next_op as u64 + 1)
-        } else if self.next_op < self.ops.len() {
+        let op = if self.next_op < self.ops.len() {
             self.ops[self.next_op].clone()
         } else {
-            // "forever" tail: keep numbering ls-add.
-            Op::LsAdd(self.next_op as u64 + 1)
+            // A `forever` tail repeats its op kind with fresh numbers.
+            let (kind, first) = self.ops_tail.as_ref()?;
+            let k = first + (self.next_op - self.ops.len()) as u64;
+            match kind {
+                OpSpec::AclAdd(_) => Op::AclAdd(1000 + k),
+                OpSpec::LspAdd(_) => Op::LspAdd(k),
+                _ => Op::LsAdd(k),
+            }
         };
         self.next_op += 1;
         Some(op)
@@ -1227,34 +1234,48 @@ impl Sim {
     }
 }
 
-/// Expand op specs into a concrete op list; returns (ops, total) where
-/// total is None for an endless (`forever`) workload.
-fn expand_ops(specs: &[OpSpec], n: u64) -> (Vec<Op>, Option<usize>) {
+/// Expand op specs into a concrete op list. Row names are numbered across
+/// the whole workload (ls1, ls2, … never repeat, as OVN's name indexes
+/// require). A `forever` count ends the list: the returned tail is the op
+/// kind to repeat and its next number.
+fn expand_ops(specs: &[OpSpec], n: u64) -> (Vec<Op>, Option<(OpSpec, u64)>) {
     let mut ops = Vec::new();
     let mut acls = 0u64;
-    let cnt = |c: &Count| match c {
-        Count::N => Some(n),
-        Count::Fixed(x) => Some(*x),
-        Count::Forever => None,
-    };
-    let cap = 2_000_000u64;
+    let (mut ls, mut acl, mut lsp) = (0u64, 0u64, 0u64);
+    let cap = 1_000_000u64;
     for s in specs {
         match s {
             OpSpec::Init => ops.push(Op::Init),
             OpSpec::PgAdd => ops.push(Op::PgAdd),
             OpSpec::PgDel => ops.push(Op::PgDel),
             OpSpec::LsAdd(c) | OpSpec::AclAdd(c) | OpSpec::LspAdd(c) => {
-                let Some(k) = cnt(c) else {
-                    return (ops, None);
+                let k = match c {
+                    Count::N => n,
+                    Count::Fixed(x) => *x,
+                    Count::Forever => {
+                        let next = match s {
+                            OpSpec::LsAdd(_) => ls,
+                            OpSpec::AclAdd(_) => acl,
+                            _ => lsp,
+                        };
+                        return (ops, Some((s.clone(), next + 1)));
+                    }
                 };
-                for i in 1..=k.min(cap) {
+                for _ in 0..k.min(cap) {
                     ops.push(match s {
-                        OpSpec::LsAdd(_) => Op::LsAdd(i),
+                        OpSpec::LsAdd(_) => {
+                            ls += 1;
+                            Op::LsAdd(ls)
+                        }
                         OpSpec::AclAdd(_) => {
                             acls += 1;
-                            Op::AclAdd(1000 + i)
+                            acl += 1;
+                            Op::AclAdd(1000 + acl)
                         }
-                        _ => Op::LspAdd(i),
+                        _ => {
+                            lsp += 1;
+                            Op::LspAdd(lsp)
+                        }
                     });
                 }
             }
@@ -1268,6 +1289,5 @@ fn expand_ops(specs: &[OpSpec], n: u64) -> (Vec<Op>, Option<usize>) {
             }
         }
     }
-    let total = ops.len();
-    (ops, Some(total))
+    (ops, None)
 }

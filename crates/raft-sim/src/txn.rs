@@ -56,8 +56,8 @@ pub struct NbState {
     pub switches: Vec<(Uuid, u64)>,
     pub last_switch: Option<Uuid>,
     pub switch_ports: Vec<Uuid>,
-    /// (uuid, k) of each Logical_Switch_Port "lspK" (of the last switch).
-    pub ports: Vec<(Uuid, u64)>,
+    /// (uuid, k, switch) of each Logical_Switch_Port "lspK".
+    pub ports: Vec<(Uuid, u64, Uuid)>,
     pub pg: Option<Uuid>,
     /// (priority, uuid) of ACLs in the port group.
     pub acls: Vec<(u64, Uuid)>,
@@ -296,7 +296,9 @@ impl NbState {
             Op::LspAdd(k) => {
                 if let Some(u) = t.inserted {
                     self.switch_ports.push(u);
-                    self.ports.push((u, *k));
+                    if let Some(sw) = self.last_switch {
+                        self.ports.push((u, *k, sw));
+                    }
                     self.rows_bytes += 110;
                 }
             }
@@ -327,8 +329,13 @@ impl NbState {
                 .iter()
                 .map(|(u, k)| {
                     let mut row = format!("{{\"name\":\"ls{k}\"");
-                    if Some(*u) == self.last_switch && !self.switch_ports.is_empty() {
-                        let refs: Vec<&Uuid> = self.switch_ports.iter().collect();
+                    let refs: Vec<&Uuid> = self
+                        .ports
+                        .iter()
+                        .filter(|p| p.2 == *u)
+                        .map(|p| &p.0)
+                        .collect();
+                    if !refs.is_empty() {
                         row.push_str(",\"ports\":");
                         uuid_set(&mut row, &refs);
                     }
@@ -342,7 +349,7 @@ impl NbState {
             let rows = self
                 .ports
                 .iter()
-                .map(|(u, k)| (us(u).to_string(), format!("{{\"name\":\"lsp{k}\"}}")))
+                .map(|(u, k, _)| (us(u).to_string(), format!("{{\"name\":\"lsp{k}\"}}")))
                 .collect();
             tables.push(("Logical_Switch_Port", rows));
         }
