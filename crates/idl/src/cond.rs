@@ -148,7 +148,14 @@ impl Condition {
                                     ty.to_json()
                                 )));
                             }
-                            Type::scalar(ty.key.atomic)
+                            // The argument must satisfy the column's
+                            // constraints, as in ovsdb-server.
+                            Type {
+                                key: ty.key.clone(),
+                                value: None,
+                                min: 1,
+                                max: 1,
+                            }
                         }
                         Func::Eq | Func::Ne => Type {
                             min: 0,

@@ -302,6 +302,15 @@ fn parse_value(j: &Json, ty: &Type, named: &HashMap<String, Uuid>, relaxed: bool
             named_uuid: Some(&mut f),
         },
     )
+    .map_err(|e| {
+        // ovsdb-server reports duplicate set elements / map keys with its
+        // generic tag (checked against the real server).
+        if e.details.contains("contains duplicate") {
+            Error::new("ovsdb error", e.details)
+        } else {
+            e
+        }
+    })
 }
 
 fn parse_cond(j: Option<&Json>, t: &TableMeta, named: &HashMap<String, Uuid>) -> Result<Condition> {
@@ -1554,9 +1563,10 @@ fn execute_op(
                 .map(|c| Datum::default_for(&c.ty))
                 .collect();
             if let Some(row) = o.get("row") {
-                let ro = row
-                    .as_object()
-                    .ok_or_else(|| Error::syntax("row must be an object"))?;
+                let ro = shash_ordered(
+                    row.as_object()
+                        .ok_or_else(|| Error::syntax("row must be an object"))?,
+                );
                 for (cn, v) in ro.iter() {
                     let ci = t.column(cn).ok_or_else(|| {
                         Error::new(
@@ -1615,10 +1625,11 @@ fn execute_op(
             let mut updates: Vec<(usize, Datum)> = Vec::new();
             let mut mutations: Vec<(usize, String, Datum, String)> = Vec::new();
             if name == "update" {
-                let ro = o
-                    .get("row")
-                    .and_then(Json::as_object)
-                    .ok_or_else(|| Error::syntax("update requires \"row\""))?;
+                let ro = shash_ordered(
+                    o.get("row")
+                        .and_then(Json::as_object)
+                        .ok_or_else(|| Error::syntax("update requires \"row\""))?,
+                );
                 for (cn, v) in ro.iter() {
                     let ci = t.column(cn).ok_or_else(|| {
                         Error::new(
@@ -1796,6 +1807,14 @@ fn execute_op(
         }
         other => Err(Error::syntax(format!("No operation named {other}."))),
     }
+}
+
+/// The members of a `row` in the order ovsdb-server visits them (its
+/// hash-table order), so that the first error reported is the same.
+fn shash_ordered(o: &Object) -> Object {
+    let mut o = o.clone();
+    o.reorder_shash();
+    o
 }
 
 fn col_value(r: &RowView<'_>, c: ColRef) -> Datum {

@@ -126,9 +126,12 @@ impl Conn {
                 }
                 return Ok(Some(msg));
             }
-            if Instant::now() >= deadline {
+            let now = Instant::now();
+            if now >= deadline {
                 return Ok(None);
             }
+            let left = (deadline - now).clamp(Duration::from_millis(1), Duration::from_millis(200));
+            self.stream.set_read_timeout(Some(left))?;
             let mut buf = [0u8; 65536];
             match self.stream.read(&mut buf) {
                 Ok(0) => {
