@@ -128,8 +128,42 @@ fn uuid_atom_at(b: &[u8], i: usize) -> Option<Uuid> {
     if !s.starts_with(b"[\"uuid\",\"") || !s.ends_with(b"\"]") {
         return None;
     }
-    let text = std::str::from_utf8(&s[9..45]).ok()?;
-    Uuid::parse(text)
+    parse_uuid_bytes(&s[9..45])
+}
+
+const HEX: [u8; 256] = {
+    let mut t = [0xffu8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
+
+/// Canonical 36-byte UUID text (either case) to a UUID.
+fn parse_uuid_bytes(t: &[u8]) -> Option<Uuid> {
+    if t.len() != 36 || t[8] != b'-' || t[13] != b'-' || t[18] != b'-' || t[23] != b'-' {
+        return None;
+    }
+    let mut v: u128 = 0;
+    for (k, &c) in t.iter().enumerate() {
+        if matches!(k, 8 | 13 | 18 | 23) {
+            continue;
+        }
+        let d = HEX[c as usize];
+        if d == 0xff {
+            return None;
+        }
+        v = (v << 4) | u128::from(d);
+    }
+    Some(Uuid::from_u128(v))
 }
 
 /// `["uuid",…]`, `["set",[]]` or `["set",[["uuid",…],…]]` in canonical
@@ -320,7 +354,13 @@ fn parse_cols(b: &[u8], i: usize) -> Option<(Cols<'_>, usize)> {
 /// Splits a Raft `data` value `[schema, txn]` when the schema slot is
 /// `null`: returns the txn source (None = use the JSON path).
 pub(crate) fn parse_raw_data(b: &[u8]) -> Option<TxnSrc<'_>> {
-    let mut i = ws(b, 0);
+    let (t, end) = parse_raw_data_at(b, 0)?;
+    (ws(b, end) == b.len()).then_some(t)
+}
+
+/// Like [`parse_raw_data`] for the value at `b[i]`; returns the end offset.
+pub(crate) fn parse_raw_data_at(b: &[u8], i: usize) -> Option<(TxnSrc<'_>, usize)> {
+    let mut i = ws(b, i);
     if b.get(i) != Some(&b'[') {
         return None;
     }
@@ -334,15 +374,34 @@ pub(crate) fn parse_raw_data(b: &[u8]) -> Option<TxnSrc<'_>> {
     }
     let (t, end) = parse_raw_txn(b, i + 1)?;
     let i = ws(b, end);
-    if b.get(i) != Some(&b']') || ws(b, i + 1) != b.len() {
+    if b.get(i) != Some(&b']') {
         return None;
     }
-    Some(t)
+    Some((t, i + 1))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn uuid_bytes_agree_with_ovsdb_parse() {
+        for t in [
+            "6406d516-5d1a-46fc-84a6-77eefe27fd14",
+            "6406D516-5D1A-46FC-84A6-77EEFE27FD14",
+            "00000000-0000-0000-0000-000000000000",
+            "ffffffff-ffff-ffff-ffff-ffffffffffff",
+        ] {
+            assert_eq!(parse_uuid_bytes(t.as_bytes()), Uuid::parse(t), "{t}");
+        }
+        for bad in [
+            "6406d516x5d1a-46fc-84a6-77eefe27fd14",
+            "6406d516-5d1a-46fc-84a6-77eefe27fd1g",
+            "abc",
+        ] {
+            assert_eq!(parse_uuid_bytes(bad.as_bytes()), None);
+        }
+    }
 
     #[test]
     fn fast_uuid_sets() {

@@ -95,7 +95,9 @@ impl<'a> RawRecord<'a> {
                 ))
             }
             (Format::Clustered, idx) => {
-                let (j, raws) = crate::skim::skim_object(self.body).map_err(badjson)?;
+                let (j, raws, _) =
+                    crate::skim::skim_object_hook(self.body, |_, _| None::<((), usize)>)
+                        .map_err(badjson)?;
                 let base = self.body.as_ptr() as usize;
                 let data = raws.iter().find(|(n, _)| *n == "data").map(|(_, v)| {
                     let a = v.as_ptr() as usize - base;
@@ -108,6 +110,42 @@ impl<'a> RawRecord<'a> {
                 })
             }
         }
+    }
+}
+
+/// A light-decoded record, its data range and its pre-read txn.
+pub(crate) type Streamed<'a> = (
+    Record,
+    Option<(usize, usize)>,
+    Option<crate::rawtxn::TxnSrc<'a>>,
+);
+
+impl<'a> RawRecord<'a> {
+    /// [`RawRecord::decode_light_payload`] for a clustered record after
+    /// the header, reading a `[null, txn]` data payload on the way (so it
+    /// can be applied without another pass over its bytes).
+    pub(crate) fn decode_streaming(&self) -> Result<Streamed<'a>, LogError> {
+        let bad = |m: String| self.error(ErrorKind::BadRecord { message: m });
+        let badjson = |m: String| {
+            if m == "not a JSON object" {
+                self.error(ErrorKind::NotObject)
+            } else {
+                self.error(ErrorKind::BadJson { message: m })
+            }
+        };
+        let body: &'a [u8] = self.body;
+        let (j, raws, txn) = crate::skim::skim_object_hook(body, crate::rawtxn::parse_raw_data_at)
+            .map_err(badjson)?;
+        let base = body.as_ptr() as usize;
+        let data = raws.iter().find(|(n, _)| *n == "data").map(|(_, v)| {
+            let a = v.as_ptr() as usize - base;
+            (a, a + v.len())
+        });
+        Ok((
+            Record::Raft(raft::parse_record(&j).map_err(bad)?),
+            data,
+            txn,
+        ))
     }
 }
 

@@ -317,6 +317,13 @@ impl Db {
         }))
     }
 
+    /// Applies an already-read txn source.
+    pub(crate) fn apply_src(&mut self, t: &TxnSrc<'_>) -> Result<SizeDelta, String> {
+        let (ops, delta) = self.parse_ops(t)?;
+        self.commit(ops)?;
+        Ok(delta)
+    }
+
     fn commit(&mut self, ops: Vec<RowOp>) -> Result<(), String> {
         // Referential integrity of the new values (strong refs must point
         // at rows that exist after the transaction).

@@ -251,6 +251,88 @@ pub fn replay(bytes: &[u8], upto: Upto) -> Replay {
     replay_clustered(&all, scan, upto, r)
 }
 
+/// The database of a clustered header's snapshot (None without one).
+pub(crate) fn db_from_header(
+    raw: &RawRecord<'_>,
+    h: &crate::raft::ClusterHeader,
+) -> Result<Option<Db>, LogError> {
+    let Some(s) = &h.snapshot else {
+        return Ok(None);
+    };
+    match s.data.as_array() {
+        Some([schema, txn]) => {
+            let mut db = Db::new(schema_from(raw, schema)?);
+            if !txn.is_null() {
+                db.apply_txn(txn)
+                    .map_err(|m| replay_err(raw, format!("snapshot: {m}")))?;
+            }
+            Ok(Some(db))
+        }
+        _ => Err(replay_err(raw, "prev_data is not a 2-element array".into())),
+    }
+}
+
+/// Streaming replay for summaries: applies entries while they are read,
+/// as long as the log never truncates itself (then the caller falls back
+/// to the two-pass replay).
+pub(crate) struct Stream {
+    pub ok: bool,
+    pub db: Option<Db>,
+    pub log_end: u64,
+    pub full: u64,
+    pub diff: u64,
+}
+
+impl Stream {
+    pub(crate) fn new() -> Stream {
+        Stream {
+            ok: true,
+            db: None,
+            log_end: 0,
+            full: 0,
+            diff: 0,
+        }
+    }
+
+    pub(crate) fn header(&mut self, raw: &RawRecord<'_>, h: &crate::raft::ClusterHeader) {
+        match db_from_header(raw, h) {
+            Ok(db) => self.db = db,
+            Err(_) => self.ok = false,
+        }
+        self.log_end = h.prev_index() + 1;
+    }
+
+    pub(crate) fn entry(
+        &mut self,
+        raw: &RawRecord<'_>,
+        e: &crate::raft::Entry,
+        txn: Option<&crate::rawtxn::TxnSrc<'_>>,
+    ) {
+        if !self.ok {
+            return;
+        }
+        if e.index < self.log_end {
+            self.ok = false;
+            return;
+        }
+        self.log_end = e.index + 1;
+        if e.data.is_none() {
+            return;
+        }
+        let (Some(db), Some(t)) = (self.db.as_mut(), txn) else {
+            self.ok = false;
+            return;
+        };
+        match db.apply_src(t) {
+            Ok(delta) => {
+                self.full += resized(Format::Clustered, raw, delta.full);
+                self.diff += resized(Format::Clustered, raw, delta.diff);
+            }
+            Err(_) => self.ok = false,
+        }
+    }
+}
+
 /// Pass 2 of a clustered replay, over records already framed and scanned.
 pub(crate) fn replay_clustered(
     all: &[RawRecord<'_>],
@@ -335,30 +417,15 @@ pub(crate) fn replay_clustered(
             Err(_) => break,
         };
         if let Record::Header(h) = rec {
-            if let Some(s) = &h.snapshot {
-                match s.data.as_array() {
-                    Some([schema, txn]) => {
-                        let mut db = match schema_from(raw, schema) {
-                            Ok(sc) => Db::new(sc),
-                            Err(e) => {
-                                r.error = Some(e);
-                                return r;
-                            }
-                        };
-                        if !txn.is_null() {
-                            if let Err(m) = db.apply_txn(txn) {
-                                r.error = Some(replay_err(raw, format!("snapshot: {m}")));
-                                return r;
-                            }
-                        }
-                        r.db = Some(db);
-                        r.applied = s.index;
-                    }
-                    _ => {
-                        r.error =
-                            Some(replay_err(raw, "prev_data is not a 2-element array".into()));
-                        return r;
-                    }
+            match db_from_header(raw, &h) {
+                Ok(Some(db)) => {
+                    r.db = Some(db);
+                    r.applied = h.prev_index();
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    r.error = Some(e);
+                    return r;
                 }
             }
         }

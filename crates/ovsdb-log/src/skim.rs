@@ -19,9 +19,31 @@ fn ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// Whether any byte of `x` is `"`, `\\` or below 0x20 (SWAR).
+#[inline]
+fn special_in(x: u64) -> bool {
+    let has = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    let quote = has(x ^ (ONES * u64::from(b'"')));
+    let backslash = has(x ^ (ONES * u64::from(b'\\')));
+    let control = x.wrapping_sub(ONES * 0x20) & !x & HIGHS;
+    (quote | backslash | control) != 0
+}
+
 /// End (exclusive) of the string starting at `b[i] == '"'`.
 fn skip_string(b: &[u8], i: usize) -> Result<usize, String> {
     let mut j = i + 1;
+    // Eight bytes at a time while none of them needs attention.
+    while let Some(chunk) = b.get(j..j + 8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        if special_in(u64::from_le_bytes(w)) {
+            break;
+        }
+        j += 8;
+    }
     while j < b.len() {
         match b[j] {
             b'"' => return Ok(j + 1),
@@ -90,6 +112,17 @@ pub fn skip_value(b: &[u8], i: usize) -> Result<usize, String> {
 pub type Payload<'a> = (&'static str, &'a [u8]);
 
 pub fn skim_object(body: &[u8]) -> Result<(Json, Vec<Payload<'_>>), String> {
+    skim_object_hook(body, |_, _| None::<((), usize)>).map(|(j, p, _)| (j, p))
+}
+
+/// [`skim_object`] with a hook that may parse the `data` member itself:
+/// called with the body and the value's offset, it returns its own result
+/// and the value's end, or None to have the value skipped.
+pub(crate) fn skim_object_hook<'a, T>(
+    body: &'a [u8],
+    mut hook: impl FnMut(&'a [u8], usize) -> Option<(T, usize)>,
+) -> Result<(Json, Vec<Payload<'a>>, Option<T>), String> {
+    let mut hooked = None;
     let b = body;
     let mut i = ws(b, 0);
     if b.get(i) != Some(&b'{') {
@@ -130,7 +163,16 @@ pub fn skim_object(body: &[u8]) -> Result<(Json, Vec<Payload<'_>>), String> {
                 return Err(format!("byte {i}: ':' expected"));
             }
             i = ws(b, i + 1);
-            let vend = skip_value(b, i)?;
+            let vend = match (key.as_str(), hooked.is_none()) {
+                ("data", true) => match hook(b, i) {
+                    Some((t, end)) => {
+                        hooked = Some(t);
+                        end
+                    }
+                    None => skip_value(b, i)?,
+                },
+                _ => skip_value(b, i)?,
+            };
             let slice = &b[i..vend];
             if let Some(&name) = PAYLOAD_MEMBERS.iter().find(|&&n| n == key) {
                 raws.retain(|(n, _)| *n != name);
@@ -161,12 +203,59 @@ pub fn skim_object(body: &[u8]) -> Result<(Json, Vec<Payload<'_>>), String> {
     if i != b.len() {
         return Err(format!("byte {i}: trailing garbage at end of input"));
     }
-    Ok((Json::Object(obj), raws))
+    Ok((Json::Object(obj), raws, hooked))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn naive_skip_string(b: &[u8], i: usize) -> Result<usize, ()> {
+        let mut j = i + 1;
+        while j < b.len() {
+            match b[j] {
+                b'"' => return Ok(j + 1),
+                b'\\' => j += 2,
+                c if c < 0x20 => return Err(()),
+                _ => j += 1,
+            }
+        }
+        Err(())
+    }
+
+    #[test]
+    fn word_at_a_time_string_scan_matches_bytewise() {
+        let alphabet = [
+            b'a', b'"', b'\\', 0x1f, 0x7f, 0xc3, b'x', b' ', 0x20, 0x00, 0xff, b'0',
+        ];
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        for _ in 0..20_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let len = (seed % 40) as usize;
+            let mut v = vec![b'"'];
+            let mut x = seed;
+            for _ in 0..len {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let pick = (x >> 60) as usize % alphabet.len();
+                // Mostly plain bytes, sometimes a special one.
+                v.push(if (x >> 40).is_multiple_of(5) {
+                    alphabet[pick]
+                } else {
+                    b'a' + (pick as u8)
+                });
+            }
+            v.push(b'"');
+            assert_eq!(
+                skip_string(&v, 0).ok(),
+                naive_skip_string(&v, 0).ok(),
+                "{v:?}"
+            );
+        }
+    }
 
     #[test]
     fn skims_and_matches_full_parse_outside_payloads() {

@@ -217,6 +217,7 @@ fn summarize_impl(bytes: &[u8], with_sizes: bool) -> FileSummary {
     let mut s = FileSummary::empty(bytes.len() as u64);
     let mut raws = Vec::new();
     let mut scan = crate::sizes::Scan::new(0);
+    let mut stream = crate::sizes::Stream::new();
     let mut fr = Framer::new(bytes);
     let mut terms = std::collections::BTreeSet::new();
     let mut last_entry: Option<u64> = None;
@@ -235,23 +236,32 @@ fn summarize_impl(bytes: &[u8], with_sizes: bool) -> FileSummary {
         // Record 0 fully (identity, schema); later records without
         // decoding their payloads, except conversion entries (schema slot
         // not null) whose schema version is wanted.
-        let light = raw.index > 0 && !(format == Format::Clustered && has_schema_payload(raw.body));
-        let decoded = if light {
-            raw.decode_light_payload(format)
-        } else {
-            raw.decode(format).map(|r| {
-                // Full decode: locate the data member for the replay.
-                let data = crate::skim::skim_object(raw.body)
-                    .ok()
-                    .and_then(|(_, raws)| {
-                        let base = raw.body.as_ptr() as usize;
-                        raws.iter().find(|(n, _)| *n == "data").map(|(_, v)| {
-                            let a = v.as_ptr() as usize - base;
-                            (a, a + v.len())
-                        })
-                    });
-                (r, data)
+        let mut txn_src = None;
+        let decoded = if raw.index > 0 && with_sizes && format == Format::Clustered {
+            raw.decode_streaming().and_then(|(rec, range, txn)| {
+                txn_src = txn;
+                let conversion = range
+                    .and_then(|(a, b)| raw.body.get(a..b))
+                    .is_some_and(is_schema_payload);
+                if conversion {
+                    raw.decode(format).map(|full| (full, range))
+                } else {
+                    Ok((rec, range))
+                }
             })
+        } else if raw.index > 0 {
+            raw.decode_light_payload(format).and_then(|(rec, range)| {
+                let conversion = range
+                    .and_then(|(a, b)| raw.body.get(a..b))
+                    .is_some_and(is_schema_payload);
+                if conversion {
+                    raw.decode(format).map(|full| (full, range))
+                } else {
+                    Ok((rec, range))
+                }
+            })
+        } else {
+            raw.decode(format).map(|r| (r, None))
         };
         let (rec, data_range) = match decoded {
             Ok(r) => r,
@@ -265,6 +275,15 @@ fn summarize_impl(bytes: &[u8], with_sizes: bool) -> FileSummary {
         }
         if with_sizes && format == Format::Clustered {
             scan.push(raw.index, &rec, data_range);
+            match &rec {
+                Record::Header(h) => stream.header(&raw, h),
+                Record::Raft(r) => {
+                    if let RecordBody::Entry(e) = &r.body {
+                        stream.entry(&raw, e, txn_src.as_ref());
+                    }
+                }
+                _ => {}
+            }
             raws.push(raw);
         }
         s.records += 1;
@@ -328,6 +347,11 @@ fn summarize_impl(bytes: &[u8], with_sizes: bool) -> FileSummary {
     s.last_index = last_entry.or(s.snapshot_index);
     if with_sizes {
         let r = match s.format {
+            Some(Format::Clustered) if stream.ok && stream.db.is_some() => {
+                s.entry_bytes.full = Some(stream.full);
+                s.entry_bytes.diff = Some(stream.diff);
+                None
+            }
             Some(Format::Clustered) => {
                 scan.stop_at = raws.len();
                 scan.error = s.truncated.clone();
@@ -365,23 +389,15 @@ fn bytes_magic(bytes: &[u8]) -> &str {
     std::str::from_utf8(&rest[..end]).unwrap_or("")
 }
 
-/// Whether a clustered record carries a `data` whose first slot is not
-/// `null` (a schema conversion).
-fn has_schema_payload(body: &[u8]) -> bool {
-    match crate::skim::skim_object(body) {
-        Ok((_, raws)) => raws.iter().any(|(n, v)| {
-            *n == "data" && {
-                let t: Vec<u8> = v
-                    .iter()
-                    .copied()
-                    .filter(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
-                    .take(5)
-                    .collect();
-                t.starts_with(b"[") && !t.starts_with(b"[null")
-            }
-        }),
-        Err(_) => false,
-    }
+/// Whether a raw `data` value has a non-null schema slot (a conversion).
+fn is_schema_payload(data: &[u8]) -> bool {
+    let t: Vec<u8> = data
+        .iter()
+        .copied()
+        .filter(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
+        .take(5)
+        .collect();
+    t.starts_with(b"[") && !t.starts_with(b"[null")
 }
 
 fn schema_version_of_payload(data: &Json) -> Option<String> {
