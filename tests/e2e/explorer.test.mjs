@@ -3,7 +3,8 @@
 // privacy (CSP, no foreign requests) and a screenshot of every sample.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync, mkdtempSync } from "node:fs";
+import { readFileSync, writeFileSync, mkdtempSync, statSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, serveDir, launchBrowser, openPage, screenshot, inspectJson } from "./harness.mjs";
@@ -183,6 +184,30 @@ test("exports: JSON in the shape of inspect --json, and a PNG of the timeline", 
   const png = readFileSync(await pngDl.path());
   assert.deepEqual([...png.subarray(1, 4)], [0x50, 0x4e, 0x47]);
   assert.ok(png.length > 5000);
+  noProblems(problems);
+  await page.close();
+});
+
+test("a long parse shows progress in bytes and can be cancelled; the page keeps working", async () => {
+  const big = join(mkdtempSync(join(tmpdir(), "ovsdb-scope-big-")), "big.db");
+  execFileSync("node", [join(ROOT, "tests/bench/gen-big-log.mjs"), big, "40000"], { stdio: "ignore" });
+  const { page, problems } = await openPage(browser.context, server.url);
+  await ready(page, SAMPLES["leader-failover"]);
+  await page.getByTestId("file-input").setInputFiles(big);
+  const progress = page.getByTestId("progress");
+  await progress.waitFor();
+  assert.equal(Number(await progress.getAttribute("data-total")), statSync(big).size);
+  // The page stays responsive while the worker parses: the help toggles.
+  await page.keyboard.press("?");
+  await page.getByTestId("help").waitFor({ timeout: 2000 });
+  await page.keyboard.press("?");
+  await page.getByTestId("cancel").click();
+  await page.getByTestId("notice").waitFor();
+  assert.match(await page.getByTestId("notice").innerText(), /cancelled/i);
+  assert.equal(await progress.count(), 0);
+  // Still the previous view, and a new load works.
+  await page.getByTestId("sample-picker").selectOption("membership");
+  await ready(page, SAMPLES.membership);
   noProblems(problems);
   await page.close();
 });

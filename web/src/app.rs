@@ -5,7 +5,7 @@
 use std::rc::Rc;
 
 use js_sys::{Array, ArrayBuffer, Object, Reflect};
-use timeline::{EntryDetail, Hit, Lane, Layout, StorageMode, Timeline, Viewport};
+use timeline::{EntryDetail, Hit, Lane, LaneIndex, Layout, StorageMode, Timeline, Viewport};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{
@@ -80,6 +80,8 @@ pub struct App {
     window_closures: Vec<Closure<dyn FnMut(JsValue)>>,
     progress: Option<Progress>,
     timeline: Option<Rc<Timeline>>,
+    /// Compact per-lane arrays for drawing, built once per load.
+    lane_index: Rc<Vec<LaneIndex>>,
     vp: Viewport,
     mode: StorageMode,
     sample: Option<String>,
@@ -337,6 +339,7 @@ impl App {
                     .set_zoom_level(z, h.center.unwrap_or(self.vp.center()));
             }
         }
+        self.lane_index = Rc::new(t.lanes.iter().map(LaneIndex::new).collect());
         self.timeline = Some(Rc::new(t));
         self.selected = None;
         self.detail = None;
@@ -513,7 +516,15 @@ impl App {
             return;
         };
         let t0 = now();
-        draw::draw(&ctx, t, &self.vp, &layout, self.mode, ratio);
+        draw::draw(
+            &ctx,
+            t,
+            &self.lane_index,
+            &self.vp,
+            &layout,
+            self.mode,
+            ratio,
+        );
         let ms = now() - t0;
         let _ = canvas.set_attribute("data-frame-ms", &format!("{ms:.2}"));
         let _ = canvas.set_attribute("data-zoom", &format!("{:.4}", self.vp.zoom_level()));
@@ -589,6 +600,7 @@ impl Component for App {
             window_closures: Vec::new(),
             progress: None,
             timeline: None,
+            lane_index: Rc::new(Vec::new()),
             vp: Viewport::new(0, 1),
             mode: hash_state.mode.unwrap_or_default(),
             sample: None,

@@ -1,7 +1,7 @@
 //! Draws the timeline view model on a 2D canvas. All geometry and hit-testing
 //! come from `timeline::Layout`/`Viewport`; this module only paints.
 
-use timeline::{Layout, MarkerKind, StorageMode, Timeline, Viewport};
+use timeline::{LaneIndex, Layout, MarkerKind, StorageMode, Timeline, Viewport};
 use web_sys::CanvasRenderingContext2d as Ctx;
 
 const TERM_COLORS: [&str; 8] = [
@@ -61,6 +61,7 @@ pub fn clock(ms: i64) -> String {
 pub fn draw(
     ctx: &Ctx,
     t: &Timeline,
+    index: &[LaneIndex],
     vp: &Viewport,
     layout: &Layout,
     mode: StorageMode,
@@ -168,18 +169,22 @@ pub fn draw(
         }
 
         // Entry ticks (aggregated per pixel column) and commit progress.
-        let cols = lane.columns(vp, pw, mode);
-        for c in &cols {
-            let e = &lane.entries[c.entry];
-            let color = if e.superseded {
-                SUPERSEDED
-            } else if e.has_data {
-                DATA
-            } else {
-                NODATA
-            };
+        let Some(ix) = index.get(li) else { continue };
+        let cols = ix.columns(vp, pw, mode);
+        for (color, pick) in [(NODATA, 0u8), (DATA, 1u8), (SUPERSEDED, 2u8)] {
             ctx.set_fill_style_str(color);
-            ctx.fill_rect(gx + c.x as f64, tick_y + 3.0, 1.5, layout.ticks - 10.0);
+            for c in &cols {
+                let kind = if c.any_superseded {
+                    2
+                } else if c.any_data {
+                    1
+                } else {
+                    0
+                };
+                if kind == pick {
+                    ctx.fill_rect(gx + c.x as f64, tick_y + 3.0, 1.5, layout.ticks - 10.0);
+                }
+            }
         }
         if let Some(ci) = lane.summary.commit_index {
             let x0 = x_of(lane.snapshot_index as f64);
@@ -188,55 +193,64 @@ pub fn draw(
             ctx.fill_rect(x0, tick_y + layout.ticks - 5.0, (x1 - x0).max(1.0), 3.0);
         }
         ctx.set_fill_style_str(COMMIT);
-        for cp in &lane.commits {
-            let x = x_of(cp.commit_index as f64);
-            if x >= gx && x <= gx + pw {
-                ctx.fill_rect(x - 0.5, tick_y + layout.ticks - 8.0, 1.0, 6.0);
+        if lane.commits.len() < 4 * pw as usize {
+            for cp in &lane.commits {
+                let x = x_of(cp.commit_index as f64);
+                if x >= gx && x <= gx + pw {
+                    ctx.fill_rect(x - 0.5, tick_y + layout.ticks - 8.0, 1.0, 6.0);
+                }
             }
         }
 
         // Size bars and the cumulative file-size line.
-        let max = lane.max_entry_size(mode).max(1) as f64;
+        let max = ix.max_size(mode).max(1) as f64;
         let bar_h = layout.sizes - 6.0;
         ctx.set_fill_style_str("#f3f5f8");
         ctx.fill_rect(gx, size_y, pw, layout.sizes - 2.0);
         ctx.set_fill_style_str("#5b8def");
         let col_w = (pw / vp.span()).clamp(1.0, 12.0);
+        ctx.begin_path();
         for c in &cols {
             let hgt = (c.max_bytes as f64 / max * bar_h).max(1.0);
-            ctx.fill_rect(
+            ctx.rect(
                 gx + c.x as f64 - col_w / 2.0 + 0.5,
                 size_y + layout.sizes - 2.0 - hgt,
                 col_w.max(1.0),
                 hgt,
             );
         }
-        let cum = lane.cumulative(mode);
+        ctx.fill();
+        let cum = ix.cumulative(mode);
         if let Some(&cmax) = cum.iter().max() {
             let cmax = cmax.max(1) as f64;
             ctx.set_stroke_style_str(CUMULATIVE);
             ctx.set_line_width(1.5);
             ctx.begin_path();
+            let y_of = |v: u64| size_y + layout.sizes - 2.0 - v as f64 / cmax * bar_h;
+            // One point per pixel column (the file size after its last entry),
+            // anchored just outside the view so the line reaches the edges.
             let mut first = true;
-            let mut last_x = f64::NEG_INFINITY;
-            let range = lane.visible(vp.start - vp.span(), vp.end + vp.span());
-            for k in range {
-                let e = &lane.entries[k];
-                if e.superseded {
-                    continue;
-                }
-                let x = x_of(e.index as f64);
-                if x - last_x < 0.5 && !first {
-                    continue;
-                }
-                last_x = x;
-                let y = size_y + layout.sizes - 2.0 - cum[k] as f64 / cmax * bar_h;
+            let before = cols.first().and_then(|c| (c.first as usize).checked_sub(1));
+            if let Some(b) = before {
+                ctx.move_to(x_of(ix.index[b] as f64), y_of(cum[b]));
+                first = false;
+            }
+            for c in &cols {
+                let x = gx + c.x as f64 + 0.5;
+                let y = y_of(cum[c.last as usize]);
                 if first {
                     ctx.move_to(x, y);
                     first = false;
                 } else {
                     ctx.line_to(x, y);
                 }
+            }
+            if let Some(a) = cols
+                .last()
+                .map(|c| c.last as usize + 1)
+                .filter(|&a| a < cum.len())
+            {
+                ctx.line_to(x_of(ix.index[a] as f64), y_of(cum[a]));
             }
             ctx.stroke();
             ctx.set_line_width(1.0);
@@ -249,16 +263,7 @@ pub fn draw(
             ctx.set_fill_style_str("rgba(255,255,255,0.85)");
             ctx.fill_rect(gx + 2.0, size_y + 1.0, text.len() as f64 * 5.6 + 4.0, 13.0);
             ctx.set_fill_style_str(INK);
-            let _ = ctx.fill_text(
-                &format!(
-                    "max entry {} · file {} ({})",
-                    human_bytes(max),
-                    human_bytes(cmax),
-                    mode.label()
-                ),
-                gx + 4.0,
-                size_y + 11.0,
-            );
+            let _ = ctx.fill_text(&text, gx + 4.0, size_y + 11.0);
         }
 
         // Markers: snapshot, membership, election timer, notes, checks, damage.

@@ -17,4 +17,4 @@ pub use model::{
     build_lane, build_timeline, ClusterInfo, CommitPoint, Entry, Lane, LaneSummary, Marker,
     MarkerKind, ServerInfo, Sizes, StorageMode, TermBand, TermInfo, Timeline, Truncation,
 };
-pub use view::{Column, Hit, Layout, Viewport};
+pub use view::{Column, Hit, LaneIndex, Layout, PixelColumn, Viewport};

@@ -270,6 +270,32 @@ fn json_servers(s: &ovsdb_log::Servers) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The special members of a txn object (for `_date`/`_comment`, read by the
+/// core's `TxnRecord`), with the number of tables and rows it touches,
+/// without copying the table data.
+fn txn_facts(j: &Json) -> Option<(TxnRecord, u32, u32)> {
+    let o = j.as_object()?;
+    let mut t = TxnRecord {
+        tables: Vec::new(),
+        date: None,
+        comment: None,
+        is_diff: None,
+    };
+    let (mut tables, mut rows) = (0u32, 0u32);
+    for (k, v) in o.iter() {
+        match k {
+            "_date" => t.date = Some(v.clone()),
+            "_comment" => t.comment = Some(v.clone()),
+            "_is_diff" => t.is_diff = Some(v.clone()),
+            _ => {
+                tables += 1;
+                rows += v.as_object().map_or(0, |r| r.len() as u32);
+            }
+        }
+    }
+    Some((t, tables, rows))
+}
+
 /// Tables and rows touched by a txn object.
 fn txn_counts(t: &TxnRecord) -> (u32, u32) {
     let rows: usize = t
@@ -324,8 +350,13 @@ fn build_lane_and_summary(
 ) -> (Lane, ovsdb_log::FileSummary) {
     // Same figures as `ovsdb_log::summarize` (records, then the replay's
     // full/diff totals), with the replay kept for the per-entry sizes.
+    // Three passes over the bytes (records, replay, lanes): progress is
+    // reported as bytes done over the three, scaled to the file size.
+    let n = bytes.len() as u64;
     let mut summary = ovsdb_log::summarize_records(bytes);
+    progress(n / 3);
     let replay = ovsdb_log::replay(bytes, ovsdb_log::Upto::All);
+    progress(2 * n / 3);
     let (_, full_total, diff_total) = replay.totals();
     summary.entry_bytes.full = full_total;
     summary.entry_bytes.diff = diff_total;
@@ -367,7 +398,7 @@ fn build_lane_and_summary(
         };
         if raw.offset - last_progress >= 1 << 20 {
             last_progress = raw.offset;
-            progress(raw.offset);
+            progress(2 * n / 3 + raw.offset / 3);
         }
         let rec = match raw.decode(format) {
             Ok(r) => r,
@@ -458,8 +489,9 @@ fn build_lane_and_summary(
                             .and_then(Json::as_array)
                             .and_then(|a| a.get(1))
                             .filter(|t| !t.is_null())
-                            .and_then(|t| TxnRecord::from_json(t).ok());
-                        let (tables, rows) = txn.as_ref().map_or((0, 0), txn_counts);
+                            .and_then(txn_facts);
+                        let (tables, rows) = txn.as_ref().map_or((0, 0), |f| (f.1, f.2));
+                        let txn = txn.map(|f| f.0);
                         if let Some(s) = &e.servers {
                             lane.markers.push(Marker {
                                 index: e.index,

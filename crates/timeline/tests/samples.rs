@@ -334,3 +334,32 @@ fn inspector_shows_each_column_as_full_value_and_diff() {
         .expect("a set column whose full value is much larger than its diff");
     assert!(big.full.as_ref().unwrap().starts_with("[\"set\""));
 }
+
+#[test]
+fn compact_lane_index_agrees_with_the_lane() {
+    let t = timeline_of("leader-failover", &["s1.db", "s2.db"]);
+    for l in &t.lanes {
+        let ix = timeline::LaneIndex::new(l);
+        for m in StorageMode::ALL {
+            assert_eq!(ix.cumulative(m), l.cumulative(m).as_slice());
+            assert_eq!(ix.max_size(m), l.max_entry_size(m));
+        }
+        let mut vp = Viewport::for_timeline(&t);
+        for width in [37.0, 400.0, 5000.0] {
+            for _ in 0..3 {
+                let a = ix.columns(&vp, width, StorageMode::Stored);
+                let b = l.columns(&vp, width, StorageMode::Stored);
+                assert_eq!(a.len(), b.len());
+                for (p, c) in a.iter().zip(&b) {
+                    assert_eq!(
+                        (p.x, p.max_bytes, p.entry as usize),
+                        (c.x, c.max_bytes, c.entry)
+                    );
+                    assert_eq!((p.last - p.first + 1), c.count);
+                }
+                vp.zoom(3.0, 0.3);
+            }
+            vp.reset();
+        }
+    }
+}
