@@ -188,3 +188,24 @@ pub fn run(spec: &RunSpec, progress: &mut dyn FnMut(u64, u64)) -> Result<RunResu
         violations: m.violations.clone(),
     })
 }
+
+/// A run as files: one clustered `.db` per server (written by the
+/// simulator's `--write-logs` machinery, readable by the explorer and
+/// `ovsdb-tool`) and the `simulate --json` metrics.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Export {
+    pub files: Vec<(String, Vec<u8>)>,
+    pub json: String,
+}
+
+/// Runs `spec` with log capture on and returns its files.
+pub fn export(spec: &RunSpec) -> Result<Export, String> {
+    let mut sim = spec.build()?;
+    sim.capture_logs();
+    let m = sim.run();
+    let files = raft_sim::logs::write_logs(&sim)?;
+    Ok(Export {
+        files,
+        json: report::run_json(&sim, &m),
+    })
+}

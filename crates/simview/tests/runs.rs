@@ -98,3 +98,17 @@ fn killing_the_leader_forks_a_run_with_a_new_term() {
     assert!(f.trace.max_term_at(f.trace.end) > term0);
     assert_eq!(f.trace.state_at(later, f.trace.end).unwrap().role, LEADER);
 }
+
+#[test]
+fn an_export_is_one_clustered_file_per_server_with_the_run_figures() {
+    let mut spec = RunSpec::preset("ls-add-follower");
+    spec.sets = vec![("n".into(), "5".into())];
+    let ex = simview::export(&spec).expect("export");
+    let r = go(&spec);
+    assert_eq!(ex.json, r.json, "the export's metrics are the run's");
+    assert_eq!(ex.files.len(), r.trace.servers());
+    for (name, bytes) in &ex.files {
+        assert!(name.ends_with(".db"), "{name}");
+        assert!(bytes.starts_with(b"OVSDB CLUSTER "), "{name}");
+    }
+}

@@ -6,6 +6,9 @@
 //!   then `{type: "result", id, result: JSON of simview::RunResult, ms}` where
 //!   `ms` is the wall time the run took in this worker (for events/s).
 //!
+//! - `{type: "export", id, spec}`: runs it with log capture and replies
+//!   `{type: "files", id, names: [String], buffers: [ArrayBuffer], json}`:
+//!   one clustered `.db` file per server and the `simulate --json` metrics.
 //! - `{type: "idl", id, experiment, params: {knob: "value"}}`: runs the IDL
 //!   experiment (`write-changed-only` or `index-vs-hash`); replies
 //!   `{type: "idl", id, report}` with the report's JSON (as the CLI's).
@@ -13,7 +16,7 @@
 //! Errors come back as `{type: "error", id, message}`; a panic as
 //! `{type: "panic", message}`.
 
-use js_sys::{Object, Reflect};
+use js_sys::{Array, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
@@ -77,6 +80,10 @@ fn handle(msg: JsValue) {
             Err(e) => error(&id, e),
         },
         Some("idl") => idl(&id, &msg),
+        Some("export") => match spec_of(&msg) {
+            Ok(spec) => export(&id, &spec),
+            Err(e) => error(&id, e),
+        },
         other => error(&id, format!("unknown request {other:?}")),
     }
 }
@@ -172,6 +179,27 @@ fn idl(id: &JsValue, msg: &JsValue) {
             ("id", id.clone()),
             ("report", j.to_string_compact().into()),
         ]),
+        Err(e) => error(id, e),
+    }
+}
+
+fn export(id: &JsValue, spec: &simview::RunSpec) {
+    match simview::export(spec) {
+        Ok(ex) => {
+            let names = Array::new();
+            let buffers = Array::new();
+            for (name, bytes) in &ex.files {
+                names.push(&JsValue::from_str(name));
+                buffers.push(&Uint8Array::from(bytes.as_slice()).buffer());
+            }
+            post(&[
+                ("type", "files".into()),
+                ("id", id.clone()),
+                ("names", names.into()),
+                ("buffers", buffers.into()),
+                ("json", ex.json.into()),
+            ]);
+        }
         Err(e) => error(id, e),
     }
 }

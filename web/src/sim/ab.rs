@@ -167,7 +167,9 @@ impl Component for AbPage {
                 }
             }
             Msg::Worker(Reply::Error { message, .. }) => self.error = Some(message),
-            Msg::Worker(Reply::Progress { .. } | Reply::Idl { .. }) => return false,
+            Msg::Worker(Reply::Progress { .. } | Reply::Idl { .. } | Reply::Files { .. }) => {
+                return false
+            }
             Msg::Seek(t) => self.playhead = t.min(self.end()),
             Msg::Zoom(f) => self.window_ms = (self.window_ms * f).clamp(5.0, 600_000.0),
             Msg::Toggle => {

@@ -23,6 +23,11 @@ pub enum Reply {
         id: u32,
         report: String,
     },
+    /// Exported files: (name, bytes).
+    Files {
+        id: u32,
+        files: Vec<(String, Vec<u8>)>,
+    },
     Progress {
         id: u32,
         now: f64,
@@ -97,6 +102,21 @@ impl SimWorker {
                         }),
                     }
                 }
+                Some("files") => {
+                    let names = js_sys::Array::from(&get(&d, "names"));
+                    let buffers = js_sys::Array::from(&get(&d, "buffers"));
+                    let files = names
+                        .iter()
+                        .zip(buffers.iter())
+                        .map(|(n, b)| {
+                            (
+                                n.as_string().unwrap_or_default(),
+                                js_sys::Uint8Array::new(&b).to_vec(),
+                            )
+                        })
+                        .collect();
+                    on.emit(Reply::Files { id, files })
+                }
                 Some("idl") => on.emit(Reply::Idl {
                     id,
                     report: get(&d, "report").as_string().unwrap_or_default(),
@@ -149,6 +169,21 @@ impl SimWorker {
 }
 
 impl SimWorker {
+    /// Asks for the run's files (`.db` per server and metrics JSON).
+    pub fn export(&self, id: u32, spec: &RunSpec) {
+        let o = js_sys::Object::new();
+        let set = |k: &str, v: JsValue| {
+            let _ = js_sys::Reflect::set(&o, &JsValue::from_str(k), &v);
+        };
+        set("type", "export".into());
+        set("id", id.into());
+        set(
+            "spec",
+            serde_json::to_string(spec).unwrap_or_default().into(),
+        );
+        self.send(o.into());
+    }
+
     /// Asks for an IDL experiment with these knobs.
     pub fn idl(&self, id: u32, experiment: &str, knobs: &[(String, String)]) {
         let o = js_sys::Object::new();

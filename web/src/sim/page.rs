@@ -47,6 +47,7 @@ pub enum Msg {
     Apply,
     Key(KeyboardEvent),
     ExportJson,
+    ExportDb,
 }
 
 pub struct SimPage {
@@ -76,6 +77,7 @@ pub struct SimPage {
     edit_sets: String,
     autoplay: bool,
     embedded: bool,
+    exporting: bool,
 }
 
 pub fn value_of(e: &Event) -> String {
@@ -343,6 +345,7 @@ impl Component for SimPage {
             edit_sets: String::new(),
             autoplay: ctx.props().t_us.is_none(),
             embedded: ctx.props().embedded,
+            exporting: false,
         };
         page.reset_edits();
         page.start(ctx);
@@ -381,6 +384,20 @@ impl Component for SimPage {
                 self.error = Some(message);
             }
             Msg::Worker(Reply::Idl { .. }) => return false,
+            Msg::Worker(Reply::Files { id, files }) => {
+                if id != u32::MAX - self.run_id {
+                    return false;
+                }
+                self.exporting = false;
+                for (name, bytes) in &files {
+                    super::download(name, bytes, "application/octet-stream");
+                }
+            }
+            Msg::ExportDb => {
+                self.exporting = true;
+                // Export ids count down so they never match a run's id.
+                self.worker.export(u32::MAX - self.run_id, &self.spec);
+            }
             Msg::ExportJson => {
                 if let Some(r) = &self.result {
                     let name =
@@ -635,6 +652,11 @@ impl Component for SimPage {
                 <div class="controls">
                     <button data-testid="sim-export-json" disabled={r.is_none()}
                             onclick={link.callback(|_| Msg::ExportJson)}>{ "Download metrics JSON (as simulate --json)" }</button>
+                    <button data-testid="sim-export-db" disabled={r.is_none() || self.exporting}
+                            onclick={link.callback(|_| Msg::ExportDb)}>
+                        { if self.exporting { "Writing the .db files…" } else { "Download the run as .db files (one per server)" } }
+                    </button>
+                    <span class="hint">{ " The files open in the Explorer tab and in ovsdb-tool." }</span>
                 </div>
                 <canvas ref={self.canvas.clone()} class="sim-canvas" data-testid="sim-timeline" />
                 <p class="legend">
