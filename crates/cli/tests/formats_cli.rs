@@ -1,0 +1,143 @@
+//! CLI behaviour of inspect, dump, check and convert that does not need
+//! the OVS tools: exit codes, one clear error line, summaries of damaged
+//! files.
+
+mod interop_common;
+use interop_common::*;
+use ovsdb::json::{parse, Json};
+
+fn s(o: &std::process::Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).to_string(),
+        String::from_utf8_lossy(&o.stderr).to_string(),
+    )
+}
+
+#[test]
+fn inspect_damaged_file_prints_prefix_summary_and_one_error_line() {
+    let dir = TempDir::new("cli");
+    let src = std::fs::read(sample_path("election-timer", "s1")).unwrap();
+    let p = dir.path("torn.db");
+    std::fs::write(&p, &src[..src.len() - 11]).unwrap();
+    let o = ours(&["inspect", "--json", &p.display().to_string()]);
+    let (out, err) = s(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("record 52") && err.contains("byte offset"),
+        "{err}"
+    );
+    let j = parse(out.as_bytes()).unwrap();
+    let f = &j.get("files").unwrap().as_array().unwrap()[0];
+    assert_eq!(f.get("records"), Some(&Json::Integer(52)));
+    let t = f.get("truncated").unwrap();
+    assert_eq!(t.get("record"), Some(&Json::Integer(52)));
+    assert_eq!(t.get("code").and_then(Json::as_str), Some("truncated-body"));
+
+    // Binary garbage: no prefix, still one line and a non-zero exit.
+    let g = dir.path("garbage.db");
+    std::fs::write(
+        &g,
+        (0..5000u32)
+            .map(|i| (i * 7919 % 251) as u8)
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let o = ours(&["inspect", &g.display().to_string()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(s(&o).1.lines().count(), 1);
+
+    // Missing file: exit 2.
+    let o = ours(&["inspect", &dir.path("nope.db").display().to_string()]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn inspect_cluster_summary_for_several_files() {
+    let paths: Vec<String> = ["s1", "s2", "s3"]
+        .iter()
+        .map(|x| sample_path("leader-failover", x).display().to_string())
+        .collect();
+    let mut args = vec!["inspect", "--json"];
+    args.extend(paths.iter().map(String::as_str));
+    let o = ours(&args);
+    assert!(o.status.success());
+    let j = parse(&o.stdout).unwrap();
+    assert_eq!(j.get("files").unwrap().as_array().unwrap().len(), 3);
+    let c = j.get("cluster").unwrap();
+    assert_eq!(c.get("servers").unwrap().as_array().unwrap().len(), 3);
+    assert_eq!(c.get("problems").unwrap().as_array().unwrap().len(), 0);
+    let terms = c.get("terms").unwrap().as_array().unwrap();
+    assert!(terms.len() >= 2, "leader-failover has several terms");
+}
+
+#[test]
+fn dump_at_index_and_check_exit_codes() {
+    let p = sample_path("compacted", "s3").display().to_string();
+    let early = ours(&["dump", "--json", "--at", "10", &p]);
+    let late = ours(&["dump", "--json", &p]);
+    assert!(early.status.success() && late.status.success());
+    let rows = |o: &std::process::Output| -> usize {
+        let j = parse(&o.stdout).unwrap();
+        j.as_object()
+            .unwrap()
+            .iter()
+            .map(|(_, t)| t.as_object().unwrap().len())
+            .sum()
+    };
+    assert!(rows(&early) < rows(&late));
+    // Text form lists tables.
+    let t = ours(&["dump", &p]);
+    assert!(String::from_utf8_lossy(&t.stdout).contains("table Logical_Switch"));
+
+    let dir = TempDir::new("cli-check");
+    let good: Vec<String> = ["s1", "s2", "s3"]
+        .iter()
+        .map(|x| sample_path("compacted", x).display().to_string())
+        .collect();
+    let mut a = vec!["check"];
+    a.extend(good.iter().map(String::as_str));
+    assert_eq!(ours(&a).status.code(), Some(0));
+    let torn = dir.path("torn.db");
+    let b = std::fs::read(&good[0]).unwrap();
+    std::fs::write(&torn, &b[..b.len() - 3]).unwrap();
+    let o = ours(&["check", &torn.display().to_string(), &good[1]]);
+    assert_eq!(o.status.code(), Some(2));
+    let mixed = ours(&[
+        "check",
+        &good[0],
+        &sample_path("election-timer", "s1").display().to_string(),
+    ]);
+    assert_eq!(mixed.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&mixed.stdout).contains("identity"));
+}
+
+#[test]
+fn convert_round_trip_and_usage() {
+    let dir = TempDir::new("cli-convert");
+    let src = sample_path("acl-portgroup-diff", "s2");
+    let full = dir.path("full.db");
+    let back = dir.path("back.db");
+    let o = ours(&[
+        "convert",
+        "--to",
+        "full",
+        &src.display().to_string(),
+        &full.display().to_string(),
+    ]);
+    assert!(o.status.success(), "{:?}", s(&o));
+    let o = ours(&[
+        "convert",
+        "--to",
+        "diff",
+        &full.display().to_string(),
+        &back.display().to_string(),
+    ]);
+    assert!(o.status.success());
+    // diff -> full -> diff gives back the original bytes.
+    assert!(std::fs::read(&back).unwrap() == std::fs::read(&src).unwrap());
+    assert_eq!(
+        ours(&["convert", "--to", "zip", "a", "b"]).status.code(),
+        Some(2)
+    );
+}
