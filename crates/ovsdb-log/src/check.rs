@@ -96,7 +96,7 @@ struct ServerLog<'a> {
 
 impl<'a> ServerLog<'a> {
     fn log_end(&self) -> u64 {
-        self.log_start + self.entries.len() as u64
+        self.log_start.saturating_add(self.entries.len() as u64)
     }
     fn entry(&self, index: u64) -> Option<&LogEntry<'a>> {
         index
@@ -263,7 +263,7 @@ pub fn check_cluster(files: &[(&str, &[u8])]) -> CheckReport {
         let prev_index = h.prev_index();
         let mut log = ServerLog {
             file: name.clone(),
-            log_start: prev_index + 1,
+            log_start: prev_index.saturating_add(1),
             entries: Vec::new(),
             header: h,
         };
@@ -324,17 +324,18 @@ pub fn check_cluster(files: &[(&str, &[u8])]) -> CheckReport {
                                 format!(
                                     "leader truncates its own log from {} to {} entries",
                                     log_end - log.log_start,
-                                    e.index - log.log_start
+                                    e.index.saturating_sub(log.log_start)
                                 ),
                             ));
                         } else {
                             rep.warnings.push(format!(
                                 "{name}: record {k} truncates log from {} to {} entries",
                                 log_end - log.log_start,
-                                e.index - log.log_start
+                                e.index.saturating_sub(log.log_start)
                             ));
                         }
-                        log.entries.truncate((e.index - log.log_start) as usize);
+                        log.entries
+                            .truncate((e.index.saturating_sub(log.log_start)) as usize);
                     }
                     let prev_term = log.entries.last().map_or(snap_term, |p| p.term);
                     if e.term < prev_term {
@@ -651,7 +652,7 @@ pub mod damage {
             recs.push(RaftRecord {
                 comment: None,
                 body: RecordBody::CommitIndex {
-                    commit_index: last + 5,
+                    commit_index: last.saturating_add(5),
                 },
             })
         })

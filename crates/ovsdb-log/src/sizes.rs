@@ -299,7 +299,7 @@ impl Stream {
             Ok(db) => self.db = db,
             Err(_) => self.ok = false,
         }
-        self.log_end = h.prev_index() + 1;
+        self.log_end = h.prev_index().saturating_add(1);
     }
 
     pub(crate) fn entry(
@@ -315,7 +315,7 @@ impl Stream {
             self.ok = false;
             return;
         }
-        self.log_end = e.index + 1;
+        self.log_end = e.index.saturating_add(1);
         if e.data.is_none() {
             return;
         }

@@ -110,3 +110,37 @@ fn txn_replay_errors_name_the_record() {
         k => panic!("{k:?}"),
     }
 }
+
+#[test]
+fn extreme_indexes_do_not_panic() {
+    use ovsdb_log::writer::{read_clustered, write_clustered};
+    use ovsdb_log::{check_cluster, RaftRecord, RecordBody};
+    let b = common::sample("compacted", "s1");
+    let (h, recs) = read_clustered(&b).unwrap();
+    let prev = h.prev_index();
+    for index in [prev, 1, u64::MAX, u64::MAX - 1] {
+        let mut r = recs.clone();
+        r.push(RaftRecord {
+            comment: None,
+            body: RecordBody::Entry(ovsdb_log::Entry {
+                term: u64::MAX,
+                index,
+                data: None,
+                eid: None,
+                servers: None,
+                election_timer: None,
+            }),
+        });
+        r.push(RaftRecord {
+            comment: None,
+            body: RecordBody::CommitIndex {
+                commit_index: u64::MAX,
+            },
+        });
+        let f = write_clustered(&h, &r);
+        let _ = ovsdb_log::summarize(&f);
+        let _ = ovsdb_log::replay(&f, ovsdb_log::Upto::Committed);
+        let rep = check_cluster(&[("x", &f)]);
+        assert_eq!(rep.exit_code(), 1, "index {index}: {:?}", rep.violations);
+    }
+}
