@@ -26,7 +26,7 @@ pub use raft::{ClusterHeader, Entry, RaftRecord, RecordBody, Servers, Snapshot};
 pub use replay::{Db, Mode};
 pub use sizes::{replay, EntrySize, Replay, Upto};
 pub use summary::{
-    summarize, summarize_cluster, summarize_records, ClusterSummary, EntryBytes, FileSummary,
-    RecordKinds, TermSid,
+    summarize, summarize_cluster, summarize_detailed, summarize_records, ClusterSummary,
+    EntryBytes, FileSummary, RecordKinds, TermSid,
 };
 pub use uuid::Uuid;

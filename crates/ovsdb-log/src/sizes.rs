@@ -281,6 +281,7 @@ pub(crate) struct Stream {
     pub log_end: u64,
     pub full: u64,
     pub diff: u64,
+    pub entries: Vec<EntrySize>,
 }
 
 impl Stream {
@@ -291,6 +292,7 @@ impl Stream {
             log_end: 0,
             full: 0,
             diff: 0,
+            entries: Vec::new(),
         }
     }
 
@@ -325,8 +327,18 @@ impl Stream {
         };
         match db.apply_src(t) {
             Ok(delta) => {
-                self.full += resized(Format::Clustered, raw, delta.full);
-                self.diff += resized(Format::Clustered, raw, delta.diff);
+                let full = resized(Format::Clustered, raw, delta.full);
+                let diff = resized(Format::Clustered, raw, delta.diff);
+                self.full += full;
+                self.diff += diff;
+                self.entries.push(EntrySize {
+                    record: raw.index,
+                    index: Some(e.index),
+                    stored: raw.total_len(),
+                    full,
+                    diff,
+                    superseded: false,
+                });
             }
             Err(_) => self.ok = false,
         }

@@ -204,16 +204,24 @@ impl FileSummary {
 /// record) is reported in `truncated` and the summary covers the records
 /// before it.
 pub fn summarize(bytes: &[u8]) -> FileSummary {
+    summarize_impl(bytes, true).0
+}
+
+/// [`summarize`] plus the size of every transaction-carrying record (as
+/// stored, with full values, with diffs), in file order. Empty when the
+/// sizes could not be computed (`entry_bytes.full` is then `None`).
+pub fn summarize_detailed(bytes: &[u8]) -> (FileSummary, Vec<crate::sizes::EntrySize>) {
     summarize_impl(bytes, true)
 }
 
 /// Like [`summarize`] but without the full/diff size computation (which
 /// replays the data): only framing and Raft/txn record decoding.
 pub fn summarize_records(bytes: &[u8]) -> FileSummary {
-    summarize_impl(bytes, false)
+    summarize_impl(bytes, false).0
 }
 
-fn summarize_impl(bytes: &[u8], with_sizes: bool) -> FileSummary {
+fn summarize_impl(bytes: &[u8], with_sizes: bool) -> (FileSummary, Vec<crate::sizes::EntrySize>) {
+    let mut entries = Vec::new();
     let mut s = FileSummary::empty(bytes.len() as u64);
     let mut raws = Vec::new();
     let mut scan = crate::sizes::Scan::new(0);
@@ -350,6 +358,7 @@ fn summarize_impl(bytes: &[u8], with_sizes: bool) -> FileSummary {
             Some(Format::Clustered) if stream.ok && stream.db.is_some() => {
                 s.entry_bytes.full = Some(stream.full);
                 s.entry_bytes.diff = Some(stream.diff);
+                entries = std::mem::take(&mut stream.entries);
                 None
             }
             Some(Format::Clustered) => {
@@ -377,9 +386,12 @@ fn summarize_impl(bytes: &[u8], with_sizes: bool) -> FileSummary {
             let (_, full, diff) = r.totals();
             s.entry_bytes.full = full;
             s.entry_bytes.diff = diff;
+            if full.is_some() {
+                entries = r.entries;
+            }
         }
     }
-    s
+    (s, entries)
 }
 
 fn bytes_magic(bytes: &[u8]) -> &str {

@@ -102,8 +102,10 @@ fn every_sample_replays_and_snapshot_equals_full_log() {
 #[test]
 fn streaming_summary_sizes_equal_two_pass_replay() {
     for (scen, stem, bytes) in common::all_samples() {
-        let s = summarize(&bytes);
-        let (stored, full, diff) = replay(&bytes, Upto::All).totals();
+        let (s, entries) = ovsdb_log::summarize_detailed(&bytes);
+        let r = replay(&bytes, Upto::All);
+        assert_eq!(entries, r.entries, "{scen}/{stem}: per-entry sizes");
+        let (stored, full, diff) = r.totals();
         assert_eq!(s.entry_bytes.stored, stored, "{scen}/{stem}");
         assert_eq!(
             (s.entry_bytes.full, s.entry_bytes.diff),
