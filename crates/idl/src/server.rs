@@ -147,6 +147,11 @@ pub struct ServerOptions {
     /// `monitor_cond_change` (like `ovsdb-server/disable-monitor-cond`), so
     /// clients fall back to `monitor`.
     pub disable_monitor_cond: bool,
+    /// Reproduce ovsdb-server 3.1's weak-reference check: a row modified
+    /// by the transaction keeps a weak reference it already had to a row
+    /// deleted in the same transaction (only added references are
+    /// re-checked). On by default, since the interop tests run 3.1.
+    pub weak_refs_as_ovs_3_1: bool,
 }
 
 impl Default for ServerOptions {
@@ -156,6 +161,7 @@ impl Default for ServerOptions {
             seed: 1,
             history_max: 100,
             disable_monitor_cond: false,
+            weak_refs_as_ovs_3_1: true,
         }
     }
 }
@@ -824,6 +830,27 @@ impl Server {
                 None => self.tables[t].contains_key(u),
             }
         };
+        // Rows the operations modified (not inserted). ovsdb-server 3.1
+        // re-checks only the weak references such a row *added*, so a
+        // reference it already had to a row deleted in the same
+        // transaction survives (verified against the real server).
+        let modified: HashSet<(usize, Uuid)> = if self.opts.weak_refs_as_ovs_3_1 {
+            (0..n)
+                .flat_map(|ti| {
+                    changed[ti]
+                        .iter()
+                        // Rows whose data really changed: ovsdb-server drops
+                        // no-op rows from the transaction before this check.
+                        .filter(move |(u, r)| match (r, self.tables[ti].get(u)) {
+                            (Some(new), Some(old)) => new.cols != old.cols,
+                            _ => false,
+                        })
+                        .map(move |(u, _)| (ti, *u))
+                })
+                .collect()
+        } else {
+            HashSet::new()
+        };
         let mut loops = 0;
         loop {
             loops += 1;
@@ -878,7 +905,24 @@ impl Server {
                     };
                     let mut newrow = row.clone();
                     let mut touched = false;
+                    let old_row = if modified.contains(&(ti, u)) {
+                        self.tables[ti].get(&u).cloned()
+                    } else {
+                        None
+                    };
+                    // A committed row outside the transaction is only
+                    // visited because it may point at a row deleted now:
+                    // only those references go (older dangling ones, which
+                    // ovsdb-server 3.1 can leave behind, are not touched).
+                    // (Rows the operations rewrote without a real change
+                    // count as outside: ovsdb-server drops them first.)
+                    let untouched = match (changed[ti].get(&u), self.tables[ti].get(&u)) {
+                        (None, _) => true,
+                        (Some(Some(n)), Some(o)) => n.cols == o.cols,
+                        _ => false,
+                    };
                     for &ci in &weak_cols {
+                        let old_d = old_row.as_ref().map(|r| &r.cols[ci]);
                         let c = &t.columns[ci];
                         let kt = c.ty.key.ref_table.as_ref().and_then(|n| meta.table(n));
                         let vt =
@@ -894,20 +938,34 @@ impl Server {
                                 .unwrap_or(false);
                         let dangling = |a: &Atom, tt: Option<usize>| -> bool {
                             match (a, tt) {
+                                (Atom::Uuid(x), _) if untouched => deleted.contains(x),
                                 (Atom::Uuid(x), Some(tt)) => !exists(changed, tt, x),
+                                _ => false,
+                            }
+                        };
+                        let had_key = |a: &Atom| -> bool {
+                            match old_d {
+                                Some(Datum::Set(o)) => o.contains(a),
+                                _ => false,
+                            }
+                        };
+                        let had_pair = |k: &Atom, v: &Atom| -> bool {
+                            match old_d {
+                                Some(Datum::Map(o)) => o.get(k) == Some(v),
                                 _ => false,
                             }
                         };
                         match &mut newrow.cols[ci] {
                             Datum::Set(s) if kweak => {
                                 let before = s.len();
-                                s.retain(|a| !dangling(a, kt));
+                                s.retain(|a| had_key(a) || !dangling(a, kt));
                                 touched |= s.len() != before;
                             }
                             Datum::Map(m) => {
                                 let before = m.len();
                                 m.retain(|k, v| {
-                                    !(kweak && dangling(k, kt) || vweak && dangling(v, vt))
+                                    had_pair(k, v)
+                                        || !(kweak && dangling(k, kt) || vweak && dangling(v, vt))
                                 });
                                 touched |= m.len() != before;
                             }
@@ -1481,7 +1539,14 @@ fn compose_row(
         }
         (true, true) => {
             let (o, n) = (old?, new?);
-            if !mt.select.modify || !changed_data(o, n, &mt.columns) {
+            // Columns used only by the condition are monitored internally
+            // by ovsdb-server: their change alone yields an empty modify.
+            let cond_changed = mt
+                .cond
+                .columns()
+                .iter()
+                .any(|&c| !mt.columns.contains(&MonCol::Col(c)) && o.cols[c] != n.cols[c]);
+            if !mt.select.modify || !(changed_data(o, n, &mt.columns) || cond_changed) {
                 return None;
             }
             let mut diff = Object::new();
@@ -1774,8 +1839,12 @@ fn execute_op(
                     actual.push(cols.iter().map(|c| col_value(&r, *c)).collect());
                 }
             }
+            // Compared as sets of projected rows, as ovsdb-server does
+            // (each side must contain all rows of the other).
             expected.sort();
+            expected.dedup();
             actual.sort();
+            actual.dedup();
             let equal = expected == actual;
             let ok = if until == "==" { equal } else { !equal };
             if ok {
