@@ -8,23 +8,27 @@ use std::time::Instant;
 const HOUR: &str = "name = hour\nprofile = v3.1\nuntil_ms = 3600000\n[workload]\ntype = open\nrate = 10\nvia = follower\nop = ls-add * forever\n";
 
 fn main() {
-    // 1. One simulated hour, 3 servers, 10 writes/s through a follower.
-    let mut best = f64::MAX;
-    let mut events = 0;
-    let mut txns = 0;
-    for _ in 0..3 {
-        let mut sim = Sim::from_text(HOUR, None, &[], 1).unwrap();
-        let t = Instant::now();
-        let m = sim.run();
-        best = best.min(t.elapsed().as_secs_f64());
-        events = m.events;
-        txns = m.txn_count();
-        assert!(m.violations.is_empty());
+    // 1. One simulated hour, 3 servers, 10 writes/s through a follower,
+    //    with and without executing every entry on the core database.
+    for core in ["true", "false"] {
+        let mut best = f64::MAX;
+        let mut events = 0;
+        let mut txns = 0;
+        for _ in 0..3 {
+            let over = vec![("core_db".to_string(), core.to_string())];
+            let mut sim = Sim::from_text(HOUR, None, &over, 1).unwrap();
+            let t = Instant::now();
+            let m = sim.run();
+            best = best.min(t.elapsed().as_secs_f64());
+            events = m.events;
+            txns = m.txn_count();
+            assert!(m.violations.is_empty());
+        }
+        println!(
+            "simulated hour (3 servers, 10 writes/s, core_db={core}): {best:.3} s wall, {events} events, {txns} writes, {:.2} M events/s",
+            events as f64 / best / 1e6
+        );
     }
-    println!(
-        "simulated hour (3 servers, 10 writes/s): {best:.3} s wall, {events} events, {txns} writes, {:.2} M events/s",
-        events as f64 / best / 1e6
-    );
     // 2. Raw event rate on a busier mix: leader-kill + acl workload seeds.
     let scen = [
         raft_sim::preset("ls-add-follower").unwrap(),

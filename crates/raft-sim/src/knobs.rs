@@ -111,6 +111,10 @@ pub struct Knobs {
     pub snapshot_block: u64,
     pub transfer_target_policy: TransferPolicy,
     pub join_retry: u64,
+    /// Execute every committed transaction on each server's in-memory core
+    /// database (`ovsdb::Database`, real schema) and cross-check the entry
+    /// sizes in both storage modes against it.
+    pub core_db: bool,
     /// Stop a run after this many events (a guard for pathological knob
     /// combinations; reported as `truncated` in the metrics).
     pub max_events: u64,
@@ -185,6 +189,7 @@ impl Knobs {
             join_retry: 1_000_000,
             unsafe_vote_any_log: false,
             max_events: 20_000_000,
+            core_db: true,
             delay: 50,
             delay_jitter: 20,
             bandwidth: 1000.0,
@@ -298,6 +303,7 @@ impl Knobs {
         "join_retry",
         "unsafe_vote_any_log",
         "max_events",
+        "core_db",
         "delay",
         "delay_jitter",
         "bandwidth",
@@ -430,6 +436,7 @@ impl Knobs {
             "join_retry" => self.join_retry = ms(v)?.max(10_000),
             "unsafe_vote_any_log" => self.unsafe_vote_any_log = boolean(v)?,
             "max_events" => self.max_events = int(v)?.max(1),
+            "core_db" => self.core_db = boolean(v)?,
             "delay" => self.delay = ms(v)?,
             "delay_jitter" => self.delay_jitter = ms(v)?,
             "bandwidth" => self.bandwidth = float(v)?,

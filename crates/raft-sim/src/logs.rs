@@ -12,11 +12,7 @@ use ovsdb_log::raft::{ClusterHeader, Entry, RaftRecord, RecordBody, Servers, Sna
 use ovsdb_log::uuid::Uuid;
 use ovsdb_log::writer::ClusteredWriter;
 
-/// The OVN_Northbound 7.0.0 schema exactly as ovsdb-server 3.1 stores it in
-/// a clustered header (`prev_data[0]`): extracted byte for byte from the
-/// real `static/samples/ls-add-follower/s2.db` (ephemeral columns already
-/// made persistent, members in the server's order).
-pub const NB_SCHEMA: &str = include_str!("../data/ovn-nb.clustered-schema.json");
+pub use crate::txn::NB_SCHEMA;
 
 struct Names {
     seed: u64,
@@ -110,6 +106,7 @@ pub fn write_logs(sim: &Sim) -> Result<Vec<(String, Vec<u8>)>, String> {
                             et: sim.knobs.election_timer,
                             last_eid: 0,
                             db: Default::default(),
+                            core: None,
                         };
                         header(&n, s, &snap, &schema)?
                     };

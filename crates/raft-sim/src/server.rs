@@ -218,6 +218,8 @@ pub struct Snap {
     pub et: u64,
     pub last_eid: u64,
     pub db: Rc<NbState>,
+    /// The core database at `index` (when `core_db` is on).
+    pub core: Option<Rc<ovsdb::Database>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -358,6 +360,13 @@ pub enum LogRec {
 /// Everything a server asks the world to do.
 #[derive(Clone, Debug)]
 pub enum Out {
+    /// The core database rejected a committed transaction, or its own size
+    /// computation disagrees with the entry's text.
+    CoreMismatch {
+        server: Sid,
+        index: u64,
+        msg: String,
+    },
     Log {
         server: Sid,
         rec: LogRec,
@@ -510,6 +519,8 @@ pub struct Server {
     synced_vote: Option<Sid>,
     pub log_synced: u64,
     // ovsdb layer
+    /// The in-memory core database (`core_db` knob).
+    pub core: Option<Box<ovsdb::Database>>,
     pub db: NbState,
     pub applied_eid: u64,
     log_last_eid: u64,
@@ -532,12 +543,69 @@ pub struct Server {
     pub disk_factor: f64,
 }
 
+/// Execute a committed transaction on the core database and check that the
+/// core's own serialization of the changes has the entry's size in both
+/// storage modes. Returns a description of any disagreement.
+fn core_apply(core: &mut ovsdb::Database, txn: &txn::Txn, column_diff: bool) -> Option<String> {
+    let Some(j) = txn.json(column_diff) else {
+        return Some("transaction text is not valid JSON".into());
+    };
+    let opts = ovsdb::db::ReplayOptions {
+        skip_index_check: true,
+        ..Default::default()
+    };
+    match core.apply_txn_json(j, opts) {
+        Err(e) => Some(format!("core database rejected {:?}: {e}", txn.op)),
+        Ok(_) if txn.size_checked.get() => None,
+        Ok(changes) => {
+            txn.size_checked.set(true);
+            for (mode, diff) in [
+                (ovsdb::db::StorageMode::Full, false),
+                (ovsdb::db::StorageMode::Diff, true),
+            ] {
+                let core_len = core.txn_json_len(&changes, mode);
+                let ours = txn.tables_len(diff);
+                if core_len != ours {
+                    return Some(format!(
+                        "{:?} in {} mode: simulator text {ours} B, core database {core_len} B",
+                        txn.op,
+                        if diff { "diff" } else { "full" }
+                    ));
+                }
+            }
+            None
+        }
+    }
+}
+
+/// Iterator over the server ids of a bitmask, lowest first (no allocation).
+struct Targets(u64);
+impl Iterator for Targets {
+    type Item = Sid;
+    fn next(&mut self) -> Option<Sid> {
+        if self.0 == 0 {
+            return None;
+        }
+        let s = self.0.trailing_zeros() as Sid;
+        self.0 &= self.0 - 1;
+        Some(s)
+    }
+}
+
+thread_local! {
+    static NO_ENTRIES: Rc<Vec<Entry>> = Rc::new(Vec::new());
+}
+
+fn no_entries() -> Rc<Vec<Entry>> {
+    NO_ENTRIES.with(|e| e.clone())
+}
+
 fn bit(s: Sid) -> u64 {
     1u64 << s
 }
 
 fn members(mask: u64) -> impl Iterator<Item = Sid> {
-    (0..64).filter(move |i| mask & (1u64 << i) != 0)
+    Targets(mask)
 }
 
 impl Server {
@@ -551,6 +619,7 @@ impl Server {
             et: k.election_timer,
             last_eid: 0,
             db: Rc::new(NbState::default()),
+            core: None,
         });
         let mut s = Server::blank(id, snap, k);
         s.term = 1;
@@ -574,6 +643,7 @@ impl Server {
             et: k.election_timer,
             last_eid: 0,
             db: Rc::new(NbState::default()),
+            core: None,
         });
         let mut s = Server::blank(id, snap, k);
         s.log_start = 1;
@@ -586,8 +656,17 @@ impl Server {
         s
     }
 
-    fn blank(id: Sid, snap: Rc<Snap>, k: &Knobs) -> Server {
+    fn blank(id: Sid, mut snap: Rc<Snap>, k: &Knobs) -> Server {
+        let core = if k.core_db {
+            txn::empty_core_db().map(Box::new)
+        } else {
+            None
+        };
+        if let Some(c) = &core {
+            Rc::make_mut(&mut snap).core = Some(Rc::new((**c).clone()));
+        }
         Server {
+            core,
             id,
             life: Life::Up,
             role: Role::Follower,
@@ -1153,12 +1232,12 @@ impl Server {
     }
 
     /// Servers the leader replicates to: configuration plus joiners.
-    fn targets(&self) -> Vec<Sid> {
+    fn targets(&self) -> Targets {
         let mut mask = self.config;
         for (s, _) in &self.adding {
             mask |= bit(*s);
         }
-        members(mask & !bit(self.id)).collect()
+        Targets(mask & !bit(self.id))
     }
 
     fn send_heartbeats(&mut self, in_progress: bool, cx: &mut Ctx) {
@@ -1174,7 +1253,7 @@ impl Server {
                 prev_index: prev,
                 prev_term: self.term_at(prev),
                 leader_commit: self.commit_index,
-                entries: Rc::new(Vec::new()),
+                entries: no_entries(),
             };
             self.send(p, m, cx);
         }
@@ -1511,6 +1590,7 @@ impl Server {
             et: self.et,
             last_eid: self.applied_eid,
             db: Rc::new(self.db.clone()),
+            core: self.core.as_ref().map(|c| Rc::new((**c).clone())),
         });
         let drop_n = (idx + 1 - self.log_start) as usize;
         self.log.drain(..drop_n.min(self.log.len()));
@@ -1635,6 +1715,9 @@ impl Server {
         self.paused_until = 0;
         // Rebuild the database from the snapshot plus committed entries.
         self.db = (*self.snap.db).clone();
+        if self.core.is_some() {
+            self.core = self.snap.core.as_ref().map(|c| Box::new((**c).clone()));
+        }
         self.applied_eid = self.snap.last_eid;
         self.last_applied = self.snap.index.max(self.log_start.saturating_sub(1));
         self.commit_index = self.commit_index.min(self.last_index());
@@ -1782,12 +1865,22 @@ impl Server {
         }
     }
 
-    fn apply_committed(&mut self, _cx: &mut Ctx) {
+    fn apply_committed(&mut self, cx: &mut Ctx) {
         while self.last_applied < self.commit_index {
             let idx = self.last_applied + 1;
             if let Some(e) = self.entry(idx) {
                 if let EntryKind::Data { eid, txn } = &e.kind {
                     let (eid, txn) = (*eid, txn.clone());
+                    if let Some(core) = self.core.as_mut() {
+                        let problem = core_apply(core, &txn, cx.k.column_diff);
+                        if let Some(msg) = problem {
+                            cx.out.push(Out::CoreMismatch {
+                                server: self.id,
+                                index: idx,
+                                msg,
+                            });
+                        }
+                    }
                     self.db.apply(&txn);
                     self.applied_eid = eid;
                     self.applied_since_snap += 1;
@@ -2347,7 +2440,7 @@ impl Server {
             prev_index: prev,
             prev_term: self.term_at(prev),
             leader_commit: self.commit_index,
-            entries: Rc::new(Vec::new()),
+            entries: no_entries(),
         };
         self.send(from, m, cx);
     }
@@ -2360,6 +2453,9 @@ impl Server {
         self.last_applied = snap.index;
         self.log_synced = snap.index;
         self.db = (*snap.db).clone();
+        if self.core.is_some() {
+            self.core = snap.core.as_ref().map(|c| Box::new((**c).clone()));
+        }
         self.applied_eid = snap.last_eid;
         self.log_last_eid = snap.last_eid;
         self.config = snap.servers;

@@ -666,6 +666,12 @@ impl Sim {
                 }
             }
             Out::BecameLeader { server, term } => self.became_leader(server, term),
+            Out::CoreMismatch { server, index, msg } => {
+                let (seed, now) = (self.seed, self.now);
+                self.checker.checks += 1;
+                self.checker
+                    .fail(seed, now, format!("s{} index {index}: {msg}", server + 1));
+            }
             Out::Log { server, rec } => {
                 if self.logs.len() <= server {
                     self.logs.resize(server + 1, Vec::new());

@@ -73,9 +73,55 @@ pub struct Txn {
     pub removed: Vec<(u64, Uuid)>,
     pub full: String,
     pub diff: String,
+    /// Bytes of `full`/`diff` that are not table data (`_comment`, `_date`,
+    /// `_is_diff` members): `text.len() - extras` is the size of the bare
+    /// table object, which the core database can compute independently.
+    pub extras_full: usize,
+    pub extras_diff: usize,
+    /// The text of the storage mode in use, parsed once (core database).
+    pub parsed: std::cell::OnceCell<Option<ovsdb::Json>>,
+    /// Sizes already cross-checked against the core database (the text is
+    /// the same for every server, so once is enough).
+    pub size_checked: std::cell::Cell<bool>,
+}
+
+/// The OVN_Northbound 7.0.0 schema exactly as ovsdb-server 3.1 stores it in
+/// a clustered header (`prev_data[0]`): extracted byte for byte from the
+/// real `static/samples/ls-add-follower/s2.db` (ephemeral columns already
+/// made persistent, members in the server's order).
+pub const NB_SCHEMA: &str = include_str!("../data/ovn-nb.clustered-schema.json");
+
+/// An empty core database (`ovsdb::Database`) with the NB schema; the
+/// schema is parsed once per process.
+pub fn empty_core_db() -> Option<ovsdb::Database> {
+    use std::sync::{Arc, OnceLock};
+    static SCHEMA: OnceLock<Option<Arc<ovsdb::DatabaseSchema>>> = OnceLock::new();
+    let schema = SCHEMA.get_or_init(|| {
+        ovsdb::DatabaseSchema::parse(NB_SCHEMA.as_bytes())
+            .ok()
+            .map(Arc::new)
+    });
+    schema.clone().map(ovsdb::Database::new)
 }
 
 impl Txn {
+    /// Parsed JSON of `text(column_diff)` (cached; the mode never changes
+    /// within one simulation).
+    pub fn json(&self, column_diff: bool) -> Option<&ovsdb::Json> {
+        self.parsed
+            .get_or_init(|| ovsdb::json::parse(self.text(column_diff).as_bytes()).ok())
+            .as_ref()
+    }
+
+    /// Size of the bare table object (without `_comment`/`_date`/`_is_diff`).
+    pub fn tables_len(&self, column_diff: bool) -> usize {
+        if column_diff {
+            self.diff.len() - self.extras_diff
+        } else {
+            self.full.len() - self.extras_full
+        }
+    }
+
     pub fn text(&self, column_diff: bool) -> &str {
         if column_diff {
             &self.diff
@@ -126,6 +172,7 @@ impl NbState {
         let mut inserted = None;
         let mut removed = Vec::new();
         let mut texts = [String::new(), String::new()];
+        let mut extras = [0usize; 2];
         let comment = match op {
             Op::AclDelBatch(b) => {
                 let mut sorted = self.acls.clone();
@@ -245,7 +292,9 @@ impl NbState {
                     }
                 }
             }
+            let before = out.len();
             finish(out, &comment, date_ms, diff);
+            extras[mode] = out.len() - before - 1;
         }
         let [full, diff] = texts;
         Txn {
@@ -254,6 +303,10 @@ impl NbState {
             removed,
             full,
             diff,
+            extras_full: extras[0],
+            extras_diff: extras[1],
+            parsed: std::cell::OnceCell::new(),
+            size_checked: std::cell::Cell::new(false),
         }
     }
 
