@@ -37,7 +37,8 @@ fn n(x: u64) -> Json {
 // ----------------------------------------------------------------------
 // write-changed-only
 
-const PB_SCHEMA: &str = r#"{"name":"SB","version":"1.0.0","tables":{
+/// The Port_Binding-like schema of the write-changed-only experiment.
+pub const PORT_BINDING_SCHEMA: &str = r#"{"name":"SB","version":"1.0.0","tables":{
  "Port_Binding":{"isRoot":true,"columns":{
    "logical_port":{"type":"string"},
    "tunnel_key":{"type":"integer"},
@@ -47,7 +48,7 @@ const PB_SCHEMA: &str = r#"{"name":"SB","version":"1.0.0","tables":{
    "datapath":{"type":"uuid"}}}}}"#;
 
 /// Columns rewritten by the northd-like loop, in write order.
-const PB_COLUMNS: [&str; 6] = [
+pub const PORT_BINDING_COLUMNS: [&str; 6] = [
     "logical_port",
     "tunnel_key",
     "mac",
@@ -100,7 +101,8 @@ pub struct WcoReport {
     pub ratio: f64,
 }
 
-fn pb_row_values(i: usize, gen: usize) -> Vec<Datum> {
+/// The desired values of row `i` (generation `gen` of its external_ids).
+pub fn port_binding_values(i: usize, gen: usize) -> Vec<Datum> {
     let s = |x: String| Atom::String(x);
     let map =
         |pairs: Vec<(String, String)>| Datum::map(pairs.into_iter().map(|(k, v)| (s(k), s(v))));
@@ -131,14 +133,14 @@ fn pb_row_values(i: usize, gen: usize) -> Vec<Datum> {
 /// measures what each sends and costs (ovsdb-idl.md §4.4, §9.2.1).
 pub fn write_changed_only(p: WcoParams, clock: Clock<'_>) -> WcoReport {
     let cols = p.columns.clamp(1, 6);
-    let meta = Arc::new(DbMeta::from_text(PB_SCHEMA).expect("schema"));
+    let meta = Arc::new(DbMeta::from_text(PORT_BINDING_SCHEMA).expect("schema"));
     let mut server = Server::new((*meta).clone(), ServerOptions::default());
     // Initial contents.
     let mut ops = Vec::with_capacity(p.rows);
     for i in 0..p.rows {
-        let vals = pb_row_values(i, 0);
+        let vals = port_binding_values(i, 0);
         let mut row = Object::new();
-        for (c, v) in PB_COLUMNS.iter().zip(vals.iter()) {
+        for (c, v) in PORT_BINDING_COLUMNS.iter().zip(vals.iter()) {
             row.insert(*c, v.to_json());
         }
         ops.push(obj(vec![
@@ -163,7 +165,7 @@ pub fn write_changed_only(p: WcoParams, clock: Clock<'_>) -> WcoReport {
                 idl.set_write_changed_only_all(true);
             }
             _ => {
-                for c in PB_COLUMNS {
+                for c in PORT_BINDING_COLUMNS {
                     idl.omit_alert("Port_Binding", c);
                 }
             }
@@ -173,7 +175,7 @@ pub fn write_changed_only(p: WcoParams, clock: Clock<'_>) -> WcoReport {
             .idl
             .table_index("Port_Binding")
             .expect("table");
-        let col_idx: Vec<usize> = PB_COLUMNS
+        let col_idx: Vec<usize> = PORT_BINDING_COLUMNS
             .iter()
             .map(|c| hub.clients[ci].idl.column_index(t, c).expect("col"))
             .collect();
@@ -200,7 +202,7 @@ pub fn write_changed_only(p: WcoParams, clock: Clock<'_>) -> WcoReport {
             idl.txn_begin();
             for (i, (_, u)) in rows.iter().enumerate() {
                 let cur_gen = current_gen(idl, t, *u, col_idx[4]);
-                let vals = pb_row_values(i, cur_gen);
+                let vals = port_binding_values(i, cur_gen);
                 for c in 0..cols {
                     idl.txn_write(t, *u, col_idx[c], vals[c].clone());
                 }
@@ -220,7 +222,7 @@ pub fn write_changed_only(p: WcoParams, clock: Clock<'_>) -> WcoReport {
             for (i, (_, u)) in rows.iter().enumerate() {
                 let cur_gen = current_gen(idl, t, *u, col_idx[4]);
                 let g = if i < p.changed { 1000 + gen } else { cur_gen };
-                let vals = pb_row_values(i, g);
+                let vals = port_binding_values(i, g);
                 for c in 0..cols {
                     idl.txn_write(t, *u, col_idx[c], vals[c].clone());
                 }
