@@ -214,3 +214,32 @@ fn cursor_moves_forward_and_back_like_fresh_replays() {
     let j = deltas[0].to_json().to_string_compact();
     assert!(j.starts_with(r#"{"table":""#), "{j}");
 }
+
+#[test]
+fn damaged_files_give_errors_or_a_usable_prefix() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../static/samples/acl-portgroup-diff/s1.db");
+    let bytes = std::fs::read(path).unwrap();
+    let full = Timeline::load(&bytes).unwrap();
+    // Truncated tail: the prefix is still usable.
+    let cut = &bytes[..bytes.len() - 700];
+    let tl = Timeline::load(cut).unwrap();
+    assert!(tl.error.is_some());
+    assert!(tl.last_index() < full.last_index());
+    let idl = tl.replica_at(tl.last_index()).unwrap();
+    assert_eq!(
+        replica_rows(&idl),
+        replica_rows(&full.replica_at(tl.last_index()).unwrap())
+    );
+    // Garbage and empty input: errors, no panic.
+    assert!(Timeline::load(b"").is_err());
+    assert!(Timeline::load(b"OVSDB CLUSTER 5 0000\n{}\n").is_err());
+    let mut junk = bytes.clone();
+    for (i, b) in junk.iter_mut().enumerate().skip(3000).step_by(97) {
+        *b ^= (i % 251) as u8;
+    }
+    if let Ok(tl) = Timeline::load(&junk) {
+        let _ = tl.replica_at(tl.last_index());
+        let _ = tl.changes_between(0, tl.last_index());
+    }
+}
