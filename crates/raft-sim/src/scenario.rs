@@ -24,7 +24,8 @@
 //!
 //! Fault lines (times in ms of simulated time): `at T kill TARGET`,
 //! `at T restart TARGET`, `at T partition A,B | C,D`, `at T cut A -> B`
-//! (one way), `at T heal`, `at T loss P`, `at T pause TARGET MS`,
+//! (one way), `at T link_delay A -> B MS` (extra one-way delay), `at T heal`
+//! (all links up, no loss, no extra delay), `at T loss P`, `at T pause TARGET MS`,
 //! `at T slow_disk TARGET FACTOR`, `at T transfer`, `at T election_timer MS`,
 //! `at T join sN`, `at T leave TARGET`, `at T compact TARGET`,
 //! `kill_leader_random T1 T2` (kill the leader at a uniform time in [T1,T2)).
@@ -47,6 +48,8 @@ pub enum FaultAction {
     Cut(usize, usize),
     Heal,
     Loss(f64),
+    /// Extra one-way delay on the link A -> B, µs.
+    LinkDelay(usize, usize, u64),
     Pause(Target, u64),
     SlowDisk(Target, f64),
     Transfer,
@@ -320,6 +323,12 @@ impl Scenario {
                 FaultAction::Cut(server(arg(3)?)?, server(arg(5)?)?)
             }
             "heal" => FaultAction::Heal,
+            "link_delay" => {
+                if arg(4)? != "->" {
+                    return Err("link_delay A -> B MS".into());
+                }
+                FaultAction::LinkDelay(server(arg(3)?)?, server(arg(5)?)?, ms(arg(6)?)?)
+            }
             "loss" => {
                 let p: f64 = arg(3)?.parse().map_err(|_| "bad loss probability")?;
                 if !(0.0..=1.0).contains(&p) {

@@ -502,6 +502,10 @@ pub struct Server {
     pub peers: Vec<Peer>,
     votes: u64,
     prevote_passed: bool,
+    /// §2.8 "connected" bookkeeping.
+    pub candidate_retrying: bool,
+    had_leader: bool,
+    pub ever_had_leader: bool,
     pub joining: bool,
     pub leaving: bool,
     join_deadline: Option<Time>,
@@ -688,6 +692,9 @@ impl Server {
             peers: vec![Peer::default(); 64],
             votes: 0,
             prevote_passed: false,
+            candidate_retrying: false,
+            had_leader: false,
+            ever_had_leader: false,
             joining: false,
             leaving: false,
             join_deadline: None,
@@ -762,6 +769,23 @@ impl Server {
     fn majority(&self, set: u64) -> bool {
         2 * (set & self.config).count_ones() > self.n_config()
     }
+    /// `_Server.Database.connected` / cluster/status "disconnected" (§2.8):
+    /// not retrying elections, not joining/leaving/left, and a leader was
+    /// seen at least once.
+    pub fn is_connected(&self) -> bool {
+        self.life == Life::Up
+            && !self.candidate_retrying
+            && !self.joining
+            && !self.leaving
+            && self.ever_had_leader
+    }
+
+    fn learned_leader(&mut self) {
+        self.had_leader = true;
+        self.ever_had_leader = true;
+        self.candidate_retrying = false;
+    }
+
     /// Configuration of the server's original snapshot (index 1).
     pub fn snap_config_at_start(&self) -> u64 {
         self.initial_config
@@ -1093,6 +1117,12 @@ impl Server {
                 }
             }
         }
+        // A timeout election (the pre-vote phase when enabled) or a transfer
+        // election: disconnected if no leader was seen since the last one.
+        if use_prevote || transfer {
+            self.candidate_retrying = !self.had_leader;
+            self.had_leader = false;
+        }
         self.role = Role::Candidate;
         self.leader = None;
         self.reset_election_timer(cx.k, cx.now, cx.rng);
@@ -1153,6 +1183,7 @@ impl Server {
     fn become_leader(&mut self, cx: &mut Ctx) {
         self.role = Role::Leader;
         self.leader = Some(self.id);
+        self.learned_leader();
         let end = self.log_end();
         for p in &mut self.peers {
             *p = Peer {
@@ -1697,6 +1728,9 @@ impl Server {
         self.incarnation += 1;
         self.role = Role::Follower;
         self.leader = None;
+        self.candidate_retrying = false;
+        self.had_leader = false;
+        self.ever_had_leader = false;
         self.inbox.clear();
         self.waiters.clear();
         self.ticket_done = self.ticket_req;
@@ -2183,6 +2217,7 @@ impl Server {
     }
 
     fn set_leader(&mut self, from: Sid, cx: &mut Ctx) {
+        self.learned_leader();
         if self.leader != Some(from) {
             self.leader = Some(from);
             self.record(cx, RecordKind::Leader, txn::leader_len(self.term));

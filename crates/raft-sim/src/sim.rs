@@ -89,6 +89,8 @@ struct Link {
     inflight: u64,
     inflight_bytes: u64,
     cut: bool,
+    /// Extra one-way delay on this link (fault `link_delay`), µs.
+    extra_delay: u64,
 }
 
 /// What happened, for timelines (recorded when `record_events` is on).
@@ -745,8 +747,12 @@ impl Sim {
             0
         };
         let link = &mut self.links[li];
-        let arrive = (depart + tx + self.knobs.delay + jitter).max(link.last_arrival);
+        let arrive =
+            (depart + tx + self.knobs.delay + link.extra_delay + jitter).max(link.last_arrival);
         if lost {
+            // A lost message means a reset connection: the sender forgets
+            // its in-flight snapshot to that peer, like on reconnect.
+            self.servers[from].peers[to].snap_inflight = false;
             self.metrics.msgs_dropped += 1;
             self.hash.add(0xD0 ^ kind.code());
             self.note(EventKind::Message {
@@ -1127,6 +1133,11 @@ impl Sim {
                         self.servers[s].incarnation += 1;
                         self.servers[s].wake_at = None;
                         self.leader_gone(s);
+                        // Peers see the connection drop: a snapshot in
+                        // flight to s is forgotten (resent after reconnect).
+                        for o in 0..self.servers.len() {
+                            self.servers[o].peers[s].snap_inflight = false;
+                        }
                         for o in 0..MAX_SERVERS {
                             self.links[o * MAX_SERVERS + s].epoch += 1;
                             self.links[o * MAX_SERVERS + s].inflight = 0;
@@ -1163,11 +1174,17 @@ impl Sim {
                 for a in 0..MAX_SERVERS {
                     for b in 0..MAX_SERVERS {
                         self.cut(a, b, false);
+                        self.links[a * MAX_SERVERS + b].extra_delay = 0;
                     }
                 }
                 self.loss = 0.0;
             }
             FaultAction::Loss(p) => self.loss = p,
+            FaultAction::LinkDelay(a, b, us) => {
+                if a < MAX_SERVERS && b < MAX_SERVERS {
+                    self.links[a * MAX_SERVERS + b].extra_delay = us;
+                }
+            }
             FaultAction::Pause(t, dur) => {
                 if let Some(s) = self.resolve(&t) {
                     let srv = &mut self.servers[s];
