@@ -78,6 +78,12 @@ for (const [sample, files] of Object.entries(SAMPLES)) {
     assert.equal(await value(page, "summary-commit-index"), first.commit_index === null ? "" : String(first.commit_index));
     if (ref.cluster) {
       assert.equal(Number(await value(page, "cluster-servers")), ref.cluster.servers.length);
+      const perServer = await page.getByTestId("server-commit-index").evaluateAll((els) => els.map((e) => e.dataset.value));
+      for (const f of ref.files) {
+        assert.ok(perServer.includes(f.commit_index === null ? "" : String(f.commit_index)), `${f.path} commit index`);
+      }
+      const terms = await page.getByTestId("term").evaluateAll((els) => els.map((e) => Number(e.dataset.value)));
+      assert.deepEqual(terms, ref.cluster.terms);
     }
     for (const mode of ["full", "diff", "stored"]) {
       await page.getByTestId(`storage-${mode}`).click();
@@ -209,5 +215,17 @@ test("a long parse shows progress in bytes and can be cancelled; the page keeps 
   await page.getByTestId("sample-picker").selectOption("membership");
   await ready(page, SAMPLES.membership);
   noProblems(problems);
+  await page.close();
+});
+
+test("a Rust panic is reported in the page, not a dead page", async () => {
+  const { page, problems } = await openPage(browser.context, `${server.url}#debug-panic`);
+  const banner = page.getByTestId("panic");
+  await banner.waitFor({ timeout: 20000 });
+  assert.match(await banner.innerText(), /Internal error: ovsdb-scope crashed \(.*debug-panic requested/s);
+  assert.equal(await banner.getAttribute("role"), "alert");
+  // The panic is logged as an error, and nothing else went wrong.
+  assert.ok(problems.consoleErrors.some((e) => /debug-panic/.test(e)));
+  assert.deepEqual(problems.foreignRequests, []);
   await page.close();
 });

@@ -629,6 +629,16 @@ impl Component for App {
             .unwrap_or_else(|| samples::DEFAULT.to_string());
         app.listen_window(ctx);
         app.load_sample(ctx, sample);
+        // `#debug-panic` panics on purpose after the first render, so the
+        // end-to-end tests can check that the panic hook reports it.
+        if web_sys::window()
+            .and_then(|w| w.location().hash().ok())
+            .is_some_and(|h| h.contains("debug-panic"))
+        {
+            wasm_bindgen_futures::spawn_local(async {
+                panic!("debug-panic requested in the URL");
+            });
+        }
         app
     }
 
@@ -1097,13 +1107,13 @@ impl App {
                 <h2>{ format!("{} · {} {}", l.name, if l.clustered { "index" } else { "transaction" }, e.index) }</h2>
                 <dl>
                     <dt>{ "Kind" }</dt><dd data-testid="inspector-kind">{ if e.has_data { "entry with data" } else if l.clustered { "Raft-internal entry" } else { "transaction" } }</dd>
-                    <dt>{ "Term" }</dt><dd data-testid="inspector-term">{ e.term }</dd>
-                    <dt>{ "Index" }</dt><dd data-testid="inspector-index">{ e.index }</dd>
-                    <dt>{ "Record / offset" }</dt><dd>{ format!("{} @ {}", e.record, e.offset) }</dd>
-                    <dt>{ "Entry ID" }</dt><dd data-testid="inspector-eid">{ e.eid.clone().unwrap_or_else(|| "—".into()) }</dd>
+                    <dt>{ "Term" }</dt><dd data-testid="inspector-term" data-value={e.term.to_string()}>{ e.term }</dd>
+                    <dt>{ "Index" }</dt><dd data-testid="inspector-index" data-value={e.index.to_string()}>{ e.index }</dd>
+                    <dt>{ "Record / offset" }</dt><dd data-testid="inspector-offset" data-value={e.offset.to_string()}>{ format!("{} @ {}", e.record, e.offset) }</dd>
+                    <dt>{ "Entry ID" }</dt><dd data-testid="inspector-eid" data-value={e.eid.clone().unwrap_or_default()}>{ e.eid.clone().unwrap_or_else(|| "—".into()) }</dd>
                     <dt>{ "Comment" }</dt><dd>{ e.comment.clone().unwrap_or_else(|| "—".into()) }</dd>
                     <dt>{ "Date" }</dt><dd>{ e.date_ms.map_or("—".into(), |d| format!("{d} ms ({} UTC)", clock(d))) }</dd>
-                    <dt>{ "Bytes" }</dt><dd>{ format!("as stored {} · full values {} · diffs {}", size(StorageMode::Stored), size(StorageMode::Full), size(StorageMode::Diff)) }</dd>
+                    <dt>{ "Bytes" }</dt><dd data-testid="inspector-bytes" data-value={e.sizes.get(self.mode).map_or(String::new(), |b| b.to_string())}>{ format!("as stored {} · full values {} · diffs {}", size(StorageMode::Stored), size(StorageMode::Full), size(StorageMode::Diff)) }</dd>
                 </dl>
                 { match &self.detail {
                     None => html! { <p class="hint">{ "Decoding…" }</p> },
@@ -1159,7 +1169,9 @@ impl App {
                             <td title={s.sid.clone()}>{ short_sid(&s.sid).to_string() }</td>
                             <td>{ s.address.clone() }</td>
                             <td>{ s.lane.and_then(|i| t.lanes.get(i)).map_or("—".to_string(), |l| l.name.clone()) }</td>
-                            <td>{ s.lane.and_then(|i| c.commit_index.get(i).copied().flatten()).map_or("—".to_string(), |x| x.to_string()) }</td>
+                            <td data-testid="server-commit-index" data-value={s.lane.and_then(|i| c.commit_index.get(i).copied().flatten()).map_or(String::new(), |x| x.to_string())}>
+                                { s.lane.and_then(|i| c.commit_index.get(i).copied().flatten()).map_or("—".to_string(), |x| x.to_string()) }
+                            </td>
                         </tr>
                     }) }
                 </table>
@@ -1167,7 +1179,7 @@ impl App {
                     <tr><th>{ "term" }</th><th>{ "leader" }</th><th>{ "votes (file → for)" }</th></tr>
                     { for c.terms.iter().map(|tm| html! {
                         <tr>
-                            <td>{ tm.term }</td>
+                            <td data-testid="term" data-value={tm.term.to_string()}>{ tm.term }</td>
                             <td>{ tm.leaders.iter().map(|l| short_sid(l).to_string()).collect::<Vec<_>>().join(", ") }</td>
                             <td>{ tm.votes.iter().map(|(f, v)| format!("{f} → {}", short_sid(v))).collect::<Vec<_>>().join("; ") }</td>
                         </tr>

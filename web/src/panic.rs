@@ -5,7 +5,9 @@
 use wasm_bindgen::JsCast;
 
 pub fn install() {
-    std::panic::set_hook(Box::new(|info| {
+    // Through yew, so that its renderer does not replace this hook with its
+    // default (console only) one on first render.
+    yew::set_custom_panic_hook(Box::new(|info| {
         console_error_panic_hook::hook(info);
         show_banner(&info.to_string());
     }));
