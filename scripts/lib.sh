@@ -57,6 +57,8 @@ ensure_trunk() {
         echo "trunk $TRUNK_VERSION: present"
     else
         echo "installing trunk $TRUNK_VERSION (takes a few minutes)"
+        # Its TLS stack (aws-lc-sys, ring) builds C code.
+        ensure_apt build-essential pkg-config
         cargo install --locked "trunk@$TRUNK_VERSION"
     fi
 }
@@ -70,6 +72,7 @@ ensure_wasm_bindgen_cli() {
         echo "wasm-bindgen-cli $want: present"
     else
         echo "installing wasm-bindgen-cli $want (matches Cargo.lock)"
+        ensure_apt build-essential pkg-config
         # Not --locked: the CLI's own lock file pins crates that no longer build on current stable.
         cargo install --force "wasm-bindgen-cli@$want"
     fi
