@@ -195,3 +195,31 @@ fn committed_transactions_execute_on_the_core_database() {
         }
     }
 }
+
+#[test]
+fn knob_flip_commit_sync_off_on_current_profile_costs_one_period_of_et_over_3() {
+    // §4.5: today's ET=1000 with the old behaviour (no commit-index sync, no
+    // ping re-arm on append) gives N * floor(ET/3) = N * 333 ms.
+    let m = run(
+        "ls-add-follower",
+        "v3.1",
+        &[
+            ("n", "50"),
+            ("commit_sync_immediate", "false"),
+            ("ping_rearm_on_append", "false"),
+        ],
+        2,
+    );
+    let per = m.txn_total_us() as f64 / 50.0 / 1000.0;
+    assert!((per - 333.0).abs() < 0.02 * 333.0, "{per} ms per write");
+    // Only the commit sync off: the ping timer is re-armed by every append,
+    // so each write waits a full period after its own append: P + c + 2d.
+    let m = run(
+        "ls-add-follower",
+        "main",
+        &[("n", "50"), ("commit_sync_immediate", "false")],
+        2,
+    );
+    let per2 = m.txn_total_us() as f64 / 50.0 / 1000.0;
+    assert!(per2 > 333.0 && per2 < 333.0 + 8.0, "{per2} ms per write");
+}
