@@ -174,6 +174,9 @@ pub struct Server {
     rng: SplitMix64,
     last_txn_id: Uuid,
     history: VecDeque<Commit>,
+    /// Atoms held by the history's row versions, and by the database.
+    history_atoms: usize,
+    db_atoms: usize,
     sessions: BTreeMap<SessionId, Session>,
     next_session: SessionId,
     lock_owners: HashMap<String, SessionId>,
@@ -365,6 +368,8 @@ impl Server {
             rng: SplitMix64::new(opts.seed),
             last_txn_id: Uuid::NIL,
             history: VecDeque::new(),
+            history_atoms: 0,
+            db_atoms: 0,
             sessions: BTreeMap::new(),
             next_session: 1,
             lock_owners: HashMap::new(),
@@ -810,10 +815,24 @@ impl Server {
             changes,
             comment,
         };
+        for ch in &commit.changes {
+            self.db_atoms += ch.new.as_deref().map(row_atoms).unwrap_or(0);
+            self.db_atoms = self
+                .db_atoms
+                .saturating_sub(ch.old.as_deref().map(row_atoms).unwrap_or(0));
+        }
         if self.opts.clustered {
+            self.history_atoms += commit_atoms(&commit);
             self.history.push_back(commit.clone());
-            while self.history.len() > self.opts.history_max.max(1) {
-                self.history.pop_front();
+            // As ovsdb-server: at most `history_max` transactions and no
+            // more atoms than the database holds, keeping at least one.
+            while self.history.len() > 1
+                && (self.history.len() > self.opts.history_max.max(1)
+                    || self.history_atoms > self.db_atoms)
+            {
+                if let Some(c) = self.history.pop_front() {
+                    self.history_atoms = self.history_atoms.saturating_sub(commit_atoms(&c));
+                }
             }
         }
         Ok(Some(commit))
@@ -1445,6 +1464,36 @@ impl Server {
         }
         self.sessions.insert(s, sess);
         Ok((msgs, Json::Object(Object::new())))
+    }
+}
+
+/// Atoms in a row (map pairs count twice).
+fn row_atoms(r: &Row) -> usize {
+    r.cols
+        .iter()
+        .map(|d| if d.is_map() { 2 * d.len() } else { d.len() })
+        .sum()
+}
+
+/// Atoms a history entry keeps alive (its new row versions, or the old
+/// ones for deletions).
+fn commit_atoms(c: &Commit) -> usize {
+    c.changes
+        .iter()
+        .map(|ch| {
+            ch.new
+                .as_deref()
+                .or(ch.old.as_deref())
+                .map(row_atoms)
+                .unwrap_or(0)
+        })
+        .sum()
+}
+
+/// Number of transactions kept for `monitor_cond_since`.
+impl Server {
+    pub fn history_len(&self) -> usize {
+        self.history.len()
     }
 }
 

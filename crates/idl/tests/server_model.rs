@@ -235,6 +235,14 @@ fn coalescing_while_a_session_is_held() {
 #[test]
 fn history_is_trimmed_and_commit_records_use_diffs() {
     let mut s = server(true, 3);
+    // Filler rows so that the history's atom budget (the database's own
+    // atom count) is not what trims it here.
+    let filler: Vec<String> = (0..30)
+        .map(|i| {
+            format!(r#"{{"op":"insert","table":"R","row":{{"name":"f{i}","s":["set",[1,2]]}}}}"#)
+        })
+        .collect();
+    tx(&mut s, &format!("[{}]", filler.join(",")));
     tx(
         &mut s,
         r#"[{"op":"insert","table":"R","row":{"name":"a","s":["set",[1,2]]}}]"#,
@@ -243,7 +251,9 @@ fn history_is_trimmed_and_commit_records_use_diffs() {
     for k in 0..4 {
         tx(
             &mut s,
-            &format!(r#"[{{"op":"update","table":"R","where":[],"row":{{"n":{k}}}}}]"#),
+            &format!(
+                r#"[{{"op":"update","table":"R","where":[["name","==","a"]],"row":{{"n":{k}}}}}]"#
+            ),
         );
     }
     let sess = s.connect();
@@ -259,7 +269,7 @@ fn history_is_trimmed_and_commit_records_use_diffs() {
         "trimmed out of history"
     );
     let recent = s.last_txn_id();
-    let j = parse(br#"[{"op":"mutate","table":"R","where":[],"mutations":[["s","delete",1],["s","insert",3]]}]"#).unwrap();
+    let j = parse(br#"[{"op":"mutate","table":"R","where":[["name","==","a"]],"mutations":[["s","delete",1],["s","insert",3]]}]"#).unwrap();
     let (o, _) = s.transact(j.as_array().unwrap());
     let c = o.commit.unwrap();
     let rec = commit_record(&s.meta, &c, true).to_string_compact();
@@ -330,4 +340,45 @@ fn entry_data_replays_through_the_timeline_reader() {
     let mut idl = idl::Idl::new(s.meta.clone(), true);
     idl::timetravel::apply_record(&mut idl, &data.as_array().unwrap()[1]).unwrap();
     assert_eq!(idl.dump(), s.dump());
+}
+
+#[test]
+fn history_is_bounded_by_the_database_atom_count() {
+    // One small row rewritten many times: the history may not hold more
+    // atoms than the database, so it stays short (but never empty).
+    let mut s = server(true, 100);
+    tx(
+        &mut s,
+        r#"[{"op":"insert","table":"R","row":{"name":"a","s":["set",[1,2,3]]}}]"#,
+    );
+    for k in 0..50 {
+        tx(
+            &mut s,
+            &format!(
+                r#"[{{"op":"update","table":"R","where":[],"row":{{"n":{}}}}}]"#,
+                k % 90 + 1
+            ),
+        );
+    }
+    assert!(s.history_len() >= 1);
+    assert!(s.history_len() <= 2, "history {}", s.history_len());
+    // With many rows, 50 small updates all fit (the bulk insert, as big as
+    // the database itself, is the one trimmed).
+    let mut s = server(true, 100);
+    let many: Vec<String> = (0..60)
+        .map(|i| {
+            format!(r#"{{"op":"insert","table":"R","row":{{"name":"r{i}","s":["set",[1,2]]}}}}"#)
+        })
+        .collect();
+    tx(&mut s, &format!("[{}]", many.join(",")));
+    for k in 0..50 {
+        tx(
+            &mut s,
+            &format!(
+                r#"[{{"op":"update","table":"R","where":[["name","==","r1"]],"row":{{"n":{}}}}}]"#,
+                k % 90 + 1
+            ),
+        );
+    }
+    assert_eq!(s.history_len(), 50);
 }
