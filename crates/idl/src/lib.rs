@@ -32,10 +32,15 @@
 //! assert_eq!(hub.clients[c].idl.row_count(t), 1);
 //! ```
 //!
+//! The server model is checked against the real ovsdb-server 3.1 by a
+//! differential test (random transactions; results and `update`/`update2`
+//! messages identical), and reproduces 3.1's weak-reference behaviour by
+//! default ([`ServerOptions::weak_refs_as_ovs_3_1`]).
+//!
 //! Not modelled: the `_Server` database handshake of the C client (the
-//! replica sends its monitor request directly), locks beyond `assert`,
-//! the history's atom-count trimming (only the 100-transaction limit), and
-//! `wait` with a non-zero timeout (the model fails it at once).
+//! replica sends its monitor request directly), lock requests in the
+//! replica (it can only `assert` a lock it is told it holds), and `wait`
+//! with a non-zero timeout (the model fails it at once).
 
 pub mod cond;
 pub mod experiments;
