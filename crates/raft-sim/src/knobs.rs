@@ -60,6 +60,9 @@ pub enum TransferPolicy {
     First,
 }
 
+/// `probe_interval` value meaning "ET + 1000 ms" (current default).
+pub const PROBE_ET_PLUS_1000: u64 = u64::MAX;
+
 /// All knobs. Field names equal the `--set` names unless noted.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Knobs {
@@ -93,6 +96,10 @@ pub struct Knobs {
     pub follower_max_inflight: u64,
     /// Trigger step after storage/read_db (v2.12+); false = v2.11 order.
     pub same_iteration_completion: bool,
+    /// Inactivity probe interval, µs (0 = off). Modelled for unresponsive
+    /// servers (`pause` fault): after 2 x probe without traffic all of the
+    /// server's connections are reset. `et+1000` (default since 2.16),
+    /// `off` (2.14–2.15) or a number of ms (5000 up to 2.13).
     pub probe_interval: u64,
     pub backlog_max_msgs: u64,
     pub backlog_max_bytes: u64,
@@ -241,9 +248,18 @@ impl Knobs {
             }
         }
         if k.probe_interval == 0 {
-            k.probe_interval = k.election_timer + 1_000_000;
+            k.probe_interval = PROBE_ET_PLUS_1000;
         }
         k
+    }
+
+    /// Inactivity probe interval for election timer `et` (µs), if enabled.
+    pub fn probe(&self, et: u64) -> Option<u64> {
+        match self.probe_interval {
+            0 => None,
+            PROBE_ET_PLUS_1000 => Some(et + 1_000_000),
+            p => Some(p),
+        }
     }
 
     /// Heartbeat period P in µs.
@@ -406,7 +422,13 @@ impl Knobs {
             "prereq_precheck" => self.prereq_precheck = boolean(v)?,
             "follower_max_inflight" => self.follower_max_inflight = int(v)?,
             "same_iteration_completion" => self.same_iteration_completion = boolean(v)?,
-            "probe_interval" => self.probe_interval = ms(v)?,
+            "probe_interval" => {
+                self.probe_interval = match v {
+                    "et+1000" | "ET+1000" => PROBE_ET_PLUS_1000,
+                    "off" => 0,
+                    _ => ms(v)?,
+                }
+            }
             "backlog_max_msgs" => self.backlog_max_msgs = int(v)?,
             "backlog_max_bytes" => self.backlog_max_bytes = int(v)?,
             "snapshot_roles" => {

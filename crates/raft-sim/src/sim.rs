@@ -41,6 +41,11 @@ enum Ev {
     },
     OpenArrival,
     WorkloadStart,
+    /// Inactivity probes gave up on every connection of `server`.
+    ConnReset {
+        server: Sid,
+        inc: u64,
+    },
 }
 
 impl Ev {
@@ -54,6 +59,7 @@ impl Ev {
             Ev::Fault { .. } => 6,
             Ev::OpenArrival => 7,
             Ev::WorkloadStart => 8,
+            Ev::ConnReset { .. } => 9,
         }
     }
 }
@@ -504,6 +510,12 @@ impl Sim {
             Ev::Fault { idx } => self.fault(idx),
             Ev::OpenArrival => self.open_arrival(),
             Ev::WorkloadStart => self.start_workload(),
+            Ev::ConnReset { server, inc } => {
+                if self.servers[server].incarnation == inc && self.servers[server].life == Life::Up
+                {
+                    self.reset_connections(server);
+                }
+            }
         }
         let n = self.servers.len();
         for i in 0..n {
@@ -1106,6 +1118,29 @@ impl Sim {
         }
     }
 
+    /// Every connection of `s` is dropped and re-created: messages in
+    /// flight and unread messages in its socket buffers are lost, snapshots
+    /// in flight to or from it are forgotten.
+    fn reset_connections(&mut self, s: Sid) {
+        self.hash.add(0xCC ^ s as u64);
+        self.note(EventKind::Fault {
+            text: format!("connections of s{} reset by inactivity probes", s + 1),
+        });
+        for o in 0..MAX_SERVERS {
+            for li in [o * MAX_SERVERS + s, s * MAX_SERVERS + o] {
+                let l = &mut self.links[li];
+                l.epoch += 1;
+                l.inflight = 0;
+                l.inflight_bytes = 0;
+            }
+        }
+        for o in 0..self.servers.len() {
+            self.servers[o].peers[s].snap_inflight = false;
+            self.servers[s].peers[o].snap_inflight = false;
+        }
+        self.servers[s].inbox.clear();
+    }
+
     fn cut(&mut self, a: Sid, b: Sid, on: bool) {
         let l = &mut self.links[a * MAX_SERVERS + b];
         if l.cut != on {
@@ -1191,7 +1226,17 @@ impl Sim {
                     srv.paused_until = self.now + dur;
                     srv.wake_at = None;
                     srv.wake_gen += 1;
+                    let inc = srv.incarnation;
                     self.wake_at(s, self.now + dur);
+                    // Peers hear nothing from it: after one probe interval
+                    // they send an echo, after a second one they drop and
+                    // re-create the connection (§2.10).
+                    let et = self.servers[s].et;
+                    if let Some(probe) = self.knobs.probe(et) {
+                        if dur > 2 * probe {
+                            self.push(self.now + 2 * probe, Ev::ConnReset { server: s, inc });
+                        }
+                    }
                 }
             }
             FaultAction::SlowDisk(t, factor) => {

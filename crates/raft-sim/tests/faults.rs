@@ -128,3 +128,29 @@ fn restarted_follower_catches_up_and_slow_disk_and_pause_cost_time() {
     let stall = m2.txn_latencies_us.iter().max().copied().unwrap_or(0);
     assert!(stall > 1_500_000, "max latency {stall}");
 }
+
+#[test]
+fn long_pause_resets_connections_after_two_probe_intervals() {
+    let text = "name = p\nprofile = main\nuntil_ms = 15000\n[workload]\ntype = open\nrate = 20\nvia = leader\nop = ls-add * 150\n[faults]\nat 3000 pause follower 5000\n";
+    for (probe, expect) in [("et+1000", true), ("off", false), ("3000", false)] {
+        let mut s = sim(text, &[("probe_interval", probe)], 4);
+        s.record_events = true;
+        let m = s.run();
+        assert!(m.violations.is_empty(), "{:?}", m.violations);
+        let resets: Vec<f64> = s
+            .events()
+            .iter()
+            .filter(|e| matches!(&e.kind, raft_sim::EventKind::Fault { text } if text.contains("reset by inactivity")))
+            .map(|e| e.t as f64 / 1000.0)
+            .collect();
+        assert_eq!(!resets.is_empty(), expect, "probe {probe}: {resets:?}");
+        if expect {
+            // ET 1000 => probe 2000 ms => reset 4000 ms into the pause.
+            assert_eq!(resets, vec![7000.0]);
+        }
+        // Either way the paused server catches up afterwards.
+        let ends: Vec<u64> = s.servers.iter().map(|x| x.commit_index).collect();
+        assert!(ends.iter().all(|e| *e == ends[0]), "{ends:?}");
+        assert_eq!(m.txn_count(), 150);
+    }
+}
