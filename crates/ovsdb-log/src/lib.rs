@@ -24,7 +24,7 @@ pub use error::{ErrorKind, LogError};
 pub use framing::{Format, Framer, RawRecord};
 pub use raft::{ClusterHeader, Entry, RaftRecord, RecordBody, Servers, Snapshot};
 pub use replay::{Db, Mode};
-pub use sizes::{replay, EntrySize, Replay, Upto};
+pub use sizes::{replay, replay_database, EntrySize, Replay, Upto};
 pub use summary::{
     summarize, summarize_cluster, summarize_detailed, summarize_records, ClusterSummary,
     EntryBytes, FileSummary, RecordKinds, TermSid,

@@ -515,3 +515,131 @@ pub fn entry_sizes(bytes: &[u8]) -> SizeTotals {
     let (_, full, diff) = r.totals();
     SizeTotals { full, diff }
 }
+
+/// Replays a file into an [`ovsdb::Database`] (the core crate's database,
+/// with its own integrity checks, GC and weak-reference handling) instead
+/// of this crate's [`Db`]: the same records in the same order (snapshot,
+/// then the final log up to `upto`; standalone: schema and txn records).
+/// Returns the database reached and the first error, if any.
+pub fn replay_database(bytes: &[u8], upto: Upto) -> (Option<ovsdb::Database>, Option<LogError>) {
+    use std::sync::Arc;
+    let opts = ovsdb::ReplayOptions::default();
+    let mut fr = Framer::new(bytes);
+    let all: Vec<RawRecord<'_>> = fr.by_ref().map_while(Result::ok).collect();
+    let framing_error = fr.error().cloned();
+    let mut db: Option<ovsdb::Database> = None;
+    let new_db = |raw: &RawRecord<'_>, j: &Json| -> Result<ovsdb::Database, LogError> {
+        Ok(ovsdb::Database::new(Arc::new(schema_from(raw, j)?)))
+    };
+    if fr.format() == Some(Format::Standalone) {
+        let limit = match upto {
+            Upto::Index(i) => i,
+            _ => u64::MAX,
+        };
+        for raw in &all {
+            if raw.index as u64 > limit {
+                break;
+            }
+            let j = match raw.json() {
+                Ok(j) => j,
+                Err(e) => return (db, Some(e)),
+            };
+            if raw.index == 0 {
+                match new_db(raw, &j) {
+                    Ok(d) => db = Some(d),
+                    Err(e) => return (None, Some(e)),
+                }
+                continue;
+            }
+            let Some(d) = db.as_mut() else { break };
+            if let Err(e) = d.apply_txn_json(&j, opts) {
+                return (db, Some(replay_err(raw, e.to_string())));
+            }
+        }
+        return (db, framing_error);
+    }
+    let scan = scan_clustered(&all);
+    let error = scan.error.clone().or(framing_error);
+    let limit = match upto {
+        Upto::All => u64::MAX,
+        Upto::Committed => scan.commit.max(scan.prev_index),
+        Upto::Index(i) => i,
+    };
+    let mut data_at = scan.data.iter().peekable();
+    for raw in &all[..scan.stop_at] {
+        if raw.index == 0 {
+            let h = match raw.decode(Format::Clustered) {
+                Ok(Record::Header(h)) => h,
+                Ok(_) => continue,
+                Err(e) => return (None, Some(e)),
+            };
+            if let Some(s) = &h.snapshot {
+                let Some([schema, txn]) = s.data.as_array() else {
+                    return (None, Some(replay_err(raw, "bad prev_data".into())));
+                };
+                let mut d = match new_db(raw, schema) {
+                    Ok(d) => d,
+                    Err(e) => return (None, Some(e)),
+                };
+                if !txn.is_null() {
+                    if let Err(e) = d.apply_txn_json(txn, opts) {
+                        return (None, Some(replay_err(raw, format!("snapshot: {e}"))));
+                    }
+                }
+                db = Some(d);
+            }
+            continue;
+        }
+        while data_at.peek().is_some_and(|d| d.0 < raw.index) {
+            data_at.next();
+        }
+        let Some(&&(_, index, a, b)) = data_at.peek().filter(|d| d.0 == raw.index) else {
+            continue;
+        };
+        if scan.superseded.contains(&raw.index) {
+            continue;
+        }
+        if index > limit {
+            break;
+        }
+        let data = match raw.body.get(a..b).map(crate::rawtxn::parse_slice) {
+            Some(Ok(d)) => d,
+            Some(Err(m)) => return (db, Some(raw.error(ErrorKind::BadJson { message: m }))),
+            None => continue,
+        };
+        let res = match data.as_array() {
+            Some([Json::Null, Json::Null]) | None => Err("invalid commit format".to_string()),
+            Some([Json::Null, txn]) => match db.as_mut() {
+                Some(d) => d
+                    .apply_txn_json(txn, opts)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string()),
+                None => Err("transaction before any schema".into()),
+            },
+            Some([schema, Json::Null]) => match (db.as_ref(), schema_from(raw, schema)) {
+                (Some(d), Ok(s)) => d
+                    .convert(Arc::new(s))
+                    .map(|n| db = Some(n))
+                    .map_err(|e| e.to_string()),
+                (None, _) => Err("conversion before any schema".into()),
+                (_, Err(e)) => return (db, Some(e)),
+            },
+            Some([schema, txn]) => match new_db(raw, schema) {
+                Ok(mut d) => {
+                    let r = d
+                        .apply_txn_json(txn, opts)
+                        .map(|_| ())
+                        .map_err(|e| e.to_string());
+                    db = Some(d);
+                    r
+                }
+                Err(e) => return (db, Some(e)),
+            },
+            Some(_) => Err("invalid commit format".to_string()),
+        };
+        if let Err(m) = res {
+            return (db, Some(replay_err(raw, m)));
+        }
+    }
+    (db, error)
+}
