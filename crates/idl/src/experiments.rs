@@ -210,6 +210,7 @@ pub fn write_changed_only(p: WcoParams, clock: Clock<'_>) -> WcoReport {
             match idl.txn_commit() {
                 Commit::Unchanged => "unchanged",
                 Commit::Aborted => "aborted",
+                Commit::NotLocked => "not locked",
                 Commit::Sent { .. } => "sent",
             }
         };

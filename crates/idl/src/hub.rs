@@ -48,7 +48,8 @@ impl Hub {
     /// with its last id).
     pub fn reconnect(&mut self, i: usize) -> Result<Vec<Event>, IdlError> {
         let old = self.clients[i].session;
-        self.server.disconnect(old);
+        let released = self.server.disconnect(old);
+        self.route(released, usize::MAX)?;
         let mut ev = self.clients[i].idl.disconnect();
         self.clients[i].session = self.server.connect();
         let req = self.clients[i].idl.connect();
@@ -109,6 +110,7 @@ impl Hub {
         match self.clients[i].idl.txn_commit() {
             Commit::Unchanged => Ok(TxnStatus::Unchanged),
             Commit::Aborted => Ok(TxnStatus::Aborted),
+            Commit::NotLocked => Ok(TxnStatus::NotLocked),
             Commit::Sent { id, request, .. } => {
                 let ev = self.send(i, &request)?;
                 Ok(ev

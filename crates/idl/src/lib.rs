@@ -38,9 +38,8 @@
 //! default ([`ServerOptions::weak_refs_as_ovs_3_1`]).
 //!
 //! Not modelled: the `_Server` database handshake of the C client (the
-//! replica sends its monitor request directly), lock requests in the
-//! replica (it can only `assert` a lock it is told it holds), and `wait`
-//! with a non-zero timeout (the model fails it at once).
+//! replica sends its monitor request directly), and `wait` with a
+//! non-zero timeout (the model fails it at once).
 
 pub mod cond;
 pub mod experiments;

@@ -112,6 +112,8 @@ pub enum Event {
     },
     /// The replica found itself inconsistent and needs a full resync.
     Inconsistent(String),
+    /// The configured lock was granted (`held`) or lost.
+    Lock { held: bool },
 }
 
 #[derive(Debug, Clone)]
@@ -207,6 +209,8 @@ pub enum Commit {
     Unchanged,
     /// Aborted before sending.
     Aborted,
+    /// A lock is configured but not held: nothing was sent.
+    NotLocked,
     /// The request to send (already queued in the outgoing list when
     /// connected), with its id.
     Sent {
@@ -246,6 +250,8 @@ pub struct Idl {
     pending_txns: HashMap<String, PendingTxn>,
     rng: SplitMix64,
     lock: Option<String>,
+    has_lock: bool,
+    lock_req_id: Option<Json>,
     /// Number of row updates applied (for benchmarks).
     pub rows_applied: u64,
     /// Reverse references: destination row → rows referencing it.
@@ -332,6 +338,8 @@ impl Idl {
             pending_txns: HashMap::new(),
             rng: SplitMix64::new(0x5eed),
             lock: None,
+            has_lock: false,
+            lock_req_id: None,
             rows_applied: 0,
             refs_in: HashMap::new(),
             has_refs: meta
@@ -487,9 +495,28 @@ impl Idl {
         self.monitor_version
     }
 
-    /// A lock this client holds: every transaction asserts it.
+    /// Sets the lock this client needs (C `ovsdb_idl_set_lock`): it is
+    /// requested when monitoring starts (or now, if already monitoring);
+    /// transactions assert it and are not sent while it is not held.
     pub fn set_lock(&mut self, name: Option<&str>) {
         self.lock = name.map(str::to_string);
+        self.has_lock = false;
+        if self.state == State::Monitoring {
+            self.request_lock();
+        }
+    }
+
+    /// Whether the configured lock is held.
+    pub fn has_lock(&self) -> bool {
+        self.has_lock
+    }
+
+    fn request_lock(&mut self) {
+        if let Some(l) = self.lock.clone() {
+            let (id, msg) = self.request("lock", vec![Json::String(l)]);
+            self.lock_req_id = Some(id);
+            self.outgoing.push(msg);
+        }
     }
 
     /// Creates an ordered index on `columns` of `table`; returns its id
@@ -905,6 +932,8 @@ impl Idl {
         }
         self.state = State::Idle;
         self.monitor_req_id = None;
+        self.lock_req_id = None;
+        self.has_lock = false;
         self.outgoing.clear();
         ev
     }
@@ -999,6 +1028,15 @@ impl Idl {
                         ev.push(Event::Updated);
                     }
                 }
+                "locked" | "stolen"
+                    if params.first().and_then(Json::as_str) == self.lock.as_deref()
+                        && self.lock.is_some() =>
+                {
+                    self.has_lock = method == "locked";
+                    ev.push(Event::Lock {
+                        held: self.has_lock,
+                    });
+                }
                 "update3" if params.len() == 3 && params[0] == mid => {
                     if self.apply_table_updates(3, &params[2], false)? {
                         ev.push(Event::Updated);
@@ -1058,6 +1096,17 @@ impl Idl {
             ev.push(Event::Monitoring { found });
             ev.push(Event::Updated);
             self.send_cond_change();
+            if self.lock.is_some() && !self.has_lock && self.lock_req_id.is_none() {
+                self.request_lock();
+            }
+            return Ok(ev);
+        }
+        if self.lock_req_id.as_ref() == Some(&id) {
+            self.lock_req_id = None;
+            self.has_lock = result.get("locked").and_then(Json::as_bool) == Some(true);
+            ev.push(Event::Lock {
+                held: self.has_lock,
+            });
             return Ok(ev);
         }
         if self.cond_req_id.as_ref() == Some(&id) {
@@ -1797,6 +1846,13 @@ impl Idl {
     /// the local edits back (the replica changes when the server's update
     /// arrives). Returns [`Commit::Unchanged`] when nothing really changes.
     pub fn txn_commit(&mut self) -> Commit {
+        if self.txn.is_none() {
+            return Commit::Unchanged;
+        }
+        if self.lock.is_some() && !self.has_lock {
+            self.txn_disassemble();
+            return Commit::NotLocked;
+        }
         let Some(x) = self.txn.as_ref() else {
             return Commit::Unchanged;
         };

@@ -180,6 +180,8 @@ pub struct Server {
     sessions: BTreeMap<SessionId, Session>,
     next_session: SessionId,
     lock_owners: HashMap<String, SessionId>,
+    /// Sessions waiting for a lock, in request order.
+    lock_waiters: HashMap<String, VecDeque<SessionId>>,
 }
 
 fn err_json(e: &Error) -> Json {
@@ -373,6 +375,7 @@ impl Server {
             sessions: BTreeMap::new(),
             next_session: 1,
             lock_owners: HashMap::new(),
+            lock_waiters: HashMap::new(),
         }
     }
 
@@ -440,9 +443,43 @@ impl Server {
         id
     }
 
-    pub fn disconnect(&mut self, s: SessionId) {
+    /// Drops a session; locks it held pass to the next waiting session,
+    /// which is told with a `locked` notification (returned).
+    pub fn disconnect(&mut self, s: SessionId) -> Vec<(SessionId, Json)> {
         self.sessions.remove(&s);
-        self.lock_owners.retain(|_, o| *o != s);
+        for q in self.lock_waiters.values_mut() {
+            q.retain(|w| *w != s);
+        }
+        let held: Vec<String> = self
+            .lock_owners
+            .iter()
+            .filter(|(_, o)| **o == s)
+            .map(|(n, _)| n.clone())
+            .collect();
+        let mut out = Vec::new();
+        for name in held {
+            out.extend(self.release_lock(&name));
+        }
+        out
+    }
+
+    /// Gives lock `name` to the next waiter, if any.
+    fn release_lock(&mut self, name: &str) -> Vec<(SessionId, Json)> {
+        self.lock_owners.remove(name);
+        let next = self
+            .lock_waiters
+            .get_mut(name)
+            .and_then(VecDeque::pop_front);
+        match next {
+            Some(w) => {
+                self.lock_owners.insert(name.to_string(), w);
+                if let Some(sess) = self.sessions.get_mut(&w) {
+                    sess.locks.insert(name.to_string());
+                }
+                vec![(w, notification("locked", vec![Json::from(name)]))]
+            }
+            None => Vec::new(),
+        }
     }
 
     /// Simulates a server restart: every session is dropped; data and (for
@@ -450,6 +487,7 @@ impl Server {
     pub fn restart(&mut self) {
         self.sessions.clear();
         self.lock_owners.clear();
+        self.lock_waiters.clear();
     }
 
     /// While held, a session's monitors accumulate changes (coalescing, as
@@ -557,6 +595,11 @@ impl Server {
                     if let Some(sess) = self.sessions.get_mut(&s) {
                         sess.locks.insert(name.clone());
                     }
+                } else {
+                    let q = self.lock_waiters.entry(name.clone()).or_default();
+                    if !q.contains(&s) {
+                        q.push_back(s);
+                    }
                 }
                 let mut r = Object::new();
                 r.insert("locked", Json::Bool(got));
@@ -568,11 +611,14 @@ impl Server {
                     .and_then(Json::as_str)
                     .unwrap_or("")
                     .to_string();
-                if self.lock_owners.get(&name) == Some(&s) {
-                    self.lock_owners.remove(&name);
-                }
                 if let Some(sess) = self.sessions.get_mut(&s) {
                     sess.locks.remove(&name);
+                }
+                if let Some(q) = self.lock_waiters.get_mut(&name) {
+                    q.retain(|w| *w != s);
+                }
+                if self.lock_owners.get(&name) == Some(&s) {
+                    out.extend(self.release_lock(&name));
                 }
                 Ok(Json::Object(Object::new()))
             }

@@ -415,6 +415,7 @@ impl Harness {
             match self.idl.txn_commit() {
                 Commit::Unchanged => (TxnStatus::Unchanged, None),
                 Commit::Aborted => (TxnStatus::Aborted, None),
+                Commit::NotLocked => (TxnStatus::NotLocked, None),
                 Commit::Sent { id, request, .. } => {
                     let msgs = self.server.handle(self.sess, &request);
                     let ev = self.pump(msgs);

@@ -398,3 +398,36 @@ fn inconsistent_updates_are_errors_not_panics() {
     }
     assert!(idl.receive(&Json::Array(vec![])).is_err());
 }
+
+#[test]
+fn locks_are_requested_queued_and_handed_over() {
+    let meta = DbMeta::from_text(SCHEMA).unwrap();
+    let mut hub = Hub::new(Server::new(meta.clone(), ServerOptions::default()));
+    let meta = Arc::new(meta);
+    let mut a = Idl::new(meta.clone(), true);
+    a.set_lock(Some("northd"));
+    let mut b = Idl::new(meta.clone(), true);
+    b.set_lock(Some("northd"));
+    let a = hub.add(a).unwrap();
+    let b = hub.add(b).unwrap();
+    assert!(hub.clients[a].idl.has_lock());
+    assert!(!hub.clients[b].idl.has_lock());
+    let write = |hub: &mut Hub, c: usize| {
+        let idl = &mut hub.clients[c].idl;
+        let t = idl.table_index("A").unwrap();
+        let n = idl.column_index(t, "name").unwrap();
+        idl.txn_begin();
+        let r = idl.txn_insert(t, None);
+        idl.txn_write(t, r, n, s("x"));
+        hub.commit(c).unwrap()
+    };
+    // Without the lock nothing is sent.
+    assert_eq!(write(&mut hub, b), TxnStatus::NotLocked);
+    assert_eq!(hub.server.row_count("A"), 0);
+    assert_eq!(write(&mut hub, a), TxnStatus::Success);
+    // The holder goes away: the waiter is told it now holds the lock.
+    hub.reconnect(a).unwrap();
+    assert!(hub.clients[b].idl.has_lock());
+    assert_eq!(write(&mut hub, b), TxnStatus::Success);
+    assert_eq!(hub.server.row_count("A"), 2);
+}
