@@ -549,6 +549,7 @@ impl Sim {
     /// Final checks and figures (may be called at any time).
     pub fn finish(&mut self) -> Metrics {
         self.check_log_matching();
+        self.check_acknowledged_writes();
         let mut m = self.metrics.clone();
         m.sim_time_us = self.now;
         m.per_server_file_bytes = self.servers.iter().map(|s| s.file_bytes).collect();
@@ -927,6 +928,39 @@ impl Sim {
             if self.leaderless_since.is_none() {
                 self.leaderless_since = Some(self.now);
             }
+        }
+    }
+
+    /// At-least-once (§9.2 torture tests): every acknowledged `ls-add` is in
+    /// the database of the server that applied the most entries.
+    fn check_acknowledged_writes(&mut self) {
+        let Some(best) = self
+            .servers
+            .iter()
+            .filter(|s| s.life != Life::Left)
+            .max_by_key(|s| s.last_applied)
+        else {
+            return;
+        };
+        let present: std::collections::HashSet<u64> =
+            best.db.switches.iter().map(|(_, k)| *k).collect();
+        let mut missing = None;
+        for r in &self.requests {
+            if let (true, Op::LsAdd(k)) = (r.done, &r.op) {
+                if !present.contains(k) {
+                    missing = Some(*k);
+                    break;
+                }
+            }
+        }
+        self.checker.checks += 1;
+        if let Some(k) = missing {
+            let (seed, now, id) = (self.seed, self.now, best.id);
+            self.checker.fail(
+                seed,
+                now,
+                format!("acknowledged write ls-add ls{k} is missing from s{} (applied the most entries)", id + 1),
+            );
         }
     }
 
