@@ -1977,14 +1977,21 @@ impl Idl {
                 for (c, p) in parts {
                     let name = Json::from(tm.columns[*c].name.as_str());
                     let cur = committed.map(|r| &r.data[*c]);
+                    // References to rows inserted in this transaction
+                    // become named UUIDs here too.
                     let one = |a: &Atom| {
-                        Json::Array(vec![Json::from("set"), Json::Array(vec![a.to_json()])])
+                        let mut j =
+                            Json::Array(vec![Json::from("set"), Json::Array(vec![a.to_json()])]);
+                        substitute_named(&mut j, &inserted_named);
+                        j
                     };
                     let pair = |k: &Atom, v: &Atom| {
-                        Json::Array(vec![
+                        let mut j = Json::Array(vec![
                             Json::from("map"),
                             Json::Array(vec![Json::Array(vec![k.to_json(), v.to_json()])]),
-                        ])
+                        ]);
+                        substitute_named(&mut j, &inserted_named);
+                        j
                     };
                     match p {
                         PartialOp::MapSet(k, v) => {

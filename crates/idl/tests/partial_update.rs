@@ -183,3 +183,144 @@ fn partial_update_map_column() {
         .collect();
     assert_eq!(got, want);
 }
+
+#[test]
+fn partial_update_set_column() {
+    let meta = DbMeta::from_text(&scenario::schema_text("idltest")).unwrap();
+    let mut server = Server::new(meta.clone(), ServerOptions::default());
+    let j = parse(br#"[{"op":"insert","table":"simple3","row":{"name":"mySet1","uset":["set",[["uuid","0005b872-f9e5-43be-ae02-3184b9680e75"],["uuid","000d2f6a-76af-412f-b59d-e7bcd3e84eff"]]]}}]"#).unwrap();
+    assert!(server.transact(j.as_array().unwrap()).0.commit.is_some());
+    let mut hub = Hub::new(server);
+    let mut idl = Idl::new(Arc::new(meta), false);
+    for c in ["name", "uset", "uref"] {
+        idl.add_column("simple3", c);
+    }
+    idl.add_table("simple4");
+    idl.add_column("simple4", "name");
+    let c = hub.add(idl).unwrap();
+    let t3 = hub.clients[c].idl.table_index("simple3").unwrap();
+    let t4 = hub.clients[c].idl.table_index("simple4").unwrap();
+    let col = |idl: &Idl, t: usize, n: &str| idl.column_index(t, n).unwrap();
+    let (name, uset, uref, name4) = {
+        let idl = &hub.clients[c].idl;
+        (
+            col(idl, t3, "name"),
+            col(idl, t3, "uset"),
+            col(idl, t3, "uref"),
+            col(idl, t4, "name"),
+        )
+    };
+    let dump = |idl: &Idl, step: usize, out: &mut Vec<String>| {
+        for u in idl.row_uuids(t3) {
+            let list = |c: usize, live: bool| -> String {
+                idl.read(t3, u, c)
+                    .keys()
+                    .filter_map(|a| a.as_uuid())
+                    .filter(|x| !live || idl.exists(t4, *x))
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            out.push(format!(
+                "{step:03}: table simple3: name={} uset=[{}] uref=[{}] uuid={u}",
+                idl.read(t3, u, name)
+                    .as_scalar()
+                    .and_then(|a| a.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                list(uset, false),
+                list(uref, true)
+            ));
+        }
+    };
+    let uu = |x: &str| Atom::Uuid(ovsdb::uuid::Uuid::parse(x).unwrap());
+    let mut out = Vec::new();
+    let mut step = 0;
+    let section = |hub: &mut Hub, title: &str, out: &mut Vec<String>, step: &mut usize| {
+        let _ = hub.commit(c);
+        out.push(format!("{:03}: {title}", *step));
+        *step += 1;
+        dump(&hub.clients[c].idl, *step, out);
+        *step += 1;
+    };
+    out.push(format!("{step:03}: Getting records"));
+    step += 1;
+    dump(&hub.clients[c].idl, step, &mut out);
+    step += 1;
+    let row = hub.clients[c].idl.row_uuids(t3)[0];
+    let added = uu("001e43d2-dd3f-4616-ab6a-83a490bb0991");
+    {
+        let idl = &mut hub.clients[c].idl;
+        idl.txn_begin();
+        idl.txn_partial(t3, row, uset, PartialOp::SetInsert(added.clone()));
+        idl.txn_write(t3, row, name, Datum::scalar(Atom::String("String2".into())));
+    }
+    section(&mut hub, "After rename+add new value", &mut out, &mut step);
+    hub.clients[c].idl.txn_begin();
+    hub.clients[c].idl.txn_partial(
+        t3,
+        row,
+        uset,
+        PartialOp::SetInsert(uu("0026b3ba-571b-4729-8227-d860a5210ab8")),
+    );
+    section(&mut hub, "After add new value", &mut out, &mut step);
+    hub.clients[c].idl.txn_begin();
+    hub.clients[c]
+        .idl
+        .txn_partial(t3, row, uset, PartialOp::SetDelete(added.clone()));
+    section(&mut hub, "After delete value", &mut out, &mut step);
+    hub.clients[c].idl.txn_begin();
+    hub.clients[c]
+        .idl
+        .txn_partial(t3, row, uset, PartialOp::SetDelete(added));
+    section(
+        &mut hub,
+        "After trying to delete a deleted value",
+        &mut out,
+        &mut step,
+    );
+    {
+        // A new simple4 row referenced from the same transaction: the
+        // mutate must name it with its uuid-name.
+        let idl = &mut hub.clients[c].idl;
+        idl.txn_begin();
+        let r4 = idl.txn_insert(t4, None);
+        idl.txn_write(t4, r4, name4, Datum::scalar(Atom::String("test".into())));
+        idl.txn_partial(t3, row, uref, PartialOp::SetInsert(Atom::Uuid(r4)));
+    }
+    section(
+        &mut hub,
+        "After add to other table + set of strong ref",
+        &mut out,
+        &mut step,
+    );
+    {
+        let idl = &mut hub.clients[c].idl;
+        idl.txn_begin();
+        let r = idl.txn_insert(t3, None);
+        idl.txn_partial(
+            t3,
+            r,
+            uset,
+            PartialOp::SetInsert(uu("12345678-dd3f-4616-ab6a-83a490bb0991")),
+        );
+        idl.txn_write(t3, r, name, Datum::scalar(Atom::String("String2".into())));
+        idl.txn_delete(t3, r);
+    }
+    section(
+        &mut hub,
+        "After Create element, update set and Delete element",
+        &mut out,
+        &mut step,
+    );
+    out.push(format!("{step:03}: End test"));
+    let text: String = out.iter().map(|l| format!("{l}\n")).collect();
+    let got = uuidfilt(&sort_lines(&text));
+    let want: String = std::fs::read_to_string(
+        scenario::scenario_dir().join("partial/partial-update-set-column.txt"),
+    )
+    .unwrap()
+    .split_inclusive('\n')
+    .filter(|l| !l.starts_with('#'))
+    .collect();
+    assert_eq!(got, want);
+}
