@@ -24,6 +24,9 @@ pub struct Props {
     /// Inside the tour: leave the URL hash alone.
     #[prop_or_default]
     pub embedded: bool,
+    /// Initial width of the visible window, ms.
+    #[prop_or_default]
+    pub window_ms: Option<f64>,
 }
 
 pub enum Msg {
@@ -167,8 +170,9 @@ impl SimPage {
             return;
         };
         let t0 = now_ms();
+        let mut drawn = 0;
         if let Some((ctx, g)) = view::context(&canvas, r.trace.servers()) {
-            view::draw(
+            drawn = view::draw(
                 &ctx,
                 &g,
                 &r.trace,
@@ -189,6 +193,9 @@ impl SimPage {
                 .flatten()
         }) {
             let _ = el.set_attribute("data-value", &format!("{:.3}", self.frame_ms));
+            let _ = el.set_attribute("data-last", &format!("{dt:.3}"));
+            let _ = el.set_attribute("data-frames", &self.frames.to_string());
+            let _ = el.set_attribute("data-messages", &drawn.to_string());
             el.set_text_content(Some(&format!("{:.2} ms", self.frame_ms)));
         }
     }
@@ -330,7 +337,7 @@ impl Component for SimPage {
             playhead: ctx.props().t_us.unwrap_or(0),
             playing: false,
             speed: 1.0,
-            window_ms: 1500.0,
+            window_ms: ctx.props().window_ms.unwrap_or(1500.0),
             last_ts: None,
             raf,
             canvas: NodeRef::default(),

@@ -13,6 +13,8 @@ pub struct Step {
     pub caption: &'static str,
     pub spec: fn() -> RunSpec,
     pub at_ms: u64,
+    /// Width of the visible window, ms.
+    pub window_ms: f64,
 }
 
 fn spec(name: &str, profile: Option<&str>, sets: &[(&str, &str)]) -> RunSpec {
@@ -33,15 +35,17 @@ pub const STEPS: &[Step] = &[
                   votes (red lines). The first to get a majority becomes leader (gold band) and starts \
                   sending heartbeats (ticks).",
         spec: || spec("leader-kill", None, &[]),
-        at_ms: 900,
+        at_ms: 1578,
+        window_ms: 6.0,
     },
     Step {
         title: "2. A write through a follower",
-        caption: "The client talks to s2, a follower. The follower forwards the transaction to the \
+        caption: "The client talks to a follower, not to the leader (gold). The follower forwards the transaction to the \
                   leader (green), the leader appends it to its log and replicates it (blue); once a \
                   majority has it on disk, it is committed (green step line) and the reply travels back.",
         spec: || spec("ls-add-follower", Some("v2.12"), &[("n", "10")]),
-        at_ms: 1700,
+        at_ms: 1676,
+        window_ms: 16.0,
     },
     Step {
         title: "3. Why the follower waits for the commit index",
@@ -51,6 +55,7 @@ pub const STEPS: &[Step] = &[
                   compares 100 such writes: about 34 s against half a second.",
         spec: || spec("ls-add-follower", Some("v2.12-pre-sync"), &[("n", "10")]),
         at_ms: 2000,
+        window_ms: 700.0,
     },
     Step {
         title: "4. Diff against full storage",
@@ -59,6 +64,7 @@ pub const STEPS: &[Step] = &[
                   With column diffs only the added ACL is written. The A/B 'full-vs-diff' compares bytes.",
         spec: || spec("acl-portgroup", None, &[("n", "150"), ("column_diff", "false")]),
         at_ms: 2200,
+        window_ms: 600.0,
     },
     Step {
         title: "5. Leader failover",
@@ -66,7 +72,8 @@ pub const STEPS: &[Step] = &[
                   election timeout, and elect a new leader in a higher term. Clients see no leader \
                   meanwhile: that gap is the leaderless time.",
         spec: || spec("election-timer", None, &[]),
-        at_ms: 12_900,
+        at_ms: 14_000,
+        window_ms: 2500.0,
     },
 ];
 
@@ -145,7 +152,7 @@ pub fn tour_page(props: &Props) -> Html {
                 <h2 data-testid="tour-title">{ s.title }</h2>
                 <p data-testid="tour-caption">{ s.caption }</p>
             </section>
-            <SimPage key={*step} spec={spec} t_us={Some(s.at_ms * 1000)} embedded=true />
+            <SimPage key={*step} spec={spec} t_us={Some(s.at_ms * 1000)} embedded=true window_ms={Some(s.window_ms)} />
         </div>
     }
 }

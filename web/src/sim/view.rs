@@ -115,8 +115,16 @@ pub fn context(
     ))
 }
 
-/// Draws `tr` in `win`. `label` names the run (A/B views).
-pub fn draw(ctx: &CanvasRenderingContext2d, g: &Geometry, tr: &Trace, win: Window, label: &str) {
+/// Draws `tr` in `win`. `label` names the run (A/B views). Returns the
+/// number of messages drawn (lines and heartbeat ticks).
+pub fn draw(
+    ctx: &CanvasRenderingContext2d,
+    g: &Geometry,
+    tr: &Trace,
+    win: Window,
+    label: &str,
+) -> usize {
+    let mut drawn = 0;
     let plot_w = g.w - LEFT - 8.0;
     let span = (win.t1 - win.t0).max(1.0);
     let x = |t: f64| LEFT + (t - win.t0) / span * plot_w;
@@ -271,20 +279,30 @@ pub fn draw(ctx: &CanvasRenderingContext2d, g: &Geometry, tr: &Trace, win: Windo
         max_flight,
     );
     ctx.set_line_width(1.0);
+    // Batched by colour: one path per message kind (plus one for dropped
+    // messages and one for heartbeat ticks), and segments that land on the
+    // same pixels as the previous one of their kind are skipped, so a dense
+    // window costs a few strokes rather than one per message.
+    let kinds = tr.kinds.len();
+    let dropped_group = kinds;
+    let mut segs: Vec<Vec<[f64; 4]>> = vec![Vec::new(); kinds + 1];
+    let mut dots: Vec<Vec<[f64; 2]>> = vec![Vec::new(); kinds + 1];
+    let mut last: Vec<[i64; 4]> = vec![[i64::MIN; 4]; kinds + 1];
+    let mut ticks: Vec<[f64; 2]> = Vec::new();
+    let mut last_tick = [i64::MIN; 2];
     for m in msgs {
         let (from, to) = (m.from as usize, m.to as usize);
         if from >= g.lanes || to >= g.lanes || m.send as f64 > visible_end {
             continue;
         }
-        let kind = tr.kinds.get(m.kind as usize).map_or("", String::as_str);
         let xs = x(m.send as f64);
-        if kind == "heartbeat" {
-            // A tick on the sender's lane.
-            ctx.set_stroke_style_str("#999");
-            ctx.begin_path();
-            ctx.move_to(xs, g.lane_y(from) + 3.0);
-            ctx.line_to(xs, g.lane_y(from) + 11.0);
-            ctx.stroke();
+        drawn += 1;
+        if tr.is_heartbeat(m) {
+            let key = [xs.round() as i64, from as i64];
+            if key != last_tick {
+                last_tick = key;
+                ticks.push([xs, g.lane_y(from)]);
+            }
             continue;
         }
         let recv = m.recv as f64;
@@ -299,22 +317,70 @@ pub fn draw(ctx: &CanvasRenderingContext2d, g: &Geometry, tr: &Trace, win: Windo
         };
         let (ya, yb) = (g.lane_mid(from), g.lane_mid(to));
         let ye = ya + (yb - ya) * frac;
-        ctx.set_stroke_style_str(if m.dropped { "#d00" } else { kind_color(kind) });
+        let xe = x(end);
+        let group = if m.dropped {
+            dropped_group
+        } else {
+            (m.kind as usize).min(kinds.saturating_sub(1))
+        };
+        let key = [
+            xs.round() as i64,
+            xe.round() as i64,
+            ya as i64,
+            ye.round() as i64,
+        ];
+        if key == last[group] {
+            continue;
+        }
+        last[group] = key;
+        segs[group].push([xs, ya, xe, ye]);
+        if frac >= 1.0 {
+            dots[group].push([xe, ye]);
+        }
+    }
+    if !ticks.is_empty() {
+        ctx.set_stroke_style_str("#999");
         ctx.begin_path();
-        ctx.move_to(xs, ya);
-        ctx.line_to(x(end), ye);
+        for [xx, y] in &ticks {
+            ctx.move_to(*xx, y + 3.0);
+            ctx.line_to(*xx, y + 11.0);
+        }
         ctx.stroke();
-        if m.dropped && frac >= 1.0 {
-            let xe = x(end);
-            ctx.begin_path();
-            ctx.move_to(xe - 4.0, ye - 4.0);
-            ctx.line_to(xe + 4.0, ye + 4.0);
-            ctx.move_to(xe + 4.0, ye - 4.0);
-            ctx.line_to(xe - 4.0, ye + 4.0);
+    }
+    for (group, list) in segs.iter().enumerate() {
+        if list.is_empty() {
+            continue;
+        }
+        let color = if group == dropped_group {
+            "#d00"
+        } else {
+            tr.kinds.get(group).map_or("#777", |k| kind_color(k))
+        };
+        ctx.set_stroke_style_str(color);
+        ctx.begin_path();
+        for [xa, ya, xb, yb] in list {
+            ctx.move_to(*xa, *ya);
+            ctx.line_to(*xb, *yb);
+        }
+        if group == dropped_group {
+            // Dropped messages end in a cross.
+            for [xe, ye] in &dots[group] {
+                ctx.move_to(xe - 4.0, ye - 4.0);
+                ctx.line_to(xe + 4.0, ye + 4.0);
+                ctx.move_to(xe + 4.0, ye - 4.0);
+                ctx.line_to(xe - 4.0, ye + 4.0);
+            }
             ctx.stroke();
-        } else if frac >= 1.0 {
-            ctx.set_fill_style_str(kind_color(kind));
-            ctx.fill_rect(x(end) - 1.5, ye - 1.5, 3.0, 3.0);
+            continue;
+        }
+        ctx.stroke();
+        if !dots[group].is_empty() {
+            ctx.set_fill_style_str(color);
+            ctx.begin_path();
+            for [xe, ye] in &dots[group] {
+                ctx.rect(xe - 1.5, ye - 1.5, 3.0, 3.0);
+            }
+            ctx.fill();
         }
     }
 
@@ -392,6 +458,7 @@ pub fn draw(ctx: &CanvasRenderingContext2d, g: &Geometry, tr: &Trace, win: Windo
     ctx.move_to(xp, TOP - 6.0);
     ctx.line_to(xp, g.h - 4.0);
     ctx.stroke();
+    drawn
 }
 
 thread_local! {

@@ -1,0 +1,100 @@
+// Web simulation benchmark (issue 7 item 10). Needs dist/ (trunk build --release).
+//   node tests/bench/sim-web-bench.mjs        (or: scripts/bench-sim-web.sh)
+// Prints: simulated events per second in the browser's worker (the run plus
+// its recording into the trace) for a few runs, and the canvas frame time
+// during playback with messages drawn (draw cost per frame, and the
+// requestAnimationFrame interval), plus the gzipped wasm sizes.
+import { readdirSync, readFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
+import { join } from "node:path";
+import { DIST, serveDir, launchBrowser, openPage } from "../e2e/harness.mjs";
+
+const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+const pct = (a, p) => [...a].sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor(a.length * p))];
+
+const server = await serveDir();
+const browser = await launchBrowser();
+
+async function run(hash) {
+  const { page, problems } = await openPage(browser.context, server.url + hash);
+  await page.locator('[data-testid="sim-status"][data-value="ready"]').waitFor({ state: "attached", timeout: 300000 });
+  const eps = Number(await page.getByTestId("sim-events-per-s").getAttribute("data-value"));
+  const text = await page.getByTestId("sim-events-per-s").innerText();
+  return { page, problems, eps, text };
+}
+
+const runs = [
+  "#sim=ls-add-follower&profile=v2.12-pre-sync&t=0",
+  "#sim=acl-portgroup&set=n:400&t=0",
+  "#sim=ls-add-leader&set=n:5000&t=0",
+  "#sim=leader-kill&until=3600000&t=0",
+];
+console.log("simulated events per second in the worker (run + trace recording):");
+for (const h of runs) {
+  const eps = [];
+  let text = "";
+  for (let i = 0; i < 3; i++) {
+    const r = await run(h);
+    eps.push(r.eps);
+    text = r.text;
+    await r.page.close();
+  }
+  console.log(`  ${h.padEnd(52)} median ${Math.round(median(eps))} events/s   (${text})`);
+}
+
+// Frame time during playback on busy runs (speeds chosen so that playback
+// lasts the whole 4 s sample).
+console.log("playback frame time (draw = wasm+canvas per frame; interval = rAF period):");
+for (const [h, speed, zoomOut] of [
+  ["#sim=acl-portgroup&set=n:400&t=1700", "0.25", 0],
+  ["#sim=ls-add-leader&set=n:5000&t=1700", "4", 2],
+  ["#sim=leader-kill&until=3600000&t=5000", "64", 5],
+]) {
+  const { page, problems } = await run(h);
+  await page.getByTestId("sim-speed").selectOption(speed);
+  for (let i = 0; i < zoomOut; i++) await page.getByRole("button", { name: "−" }).first().click();
+  await page.getByTestId("sim-play").click();
+  const samples = await page.evaluate(
+    () =>
+      new Promise((done) => {
+        const out = { draw: [], interval: [], messages: [] };
+        const el = document.querySelector('[data-testid="sim-frame-ms"]');
+        let last = performance.now();
+        let frames = el.dataset.frames;
+        const t0 = last;
+        function tick(ts) {
+          out.interval.push(ts - last);
+          last = ts;
+          // Only frames that redrew the canvas (playback still running).
+          if (el.dataset.frames !== frames) {
+            frames = el.dataset.frames;
+            out.draw.push(Number(el.dataset.last));
+            out.messages.push(Number(el.dataset.messages));
+          }
+          if (ts - t0 < 4000) requestAnimationFrame(tick);
+          else done(out);
+        }
+        requestAnimationFrame(tick);
+      }),
+  );
+  const d = samples.draw.filter((x) => x > 0);
+  console.log(
+    `  ${h.padEnd(44)} ${speed}x: draw median ${median(d).toFixed(2)} ms, p95 ${pct(d, 0.95).toFixed(2)} ms, ` +
+      `max ${Math.max(...d).toFixed(2)} ms; rAF interval median ${median(samples.interval).toFixed(1)} ms, ` +
+      `p95 ${pct(samples.interval, 0.95).toFixed(1)} ms; messages drawn per frame median ${median(samples.messages)}, ` +
+      `max ${Math.max(...samples.messages)} (${samples.draw.length} redrawn frames)`,
+  );
+  if (problems.consoleErrors.length || problems.pageErrors.length) console.log("  problems:", problems);
+  await page.close();
+}
+
+console.log("wasm sizes (gzip -9):");
+let total = 0;
+for (const f of readdirSync(DIST).filter((f) => f.endsWith(".wasm") || f.endsWith(".js"))) {
+  const gz = gzipSync(readFileSync(join(DIST, f)), { level: 9 }).length;
+  total += gz;
+  console.log(`  ${f.padEnd(32)} ${gz} bytes`);
+}
+console.log(`  total (wasm + js)                ${total} bytes`);
+await browser.close();
+await server.close();
