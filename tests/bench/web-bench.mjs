@@ -47,7 +47,14 @@ const bigBytes = statSync(BIG).size;
 const bigName = BIG.split("/").pop();
 const bigMs = await loadAndTime([BIG], [bigName], 15 * 60 * 1000);
 const entries = Number(await page.getByTestId("summary-entries").getAttribute("data-value"));
-results.big = { bytes: bigBytes, entries, ms: bigMs };
+results.big = {
+  bytes: bigBytes,
+  entries,
+  ms: bigMs,
+  // Of which: the worker building the model, the page decoding it.
+  workerMs: Number(await canvas.getAttribute("data-parse-ms")),
+  decodeMs: Number(await canvas.getAttribute("data-decode-ms")),
+};
 
 // Frame times: each key press redraws the canvas; data-frame-ms is the draw time.
 const frames = [];

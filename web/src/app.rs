@@ -104,6 +104,9 @@ pub struct App {
     /// The load request waiting for the worker to say it is ready (messages
     /// sent before its wasm is initialized would be lost).
     pending_load: Option<(Object, Array)>,
+    /// Time the worker spent building the model, and the page decoding it.
+    parse_ms: f64,
+    decode_ms: f64,
     /// Bumped by every load request, so a slower earlier one (say the
     /// default sample still being fetched) cannot replace a newer one.
     generation: u32,
@@ -270,7 +273,11 @@ impl App {
             Some("done") => {
                 self.progress = None;
                 let text = js_get(&data, "timeline").as_string().unwrap_or_default();
-                match serde_json::from_str::<Timeline>(&text) {
+                self.parse_ms = js_get(&data, "parseMs").as_f64().unwrap_or(0.0);
+                let t0 = now();
+                let parsed = serde_json::from_str::<Timeline>(&text);
+                self.decode_ms = now() - t0;
+                match parsed {
                     Ok(t) => self.set_timeline(t),
                     Err(e) => {
                         self.error =
@@ -536,6 +543,8 @@ impl App {
             self.first_frame = false;
             let _ =
                 canvas.set_attribute("data-load-ms", &format!("{:.1}", now() - self.load_started));
+            let _ = canvas.set_attribute("data-parse-ms", &format!("{:.1}", self.parse_ms));
+            let _ = canvas.set_attribute("data-decode-ms", &format!("{:.1}", self.decode_ms));
         }
         let _ = canvas.set_attribute("data-ready", "true");
         self.dirty = false;
@@ -622,6 +631,8 @@ impl Component for App {
             first_frame: false,
             pending_load: None,
             generation: 0,
+            parse_ms: 0.0,
+            decode_ms: 0.0,
         };
         let sample = hash_state
             .sample
