@@ -112,3 +112,56 @@ fn an_export_is_one_clustered_file_per_server_with_the_run_figures() {
         assert!(bytes.starts_with(b"OVSDB CLUSTER "), "{name}");
     }
 }
+
+#[test]
+fn the_page_interventions_fork_runs_that_show_their_effect() {
+    let spec = RunSpec::preset("ls-add-leader");
+    let base = go(&spec);
+    let t = 1_700_000;
+    // Drop the next message: loss from now until just after the next send.
+    let i = base.trace.first_message_from(t + 1);
+    let next = base.trace.messages[i];
+    let mut drop = spec.fork(t, "loss 1");
+    drop.interventions
+        .push(format!("at {} loss 0", simview::fmt_ms(next.send + 1)));
+    let d = go(&drop);
+    let same = d
+        .trace
+        .messages
+        .iter()
+        .find(|m| (m.send, m.from, m.to, m.kind) == (next.send, next.from, next.to, next.kind))
+        .expect("the same message is sent in the fork");
+    assert!(same.dropped);
+    let dropped: Vec<_> = d.trace.messages.iter().filter(|m| m.dropped).collect();
+    // The loss is decided when the sender emits, so the burst it emits in
+    // that moment (one message per peer) is dropped together, and nothing else.
+    assert!(!base.trace.messages.iter().any(|m| m.dropped));
+    assert!(!dropped.is_empty() && dropped.len() < base.trace.servers());
+    assert!(dropped
+        .iter()
+        .all(|m| m.from == next.from && m.send >= next.send && m.send < next.send + 100));
+    // Pause a server: it shows as paused, then carries on.
+    let p = go(&spec.fork(t, "pause s1 2000"));
+    let st = p.trace.state_at(0, t).unwrap();
+    assert_eq!(st.paused_until, t + 2_000_000);
+    assert_eq!(p.trace.writes.len(), 100, "the cluster carries on");
+    assert!(p.trace.writes.iter().all(|w| w.end > w.start));
+    // One-way cut and heal, and a new election timer through the log.
+    let c = go(&spec.fork(t, "cut s1 -> s2").fork(t + 500_000, "heal"));
+    assert_eq!(c.violations, Vec::<String>::new());
+    let e = go(&spec.fork(t, "election_timer 2000"));
+    assert!(e
+        .trace
+        .notes
+        .iter()
+        .any(|n| n.text == "election timer 2000 ms"));
+    let leader = e.trace.leader_at(e.trace.end).unwrap();
+    assert_eq!(e.trace.state_at(leader, e.trace.end).unwrap().et, 2000);
+    // As in ovsdb-server, a timer more than twice the current one is refused.
+    let refused = go(&spec.fork(t, "election_timer 16000"));
+    assert!(!refused
+        .trace
+        .notes
+        .iter()
+        .any(|n| n.text.starts_with("election timer ")));
+}

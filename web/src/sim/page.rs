@@ -256,7 +256,8 @@ impl SimPage {
                 }
                 <input size="6" aria-label="election timer (ms)" value={self.timer.clone()}
                        onchange={link.callback(|e: Event| Msg::Timer(value_of(&e)))} />
-                <button data-testid="iv-timer" onclick={iv(format!("election_timer {}", self.timer.trim()))}>{ "Set election timer" }</button>
+                <button data-testid="iv-timer" onclick={iv(format!("election_timer {}", self.timer.trim()))}
+                        title="ms; the leader appends the change to the log; as in ovsdb-server, at most twice the current timer">{ "Set election timer" }</button>
                 if let Some(l) = leader {
                     <button data-testid="iv-kill-leader" onclick={iv(format!("kill s{}", l + 1))}>
                         { format!("Kill the leader (s{})", l + 1) }
