@@ -360,6 +360,10 @@ pub enum LogRec {
 /// Everything a server asks the world to do.
 #[derive(Clone, Debug)]
 pub enum Out {
+    /// An append_reply acknowledged entries not yet durable (see `emit`).
+    EarlyAck {
+        server: Sid,
+    },
     /// The core database rejected a committed transaction, or its own size
     /// computation disagrees with the entry's text.
     CoreMismatch {
@@ -522,6 +526,10 @@ pub struct Server {
     synced_term: u64,
     synced_vote: Option<Sid>,
     pub log_synced: u64,
+    /// Ground truth for the durability observation: log end that is really
+    /// on disk, and entry writes whose fsync is pending (ticket, log end).
+    durable_end: u64,
+    pending_writes: VecDeque<(u64, u64)>,
     // ovsdb layer
     /// The in-memory core database (`core_db` knob).
     pub core: Option<Box<ovsdb::Database>>,
@@ -632,6 +640,7 @@ impl Server {
         s.commit_index = 1;
         s.last_applied = 1;
         s.log_synced = 1;
+        s.durable_end = s.log_end();
         s.file_bytes = txn::framed(txn::NB_HEADER_JSON) + txn::term_len(1);
         s.file_bytes_after_snap = s.file_bytes;
         s.reset_timers(k, now, rng);
@@ -651,6 +660,7 @@ impl Server {
         });
         let mut s = Server::blank(id, snap, k);
         s.log_start = 1;
+        s.durable_end = 1;
         s.joining = true;
         s.join_targets = remotes;
         s.join_deadline = Some(now);
@@ -710,6 +720,8 @@ impl Server {
             synced_term: 0,
             synced_vote: None,
             log_synced: 0,
+            durable_end: 0,
+            pending_writes: VecDeque::new(),
             db: NbState::default(),
             applied_eid: 0,
             log_last_eid: 0,
@@ -886,6 +898,13 @@ impl Server {
     /// The afsync thread finished an fsync covering tickets up to `ticket`.
     pub fn fsync_done(&mut self, ticket: u64, cx: &mut Ctx) {
         self.ticket_done = self.ticket_done.max(ticket);
+        while let Some(&(t, end)) = self.pending_writes.front() {
+            if t > self.ticket_done {
+                break;
+            }
+            self.durable_end = end;
+            self.pending_writes.pop_front();
+        }
         self.fsync_busy = false;
         if self.ticket_req > self.ticket_done {
             self.start_fsync(cx, cx.now);
@@ -931,6 +950,19 @@ impl Server {
     }
 
     fn emit(&mut self, to: Sid, msg: Msg, cx: &mut Ctx) {
+        // §9 says a follower never acknowledges entries before they are
+        // durable. raft.c can: after a truncation, an older entry waiter
+        // completing sets log_synced to its index although the entry
+        // re-written there is not yet synced, so a reply passes the send
+        // gate early. Mirrored faithfully and counted, not hidden.
+        if let Msg::AppendReply {
+            ok: true, log_end, ..
+        } = &msg
+        {
+            if self.durable_end < *log_end {
+                cx.out.push(Out::EarlyAck { server: self.id });
+            }
+        }
         cx.cpu(msg.wire_bytes(cx.k.column_diff));
         cx.out.push(Out::Send {
             from: self.id,
@@ -1241,6 +1273,7 @@ impl Server {
             },
         );
         let ticket = self.request_sync(cx);
+        self.pending_writes.push_back((ticket, idx + 1));
         self.waiters.push_back(Waiter::Entry { ticket, index: idx });
         let entries = Rc::new(vec![e]);
         for p in self.targets() {
@@ -1738,6 +1771,8 @@ impl Server {
         self.synced_term = self.term;
         self.synced_vote = self.vote;
         self.log_synced = self.last_index();
+        self.durable_end = self.log_end();
+        self.pending_writes.clear();
         self.triggers.clear();
         self.new_clients.clear();
         self.commands.clear();
@@ -2291,6 +2326,10 @@ impl Server {
                 }
                 self.log.truncate(keep);
                 self.log_synced = self.log_synced.min(idx - 1);
+                self.durable_end = self.durable_end.min(idx);
+                for p in &mut self.pending_writes {
+                    p.1 = p.1.min(idx);
+                }
                 self.recompute_log_last_eid();
             }
             let bytes = self.entry_record_len(e, idx, cx.k);
@@ -2315,6 +2354,7 @@ impl Server {
         }
         if wrote {
             let ticket = self.request_sync(cx);
+            self.pending_writes.push_back((ticket, self.log_end()));
             self.waiters.push_back(Waiter::Entry {
                 ticket,
                 index: self.last_index(),
@@ -2487,6 +2527,8 @@ impl Server {
         self.commit_index = self.commit_index.max(snap.index);
         self.last_applied = snap.index;
         self.log_synced = snap.index;
+        self.durable_end = self.log_end();
+        self.pending_writes.clear();
         self.db = (*snap.db).clone();
         if self.core.is_some() {
             self.core = snap.core.as_ref().map(|c| Box::new((**c).clone()));

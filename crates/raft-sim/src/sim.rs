@@ -192,6 +192,9 @@ pub struct Metrics {
     pub timeouts: u64,
     pub events: u64,
     pub fsyncs: u64,
+    /// append_replies that acknowledged entries not yet durable (a window
+    /// raft.c has after log truncation; see `Server::emit`).
+    pub early_acks: u64,
     /// The run hit `max_events` and stopped early.
     pub truncated: bool,
     pub violations: Vec<String>,
@@ -681,6 +684,7 @@ impl Sim {
                 }
             }
             Out::BecameLeader { server, term } => self.became_leader(server, term),
+            Out::EarlyAck { .. } => self.metrics.early_acks += 1,
             Out::CoreMismatch { server, index, msg } => {
                 let (seed, now) = (self.seed, self.now);
                 self.checker.checks += 1;
