@@ -1284,10 +1284,9 @@ impl Sim {
             }
             FaultAction::Transfer => {
                 if let Some(s) = self.resolve(&Target::Leader) {
+                    // The leader stays leader until the target wins.
                     self.with_server(s, 0.0, |srv, cx| {
-                        if srv.transfer_leadership(cx) {
-                            srv.role = Role::Leader; // stays leader until the new one wins
-                        }
+                        srv.transfer_leadership(cx);
                     });
                 }
             }
