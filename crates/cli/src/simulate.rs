@@ -195,6 +195,11 @@ fn simulate_inner(args: &[String]) -> Result<u8, String> {
     let name = o.scenario.clone().ok_or("missing SCENARIO")?;
     let text = load(&name)?;
     if let Some(n) = o.seeds {
+        if o.trace.is_some() || o.write_logs.is_some() {
+            return Err(
+                "--trace and --write-logs describe one run: use --seed, not --seeds".into(),
+            );
+        }
         let agg = report::run_seeds(&text, o.profile.as_deref(), &o.sets, o.seed, n)?;
         if o.json {
             println!("{}", agg.to_json());
