@@ -210,6 +210,18 @@ impl Component for AbPage {
                 { for AB_PRESETS.iter().map(|p| html! {
                     <a href={format!("#ab={}&seed={seed}", p.name)} data-testid={format!("ab-preset-{}", p.name)}>{ p.name }{ " " }</a>
                 }) }
+                <label>{ " seed " }
+                    <input size="6" data-testid="ab-seed" value={seed.to_string()}
+                        onchange={
+                            let preset = ctx.props().preset.clone();
+                            Callback::from(move |e: Event| {
+                                let v = super::page::value_of(&e);
+                                if let (Ok(seed), Some(w)) = (v.trim().parse::<u64>(), web_sys::window()) {
+                                    let _ = w.location().set_hash(&format!("ab={preset}&seed={seed}"));
+                                }
+                            })
+                        } />
+                </label>
             </p>
         };
         let Some(p) = p else {

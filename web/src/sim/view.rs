@@ -57,8 +57,9 @@ fn kind_color(kind: &str) -> &'static str {
         "append_reply" => "#7fb0ea",
         "vote_request" | "prevote_request" => "#d1402f",
         "vote_reply" => "#e8958a",
-        "exec" | "exec_reply" => "#1e9a5a",
-        "snapshot" | "snapshot_reply" => "#8a4fd1",
+        "execute_command_request" | "execute_command_reply" => "#1e9a5a",
+        "install_snapshot_request" | "install_snapshot_reply" => "#8a4fd1",
+        "become_leader" => "#b8860b",
         _ => "#777",
     }
 }
