@@ -1,0 +1,282 @@
+//! Targeted tests of the server state machine's mechanisms, built from
+//! scenario text + faults through the public API and checked on events and
+//! metrics (no transcripts): pre-vote, leadership transfer, command
+//! timeouts, election timer changes travelling through the log.
+
+use raft_sim::{EventKind, Knobs, MsgKind, Profile, Role, Sim};
+
+fn sim(text: &str, profile: &str, kv: &[(&str, &str)], seed: u64) -> Sim {
+    let over: Vec<(String, String)> = kv
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let mut s = Sim::from_text(text, Some(profile), &over, seed).unwrap();
+    s.record_events = true;
+    s
+}
+
+fn idle(until_ms: u64) -> String {
+    format!("name = idle\nuntil_ms = {until_ms}\n[workload]\ntype = none\n[faults]\n")
+}
+
+/// The leader (server index, term) of `text` (without faults) at `t_us`.
+fn leader_at(text: &str, profile: &str, kv: &[(&str, &str)], seed: u64, t_us: u64) -> (usize, u64) {
+    let mut s = sim(text, profile, kv, seed);
+    s.run_until(t_us);
+    let l = s
+        .servers
+        .iter()
+        .find(|x| x.role == Role::Leader)
+        .expect("a leader after the first election");
+    (l.id, l.term)
+}
+
+fn max_term(s: &Sim) -> u64 {
+    s.servers.iter().map(|x| x.term).max().unwrap_or(0)
+}
+
+fn others(of: usize) -> String {
+    (0..3)
+        .filter(|i| *i != of)
+        .map(|i| format!("s{}", i + 1))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// (a) A follower cut off for several election timeouts rejoins. With
+/// pre-vote (`main`) its failed pre-votes never raise its term, so the
+/// cluster keeps its leader and term; without (`v3.1`) it bumps its term on
+/// every timeout and its return forces the cluster into a higher term.
+#[test]
+fn prevote_keeps_the_term_when_a_partitioned_follower_rejoins() {
+    for seed in 1..=10 {
+        for (profile, expect_new_term) in [("main", false), ("v3.1", true)] {
+            let base = idle(20_000);
+            let (leader, term) = leader_at(&base, profile, &[], seed, 4_000_000);
+            let victim = (leader + 1) % 3;
+            let text = format!(
+                "{base}at 4000 partition s{} | {}\nat 10000 heal\n",
+                victim + 1,
+                others(victim)
+            );
+            let mut s = sim(&text, profile, &[], seed);
+            s.run_until(4_000_000);
+            assert_eq!(max_term(&s), term, "{profile} seed {seed}");
+            s.run_until(10_000_000);
+            // While cut off: pre-vote keeps the victim's term; without
+            // pre-vote it has started several real elections.
+            let victim_term = s.servers[victim].term;
+            assert_eq!(victim_term > term, expect_new_term, "{profile} seed {seed}");
+            let m = s.run();
+            assert!(m.violations.is_empty(), "{:?}", m.violations);
+            let after = |e: &&raft_sim::SimEvent| e.t > 10_000_000;
+            let new_leaders = s
+                .events()
+                .iter()
+                .filter(after)
+                .filter(|e| matches!(e.kind, EventKind::BecameLeader { .. }))
+                .count();
+            let step_downs = s
+                .events()
+                .iter()
+                .filter(|e| e.t >= 4_000_000)
+                .filter(|e| matches!(e.kind, EventKind::SteppedDown { .. }))
+                .count();
+            if expect_new_term {
+                assert!(max_term(&s) > term, "{profile} seed {seed}");
+                assert!(step_downs >= 1 && new_leaders >= 1, "{profile} seed {seed}");
+            } else {
+                assert!(
+                    s.servers.iter().all(|x| x.term == term),
+                    "{profile} seed {seed}: terms {:?} (was {term})",
+                    s.servers.iter().map(|x| x.term).collect::<Vec<_>>()
+                );
+                assert_eq!((step_downs, new_leaders), (0, 0), "{profile} seed {seed}");
+                assert_eq!(s.servers[leader].role, Role::Leader);
+                assert!(s.servers.iter().all(|x| x.is_connected()));
+            }
+        }
+    }
+}
+
+/// (b) `transfer`: leadership moves to another server in the next term,
+/// without waiting for an election timeout. The leaderless gap (old leader
+/// steps down on the transfer vote request -> new leader) is one vote
+/// request + the old leader's fsync of its vote + one vote reply (the
+/// third server's reply races it), each hop costing at most one delay with
+/// jitter plus the poll wake-up and loop costs.
+#[test]
+fn leadership_transfer_moves_leadership_in_the_next_term_without_a_long_gap() {
+    let k = Knobs::for_profile(Profile::Main);
+    let hop = k.delay + k.delay_jitter + k.wake_latency + 2 * k.loop_cost;
+    let gap_bound = 2 * hop + k.fsync + k.fsync_jitter + 1_000; // + 1 ms CPU/bytes
+                                                                // From the fault: become_leader hop + the target's own term fsync first.
+    let total_bound = gap_bound + hop + k.fsync + k.fsync_jitter;
+    assert!(total_bound < k.election_timer / 10);
+    for seed in 1..=20 {
+        let base = idle(10_000);
+        let (old, term) = leader_at(&base, "main", &[], seed, 4_000_000);
+        let mut s = sim(&format!("{base}at 4000 transfer\n"), "main", &[], seed);
+        let m = s.run();
+        assert!(m.violations.is_empty(), "{:?}", m.violations);
+        let leaders: Vec<(u64, usize, u64)> = s
+            .events()
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::BecameLeader { server, term } if e.t >= 4_000_000 => {
+                    Some((e.t, server, term))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(leaders.len(), 1, "seed {seed}: {leaders:?}");
+        let (t, new, new_term) = leaders[0];
+        assert_ne!(new, old, "seed {seed}");
+        assert_eq!(new_term, term + 1, "seed {seed}");
+        assert!(
+            t - 4_000_000 <= total_bound,
+            "seed {seed}: {} us",
+            t - 4_000_000
+        );
+        // Exactly one leaderless gap after the first election: the transfer.
+        assert_eq!(m.time_to_leader_us.len(), 1, "seed {seed}");
+        let gap = m.time_to_leader_us[0];
+        assert!(gap <= gap_bound, "seed {seed}: gap {gap} us > {gap_bound}");
+        // The transfer election skips pre-vote.
+        assert!(s.events().iter().any(|e| matches!(
+            e.kind,
+            EventKind::ElectionStarted { server, prevote: false, transfer: true, .. } if server == new
+        )));
+        assert_eq!(s.servers[new].role, Role::Leader);
+    }
+}
+
+/// (c) A leader cut off from the majority cannot commit the write it is
+/// working on; its command times out after `cmd_timeout` (2 x ET by
+/// default), checked at the next ping tick, and the client's request goes
+/// back to waiting (the failure is counted in `timeouts`); after the heal
+/// the write completes through the new leader.
+#[test]
+fn command_timeout_fires_when_the_leader_cannot_commit() {
+    let text0 = "name = t\nuntil_ms = 30000\nsettle_ms = 500\n[workload]\ntype = closed\nvia = leader\nop = ls-add * 1000\n[faults]\n";
+    for (cmd_timeout_ms, seed) in [("0", 1), ("0", 2), ("1500", 3), ("700", 4)] {
+        // Leader step-down off: the leader keeps trying, so only the command
+        // timeout can end the wait.
+        let kv = [
+            ("leader_stepdown", "false"),
+            ("cmd_timeout", cmd_timeout_ms),
+        ];
+        let (leader, _) = leader_at(text0, "main", &kv, seed, 3_000_000);
+        let text = format!(
+            "{text0}at 3000 partition s{} | {}\nat 12000 heal\n",
+            leader + 1,
+            others(leader)
+        );
+        let mut s = sim(&text, "main", &kv, seed);
+        let k = s.knobs.clone();
+        let et = k.election_timer;
+        let limit = k.command_timeout(et);
+        s.run_until(3_000_000);
+        assert_eq!(s.metrics().timeouts, 0);
+        let done_before = s.metrics().txn_count();
+        while s.metrics().timeouts == 0 && s.now() < 12_000_000 {
+            assert!(s.step());
+        }
+        let fired = s.now();
+        // Touched at most one write before the cut, expired at the first
+        // ping tick at or after `limit` later.
+        assert!(
+            fired >= 3_000_000 + limit - 50_000 && fired <= 3_000_000 + limit + k.ping(et) + 10_000,
+            "cmd_timeout {cmd_timeout_ms}: fired at {fired} us, limit {limit}"
+        );
+        // No write completed while cut off.
+        s.run_until(12_000_000);
+        assert_eq!(s.metrics().txn_count(), done_before);
+        let m = s.run();
+        assert!(m.violations.is_empty(), "{:?}", m.violations);
+        assert_eq!(m.txn_count(), 1000, "seed {seed}");
+        let max = m.txn_latencies_us.iter().max().copied().unwrap_or(0);
+        assert!(
+            max >= 9_000_000 - 50_000,
+            "blocked write took only {max} us"
+        );
+    }
+}
+
+/// (d) `cluster/change-election-timer` travels through the log: the
+/// leader's heartbeat period stays floor(ET_old/3) until the entry commits
+/// and becomes floor(ET_new/3) afterwards. Replies to the leader are
+/// delayed so that the entry takes > 1 heartbeat period to commit.
+#[test]
+fn election_timer_change_takes_effect_at_commit() {
+    for seed in 1..=5 {
+        let base = idle(12_000);
+        let (leader, _) = leader_at(&base, "main", &[], seed, 3_000_000);
+        let mut text = base.clone();
+        for f in (0..3).filter(|i| *i != leader) {
+            text.push_str(&format!(
+                "at 2500 link_delay s{} -> s{} 700\n",
+                f + 1,
+                leader + 1
+            ));
+        }
+        text.push_str("at 3000 election_timer 2000\n");
+        let mut s = sim(&text, "main", &[], seed);
+        let m = s.run();
+        assert!(m.violations.is_empty(), "{:?}", m.violations);
+        let k = &s.knobs;
+        let (p_old, p_new) = (k.ping(1_000_000), k.ping(2_000_000));
+        assert_eq!((p_old, p_new), (333_000, 666_000));
+        let committed = s
+            .events()
+            .iter()
+            .find_map(|e| match e.kind {
+                EventKind::ElectionTimerChanged { server, ms } if server == leader => {
+                    assert_eq!(ms, 2000);
+                    Some(e.t)
+                }
+                _ => None,
+            })
+            .expect("the leader commits the new timer");
+        // One-way 700 ms extra on the replies: commit ≥ 0.7 s after the append.
+        assert!(committed >= 3_700_000, "committed at {committed}");
+        // Send times of append requests (heartbeats and the entry itself,
+        // which re-arms the ping timer) from the leader to one follower.
+        let f = (leader + 1) % 3;
+        let sends: Vec<u64> = s
+            .events()
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::Message {
+                    from,
+                    to,
+                    kind: MsgKind::Heartbeat | MsgKind::Append,
+                    send,
+                    ..
+                } if from == leader && to == f && send >= 2_000_000 => Some(send),
+                _ => None,
+            })
+            .collect();
+        let slack = 5_000;
+        let mut pending_gaps = 0;
+        for w in sends.windows(2) {
+            let gap = w[1] - w[0];
+            if w[1] <= committed {
+                // Before the commit (including between append and commit).
+                assert!(gap <= p_old + slack, "seed {seed}: gap {gap} before commit");
+                if w[0] >= 3_000_000 {
+                    pending_gaps += 1;
+                }
+            } else if w[0] > committed {
+                assert!(
+                    gap + slack >= p_new && gap <= p_new + slack,
+                    "seed {seed}: gap {gap} after commit at {committed}"
+                );
+            }
+        }
+        assert!(pending_gaps >= 1, "seed {seed}: no heartbeat while pending");
+        assert!(sends.iter().filter(|t| **t > committed).count() >= 5);
+        // Followers adopt it when they learn the commit, too.
+        assert!(s.servers.iter().all(|x| x.et == 2_000_000));
+    }
+}
