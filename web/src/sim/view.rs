@@ -5,6 +5,8 @@
 //! Only what lies in the window is drawn; every list is found by binary
 //! search, so the cost depends on what is visible, not on the run's length.
 
+use std::collections::HashSet;
+
 use simview::trace::{Trace, CANDIDATE, DOWN, LEADER, UP};
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
@@ -281,16 +283,17 @@ pub fn draw(
     );
     ctx.set_line_width(1.0);
     // Batched by colour: one path per message kind (plus one for dropped
-    // messages and one for heartbeat ticks), and segments that land on the
-    // same pixels as the previous one of their kind are skipped, so a dense
-    // window costs a few strokes rather than one per message.
+    // messages and one for heartbeat ticks), and a segment that lands on the
+    // same pixels as one already drawn in its colour is skipped, so a dense
+    // window costs a few strokes over distinct pixel segments rather than
+    // one per message.
     let kinds = tr.kinds.len();
     let dropped_group = kinds;
     let mut segs: Vec<Vec<[f64; 4]>> = vec![Vec::new(); kinds + 1];
     let mut dots: Vec<Vec<[f64; 2]>> = vec![Vec::new(); kinds + 1];
-    let mut last: Vec<[i64; 4]> = vec![[i64::MIN; 4]; kinds + 1];
+    let mut seen: HashSet<(usize, [i64; 4])> = HashSet::new();
     let mut ticks: Vec<[f64; 2]> = Vec::new();
-    let mut last_tick = [i64::MIN; 2];
+    let mut seen_ticks: HashSet<[i64; 2]> = HashSet::new();
     for m in msgs {
         let (from, to) = (m.from as usize, m.to as usize);
         if from >= g.lanes || to >= g.lanes || m.send as f64 > visible_end {
@@ -299,9 +302,7 @@ pub fn draw(
         let xs = x(m.send as f64);
         drawn += 1;
         if tr.is_heartbeat(m) {
-            let key = [xs.round() as i64, from as i64];
-            if key != last_tick {
-                last_tick = key;
+            if seen_ticks.insert([xs.round() as i64, from as i64]) {
                 ticks.push([xs, g.lane_y(from)]);
             }
             continue;
@@ -330,10 +331,9 @@ pub fn draw(
             ya as i64,
             ye.round() as i64,
         ];
-        if key == last[group] {
+        if !seen.insert((group, key)) {
             continue;
         }
-        last[group] = key;
         segs[group].push([xs, ya, xe, ye]);
         if frac >= 1.0 {
             dots[group].push([xe, ye]);
