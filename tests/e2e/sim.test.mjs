@@ -244,3 +244,33 @@ test("an exported run's .db files pass ovsdb-tool check-cluster and load in the 
   rmSync(dir, { recursive: true, force: true });
   await page.close();
 });
+
+test("every intervention button forks the run, and the fork is listed in the scenario", async () => {
+  const { page, problems } = await openPage(browser.context, server.url + "#sim=ls-add-leader&t=1700");
+  await figures(page);
+  const steps = [
+    ["iv-drop-next", /^at 1700 loss 1\nat [\d.]+ loss 0$/],
+    ["iv-pause", /\nat 1700 pause s1 2000$/],
+    ["iv-cut", /\nat 1700 cut s1 -> s2$/],
+    ["iv-heal", /\nat 1700 heal$/],
+    ["iv-timer", /\nat 1700 election_timer 2000$/],
+    ["iv-partition", /\nat 1700 partition s1 \| s2,s3$/],
+    ["iv-kill", /\nat 1700 kill s1$/],
+    ["iv-restart", /\nat 1700 restart s1$/],
+  ];
+  for (const [id, re] of steps) {
+    await page.getByTestId(id).click();
+    await page.waitForFunction(
+      (re) => new RegExp(re).test(document.querySelector('[data-testid="sim-interventions"]')?.textContent || ""),
+      re.source,
+    );
+    await figures(page);
+  }
+  // All eight forks stack up; Back walks them off one by one.
+  assert.match(await page.getByTestId("iv-undo").innerText(), /\(8 intervention/);
+  await page.getByTestId("iv-undo").click();
+  assert.match(await page.getByTestId("iv-undo").innerText(), /\(7 intervention/);
+  assert.deepEqual(problems.pageErrors, []);
+  assert.deepEqual(problems.consoleErrors, []);
+  await page.close();
+});
