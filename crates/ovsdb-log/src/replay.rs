@@ -20,7 +20,7 @@ pub enum Mode {
     Diff,
 }
 
-/// Bytes of `,"_is_diff":true`.
+/// Bytes of `,"_is_diff":true` (one less when it is the only member).
 pub const IS_DIFF_MEMBER_LEN: i64 = 16;
 
 /// What applying one txn record changed in size terms: how many bytes the
@@ -265,10 +265,12 @@ impl Db {
                 }
             }
         }
+        // `"_is_diff":true` alone in the object has no comma before it.
+        let flag_len = |alone: bool| IS_DIFF_MEMBER_LEN - i64::from(alone);
         if txn.has_flag {
-            delta.full -= IS_DIFF_MEMBER_LEN;
+            delta.full -= flag_len(txn.members.len() == 1);
         } else {
-            delta.diff += IS_DIFF_MEMBER_LEN;
+            delta.diff += flag_len(txn.members.is_empty());
         }
         Ok((ops, delta))
     }
@@ -635,6 +637,25 @@ mod tests {
     }
     fn count(db: &Db, t: &str) -> usize {
         db.tables[db.schema.table_index(t).unwrap()].len()
+    }
+
+    #[test]
+    fn is_diff_flag_alone_has_no_comma() {
+        // `{}` gains `"_is_diff":true` (15 bytes) in diff mode;
+        // `{"_is_diff":true}` loses the same 15 in full mode; with other
+        // members the flag costs `,"_is_diff":true` (16).
+        let mut d = db();
+        let e = d.apply_txn(&txn("{}")).unwrap();
+        assert_eq!((e.full, e.diff), (0, 15));
+        let e = d.apply_txn(&txn(r#"{"_is_diff":true}"#)).unwrap();
+        assert_eq!((e.full, e.diff), (-15, 0));
+        let e = d.apply_txn(&txn(r#"{"_date":1}"#)).unwrap();
+        assert_eq!((e.full, e.diff), (0, IS_DIFF_MEMBER_LEN));
+        let e = d.apply_txn(&txn(r#"{"_date":1,"_is_diff":true}"#)).unwrap();
+        assert_eq!((e.full, e.diff), (-IS_DIFF_MEMBER_LEN, 0));
+        // The raw-bytes path agrees.
+        let e = d.apply_data_bytes(b"[null,{}]").unwrap().unwrap();
+        assert_eq!((e.full, e.diff), (0, 15));
     }
 
     #[test]
