@@ -192,6 +192,8 @@ pub struct Metrics {
     pub timeouts: u64,
     pub events: u64,
     pub fsyncs: u64,
+    /// Completed fsyncs per server (each may cover several records, §1.4).
+    pub per_server_fsyncs: Vec<u64>,
     /// append_replies that acknowledged entries not yet durable (a window
     /// raft.c has after log truncation; see `Server::emit`).
     pub early_acks: u64,
@@ -475,6 +477,10 @@ impl Sim {
                     return true;
                 }
                 self.metrics.fsyncs += 1;
+                if self.metrics.per_server_fsyncs.len() <= server {
+                    self.metrics.per_server_fsyncs.resize(server + 1, 0);
+                }
+                self.metrics.per_server_fsyncs[server] += 1;
                 self.with_server(server, 0.0, |s, cx| s.fsync_done(ticket, cx));
                 self.wake_at(server, self.now + self.knobs.wake_latency);
             }
