@@ -2,8 +2,8 @@
 //! the OVS tools: exit codes, one clear error line, summaries of damaged
 //! files.
 
-mod interop_common;
-use interop_common::*;
+mod common;
+use common::*;
 use ovsdb::json::{parse, Json};
 
 fn s(o: &std::process::Output) -> (String, String) {

@@ -5,8 +5,8 @@
 //! `tests/fixtures/samples/*/facts.json`, a minimal framing walk written
 //! here, and the sizes of the files that `convert` writes.
 
-mod interop_common;
-use interop_common::*;
+mod common;
+use common::*;
 use ovsdb::json::{parse, Json};
 
 const FILE_KEYS: &[&str] = &[

@@ -1,8 +1,8 @@
 //! `ovsdb-scope check` gives the same verdict as `ovsdb-tool check-cluster`
 //! on the real clusters and on damaged copies.
 
-mod interop_common;
-use interop_common::*;
+mod common;
+use common::*;
 
 fn verdicts(paths: &[String]) -> (i32, i32, String) {
     let args: Vec<&str> = paths.iter().map(String::as_str).collect();
@@ -27,7 +27,7 @@ fn verdicts(paths: &[String]) -> (i32, i32, String) {
 
 #[test]
 fn check_agrees_with_check_cluster() {
-    if !ovs_tools() {
+    if !ovs_tools("check_agrees_with_check_cluster") {
         return;
     }
     for scen in CLUSTERS {

@@ -5,11 +5,11 @@
 //! * files made by `convert` pass `ovsdb-tool check-cluster` and are served
 //!   by `ovsdb-server` with the same dump.
 
-mod interop_common;
+mod common;
 #[path = "../../ovsdb-log/tests/showlog.rs"]
 mod showlog;
 
-use interop_common::*;
+use common::*;
 use ovsdb::json::{parse, Json, Object};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -36,7 +36,7 @@ fn json_u64(j: &Json) -> Option<u64> {
 
 #[test]
 fn inspect_agrees_with_live_show_log() {
-    if !ovs_tools() {
+    if !ovs_tools("inspect_agrees_with_live_show_log") {
         return;
     }
     for (scen, stem) in all_sample_files() {
@@ -242,7 +242,7 @@ fn db_name(path: &Path) -> String {
 
 #[test]
 fn dump_equals_ovsdb_client_dump() {
-    if !ovs_tools() {
+    if !ovs_tools("dump_equals_ovsdb_client_dump") {
         return;
     }
     let mut compared = 0;
@@ -265,7 +265,7 @@ fn dump_equals_ovsdb_client_dump() {
 
 #[test]
 fn converted_files_pass_check_cluster_and_serve_same_dump() {
-    if !ovs_tools() {
+    if !ovs_tools("converted_files_pass_check_cluster_and_serve_same_dump") {
         return;
     }
     for (scen, to) in [
