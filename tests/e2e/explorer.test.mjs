@@ -52,6 +52,7 @@ test("first open shows the bundled leader-failover cluster, with a CSP", async (
   await ready(page, SAMPLES["leader-failover"]);
   assert.equal(await page.getByTestId("sample-picker").inputValue(), "leader-failover");
   assert.equal(await value(page, "cluster-servers"), "3");
+  await page.locator("[data-testid=check-results][data-state=done]").waitFor({ timeout: 30000 });
   assert.equal(await page.getByTestId("check-results").getAttribute("data-value"), "0");
   const csp = await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute("content");
   assert.match(csp, /default-src 'self'/);

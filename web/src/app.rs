@@ -286,6 +286,17 @@ impl App {
                 }
                 true
             }
+            Some("check") => {
+                let text = js_get(&data, "check").as_string().unwrap_or_default();
+                let Ok(check) = serde_json::from_str::<timeline::CheckResult>(&text) else {
+                    return false;
+                };
+                if let Some(t) = &mut self.timeline {
+                    Rc::make_mut(t).apply_check(check);
+                    self.dirty = true;
+                }
+                true
+            }
             Some("detail") => {
                 let text = js_get(&data, "detail").as_string().unwrap_or_default();
                 self.detail = serde_json::from_str(&text).ok();
@@ -443,6 +454,9 @@ impl App {
             let msg = Object::new();
             let _ = Reflect::set(&msg, &"type".into(), &"inspect".into());
             let _ = Reflect::set(&msg, &"lane".into(), &(lane as f64).into());
+            if let Some(l) = t.lanes.get(lane) {
+                let _ = Reflect::set(&msg, &"name".into(), &l.name.as_str().into());
+            }
             let _ = Reflect::set(&msg, &"record".into(), &(e.record as f64).into());
             let _ = Reflect::set(&msg, &"offset".into(), &(e.offset as f64).into());
             let _ = w.post_message(&msg);
@@ -1196,8 +1210,11 @@ impl App {
                         </tr>
                     }) }
                 </table>
-                <div data-testid="check-results" data-value={c.violations.len().to_string()}>
-                    if c.violations.is_empty() && c.problems.is_empty() {
+                <div data-testid="check-results" data-value={c.violations.len().to_string()}
+                    data-state={if c.checked { "done" } else { "running" }}>
+                    if !c.checked {
+                        <p class="hint">{ "check: running…" }</p>
+                    } else if c.violations.is_empty() && c.problems.is_empty() {
                         <p class="ok">{ "check: the cluster invariants hold for these files." }</p>
                     }
                     { for c.violations.iter().chain(c.problems.iter()).map(|v| html! { <p class="error">{ v.clone() }</p> }) }

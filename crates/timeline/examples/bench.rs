@@ -25,6 +25,21 @@ fn main() {
         r.entries.len()
     );
     let t0 = Instant::now();
+    let (s, e) = ovsdb_log::summarize_detailed(&bytes);
+    println!(
+        "summarize_detailed: {:?} ({} records, {} sizes)",
+        t0.elapsed(),
+        s.records,
+        e.len()
+    );
+    let t0 = Instant::now();
+    let c = ovsdb_log::check_cluster(&[(path.as_str(), &bytes)]);
+    println!(
+        "check_cluster:     {:?} ({} violations)",
+        t0.elapsed(),
+        c.violations.len()
+    );
+    let t0 = Instant::now();
     let t = build_timeline(&[(path.as_str(), &bytes)], &mut |_| {});
     println!(
         "build_timeline:    {:?} ({} MB)",

@@ -246,6 +246,8 @@ pub struct ClusterInfo {
     pub terms: Vec<TermInfo>,
     /// Per lane: highest commit index recorded.
     pub commit_index: Vec<Option<u64>>,
+    /// Whether the core's check has run (see [`Timeline::check`]).
+    pub checked: bool,
     /// Check results (empty when invariants hold); also marked on lanes.
     pub violations: Vec<String>,
     pub problems: Vec<String>,
@@ -348,29 +350,19 @@ fn build_lane_and_summary(
     bytes: &[u8],
     progress: &mut dyn FnMut(u64),
 ) -> (Lane, ovsdb_log::FileSummary) {
-    // Same figures as `ovsdb_log::summarize` (records, then the replay's
-    // full/diff totals), with the replay kept for the per-entry sizes.
-    // Three passes over the bytes (records, replay, lanes): progress is
-    // reported as bytes done over the three, scaled to the file size.
+    // The core's summary (the figures `inspect` prints) and each entry's
+    // size in every storage mode, from one pass of the core. Then one more
+    // pass for the lanes: progress counts bytes over the two passes.
     let n = bytes.len() as u64;
-    let mut summary = ovsdb_log::summarize_records(bytes);
-    progress(n / 3);
-    let replay = ovsdb_log::replay(bytes, ovsdb_log::Upto::All);
-    progress(2 * n / 3);
-    let (_, full_total, diff_total) = replay.totals();
-    summary.entry_bytes.full = full_total;
-    summary.entry_bytes.diff = diff_total;
-    let sized = full_total.is_some() && diff_total.is_some();
+    let (summary, sizes) = ovsdb_log::summarize_detailed(bytes);
+    progress(n / 2);
+    let sized = summary.entry_bytes.full.is_some() && summary.entry_bytes.diff.is_some();
     let mut per_record: std::collections::HashMap<usize, (u64, u64)> = if sized {
-        replay
-            .entries
-            .iter()
-            .map(|e| (e.record, (e.full, e.diff)))
-            .collect()
+        sizes.iter().map(|e| (e.record, (e.full, e.diff))).collect()
     } else {
         Default::default()
     };
-    drop(replay);
+    drop(sizes);
     let clustered = summary.format == Some(Format::Clustered);
     let format = summary.format.unwrap_or(Format::Clustered);
     let mut lane = Lane {
@@ -398,7 +390,7 @@ fn build_lane_and_summary(
         };
         if raw.offset - last_progress >= 1 << 20 {
             last_progress = raw.offset;
-            progress(2 * n / 3 + raw.offset / 3);
+            progress(n / 2 + raw.offset / 2);
         }
         let rec = match raw.decode(format) {
             Ok(r) => r,
@@ -603,6 +595,18 @@ fn build_lane_and_summary(
 /// Builds the timeline of several files of one cluster (or one file).
 /// `files` are `(name, bytes)`; lanes keep the given order.
 pub fn build_timeline(files: &[(&str, &[u8])], progress: &mut dyn FnMut(u64)) -> Timeline {
+    let mut t = build_timeline_unchecked(files, progress);
+    t.apply_check(check_files(files, &t));
+    t
+}
+
+/// [`build_timeline`] without the core's cluster check, which costs about
+/// another pass over the files: the web worker sends this first, then the
+/// result of [`check_files`].
+pub fn build_timeline_unchecked(
+    files: &[(&str, &[u8])],
+    progress: &mut dyn FnMut(u64),
+) -> Timeline {
     let mut done = 0u64;
     let mut lanes = Vec::with_capacity(files.len());
     let mut summaries = Vec::with_capacity(files.len());
@@ -613,15 +617,12 @@ pub fn build_timeline(files: &[(&str, &[u8])], progress: &mut dyn FnMut(u64)) ->
         summaries.push(summary);
         lanes.push(lane);
     }
-    finish_timeline(lanes, files, &summaries)
+    finish_timeline(lanes, &summaries)
 }
 
-/// Assembles lanes into a timeline: x range, cluster view, check markers.
-pub fn finish_timeline(
-    mut lanes: Vec<Lane>,
-    files: &[(&str, &[u8])],
-    summaries: &[ovsdb_log::FileSummary],
-) -> Timeline {
+/// Assembles lanes into a timeline: x range and cluster view (the check is
+/// added by [`Timeline::apply_check`]).
+pub fn finish_timeline(lanes: Vec<Lane>, summaries: &[ovsdb_log::FileSummary]) -> Timeline {
     let mut min_index = u64::MAX;
     let mut max_index = 0u64;
     for l in &lanes {
@@ -639,7 +640,7 @@ pub fn finish_timeline(
     if max_index < min_index {
         max_index = min_index;
     }
-    let cluster = cluster_info(&mut lanes, files, summaries);
+    let cluster = cluster_info(&lanes, summaries);
     Timeline {
         lanes,
         min_index,
@@ -648,11 +649,7 @@ pub fn finish_timeline(
     }
 }
 
-fn cluster_info(
-    lanes: &mut [Lane],
-    files: &[(&str, &[u8])],
-    summaries: &[ovsdb_log::FileSummary],
-) -> ClusterInfo {
+fn cluster_info(lanes: &[Lane], summaries: &[ovsdb_log::FileSummary]) -> ClusterInfo {
     let mut info = ClusterInfo {
         commit_index: lanes.iter().map(|l| l.summary.commit_index).collect(),
         ..ClusterInfo::default()
@@ -744,37 +741,57 @@ fn cluster_info(
     terms.sort_by_key(|t| t.term);
     info.terms = terms;
 
-    // The core's check, marked on the lanes where violations happen.
-    let clustered_files: Vec<(&str, &[u8])> = files
-        .iter()
-        .zip(summaries)
-        .filter(|(_, s)| s.format == Some(Format::Clustered) && s.truncated.is_none())
-        .map(|(f, _)| *f)
-        .collect();
-    for ((name, _), s) in files.iter().zip(summaries) {
-        if s.format == Some(Format::Clustered) && s.truncated.is_some() {
-            info.problems
+    info
+}
+
+/// What `ovsdb_log::check_cluster` found, ready to be put on the lanes.
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct CheckResult {
+    pub violations: Vec<String>,
+    pub problems: Vec<String>,
+    /// `(lane name, marker)` for each violation that names a loaded file.
+    pub markers: Vec<(String, Marker)>,
+}
+
+/// Runs the core's check over the clustered, undamaged files of `t` (the
+/// files `t` was built from, same order).
+pub fn check_files(files: &[(&str, &[u8])], t: &Timeline) -> CheckResult {
+    let mut r = CheckResult::default();
+    let mut checked: Vec<(&str, &[u8])> = Vec::new();
+    for ((name, bytes), lane) in files.iter().zip(&t.lanes) {
+        if !lane.clustered || lane.summary.records == 0 {
+            continue;
+        }
+        if lane.truncated.is_some() {
+            r.problems
                 .push(format!("{name}: not checked (the file is damaged)"));
+        } else {
+            checked.push((name, bytes));
         }
     }
-    if !clustered_files.is_empty() {
-        let report = ovsdb_log::check_cluster(&clustered_files);
-        for v in &report.violations {
-            info.violations
-                .push(format!("{}: {} ({})", v.file, v.message, v.rule));
-            if let Some(lane) = lanes.iter_mut().find(|l| l.name == v.file) {
-                lane.markers.push(Marker {
+    if checked.is_empty() {
+        return r;
+    }
+    let report = ovsdb_log::check_cluster(&checked);
+    for v in &report.violations {
+        r.violations
+            .push(format!("{}: {} ({})", v.file, v.message, v.rule));
+        if let Some(lane) = t.lanes.iter().find(|l| l.name == v.file) {
+            r.markers.push((
+                lane.name.clone(),
+                Marker {
                     index: v.index.unwrap_or(lane.snapshot_index),
                     record: v.record.unwrap_or(0) as u32,
                     kind: MarkerKind::Check {
                         rule: v.rule.to_string(),
                         message: v.message.clone(),
                     },
-                });
-            }
+                },
+            ));
         }
     }
-    info
+    r
 }
 
 impl Lane {
@@ -830,6 +847,18 @@ impl Lane {
 }
 
 impl Timeline {
+    /// Puts a check result on the timeline (cluster view and lane markers).
+    pub fn apply_check(&mut self, r: CheckResult) {
+        self.cluster.checked = true;
+        self.cluster.violations = r.violations;
+        self.cluster.problems.extend(r.problems);
+        for (name, m) in r.markers {
+            if let Some(l) = self.lanes.iter_mut().find(|l| l.name == name) {
+                l.markers.push(m);
+            }
+        }
+    }
+
     /// The date of the entry nearest to `index` that has one (time axis).
     pub fn date_at(&self, index: u64) -> Option<i64> {
         let mut best: Option<(u64, i64)> = None;

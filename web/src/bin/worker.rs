@@ -4,8 +4,11 @@
 //! - `{type: "load", names: [String], buffers: [ArrayBuffer]}`: build the
 //!   timeline of these files (one lane each); replies `progress` messages
 //!   (`done`/`total` bytes) and then `{type: "done", timeline: JSON}`.
-//! - `{type: "inspect", lane, record, offset}`: decode one record of a
-//!   loaded file; replies `{type: "detail", detail: JSON}`.
+//! - `{type: "inspect", lane, name, record, offset}`: decode one record of a
+//!   loaded file (found by name, else by position); replies
+//!   `{type: "detail", detail: JSON}`.
+//!
+//! After `done`, the cluster check follows as `{type: "check", check: JSON}`.
 //!
 //! A panic is reported as `{type: "panic", message}` so the page can say so.
 //! Cancelling is done by the page terminating this worker.
@@ -91,7 +94,7 @@ fn load(msg: &JsValue) {
         .iter()
         .map(|f| (f.name.as_str(), f.bytes.as_slice()))
         .collect();
-    let t = timeline::build_timeline(&refs, &mut |done| {
+    let t = timeline::build_timeline_unchecked(&refs, &mut |done| {
         post(&[
             ("type", "progress".into()),
             ("done", (done as f64).into()),
@@ -99,25 +102,41 @@ fn load(msg: &JsValue) {
         ]);
     });
     let parse_ms = now() - started;
-    for (f, l) in files.iter_mut().zip(&t.lanes) {
-        f.clustered = l.clustered;
-    }
     let json = serde_json::to_string(&t).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
-    FILES.with(|cell| *cell.borrow_mut() = files);
     post(&[
         ("type", "done".into()),
         ("timeline", json.into()),
         ("parseMs", parse_ms.into()),
     ]);
+    // The cluster check costs about another pass: the page draws first.
+    let check = timeline::check_files(&refs, &t);
+    post(&[
+        ("type", "check".into()),
+        (
+            "check",
+            serde_json::to_string(&check).unwrap_or_default().into(),
+        ),
+    ]);
+    drop(refs);
+    for (f, l) in files.iter_mut().zip(&t.lanes) {
+        f.clustered = l.clustered;
+    }
+    FILES.with(|cell| *cell.borrow_mut() = files);
 }
 
 fn inspect(msg: &JsValue) {
     let lane = get(msg, "lane").as_f64().unwrap_or(-1.0);
+    // The page may have dropped lanes of files that are not OVSDB logs, so
+    // it names the file too.
+    let name = get(msg, "name").as_string();
     let record = get(msg, "record").as_f64().unwrap_or(0.0) as u64;
     let offset = get(msg, "offset").as_f64().unwrap_or(0.0) as u64;
     let detail = FILES.with(|cell| {
         let files = cell.borrow();
-        let f = (lane >= 0.0).then(|| files.get(lane as usize)).flatten();
+        let f = match &name {
+            Some(n) => files.iter().find(|f| &f.name == n),
+            None => (lane >= 0.0).then(|| files.get(lane as usize)).flatten(),
+        };
         match f {
             Some(f) => timeline::inspect_record(&f.bytes, f.clustered, record, offset),
             None => timeline::EntryDetail {
