@@ -26,7 +26,7 @@
 //! let t = idl.table_index("T").unwrap();
 //! let name = idl.column_index(t, "name").unwrap();
 //! idl.txn_begin();
-//! let row = idl.txn_insert(t, None);
+//! let row = idl.txn_insert(t, None).unwrap();
 //! idl.txn_write(t, row, name, Datum::scalar(Atom::String("x".into())));
 //! assert_eq!(hub.commit(c).unwrap(), TxnStatus::Success);
 //! assert_eq!(hub.clients[c].idl.row_count(t), 1);

@@ -64,6 +64,27 @@ impl fmt::Display for IdlError {
 }
 impl std::error::Error for IdlError {}
 
+/// A call that names something the replica's schema does not have (the
+/// caller's mistake, not the server's). Calls taking names or positions
+/// return it instead of panicking.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UsageError {
+    /// No table of this name.
+    UnknownTable(String),
+    /// No table at this position.
+    NoSuchTable(usize),
+}
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UsageError::UnknownTable(t) => write!(f, "unknown table '{t}'"),
+            UsageError::NoSuchTable(t) => write!(f, "no table at position {t}"),
+        }
+    }
+}
+impl std::error::Error for UsageError {}
+
 /// Transaction statuses (ovs `enum ovsdb_idl_txn_status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TxnStatus {
@@ -950,9 +971,13 @@ impl Idl {
     /// Sets the condition of a table. `clauses` uses the C IDL's meaning:
     /// a `true` clause makes the condition always true, `false` clauses
     /// are dropped, no clauses matches nothing. Returns the condition
-    /// seqno at which the replica will reflect it.
-    pub fn set_condition(&mut self, table: &str, clauses: Vec<Clause>) -> u64 {
-        let t = self.meta.table(table).expect("table");
+    /// seqno at which the replica will reflect it, or
+    /// [`UsageError::UnknownTable`] (nothing changes then).
+    pub fn set_condition(&mut self, table: &str, clauses: Vec<Clause>) -> Result<u64, UsageError> {
+        let t = self
+            .meta
+            .table(table)
+            .ok_or_else(|| UsageError::UnknownTable(table.to_string()))?;
         let c: Option<Condition> = if clauses.contains(&Clause::Const(true)) {
             None
         } else {
@@ -976,7 +1001,7 @@ impl Idl {
         let any_new = self.cond.iter().any(|s| s.new.is_some());
         let any_req = self.cond_req_id.is_some()
             || (self.state != State::Monitoring && self.cond.iter().any(|s| s.req.is_some()));
-        self.cond_seqno + u64::from(any_req) + u64::from(any_new)
+        Ok(self.cond_seqno + u64::from(any_req) + u64::from(any_new))
     }
 
     fn send_cond_change(&mut self) {
@@ -1591,7 +1616,9 @@ impl Idl {
         let tracked = self.table_tracked(t);
         let s = self.seqno + 1;
         let tt = &mut self.tables[t];
-        let mut r = tt.rows.remove(&u).expect("row");
+        let Some(mut r) = tt.rows.remove(&u) else {
+            return Ok(false);
+        };
         if tracked {
             r.change_seqno[CHANGE_DELETE] = s;
             tt.change_seqno[CHANGE_DELETE] = s;
@@ -1665,9 +1692,12 @@ impl Idl {
 
     /// Opens a transaction (one at a time, as in the C IDL).
     pub fn txn_begin(&mut self) {
-        if self.txn.is_none() {
-            self.txn = Some(TxnState::default());
-        }
+        self.txn_state();
+    }
+
+    /// The open transaction, opened if none is.
+    fn txn_state(&mut self) -> &mut TxnState {
+        self.txn.get_or_insert_with(TxnState::default)
     }
 
     pub fn txn_is_open(&self) -> bool {
@@ -1675,7 +1705,7 @@ impl Idl {
     }
 
     fn txn_touch(&mut self, key: (usize, Uuid)) {
-        let x = self.txn.as_mut().expect("no open transaction");
+        let x = self.txn_state();
         if x.in_order.insert(key) {
             x.order.push(key);
         }
@@ -1713,7 +1743,7 @@ impl Idl {
         // As the C IDL: remove the row from the table's indexes and re-add
         // it with the written value, so index queries see uncommitted data.
         let removed = self.index_view_remove(table, uuid);
-        let x = self.txn.as_mut().expect("txn");
+        let x = self.txn_state();
         x.written.entry(key).or_default().insert(column, value);
         let added = self.index_view_add(table, uuid);
         if let Some(x) = self.txn.as_mut() {
@@ -1729,7 +1759,7 @@ impl Idl {
         }
         self.txn_begin();
         let key = (table, uuid);
-        let x = self.txn.as_ref().expect("txn");
+        let x = self.txn_state();
         if x.inserted.contains_key(&key)
             || x.written
                 .get(&key)
@@ -1739,7 +1769,7 @@ impl Idl {
             return;
         }
         self.txn_touch(key);
-        let x = self.txn.as_mut().expect("txn");
+        let x = self.txn_state();
         x.prereqs.entry(key).or_default().insert(column);
     }
 
@@ -1750,7 +1780,7 @@ impl Idl {
         self.txn_begin();
         let key = (table, uuid);
         self.index_view_remove(table, uuid);
-        let x = self.txn.as_mut().expect("txn");
+        let x = self.txn_state();
         if x.inserted.remove(&key).is_some() {
             x.written.remove(&key);
             x.order.retain(|k| *k != key);
@@ -1763,19 +1793,18 @@ impl Idl {
     }
 
     /// Inserts a row with a provisional UUID (or `persist`: a UUID the
-    /// server must keep).
-    pub fn txn_insert(&mut self, table: usize, persist: Option<Uuid>) -> Uuid {
-        self.txn_begin();
+    /// server must keep). [`UsageError::NoSuchTable`] for a table
+    /// position outside the schema (no transaction is opened then).
+    pub fn txn_insert(&mut self, table: usize, persist: Option<Uuid>) -> Result<Uuid, UsageError> {
+        if table >= self.tables.len() {
+            return Err(UsageError::NoSuchTable(table));
+        }
         let u = persist.unwrap_or_else(|| self.rng.uuid());
         let key = (table, u);
-        self.txn
-            .as_mut()
-            .expect("txn")
-            .inserted
-            .insert(key, persist.is_some());
+        self.txn_state().inserted.insert(key, persist.is_some());
         self.txn_touch(key);
         self.index_view_add(table, u);
-        u
+        Ok(u)
     }
 
     pub fn txn_partial(&mut self, table: usize, uuid: Uuid, column: usize, op: PartialOp) {
@@ -1785,9 +1814,7 @@ impl Idl {
         self.txn_begin();
         let key = (table, uuid);
         self.txn_touch(key);
-        self.txn
-            .as_mut()
-            .expect("txn")
+        self.txn_state()
             .partial
             .entry(key)
             .or_default()
@@ -1798,22 +1825,15 @@ impl Idl {
         if !self.valid(table, column) {
             return;
         }
-        self.txn_begin();
-        self.txn.as_mut().expect("txn").increment = Some((table, uuid, column));
+        self.txn_state().increment = Some((table, uuid, column));
     }
 
     pub fn txn_add_comment(&mut self, comment: &str) {
-        self.txn_begin();
-        self.txn
-            .as_mut()
-            .expect("txn")
-            .comments
-            .push(comment.to_string());
+        self.txn_state().comments.push(comment.to_string());
     }
 
     pub fn txn_set_dry_run(&mut self) {
-        self.txn_begin();
-        self.txn.as_mut().expect("txn").dry_run = true;
+        self.txn_state().dry_run = true;
     }
 
     /// Drops the open transaction (local edits are rolled back).

@@ -196,7 +196,7 @@ fn compound_index_single_column() {
         idl.txn_begin();
         idl.txn_delete(t, del[0]);
         assert!(idl.index_find_eq(i_index, &int(4)).is_empty());
-        let n = idl.txn_insert(t, None);
+        let n = idl.txn_insert(t, None).unwrap();
         idl.txn_write(t, n, ci, Datum::scalar(Atom::Integer(54)));
         idl.txn_write(t, n, cs, Datum::scalar(Atom::String("Lista054".into())));
         assert_eq!(idl.index_find_eq(i_index, &int(54)), vec![n]);

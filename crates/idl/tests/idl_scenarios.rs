@@ -365,16 +365,19 @@ impl Harness {
                     self.idl.txn_write(t, u, c, value);
                 }
                 ["insert", i] => {
-                    let u = self.idl.txn_insert(t, None);
+                    let u = self.idl.txn_insert(t, None).unwrap();
                     let c = self.idl.column_index(t, "i").unwrap();
                     self.idl
                         .txn_write(t, u, c, Datum::scalar(Atom::Integer(i.parse().unwrap())));
                 }
                 ["insert_no_columns_changed"] => {
-                    self.idl.txn_insert(t, None);
+                    self.idl.txn_insert(t, None).unwrap();
                 }
                 ["insert_uuid", u, i] => {
-                    let u = self.idl.txn_insert(t, Some(Uuid::parse(u).unwrap()));
+                    let u = self
+                        .idl
+                        .txn_insert(t, Some(Uuid::parse(u).unwrap()))
+                        .unwrap();
                     let c = self.idl.column_index(t, "i").unwrap();
                     self.idl
                         .txn_write(t, u, c, Datum::scalar(Atom::Integer(i.parse().unwrap())));
@@ -382,8 +385,14 @@ impl Harness {
                 ["insert_uuid_uref", s3, s4] => {
                     let t3 = self.t("simple3");
                     let t4 = self.t("simple4");
-                    let u4 = self.idl.txn_insert(t4, Some(Uuid::parse(s4).unwrap()));
-                    let u3 = self.idl.txn_insert(t3, Some(Uuid::parse(s3).unwrap()));
+                    let u4 = self
+                        .idl
+                        .txn_insert(t4, Some(Uuid::parse(s4).unwrap()))
+                        .unwrap();
+                    let u3 = self
+                        .idl
+                        .txn_insert(t3, Some(Uuid::parse(s3).unwrap()))
+                        .unwrap();
                     let c = self.idl.column_index(t3, "uref").unwrap();
                     self.idl.txn_write(t3, u3, c, Datum::set([Atom::Uuid(u4)]));
                 }
@@ -476,7 +485,7 @@ impl Harness {
                 }
             }
             let before = self.idl.cond_seqno();
-            let seq = self.idl.set_condition(table, clauses.clone());
+            let seq = self.idl.set_condition(table, clauses.clone()).unwrap();
             if seq == before {
                 self.out
                     .push(format!("{step:03}: {table}: conditions unchanged"));
@@ -484,7 +493,7 @@ impl Harness {
                 self.out
                     .push(format!("{step:03}: {table}: change conditions"));
             }
-            assert_eq!(seq, self.idl.set_condition(table, clauses));
+            assert_eq!(seq, self.idl.set_condition(table, clauses).unwrap());
             next = next.max(seq);
             let out = self.idl.take_outgoing();
             let mut msgs = Vec::new();

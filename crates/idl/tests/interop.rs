@@ -214,7 +214,7 @@ fn replica_follows_real_ovsdb_server() {
         .find(|u| idl.read(ls, *u, name) == Datum::scalar(Atom::String("sw1".into())))
         .expect("sw1 replicated");
     idl.txn_begin();
-    let new_ls = idl.txn_insert(ls, None);
+    let new_ls = idl.txn_insert(ls, None).unwrap();
     idl.txn_write(
         ls,
         new_ls,

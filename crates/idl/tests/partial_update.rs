@@ -143,7 +143,7 @@ fn partial_update_map_column() {
     {
         let idl = &mut hub.clients[c].idl;
         idl.txn_begin();
-        let r = idl.txn_insert(t, None);
+        let r = idl.txn_insert(t, None).unwrap();
         idl.txn_partial(t, r, smap, PartialOp::MapSet(s("key3"), s("myList3")));
         idl.txn_write(t, r, name, Datum::scalar(s("String2")));
         idl.txn_delete(t, r);
@@ -283,7 +283,7 @@ fn partial_update_set_column() {
         // mutate must name it with its uuid-name.
         let idl = &mut hub.clients[c].idl;
         idl.txn_begin();
-        let r4 = idl.txn_insert(t4, None);
+        let r4 = idl.txn_insert(t4, None).unwrap();
         idl.txn_write(t4, r4, name4, Datum::scalar(Atom::String("test".into())));
         idl.txn_partial(t3, row, uref, PartialOp::SetInsert(Atom::Uuid(r4)));
     }
@@ -296,7 +296,7 @@ fn partial_update_set_column() {
     {
         let idl = &mut hub.clients[c].idl;
         idl.txn_begin();
-        let r = idl.txn_insert(t3, None);
+        let r = idl.txn_insert(t3, None).unwrap();
         idl.txn_partial(
             t3,
             r,

@@ -118,7 +118,8 @@ fn replicas_track_random_transactions() {
                         func: Func::Lt,
                         arg: Datum::scalar(Atom::Integer(6)),
                     }],
-                );
+                )
+                .unwrap();
             }
             clients.push((hub.add(idl).unwrap(), version));
         }

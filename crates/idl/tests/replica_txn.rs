@@ -4,7 +4,7 @@
 
 use idl::hub::Hub;
 use idl::replica::{
-    Commit, Event, Idl, IndexPolicy, PartialOp, TxnStatus, WriteResult, ALERT, MONITOR,
+    Commit, Event, Idl, IndexPolicy, PartialOp, TxnStatus, UsageError, WriteResult, ALERT, MONITOR,
 };
 use idl::server::{Server, ServerOptions};
 use idl::DbMeta;
@@ -160,7 +160,7 @@ fn insert_with_reference_delete_root_and_nonroot_partial_and_increment() {
     let a2 = row_by_name(idl, "a2");
     let b1 = idl.row_uuids(tb)[0];
     idl.txn_begin();
-    let nb = idl.txn_insert(tb, None);
+    let nb = idl.txn_insert(tb, None).unwrap();
     idl.txn_write(tb, nb, v, i(3));
     idl.txn_write(ta, a2, refs, Datum::set([Atom::Uuid(nb)]));
     idl.txn_delete(tb, b1); // non-root: not sent
@@ -237,7 +237,7 @@ fn singleton_insert_waits_for_empty_table_and_try_again_on_conflict() {
     let ts = hub.clients[c].idl.table_index("S").unwrap();
     let x = hub.clients[c].idl.column_index(ts, "x").unwrap();
     hub.clients[c].idl.txn_begin();
-    let r = hub.clients[c].idl.txn_insert(ts, None);
+    let r = hub.clients[c].idl.txn_insert(ts, None).unwrap();
     hub.clients[c].idl.txn_write(ts, r, x, i(1));
     let Commit::Sent { request, .. } = hub.clients[c].idl.txn_commit() else {
         panic!()
@@ -417,7 +417,7 @@ fn locks_are_requested_queued_and_handed_over() {
         let t = idl.table_index("A").unwrap();
         let n = idl.column_index(t, "name").unwrap();
         idl.txn_begin();
-        let r = idl.txn_insert(t, None);
+        let r = idl.txn_insert(t, None).unwrap();
         idl.txn_write(t, r, n, s("x"));
         hub.commit(c).unwrap()
     };
@@ -430,4 +430,41 @@ fn locks_are_requested_queued_and_handed_over() {
     assert!(hub.clients[b].idl.has_lock());
     assert_eq!(write(&mut hub, b), TxnStatus::Success);
     assert_eq!(hub.server.row_count("A"), 2);
+}
+
+/// Names and positions the schema lacks are the caller's mistake: they
+/// come back as typed errors (or are ignored by calls documented to), never
+/// as a panic, and leave the replica usable.
+#[test]
+fn caller_mistakes_are_errors_not_panics() {
+    use idl::cond::Clause;
+    let (mut hub, c) = setup(|_| {});
+    let idl = &mut hub.clients[c].idl;
+    let rows_before = idl.dump();
+    let seq = idl.cond_seqno();
+    assert_eq!(
+        idl.set_condition("NoSuchTable", vec![Clause::Const(true)]),
+        Err(UsageError::UnknownTable("NoSuchTable".into()))
+    );
+    assert_eq!(idl.cond_seqno(), seq);
+    assert!(idl.take_outgoing().is_empty());
+    assert_eq!(idl.txn_insert(99, None), Err(UsageError::NoSuchTable(99)));
+    assert!(!idl.txn_is_open(), "a refused insert opens no transaction");
+    // Out-of-range positions in the other builder calls are ignored.
+    let a = idl.table_index("A").unwrap();
+    let u = idl.row_uuids(a)[0];
+    assert_eq!(
+        idl.txn_write(a, u, 99, Datum::scalar(Atom::Integer(1))),
+        WriteResult::Discarded
+    );
+    idl.txn_delete(99, u);
+    idl.txn_verify(99, u, 0);
+    idl.txn_partial(a, u, 99, PartialOp::SetInsert(Atom::Integer(1)));
+    idl.txn_increment(99, u, 0);
+    assert_eq!(idl.read(99, u, 0), Datum::default());
+    assert!(!idl.txn_is_open());
+    assert_eq!(idl.txn_commit(), Commit::Unchanged);
+    // A valid condition still works afterwards.
+    assert!(idl.set_condition("A", vec![Clause::Const(true)]).is_ok());
+    assert_eq!(hub.clients[c].idl.dump(), rows_before);
 }

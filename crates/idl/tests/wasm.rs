@@ -50,7 +50,7 @@ fn idl_transaction_commits_and_wco_experiment_counts() {
     let t = idl.table_index("T").unwrap();
     let name = idl.column_index(t, "name").unwrap();
     idl.txn_begin();
-    let u = idl.txn_insert(t, None);
+    let u = idl.txn_insert(t, None).unwrap();
     idl.txn_write(t, u, name, Datum::scalar(Atom::String("x".into())));
     assert_eq!(hub.commit(c).unwrap(), TxnStatus::Success);
     assert_eq!(hub.server.row_count("T"), 1);
