@@ -107,6 +107,44 @@ fn diff_apply_messages_do_not_grow_with_the_set() {
     }
 }
 
+/// The work of a diff apply grows with d·log n, the work of a full-value
+/// apply with n: counted deterministically as atom comparisons on the
+/// instrumented set that replays the same messages as the replica.
+#[test]
+fn diff_apply_work_grows_with_d_log_n_and_full_with_n() {
+    let mut clock = no_clock();
+    let r = experiments::diff_apply(&[1000, 100_000], 40, &mut clock);
+    eprintln!("{}", r.to_text());
+    let (small, big) = (&r.points[0], &r.points[1]);
+    for p in &r.points {
+        assert!(p.model_matches_replica, "n={}: replay diverged", p.set_size);
+        assert!(p.diff_comparisons_per_apply > 0.0);
+    }
+    let diff_ratio = big.diff_comparisons_per_apply / small.diff_comparisons_per_apply;
+    let full_ratio = big.full_comparisons_per_apply / small.full_comparisons_per_apply;
+    // log2(100 000) / log2(1 000) ≈ 1.67; n grows 100×.
+    assert!(diff_ratio < 3.0, "diff work ratio {diff_ratio}");
+    assert!(full_ratio > 50.0, "full-value work ratio {full_ratio}");
+    // A single-element diff at n = 100 000 costs about log2 n comparisons
+    // per B-tree operation, not anything like n.
+    assert!(big.diff_comparisons_per_apply < 20.0 * big.model_d_log_n);
+    // Diffs of d elements: work ~ d (per-element cost within 3× of d = 1).
+    let one = r.diff_sizes[0].comparisons as f64;
+    assert_eq!(r.diff_sizes[0].diff_elements, 1);
+    for p in &r.diff_sizes[1..] {
+        let per = p.comparisons as f64 / p.diff_elements as f64;
+        assert!(
+            per > one / 3.0 && per < one * 3.0,
+            "d={}: {per} comparisons per element vs {one} for d=1",
+            p.diff_elements
+        );
+    }
+    let j = r.to_json().to_string_compact();
+    assert!(j.contains("\"diff_comparisons_per_apply\""));
+    assert!(j.contains("\"diff_sizes\""));
+    assert!(r.to_text().contains("diff cmp"));
+}
+
 #[test]
 fn degenerate_parameters_do_not_panic() {
     let mut clock = no_clock();
