@@ -386,6 +386,12 @@ impl Db {
             }
         }
         // Commit.
+        let deleted_tables: HashSet<usize> = deleted.iter().map(|(t, _)| *t).collect();
+        let touched: Vec<(usize, Uuid)> = ops
+            .iter()
+            .filter(|(_, _, op)| !matches!(op, Op::Delete))
+            .map(|(t, u, _)| (*t, *u))
+            .collect();
         let mut zeroed = Vec::new();
         let mut gc_candidates: Vec<(usize, Uuid)> = Vec::new();
         for (ti, uuid, op) in ops {
@@ -437,12 +443,101 @@ impl Db {
                 }
             }
         }
-        self.collect_garbage(gc_candidates, zeroed);
+        let mut emptied = deleted_tables;
+        self.collect_garbage(gc_candidates, zeroed, &mut emptied);
+        self.drop_dangling_weak_refs(&emptied, &touched);
         Ok(())
     }
 
+    /// Like ovsdb-server's commit: weak references to rows that no longer
+    /// (or never) exist are removed from the referring columns (map
+    /// entries go when their key or value is such a reference). Rows are
+    /// scanned when their table has weak columns into a table that lost
+    /// rows in this transaction, or when the transaction wrote them.
+    /// (ovsdb-server also rejects the transaction when this takes a
+    /// column below its minimum; files it wrote never need that.)
+    fn drop_dangling_weak_refs(&mut self, emptied: &HashSet<usize>, touched: &[(usize, Uuid)]) {
+        for st in 0..self.schema.tables.len() {
+            let weak: Vec<(usize, Option<usize>, Option<usize>)> = self.schema.tables[st]
+                .columns
+                .iter()
+                .enumerate()
+                .filter_map(|(ci, c)| {
+                    let t = |b: &ovsdb::BaseType| {
+                        b.is_weak_ref()
+                            .then(|| {
+                                b.ref_table
+                                    .as_deref()
+                                    .and_then(|n| self.schema.table_index(n))
+                            })
+                            .flatten()
+                    };
+                    let k = t(&c.ty.key);
+                    let v = c.ty.value.as_ref().and_then(t);
+                    (k.is_some() || v.is_some()).then_some((ci, k, v))
+                })
+                .collect();
+            if weak.is_empty() {
+                continue;
+            }
+            let all = weak.iter().any(|(_, k, v)| {
+                k.is_some_and(|t| emptied.contains(&t)) || v.is_some_and(|t| emptied.contains(&t))
+            });
+            let rows: Vec<Uuid> = if all {
+                self.tables[st].keys().copied().collect()
+            } else {
+                touched
+                    .iter()
+                    .filter(|(t, _)| *t == st)
+                    .map(|(_, u)| *u)
+                    .collect()
+            };
+            let tables = &mut self.tables;
+            for u in rows {
+                for &(ci, kt, vt) in &weak {
+                    let live =
+                        |t: Option<usize>, a: &ovsdb::Atom, tables: &Vec<BTreeMap<Uuid, Row>>| {
+                            match (t, a.as_uuid()) {
+                                (Some(t), Some(x)) => tables[t].contains_key(&x),
+                                _ => true,
+                            }
+                        };
+                    let Some(row) = tables[st].get(&u) else {
+                        continue;
+                    };
+                    let d = match &row[ci] {
+                        Datum::Set(s) if s.iter().all(|a| live(kt, a, tables)) => continue,
+                        Datum::Map(m)
+                            if m.iter()
+                                .all(|(k, v)| live(kt, k, tables) && live(vt, v, tables)) =>
+                        {
+                            continue
+                        }
+                        Datum::Set(s) => {
+                            Datum::Set(s.iter().filter(|a| live(kt, a, tables)).cloned().collect())
+                        }
+                        Datum::Map(m) => Datum::Map(
+                            m.iter()
+                                .filter(|(k, v)| live(kt, k, tables) && live(vt, v, tables))
+                                .map(|(k, v)| (k.clone(), v.clone()))
+                                .collect(),
+                        ),
+                    };
+                    if let Some(row) = tables[st].get_mut(&u) {
+                        row[ci] = d;
+                    }
+                }
+            }
+        }
+    }
+
     /// Deletes unreferenced rows of non-root tables, cascading.
-    fn collect_garbage(&mut self, mut candidates: Vec<(usize, Uuid)>, zeroed: Vec<Uuid>) {
+    fn collect_garbage(
+        &mut self,
+        mut candidates: Vec<(usize, Uuid)>,
+        zeroed: Vec<Uuid>,
+        emptied: &mut HashSet<usize>,
+    ) {
         let mut zeroed = zeroed;
         loop {
             for u in zeroed.drain(..) {
@@ -458,6 +553,7 @@ impl Db {
                     continue;
                 }
                 if let Some(row) = self.tables[ti].remove(&u) {
+                    emptied.insert(ti);
                     self.refs.remove(&u);
                     self.add_refs(ti, &row, -1, &mut zeroed);
                     progress = true;
