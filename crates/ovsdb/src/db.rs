@@ -213,7 +213,10 @@ enum ColTrack {
 struct RowTrack {
     inserted: bool,
     /// Set when a pre-existing row was deleted: its value before the txn.
-    deleted_original: Option<Row>,
+    /// Boxed to keep `TxnState::rows` B-tree nodes under 1 KiB: larger
+    /// allocations take glibc's slow path (fastbin consolidation) on every
+    /// small transaction.
+    deleted_original: Option<Box<Row>>,
     cols: BTreeMap<usize, ColTrack>,
 }
 
@@ -1304,7 +1307,7 @@ impl<'a> Txn<'a> {
                 ColTrack::Keys(keys) => restore_keys(cur, &keys),
             };
         }
-        rt.deleted_original = Some(row);
+        rt.deleted_original = Some(Box::new(row));
     }
 
     /// Removes every atom referring to (`tt`, `tu`) from row (`ti`, `u`)'s
@@ -1531,7 +1534,7 @@ impl<'a> Txn<'a> {
                 }
                 ChangeKind::Insert
             } else if let Some(old) = rt.deleted_original {
-                ChangeKind::Delete { old }
+                ChangeKind::Delete { old: *old }
             } else {
                 let Some(row) = self.db.tables[*ti].rows.get(u) else {
                     continue;
@@ -1605,7 +1608,7 @@ impl<'a> Txn<'a> {
                 continue;
             }
             if let Some(orig) = rt.deleted_original {
-                let mut orig = orig;
+                let mut orig = *orig;
                 for ci in 0..orig.columns.len() {
                     if self.db.has_refs(ti, ci) {
                         let d = std::mem::take(&mut orig.columns[ci]);
