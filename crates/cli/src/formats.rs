@@ -6,6 +6,21 @@
 use ovsdb::json::{Json, Object};
 use ovsdb_log::{summarize, summarize_cluster, FileSummary, Format};
 
+/// `println!` that ends the process quietly (status 141, as a shell reports
+/// death by SIGPIPE) when stdout is a closed pipe (`dump FILE | head`),
+/// instead of panicking.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        if let Err(e) = writeln!(std::io::stdout().lock(), $($arg)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(141);
+            }
+            panic!("failed printing to stdout: {e}");
+        }
+    }};
+}
+
 fn read_file(path: &str) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("{path}: {e}"))
 }
@@ -16,12 +31,12 @@ fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
 
 fn print_summary_text(path: &str, s: &FileSummary) {
     let fmt = s.format.map_or("unknown format", |f| f.name());
-    println!("{path}: {fmt} {}", s.database.as_deref().unwrap_or("?"));
+    outln!("{path}: {fmt} {}", s.database.as_deref().unwrap_or("?"));
     if let Some(v) = &s.schema_version {
-        println!("  schema version: {v}");
+        outln!("  schema version: {v}");
     }
     if s.format == Some(Format::Clustered) {
-        println!(
+        outln!(
             "  server_id: {}  cluster_id: {}  local_address: {}{}",
             opt(s.server_id),
             opt(s.cluster_id),
@@ -31,39 +46,41 @@ fn print_summary_text(path: &str, s: &FileSummary) {
     }
     let k = &s.record_kinds;
     if s.format == Some(Format::Standalone) {
-        println!(
+        outln!(
             "  records: {} (schema {}, txn {})",
-            s.records, k.schema, k.txn
+            s.records,
+            k.schema,
+            k.txn
         );
     } else {
-        println!(
+        outln!(
             "  records: {} (header {}, entry {}, term {}, vote {}, leader {}, commit_index {}, note {})",
             s.records, k.header, k.entry, k.term, k.vote, k.leader, k.commit_index, k.note
         );
         let terms: Vec<String> = s.terms.iter().map(u64::to_string).collect();
-        println!("  terms: [{}]", terms.join(", "));
-        println!(
+        outln!("  terms: [{}]", terms.join(", "));
+        outln!(
             "  snapshot_index: {}  last_index: {}  commit_index: {}",
             opt(s.snapshot_index),
             opt(s.last_index),
             opt(s.commit_index)
         );
         for l in &s.leaders {
-            println!("  leader of term {}: {}", l.term, l.sid);
+            outln!("  leader of term {}: {}", l.term, l.sid);
         }
         for v in &s.votes {
-            println!("  vote in term {}: {}", v.term, v.sid);
+            outln!("  vote in term {}: {}", v.term, v.sid);
         }
     }
-    println!("  bytes: {}", s.bytes);
-    println!(
+    outln!("  bytes: {}", s.bytes);
+    outln!(
         "  entry bytes: stored {}  full {}  diff {}",
         s.entry_bytes.stored,
         opt(s.entry_bytes.full),
         opt(s.entry_bytes.diff)
     );
     if let Some(e) = &s.truncated {
-        println!("  truncated: {e}");
+        outln!("  truncated: {e}");
     }
 }
 
@@ -115,31 +132,31 @@ pub fn inspect(args: &[String]) -> u8 {
             "cluster",
             cluster.as_ref().map_or(Json::Null, |c| c.to_json()),
         );
-        println!("{}", Json::Object(o));
+        outln!("{}", Json::Object(o));
     } else {
         for (p, s) in &summaries {
             print_summary_text(p, s);
         }
         if let Some(c) = &cluster {
-            println!(
+            outln!(
                 "cluster: {} {}",
                 opt(c.cluster_id),
                 c.database.as_deref().unwrap_or("?")
             );
             let sids: Vec<String> = c.servers.iter().map(|s| s.short8()).collect();
-            println!("  servers: {}", sids.join(", "));
+            outln!("  servers: {}", sids.join(", "));
             let terms: Vec<String> = c.terms.iter().map(u64::to_string).collect();
-            println!("  terms: [{}]", terms.join(", "));
+            outln!("  terms: [{}]", terms.join(", "));
             for l in &c.leaders {
-                println!("  leader of term {}: {}", l.term, l.sid);
+                outln!("  leader of term {}: {}", l.term, l.sid);
             }
-            println!(
+            outln!(
                 "  commit_index: {}  last_index: {}",
                 opt(c.commit_index),
                 opt(c.last_index)
             );
             for p in &c.problems {
-                println!("  problem: {p}");
+                outln!("  problem: {p}");
             }
         }
     }
@@ -197,9 +214,9 @@ pub fn dump(args: &[String]) -> u8 {
         return 1;
     };
     if json {
-        println!("{}", db.to_json());
+        outln!("{}", db.to_json());
     } else {
-        println!(
+        outln!(
             "{} ({} rows) after log index {}",
             db.schema.name,
             db.row_count(),
@@ -209,9 +226,9 @@ pub fn dump(args: &[String]) -> u8 {
             if db.tables[ti].is_empty() {
                 continue;
             }
-            println!("table {} ({} rows)", ts.name, db.tables[ti].len());
+            outln!("table {} ({} rows)", ts.name, db.tables[ti].len());
             for (u, row) in &db.tables[ti] {
-                println!("  {u}");
+                outln!("  {u}");
                 let mut cols: Vec<_> = ts
                     .columns
                     .iter()
@@ -220,7 +237,7 @@ pub fn dump(args: &[String]) -> u8 {
                     .collect();
                 cols.sort_by(|a, b| a.0.name.cmp(&b.0.name));
                 for (c, d) in cols {
-                    println!("    {}={}", c.name, d.to_text(&c.ty));
+                    outln!("    {}={}", c.name, d.to_text(&c.ty));
                 }
             }
         }
@@ -266,7 +283,7 @@ pub fn convert(args: &[String]) -> u8 {
                 eprintln!("ovsdb-scope: {output}: {e}");
                 return 2;
             }
-            println!(
+            outln!(
                 "{input} ({} bytes) -> {output} ({} bytes)",
                 bytes.len(),
                 out.len()
@@ -302,16 +319,16 @@ pub fn check(args: &[String]) -> u8 {
         .collect();
     let rep = ovsdb_log::check_cluster(&files);
     for w in &rep.warnings {
-        println!("{w}");
+        outln!("{w}");
     }
     for (f, e) in &rep.unreadable {
         eprintln!("ovsdb-scope: {f}: {e}");
     }
     for v in &rep.violations {
-        println!("{v}");
+        outln!("{v}");
     }
     if rep.exit_code() == 0 {
-        println!("{} files checked: cluster invariants hold", files.len());
+        outln!("{} files checked: cluster invariants hold", files.len());
     }
     rep.exit_code()
 }

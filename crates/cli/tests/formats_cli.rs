@@ -141,3 +141,25 @@ fn convert_round_trip_and_usage() {
         Some(2)
     );
 }
+
+#[test]
+fn dump_into_a_closed_pipe_ends_quietly() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    // The reader takes one byte and closes the pipe; the rest of the dump
+    // then hits EPIPE. No panic message, status 141 (as for SIGPIPE).
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ovsdb-scope"))
+        .args(["dump", &sample_path("sb-scale", "s1").display().to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut one = [0u8; 1];
+    out.read_exact(&mut one).unwrap();
+    drop(out);
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(o.status.code(), Some(141), "{err}");
+}
