@@ -268,6 +268,24 @@ impl NbState {
                     }
                 }
                 Op::PgDel => {
+                    // ACLs still in the group lose their only (strong)
+                    // reference and are garbage-collected in the same
+                    // transaction (ACL is not a root table).
+                    let mut left = self.acls.clone();
+                    left.sort_by_key(|x| x.1);
+                    if !left.is_empty() {
+                        out.push_str("\"ACL\":{");
+                        for (i, (_, u)) in left.iter().enumerate() {
+                            if i > 0 {
+                                out.push(',');
+                            }
+                            let _ = write!(out, "\"{}\":null", us(u));
+                        }
+                        out.push_str("},");
+                        if !diff {
+                            removed = left.clone();
+                        }
+                    }
                     let pg = self.pg.unwrap_or([b'0'; 36]);
                     let _ = write!(out, "\"Port_Group\":{{\"{}\":null}}", us(&pg));
                 }
