@@ -1,8 +1,10 @@
 //! Table and column metadata used by the server model and the replica,
-//! built from a schema's JSON (`.ovsschema`) with `ovsdb`'s type parser.
+//! built from `ovsdb`'s parsed [`DatabaseSchema`] (one schema parser for
+//! the whole workspace), with positions in name order.
 
 use ovsdb::error::{Error, Result};
 use ovsdb::json::Json;
+use ovsdb::schema::{ColumnSchema, DatabaseSchema, TableSchema};
 use ovsdb::types::Type;
 use std::collections::HashMap;
 
@@ -51,96 +53,61 @@ impl DbMeta {
         DbMeta::from_json(&j)
     }
 
-    /// Parses a database schema. Tables are kept in name order (as OVS keeps
-    /// them in a sorted shash when it prints), columns in name order too.
-    /// As in OVS, if no table is marked `isRoot`, every table is a root
-    /// table (RFC 7047 compatibility rule).
+    /// Parses a database schema with `ovsdb`'s schema parser (same
+    /// validation as the log reader) and builds the metadata from it.
     pub fn from_json(j: &Json) -> Result<DbMeta> {
-        let o = j
-            .as_object()
-            .ok_or_else(|| Error::syntax("schema must be an object"))?;
-        let name = o
-            .get("name")
-            .and_then(Json::as_str)
-            .ok_or_else(|| Error::syntax("schema has no name"))?
-            .to_string();
-        let version = o
-            .get("version")
-            .and_then(Json::as_str)
-            .unwrap_or("")
-            .to_string();
-        let tables_j = o
-            .get("tables")
-            .and_then(Json::as_object)
-            .ok_or_else(|| Error::syntax("schema has no tables"))?;
-        let mut names: Vec<&str> = tables_j.keys().collect();
-        names.sort_unstable();
+        let schema = DatabaseSchema::from_json(j)?;
+        DbMeta::from_schema(&schema, j.clone())
+    }
+
+    /// The metadata of a parsed schema; `json` is what `get_schema`
+    /// returns. Tables are kept in name order (as OVS keeps them in a
+    /// sorted shash when it prints), user columns in name order too. As in
+    /// OVS, if no table is a root table, every table is one (RFC 7047
+    /// compatibility rule: OVS counts root tables, so tables that all say
+    /// `"isRoot": false` are roots too).
+    pub fn from_schema(schema: &DatabaseSchema, json: Json) -> Result<DbMeta> {
+        let mut sorted: Vec<&TableSchema> = schema.tables.iter().collect();
+        sorted.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        let all_roots = !sorted.iter().any(|t| t.is_root);
         let mut tables = Vec::new();
-        let mut any_root = false;
-        for tname in names {
-            let t = tables_j
-                .get(tname)
-                .and_then(Json::as_object)
-                .ok_or_else(|| Error::syntax(format!("table {tname} is not an object")))?;
-            let cols_j = t
-                .get("columns")
-                .and_then(Json::as_object)
-                .ok_or_else(|| Error::syntax(format!("table {tname} has no columns")))?;
-            let mut cnames: Vec<&str> = cols_j.keys().collect();
-            cnames.sort_unstable();
-            let mut columns = Vec::new();
-            let mut col_index = HashMap::new();
-            for cname in cnames {
-                let c = cols_j
-                    .get(cname)
-                    .and_then(Json::as_object)
-                    .ok_or_else(|| Error::syntax(format!("column {cname} is not an object")))?;
-                let ty = Type::from_json(
-                    c.get("type")
-                        .ok_or_else(|| Error::syntax(format!("column {cname} has no type")))?,
-                )
-                .map_err(|e| e.context(format!("{tname}.{cname}")))?;
-                let mutable = c.get("mutable").and_then(Json::as_bool).unwrap_or(true);
-                col_index.insert(cname.to_string(), columns.len());
-                columns.push(ColumnMeta {
-                    name: cname.to_string(),
-                    ty,
-                    mutable,
-                });
-            }
-            let is_root = t.get("isRoot").and_then(Json::as_bool).unwrap_or(false);
-            any_root |= is_root;
-            let max_rows = t
-                .get("maxRows")
-                .and_then(Json::as_i64)
-                .map(|v| v.max(0) as u64);
-            let mut indexes = Vec::new();
-            if let Some(ix) = t.get("indexes").and_then(Json::as_array) {
-                for one in ix {
-                    let mut cols = Vec::new();
-                    for c in one.as_array().unwrap_or(&[]) {
-                        let cn = c.as_str().unwrap_or("");
-                        let i = col_index.get(cn).copied().ok_or_else(|| {
-                            Error::syntax(format!("index names unknown column {cn}"))
-                        })?;
-                        cols.push(i);
-                    }
-                    indexes.push(cols);
-                }
-            }
+        for ts in sorted {
+            let mut cols: Vec<&ColumnSchema> = ts.user_columns().collect();
+            cols.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+            let columns: Vec<ColumnMeta> = cols
+                .into_iter()
+                .map(|c| ColumnMeta {
+                    name: c.name.clone(),
+                    ty: c.ty.clone(),
+                    mutable: c.mutable,
+                })
+                .collect();
+            let col_index: HashMap<String, usize> = columns
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.name.clone(), i))
+                .collect();
+            let indexes = ts
+                .indexes
+                .iter()
+                .map(|ix| {
+                    ix.iter()
+                        .map(|cn| {
+                            col_index.get(cn).copied().ok_or_else(|| {
+                                Error::syntax(format!("index names unknown column {cn}"))
+                            })
+                        })
+                        .collect::<Result<Vec<usize>>>()
+                })
+                .collect::<Result<Vec<_>>>()?;
             tables.push(TableMeta {
-                name: tname.to_string(),
+                name: ts.name.clone(),
                 columns,
                 col_index,
-                is_root,
-                max_rows,
+                is_root: ts.is_root || all_roots,
+                max_rows: ts.max_rows.map(u64::from),
                 indexes,
             });
-        }
-        if !any_root {
-            for t in &mut tables {
-                t.is_root = true;
-            }
         }
         let table_index = tables
             .iter()
@@ -148,11 +115,11 @@ impl DbMeta {
             .map(|(i, t)| (t.name.clone(), i))
             .collect();
         Ok(DbMeta {
-            name,
-            version,
+            name: schema.name.clone(),
+            version: schema.version.clone(),
             tables,
             table_index,
-            json: j.clone(),
+            json,
         })
     }
 }
