@@ -113,7 +113,7 @@ fn diff_apply_messages_do_not_grow_with_the_set() {
 #[test]
 fn diff_apply_work_grows_with_d_log_n_and_full_with_n() {
     let mut clock = no_clock();
-    let r = experiments::diff_apply(&[1000, 100_000], 40, &mut clock);
+    let r = experiments::diff_apply(&[1000, 100_000], 10, &mut clock);
     eprintln!("{}", r.to_text());
     let (small, big) = (&r.points[0], &r.points[1]);
     for p in &r.points {
