@@ -5,16 +5,16 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
+#[path = "common/dump.rs"]
+mod dump;
 #[path = "common/net.rs"]
 mod net;
 
+use dump::{parse_dump, replica_rows};
 use idl::timetravel::{ChangeKind, Timeline};
-use idl::Idl;
 use net::{ensure_packages, Server, TempDir};
-use ovsdb::datum::Datum;
-use ovsdb::json::{self, Json};
 use ovsdb::uuid::Uuid;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -36,61 +36,6 @@ fn samples() -> Vec<PathBuf> {
     }
     v.sort();
     v
-}
-
-type Rows = BTreeMap<String, BTreeMap<Uuid, BTreeMap<String, Datum>>>;
-
-fn replica_rows(idl: &Idl) -> Rows {
-    let mut out = Rows::new();
-    for (t, tm) in idl.meta.tables.iter().enumerate() {
-        for u in idl.row_uuids(t) {
-            let mut cols = BTreeMap::new();
-            for (ci, c) in tm.columns.iter().enumerate() {
-                cols.insert(c.name.clone(), idl.read(t, u, ci));
-            }
-            out.entry(tm.name.clone()).or_default().insert(u, cols);
-        }
-    }
-    out
-}
-
-fn parse_dump(idl: &Idl, text: &str) -> Rows {
-    let meta = &idl.meta;
-    let mut out = Rows::new();
-    for line in text.lines().filter(|l| l.starts_with('{')) {
-        let j = json::parse(line.as_bytes()).expect("dump line is JSON");
-        let table = j
-            .get("caption")
-            .and_then(Json::as_str)
-            .unwrap()
-            .trim_end_matches(" table")
-            .to_string();
-        let tm = &meta.tables[meta.table(&table).expect("known table")];
-        let heads: Vec<&str> = j
-            .get("headings")
-            .and_then(Json::as_array)
-            .unwrap()
-            .iter()
-            .map(|h| h.as_str().unwrap())
-            .collect();
-        for r in j.get("data").and_then(Json::as_array).unwrap() {
-            let mut uuid = Uuid::NIL;
-            let mut cols = BTreeMap::new();
-            for (h, v) in heads.iter().zip(r.as_array().unwrap()) {
-                if *h == "_uuid" {
-                    uuid = Uuid::parse(v.as_array().unwrap()[1].as_str().unwrap()).unwrap();
-                } else {
-                    let ci = tm.column(h).unwrap();
-                    cols.insert(
-                        h.to_string(),
-                        Datum::from_json(v, &tm.columns[ci].ty).unwrap(),
-                    );
-                }
-            }
-            out.entry(table.clone()).or_default().insert(uuid, cols);
-        }
-    }
-    out
 }
 
 /// Serves a copy of `path` and dumps it; None if the server cannot serve
@@ -138,7 +83,7 @@ fn replica_at_last_committed_index_equals_server_dump_on_every_sample() {
             );
             continue;
         };
-        let want = parse_dump(&idl, &text);
+        let want = parse_dump(&idl.meta, &text);
         let got = replica_rows(&idl);
         assert!(
             got == want,
