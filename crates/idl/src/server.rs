@@ -650,7 +650,154 @@ impl Server {
         (outcome, msgs)
     }
 
+    /// Installs a commit made by [`Server::prepare`] (here or on a replica
+    /// holding the same rows) and sends the monitors their updates. Fails,
+    /// changing nothing, when a row it changes no longer has the value the
+    /// commit was prepared against (the prerequisite check of a clustered
+    /// commit).
+    pub fn apply_commit(&mut self, commit: &Commit) -> Result<Vec<(SessionId, Json)>> {
+        for ch in &commit.changes {
+            let now = self
+                .tables
+                .get(ch.table)
+                .ok_or_else(|| Error::syntax("commit names an unknown table"))?
+                .get(&ch.uuid);
+            let same = match (now, &ch.old) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a.cols == b.cols,
+                _ => false,
+            };
+            if !same {
+                return Err(Error::new(
+                    "prerequisite check failed",
+                    format!("row {} changed since the commit was prepared", ch.uuid),
+                ));
+            }
+        }
+        self.install(commit);
+        Ok(self.distribute(commit))
+    }
+
+    /// Replays a transaction record as a database log stores it,
+    /// `{table: {uuid: row or null}}` plus `_date`, `_comment` and
+    /// `_is_diff` (with `_is_diff`, composite columns of modified rows hold
+    /// column diffs). This is how every member of a cluster applies a
+    /// committed entry: the record already carries the effects of garbage
+    /// collection and weak-reference removal, so none is recomputed. Rows
+    /// get fresh `_version`s. Returns the commit (none when nothing
+    /// changed) and the monitors' updates; on error nothing is changed.
+    pub fn apply_record(&mut self, txn: &Json) -> Result<(Option<Commit>, Vec<(SessionId, Json)>)> {
+        let obj = txn
+            .as_object()
+            .ok_or_else(|| Error::syntax("transaction record is not an object"))?;
+        let is_diff = matches!(obj.get("_is_diff"), Some(Json::Bool(true)));
+        let comment = obj
+            .get("_comment")
+            .and_then(Json::as_str)
+            .map(str::to_string);
+        let meta = self.meta.clone();
+        let mut changes = Vec::new();
+        for (tname, rows) in obj.iter() {
+            if tname.starts_with('_') {
+                continue;
+            }
+            let ti = meta
+                .table(tname)
+                .ok_or_else(|| Error::syntax(format!("No table named {tname}.")))?;
+            let t = &meta.tables[ti];
+            let rows = rows
+                .as_object()
+                .ok_or_else(|| Error::syntax(format!("table {tname} is not an object")))?;
+            for (ustr, rowj) in rows.iter() {
+                let uuid = Uuid::parse(ustr)
+                    .ok_or_else(|| Error::syntax(format!("{ustr} is not a UUID")))?;
+                let old = self.tables[ti].get(&uuid).cloned();
+                let new = match rowj {
+                    Json::Null => {
+                        if old.is_none() {
+                            return Err(Error::syntax(format!(
+                                "record deletes row {uuid}, which is not in table {tname}"
+                            )));
+                        }
+                        None
+                    }
+                    Json::Object(cols) => {
+                        let mut row = match &old {
+                            Some(o) => (**o).clone(),
+                            None => Row {
+                                uuid,
+                                version: Uuid::NIL,
+                                cols: t
+                                    .columns
+                                    .iter()
+                                    .map(|c| Datum::default_for(&c.ty))
+                                    .collect(),
+                            },
+                        };
+                        for (cname, v) in cols.iter() {
+                            let ci = t.column(cname).ok_or_else(|| {
+                                Error::syntax(format!("No column {cname} in table {tname}."))
+                            })?;
+                            let ty = &t.columns[ci].ty;
+                            if is_diff && old.is_some() && ty.is_composite() {
+                                let d = Datum::diff_from_json(v, ty)?;
+                                row.cols[ci].apply_diff(&d, ty)?;
+                            } else {
+                                row.cols[ci] = Datum::from_json(v, ty)?;
+                            }
+                        }
+                        if old.as_ref().is_some_and(|o| o.cols == row.cols) {
+                            continue;
+                        }
+                        row.version = self.rng.uuid();
+                        Some(Arc::new(row))
+                    }
+                    _ => {
+                        return Err(Error::syntax(format!(
+                            "row {uuid} of table {tname} is neither an object nor null"
+                        )))
+                    }
+                };
+                changes.push(RowChange {
+                    table: ti,
+                    uuid,
+                    old,
+                    new,
+                });
+            }
+        }
+        if changes.is_empty() {
+            return Ok((None, Vec::new()));
+        }
+        let commit = Commit {
+            txn_id: self.rng.uuid(),
+            changes,
+            comment,
+        };
+        self.install(&commit);
+        let msgs = self.distribute(&commit);
+        Ok((Some(commit), msgs))
+    }
+
     fn transact_for(&mut self, session: Option<SessionId>, ops: &[Json]) -> TransactOutcome {
+        self.execute(session, ops, true)
+    }
+
+    /// Executes `ops` against the committed database without changing it,
+    /// as a clustered ovsdb-server does before it proposes the result to
+    /// Raft: the outcome's `commit` is what [`Server::apply_commit`] (on
+    /// this server) or [`Server::apply_record`] of its [`entry_data`] (on
+    /// any replica) installs once the entry is committed.
+    pub fn prepare(&mut self, ops: &[Json]) -> TransactOutcome {
+        self.execute(None, ops, false)
+    }
+
+    fn execute(
+        &mut self,
+        session: Option<SessionId>,
+        ops: &[Json],
+        install: bool,
+    ) -> TransactOutcome {
         let meta = self.meta.clone();
         let locks: BTreeSet<String> = session
             .and_then(|s| self.sessions.get(&s))
@@ -719,7 +866,7 @@ impl Server {
             changed, inserted, ..
         } = work;
         let txn_id = self.rng.uuid();
-        match self.finish_commit(changed, &inserted, txn_id, comment) {
+        match self.finish_commit(changed, &inserted, txn_id, comment, install) {
             Ok(commit) => {
                 let mut stats = stats_before;
                 stats.rows_changed = commit.as_ref().map(|c| c.changes.len()).unwrap_or(0);
@@ -749,6 +896,7 @@ impl Server {
         inserted: &HashSet<Uuid>,
         txn_id: Uuid,
         comment: Option<String>,
+        install: bool,
     ) -> Result<Option<Commit>> {
         let meta = self.meta.clone();
         let any_refs = meta
@@ -807,7 +955,8 @@ impl Server {
                 }
             }
         }
-        // Determine real changes and apply.
+        // Determine the real changes (installed below, or later by
+        // `apply_commit` for a prepared transaction).
         let mut changes = Vec::new();
         for (ti, rows) in changed.into_iter().enumerate() {
             for (u, r) in rows {
@@ -817,7 +966,6 @@ impl Server {
                     (None, Some(mut r)) => {
                         r.version = self.rng.uuid();
                         let rr = Arc::new(r);
-                        self.tables[ti].insert(u, rr.clone());
                         changes.push(RowChange {
                             table: ti,
                             uuid: u,
@@ -826,7 +974,6 @@ impl Server {
                         });
                     }
                     (Some(o), None) => {
-                        self.tables[ti].remove(&u);
                         changes.push(RowChange {
                             table: ti,
                             uuid: u,
@@ -840,7 +987,6 @@ impl Server {
                         }
                         r.version = self.rng.uuid();
                         let rr = Arc::new(r);
-                        self.tables[ti].insert(u, rr.clone());
                         changes.push(RowChange {
                             table: ti,
                             uuid: u,
@@ -855,12 +1001,31 @@ impl Server {
         if changes.is_empty() {
             return Ok(None);
         }
-        self.last_txn_id = txn_id;
         let commit = Commit {
             txn_id,
             changes,
             comment,
         };
+        if install {
+            self.install(&commit);
+        }
+        Ok(Some(commit))
+    }
+
+    /// Makes `commit` the database's newest state: its rows, the
+    /// transaction id, the atom counts and the history.
+    fn install(&mut self, commit: &Commit) {
+        for ch in &commit.changes {
+            match &ch.new {
+                Some(r) => {
+                    self.tables[ch.table].insert(ch.uuid, r.clone());
+                }
+                None => {
+                    self.tables[ch.table].remove(&ch.uuid);
+                }
+            }
+        }
+        self.last_txn_id = commit.txn_id;
         for ch in &commit.changes {
             self.db_atoms += ch.new.as_deref().map(row_atoms).unwrap_or(0);
             self.db_atoms = self
@@ -881,7 +1046,6 @@ impl Server {
                 }
             }
         }
-        Ok(Some(commit))
     }
 
     /// Weak references to missing rows are removed; strong references to

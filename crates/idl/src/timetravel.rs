@@ -166,6 +166,13 @@ impl Timeline {
         Ok(tl)
     }
 
+    /// The database the file starts from: its schema and, for a
+    /// compacted clustered file, the snapshot's data (a full-value
+    /// transaction record).
+    pub fn base(&self) -> Option<(&Json, Option<&Json>)> {
+        self.snapshot.as_ref().map(|(s, t)| (s, t.as_ref()))
+    }
+
     /// The last index present in the file.
     pub fn last_index(&self) -> u64 {
         self.steps
