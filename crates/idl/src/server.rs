@@ -83,6 +83,9 @@ pub struct TxnStats {
 
 pub type SessionId = u64;
 
+/// Messages to deliver, each to its session.
+pub type Outbox = Vec<(SessionId, Json)>;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Select {
     initial: bool,
@@ -686,7 +689,7 @@ impl Server {
     /// collection and weak-reference removal, so none is recomputed. Rows
     /// get fresh `_version`s. Returns the commit (none when nothing
     /// changed) and the monitors' updates; on error nothing is changed.
-    pub fn apply_record(&mut self, txn: &Json) -> Result<(Option<Commit>, Vec<(SessionId, Json)>)> {
+    pub fn apply_record(&mut self, txn: &Json) -> Result<(Option<Commit>, Outbox)> {
         let obj = txn
             .as_object()
             .ok_or_else(|| Error::syntax("transaction record is not an object"))?;
@@ -1033,7 +1036,7 @@ impl Server {
                 .saturating_sub(ch.old.as_deref().map(row_atoms).unwrap_or(0));
         }
         if self.opts.clustered {
-            self.history_atoms += commit_atoms(&commit);
+            self.history_atoms += commit_atoms(commit);
             self.history.push_back(commit.clone());
             // As ovsdb-server: at most `history_max` transactions and no
             // more atoms than the database holds, keeping at least one.
