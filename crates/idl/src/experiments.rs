@@ -168,7 +168,8 @@ pub fn write_changed_only(p: WcoParams, clock: Clock<'_>) -> WcoReport {
             }
             _ => {
                 for c in PORT_BINDING_COLUMNS {
-                    idl.omit_alert("Port_Binding", c);
+                    idl.omit_alert("Port_Binding", c)
+                        .expect("built-in schema has the column");
                 }
             }
         }
@@ -455,7 +456,8 @@ pub fn own_write_echo(rows: usize, iterations: usize) -> EchoReport {
         let mut idl = Idl::new(meta.clone(), true);
         idl.track_add_all();
         if write_only {
-            idl.omit_alert("Logical_Router_Port", "status");
+            idl.omit_alert("Logical_Router_Port", "status")
+                .expect("built-in schema has the column");
         }
         let ci = hub.add(idl).expect("connect");
         let t = 0;

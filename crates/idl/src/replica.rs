@@ -73,6 +73,8 @@ pub enum UsageError {
     UnknownTable(String),
     /// No table at this position.
     NoSuchTable(usize),
+    /// The table exists but has no column of this name.
+    UnknownColumn { table: String, column: String },
 }
 
 impl fmt::Display for UsageError {
@@ -80,6 +82,9 @@ impl fmt::Display for UsageError {
         match self {
             UsageError::UnknownTable(t) => write!(f, "unknown table '{t}'"),
             UsageError::NoSuchTable(t) => write!(f, "no table at position {t}"),
+            UsageError::UnknownColumn { table, column } => {
+                write!(f, "table '{table}' has no column '{column}'")
+            }
         }
     }
 }
@@ -385,10 +390,19 @@ impl Idl {
     // ------------------------------------------------------------------
     // Configuration
 
-    fn tc(&self, table: &str, column: &str) -> Option<(usize, usize)> {
-        let t = self.meta.table(table)?;
-        let c = self.meta.tables[t].column(column)?;
-        Some((t, c))
+    /// Positions of `table`.`column`, or the error naming what is unknown.
+    fn tc(&self, table: &str, column: &str) -> Result<(usize, usize), UsageError> {
+        let t = self
+            .meta
+            .table(table)
+            .ok_or_else(|| UsageError::UnknownTable(table.to_string()))?;
+        let c = self.meta.tables[t]
+            .column(column)
+            .ok_or_else(|| UsageError::UnknownColumn {
+                table: table.to_string(),
+                column: column.to_string(),
+            })?;
+        Ok((t, c))
     }
 
     fn valid(&self, table: usize, column: usize) -> bool {
@@ -413,61 +427,62 @@ impl Idl {
             .unwrap_or(0)
     }
 
-    pub fn set_mode(&mut self, table: &str, column: &str, mode: u8) {
-        let Some((t, c)) = self.tc(table, column) else {
-            return;
-        };
+    /// Sets the column's mode bits. An unknown table or column is an
+    /// error naming it (the C IDL asserts instead); nothing changes then.
+    /// The same holds for every mode call below.
+    pub fn set_mode(&mut self, table: &str, column: &str, mode: u8) -> Result<(), UsageError> {
+        let (t, c) = self.tc(table, column)?;
         self.modes[t][c] = mode;
         if mode & MONITOR != 0 {
             self.needed[t] = true;
         }
+        Ok(())
     }
 
     /// `add_column`: MONITOR|ALERT.
-    pub fn add_column(&mut self, table: &str, column: &str) {
-        let Some((t, c)) = self.tc(table, column) else {
-            return;
-        };
+    pub fn add_column(&mut self, table: &str, column: &str) -> Result<(), UsageError> {
+        let (t, c) = self.tc(table, column)?;
         self.modes[t][c] |= MONITOR | ALERT;
         self.needed[t] = true;
+        Ok(())
     }
 
     /// `add_table`: replicate the table's rows even with no columns.
-    pub fn add_table(&mut self, table: &str) {
-        if let Some(t) = self.meta.table(table) {
-            self.needed[t] = true;
-        }
+    pub fn add_table(&mut self, table: &str) -> Result<(), UsageError> {
+        let t = self
+            .meta
+            .table(table)
+            .ok_or_else(|| UsageError::UnknownTable(table.to_string()))?;
+        self.needed[t] = true;
+        Ok(())
     }
 
     /// `omit`: mode 0.
-    pub fn omit(&mut self, table: &str, column: &str) {
-        let Some((t, c)) = self.tc(table, column) else {
-            return;
-        };
+    pub fn omit(&mut self, table: &str, column: &str) -> Result<(), UsageError> {
+        let (t, c) = self.tc(table, column)?;
         self.modes[t][c] = 0;
+        Ok(())
     }
 
     /// `omit_alert`: clears ALERT and TRACK (the column becomes write-only).
-    pub fn omit_alert(&mut self, table: &str, column: &str) {
-        let Some((t, c)) = self.tc(table, column) else {
-            return;
-        };
+    pub fn omit_alert(&mut self, table: &str, column: &str) -> Result<(), UsageError> {
+        let (t, c) = self.tc(table, column)?;
         self.modes[t][c] &= !(ALERT | TRACK);
         self.modes[t][c] |= MONITOR;
         self.needed[t] = true;
+        Ok(())
     }
 
     /// `track_add_column`: a column without ALERT is first added (so a
     /// write-only column silently becomes read/write), then TRACK is set.
-    pub fn track_add_column(&mut self, table: &str, column: &str) {
-        let Some((t, c)) = self.tc(table, column) else {
-            return;
-        };
+    pub fn track_add_column(&mut self, table: &str, column: &str) -> Result<(), UsageError> {
+        let (t, c) = self.tc(table, column)?;
         if self.modes[t][c] & ALERT == 0 {
             self.modes[t][c] |= MONITOR | ALERT;
         }
         self.modes[t][c] |= TRACK;
         self.needed[t] = true;
+        Ok(())
     }
 
     pub fn track_add_all(&mut self) {
@@ -482,15 +497,19 @@ impl Idl {
         }
     }
 
-    pub fn set_write_changed_only(&mut self, table: &str, column: &str, on: bool) {
-        let Some((t, c)) = self.tc(table, column) else {
-            return;
-        };
+    pub fn set_write_changed_only(
+        &mut self,
+        table: &str,
+        column: &str,
+        on: bool,
+    ) -> Result<(), UsageError> {
+        let (t, c) = self.tc(table, column)?;
         if on {
             self.modes[t][c] |= WRITE_CHANGED_ONLY;
         } else {
             self.modes[t][c] &= !WRITE_CHANGED_ONLY;
         }
+        Ok(())
     }
 
     pub fn set_write_changed_only_all(&mut self, on: bool) {

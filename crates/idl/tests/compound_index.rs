@@ -77,7 +77,7 @@ fn setup() -> (Hub, usize, [usize; 6]) {
     let mut hub = Hub::new(server);
     let mut idl = Idl::new(Arc::new(meta), false);
     for c in ["s", "i", "r", "b"] {
-        idl.add_column("simple", c);
+        idl.add_column("simple", c).unwrap();
     }
     let ix = [
         idl.index_create("simple", &["s"]).unwrap(),

@@ -58,7 +58,7 @@ fn partial_update_map_column() {
     let mut hub = Hub::new(server);
     let mut idl = Idl::new(Arc::new(meta), false);
     for c in ["name", "smap", "imap"] {
-        idl.add_column("simple2", c);
+        idl.add_column("simple2", c).unwrap();
     }
     let c = hub.add(idl).unwrap();
     let t = hub.clients[c].idl.table_index("simple2").unwrap();
@@ -193,10 +193,10 @@ fn partial_update_set_column() {
     let mut hub = Hub::new(server);
     let mut idl = Idl::new(Arc::new(meta), false);
     for c in ["name", "uset", "uref"] {
-        idl.add_column("simple3", c);
+        idl.add_column("simple3", c).unwrap();
     }
-    idl.add_table("simple4");
-    idl.add_column("simple4", "name");
+    idl.add_table("simple4").unwrap();
+    idl.add_column("simple4", "name").unwrap();
     let c = hub.add(idl).unwrap();
     let t3 = hub.clients[c].idl.table_index("simple3").unwrap();
     let t4 = hub.clients[c].idl.table_index("simple4").unwrap();

@@ -101,7 +101,7 @@ fn nothing_changed_sends_nothing_and_wco_drops_equal_writes() {
 
     // With WRITE_CHANGED_ONLY the equal write is dropped at write time;
     // the real change alone goes out.
-    idl.set_write_changed_only("A", "name", true);
+    idl.set_write_changed_only("A", "name", true).unwrap();
     let n = idl.column_index(t, "n").unwrap();
     idl.txn_begin();
     assert_eq!(idl.txn_write(t, a1, name, s("a1")), WriteResult::Discarded);
@@ -123,7 +123,7 @@ fn nothing_changed_sends_nothing_and_wco_drops_equal_writes() {
 
 #[test]
 fn write_only_columns_drop_equal_writes_and_do_not_alert() {
-    let (mut hub, c) = setup(|idl| idl.omit_alert("A", "n"));
+    let (mut hub, c) = setup(|idl| idl.omit_alert("A", "n").unwrap());
     assert_eq!(hub.clients[c].idl.mode("A", "n"), MONITOR);
     let t = hub.clients[c].idl.table_index("A").unwrap();
     let n = hub.clients[c].idl.column_index(t, "n").unwrap();
@@ -141,8 +141,8 @@ fn write_only_columns_drop_equal_writes_and_do_not_alert() {
     assert_eq!(hub.clients[c].idl.seqno(), seq);
     // track_add_column on a write-only column makes it read/write again.
     let mut idl2 = Idl::new(hub.clients[c].idl.meta.clone(), true);
-    idl2.omit_alert("A", "n");
-    idl2.track_add_column("A", "n");
+    idl2.omit_alert("A", "n").unwrap();
+    idl2.track_add_column("A", "n").unwrap();
     assert_eq!(idl2.mode("A", "n") & (MONITOR | ALERT), MONITOR | ALERT);
 }
 
@@ -467,4 +467,43 @@ fn caller_mistakes_are_errors_not_panics() {
     // A valid condition still works afterwards.
     assert!(idl.set_condition("A", vec![Clause::Const(true)]).is_ok());
     assert_eq!(hub.clients[c].idl.dump(), rows_before);
+}
+
+/// Every mode call names the unknown table or column in a typed error and
+/// changes nothing (before, they silently did nothing, so a typo in a
+/// column name left the column omitted without a word).
+#[test]
+fn mode_calls_reject_unknown_names() {
+    let meta = Arc::new(DbMeta::from_text(SCHEMA).unwrap());
+    let mut idl = Idl::new(meta.clone(), false);
+    let no_col = |c: &str| UsageError::UnknownColumn {
+        table: "A".into(),
+        column: c.into(),
+    };
+    let no_table = UsageError::UnknownTable("Nope".into());
+    assert_eq!(idl.set_mode("A", "nmae", MONITOR), Err(no_col("nmae")));
+    assert_eq!(idl.set_mode("Nope", "name", MONITOR), Err(no_table.clone()));
+    assert_eq!(idl.add_column("A", "x"), Err(no_col("x")));
+    assert_eq!(idl.add_column("Nope", "x"), Err(no_table.clone()));
+    assert_eq!(idl.omit("A", "x"), Err(no_col("x")));
+    assert_eq!(idl.omit("Nope", "name"), Err(no_table.clone()));
+    assert_eq!(idl.omit_alert("A", "x"), Err(no_col("x")));
+    assert_eq!(idl.track_add_column("A", "x"), Err(no_col("x")));
+    assert_eq!(idl.set_write_changed_only("A", "x", true), Err(no_col("x")));
+    assert_eq!(idl.add_table("Nope"), Err(no_table.clone()));
+    assert_eq!(no_col("nmae").to_string(), "table 'A' has no column 'nmae'");
+    // Nothing was turned on by the failed calls: no table is requested.
+    assert_eq!(idl.monitor_requests(true), Json::Object(Default::default()));
+    // Known names work and show up in the monitor request.
+    idl.add_column("A", "name").unwrap();
+    idl.set_mode("A", "n", MONITOR | ALERT).unwrap();
+    assert_eq!(idl.mode("A", "name"), MONITOR | ALERT);
+    idl.omit("A", "n").unwrap();
+    assert_eq!(idl.mode("A", "n"), 0);
+    let req = idl.monitor_requests(true);
+    assert_eq!(
+        req.get("A").and_then(|a| a.get("columns")).cloned(),
+        Some(Json::Array(vec![Json::from("name")]))
+    );
+    assert!(req.get("B").is_none());
 }
