@@ -71,6 +71,60 @@ impl Uuid {
         let s = self.to_string();
         s.chars().filter(|c| *c != '-').take(n).collect()
     }
+
+    /// The all-zero UUID (same as [`Uuid::NIL`]; the name the log
+    /// formats' code uses for "no leader / no vote").
+    pub const ZERO: Uuid = Uuid::NIL;
+
+    /// Same as [`Uuid::is_nil`].
+    pub fn is_zero(self) -> bool {
+        self.is_nil()
+    }
+
+    /// Same as [`Uuid::first_word`] (OVS's `uuid_hash`).
+    pub fn word0(self) -> u32 {
+        self.first_word()
+    }
+
+    /// First 4 hex digits (as `show-log` and `check-cluster` print server
+    /// ids).
+    pub fn short4(self) -> String {
+        format!("{:04x}", (self.0 >> 112) as u16)
+    }
+
+    /// First 8 hex digits.
+    pub fn short8(self) -> String {
+        format!("{:08x}", self.first_word())
+    }
+
+    /// The 16 bytes in textual (big-endian) order.
+    pub fn to_bytes(self) -> [u8; 16] {
+        self.0.to_be_bytes()
+    }
+
+    /// From 16 bytes in textual (big-endian) order.
+    pub fn from_bytes(b: [u8; 16]) -> Uuid {
+        Uuid(u128::from_be_bytes(b))
+    }
+
+    /// A version-4 UUID derived from a seed with splitmix64 (two outputs,
+    /// the first giving the first 8 bytes): deterministic, for writers,
+    /// the simulator and tests that need fresh ids without a random
+    /// source. Files written with these ids must stay byte-identical, so
+    /// this mapping must not change.
+    pub fn from_seed(seed: u64) -> Uuid {
+        let mut s = seed;
+        let mut next = || {
+            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        let hi = u128::from(next());
+        let lo = u128::from(next());
+        Uuid::new_v4((hi << 64) | lo)
+    }
 }
 
 impl fmt::Display for Uuid {
