@@ -62,14 +62,13 @@ impl DbMeta {
 
     /// The metadata of a parsed schema; `json` is what `get_schema`
     /// returns. Tables are kept in name order (as OVS keeps them in a
-    /// sorted shash when it prints), user columns in name order too. As in
-    /// OVS, if no table is a root table, every table is one (RFC 7047
-    /// compatibility rule: OVS counts root tables, so tables that all say
-    /// `"isRoot": false` are roots too).
+    /// sorted shash when it prints), user columns in name order too.
+    /// Root-ness is the schema's: `ovsdb::DatabaseSchema` already applies
+    /// OVS's rule that when no table is a root table every table is one
+    /// (also when tables say `"isRoot": false`).
     pub fn from_schema(schema: &DatabaseSchema, json: Json) -> Result<DbMeta> {
         let mut sorted: Vec<&TableSchema> = schema.tables.iter().collect();
         sorted.sort_unstable_by(|a, b| a.name.cmp(&b.name));
-        let all_roots = !sorted.iter().any(|t| t.is_root);
         let mut tables = Vec::new();
         for ts in sorted {
             let mut cols: Vec<&ColumnSchema> = ts.user_columns().collect();
@@ -104,7 +103,7 @@ impl DbMeta {
                 name: ts.name.clone(),
                 columns,
                 col_index,
-                is_root: ts.is_root || all_roots,
+                is_root: ts.is_root,
                 max_rows: ts.max_rows.map(u64::from),
                 indexes,
             });
@@ -121,5 +120,34 @@ impl DbMeta {
             table_index,
             json,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_ness_comes_from_the_schema() {
+        // No table says isRoot true (one says false, one says nothing):
+        // as in OVS, both are roots, in the schema and in the metadata.
+        let text = r#"{"name":"d","tables":{"A":{"isRoot":false,"columns":{"x":{"type":"integer"}}},
+            "B":{"columns":{"y":{"type":"integer"}}}}}"#;
+        let j = ovsdb::json::parse(text.as_bytes()).unwrap();
+        let schema = DatabaseSchema::from_json(&j).unwrap();
+        let m = DbMeta::from_schema(&schema, j).unwrap();
+        assert_eq!(m.tables.len(), 2);
+        assert!(schema.tables.iter().all(|t| t.is_root));
+        assert!(m.tables.iter().all(|t| t.is_root));
+        // One explicit root: the other table is not one, in both.
+        let text = r#"{"name":"d","tables":{"A":{"isRoot":true,"columns":{"x":{"type":"integer"}}},
+            "B":{"isRoot":false,"columns":{"y":{"type":"integer"}}}}}"#;
+        let j = ovsdb::json::parse(text.as_bytes()).unwrap();
+        let schema = DatabaseSchema::from_json(&j).unwrap();
+        let m = DbMeta::from_schema(&schema, j).unwrap();
+        for t in &m.tables {
+            assert_eq!(t.is_root, t.name == "A", "{}", t.name);
+            assert_eq!(t.is_root, schema.table(&t.name).unwrap().is_root);
+        }
     }
 }

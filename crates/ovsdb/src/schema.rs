@@ -307,12 +307,15 @@ impl DatabaseSchema {
             if !is_id_str(tname) {
                 return Err(Error::syntax("name must be a valid id"));
             }
-            let (t, explicit) = TableSchema::from_json(tname, tj)?;
-            any_root |= explicit.is_some();
+            let (t, _explicit) = TableSchema::from_json(tname, tj)?;
+            any_root |= t.is_root;
             parsed.push(t);
         }
         if !any_root {
-            // Pre-GC schemas: every table is a root table.
+            // Pre-GC schemas: every table is a root table. Like OVS
+            // (`ovsdb_schema_from_json` counts the tables whose `is_root`
+            // is true), this also holds when tables say `"isRoot": false`
+            // explicitly but none says `true`.
             for t in &mut parsed {
                 t.is_root = true;
             }

@@ -119,3 +119,40 @@ fn schema_errors() {
     let j = s.to_json();
     assert!(matches!(j.get("tables"), Some(Json::Object(_))));
 }
+
+#[test]
+fn no_true_is_root_means_every_table_is_a_root() {
+    // OVS (ovsdb_schema_from_json) counts the tables whose isRoot is true;
+    // when there are none, every table becomes a root table, also when
+    // some or all tables say `"isRoot": false` explicitly.
+    let refs =
+        r#""r":{"type":{"key":{"type":"uuid","refTable":"b"},"min":0,"max":1},"ephemeral":true}"#;
+    for (a, b) in [
+        ("", ""),
+        (r#""isRoot":false,"#, r#""isRoot":false,"#),
+        (r#""isRoot":false,"#, ""),
+    ] {
+        let txt = format!(
+            r#"{{"name":"x","tables":{{"a":{{{a}"columns":{{{refs}}}}},"b":{{{b}"columns":{{"c":{{"type":"integer"}}}}}}}}}}"#
+        );
+        let s = DatabaseSchema::parse(txt.as_bytes()).unwrap();
+        assert!(s.tables.iter().all(|t| t.is_root), "{txt}");
+        // b is a root, so the ephemeral strong reference to it stays
+        // ephemeral (OVS forces it persistent only for non-root targets).
+        let r = s.table("a").unwrap();
+        let col = &r.columns[r.column_index("r").unwrap()];
+        assert!(!col.persistent, "{txt}");
+        // All roots: isRoot is not written (C's default_is_root).
+        assert!(!s.to_json().to_string_compact().contains("isRoot"), "{txt}");
+    }
+    // One explicit true: the others are not roots, and the ephemeral
+    // strong reference to the non-root table becomes persistent.
+    let txt = format!(
+        r#"{{"name":"x","tables":{{"a":{{"isRoot":true,"columns":{{{refs}}}}},"b":{{"isRoot":false,"columns":{{"c":{{"type":"integer"}}}}}}}}}}"#
+    );
+    let s = DatabaseSchema::parse(txt.as_bytes()).unwrap();
+    assert!(s.table("a").unwrap().is_root);
+    assert!(!s.table("b").unwrap().is_root);
+    let r = s.table("a").unwrap();
+    assert!(r.columns[r.column_index("r").unwrap()].persistent);
+}
