@@ -37,9 +37,13 @@
 //! messages identical), and reproduces 3.1's weak-reference behaviour by
 //! default ([`ServerOptions::weak_refs_as_ovs_3_1`]).
 //!
+//! A session's transaction with an unsatisfied `wait` waits as in
+//! ovsdb-server (re-run after every commit, expired on a virtual clock:
+//! [`Server::advance`]); checked against the real server by
+//! `tests/triggers_real_server.rs`.
+//!
 //! Not modelled: the `_Server` database handshake of the C client (the
-//! replica sends its monitor request directly), and `wait` with a
-//! non-zero timeout (the model fails it at once).
+//! replica sends its monitor request directly).
 
 pub mod cond;
 pub mod experiments;

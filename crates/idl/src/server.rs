@@ -8,6 +8,10 @@
 //! with column diffs, per-session change sets (coalescing) and a history
 //! of committed transactions for `monitor_cond_since`.
 //!
+//! A session's transaction whose `wait` is not yet satisfied waits as in
+//! ovsdb-server (a trigger, see the `triggers` module): it is re-run after
+//! every commit and expires on a virtual clock moved by [`Server::advance`].
+//!
 //! Nothing here does I/O: callers feed parsed JSON-RPC messages with
 //! [`Server::handle`] and deliver the returned messages themselves. Updates
 //! caused by a transaction are returned before its reply, as ovsdb-server
@@ -24,6 +28,10 @@ use ovsdb::types::{AtomicType, Type};
 use ovsdb::uuid::Uuid;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
+
+mod triggers;
+pub use triggers::PendingTransaction;
+use triggers::{Trigger, TxnStep, WaitMode};
 
 /// A committed row version.
 #[derive(Debug, Clone, PartialEq)]
@@ -134,6 +142,8 @@ struct Session {
     monitors: Vec<Monitor>,
     hold: bool,
     locks: BTreeSet<String>,
+    /// Set by `set_db_change_aware`: a canceled trigger is answered.
+    db_change_aware: bool,
 }
 
 /// Options of a server model.
@@ -185,6 +195,10 @@ pub struct Server {
     lock_owners: HashMap<String, SessionId>,
     /// Sessions waiting for a lock, in request order.
     lock_waiters: HashMap<String, VecDeque<SessionId>>,
+    /// The virtual clock (ms), moved by [`Server::advance`].
+    now_ms: i64,
+    /// Transactions waiting for a `wait` to be satisfied, oldest first.
+    triggers: Vec<Trigger>,
 }
 
 fn err_json(e: &Error) -> Json {
@@ -202,10 +216,10 @@ fn reply(id: &Json, result: Json) -> Json {
     Json::Object(o)
 }
 
+/// An error reply carries no `result` member (as ovsdb-server sends it).
 fn error_reply(id: &Json, error: Json) -> Json {
     let mut o = Object::new();
     o.insert("id", id.clone());
-    o.insert("result", Json::Null);
     o.insert("error", error);
     Json::Object(o)
 }
@@ -233,6 +247,7 @@ struct Work<'a> {
     named: HashMap<String, Uuid>,
     comment: Vec<String>,
     stats: TxnStats,
+    wait: WaitMode,
 }
 
 impl<'a> Work<'a> {
@@ -379,6 +394,8 @@ impl Server {
             next_session: 1,
             lock_owners: HashMap::new(),
             lock_waiters: HashMap::new(),
+            now_ms: 0,
+            triggers: Vec::new(),
         }
     }
 
@@ -450,6 +467,8 @@ impl Server {
     /// which is told with a `locked` notification (returned).
     pub fn disconnect(&mut self, s: SessionId) -> Vec<(SessionId, Json)> {
         self.sessions.remove(&s);
+        // Its waiting transactions go without a reply (as ovsdb-server).
+        self.triggers.retain(|t| t.session != s);
         for q in self.lock_waiters.values_mut() {
             q.retain(|w| *w != s);
         }
@@ -491,6 +510,7 @@ impl Server {
         self.sessions.clear();
         self.lock_owners.clear();
         self.lock_waiters.clear();
+        self.triggers.clear();
     }
 
     /// While held, a session's monitors accumulate changes (coalescing, as
@@ -523,6 +543,10 @@ impl Server {
         } else {
             method
         };
+        // A transaction that waits gets no reply now; messages caused by
+        // a reply (re-run triggers) go after it.
+        let mut no_reply = false;
+        let mut after: Outbox = Vec::new();
         let r: std::result::Result<Json, Json> = match method {
             "echo" => Ok(Json::Array(params.to_vec())),
             "list_dbs" => Ok(Json::Array(vec![Json::from(self.meta.name.as_str())])),
@@ -533,17 +557,38 @@ impl Server {
                     Err(Json::from("unknown database"))
                 }
             }
-            "transact" => {
-                if params.first().and_then(Json::as_str) != Some(self.meta.name.as_str()) {
-                    Err(Json::from("unknown database"))
-                } else {
-                    let outcome = self.transact_for(Some(s), &params[1..]);
-                    if let Some(c) = &outcome.commit {
-                        out.extend(self.distribute(c));
-                    }
-                    Ok(outcome.result)
+            "transact" => match self.session_transact(s, &id, params) {
+                TxnStep::Reply {
+                    before,
+                    result,
+                    after: a,
+                } => {
+                    out.extend(before);
+                    after = a;
+                    result
                 }
+                TxnStep::Pending => {
+                    no_reply = true;
+                    Ok(Json::Null)
+                }
+            },
+            // RFC 7047 `cancel` is a notification; as a request ovsdb-server
+            // answers "unknown method" (below).
+            "cancel" if id.is_null() => {
+                out.extend(self.cancel_trigger(s, params));
+                Ok(Json::Null)
             }
+            "set_db_change_aware" => match params {
+                [Json::Bool(b)] => {
+                    if let Some(sess) = self.sessions.get_mut(&s) {
+                        sess.db_change_aware = *b;
+                    }
+                    Ok(Json::Object(Object::new()))
+                }
+                _ => Err(err_json(&Error::syntax(
+                    "set_db_change_aware: true or false parameter expected",
+                ))),
+            },
             "monitor" | "monitor_cond" | "monitor_cond_since" => {
                 let version = match method {
                     "monitor" => 1,
@@ -627,7 +672,7 @@ impl Server {
             }
             _ => Err(Json::from("unknown method")),
         };
-        if !id.is_null() {
+        if !id.is_null() && !no_reply {
             out.push((
                 s,
                 match r {
@@ -636,6 +681,7 @@ impl Server {
                 },
             ));
         }
+        out.extend(after);
         out
     }
 
@@ -646,10 +692,13 @@ impl Server {
     /// would): `ops` excludes the database name. Monitors still see it.
     pub fn transact(&mut self, ops: &[Json]) -> (TransactOutcome, Vec<(SessionId, Json)>) {
         let outcome = self.transact_for(None, ops);
-        let msgs = match &outcome.commit {
+        let mut msgs = match &outcome.commit {
             Some(c) => self.distribute(c),
             None => Vec::new(),
         };
+        if outcome.commit.is_some() && !self.triggers.is_empty() {
+            msgs.extend(self.run_triggers());
+        }
         (outcome, msgs)
     }
 
@@ -783,7 +832,7 @@ impl Server {
     }
 
     fn transact_for(&mut self, session: Option<SessionId>, ops: &[Json]) -> TransactOutcome {
-        self.execute(session, ops, true)
+        self.execute(session, ops, true, WaitMode::NoWait)
     }
 
     /// Executes `ops` against the committed database without changing it,
@@ -792,7 +841,7 @@ impl Server {
     /// this server) or [`Server::apply_record`] of its [`entry_data`] (on
     /// any replica) installs once the entry is committed.
     pub fn prepare(&mut self, ops: &[Json]) -> TransactOutcome {
-        self.execute(None, ops, false)
+        self.execute(None, ops, false, WaitMode::Prepare)
     }
 
     fn execute(
@@ -800,6 +849,7 @@ impl Server {
         session: Option<SessionId>,
         ops: &[Json],
         install: bool,
+        wait: WaitMode,
     ) -> TransactOutcome {
         let meta = self.meta.clone();
         let locks: BTreeSet<String> = session
@@ -814,6 +864,7 @@ impl Server {
             named: HashMap::new(),
             comment: Vec::new(),
             stats: TxnStats::default(),
+            wait,
         };
         // Named UUIDs may be referenced before the insert that declares
         // them, so allocate them all first.
@@ -2069,6 +2120,12 @@ fn execute_op(
                     .collect::<Result<_>>()?,
                 None => (0..t.columns.len()).map(ColRef::Col).collect(),
             };
+            let timeout = match o.get("timeout") {
+                None => None,
+                Some(Json::Integer(n)) if *n >= 0 => Some(*n),
+                Some(Json::Integer(_)) => return Err(Error::syntax("timeout must be nonnegative")),
+                Some(_) => return Err(Error::syntax("Type mismatch for member 'timeout'.")),
+            };
             let until = o.get("until").and_then(Json::as_str).unwrap_or("==");
             let expected_rows = o
                 .get("rows")
@@ -2112,9 +2169,7 @@ fn execute_op(
             if ok {
                 Ok(Json::Object(Object::new()))
             } else {
-                // The model never blocks: an unsatisfied wait fails at once,
-                // as a real server does when the timeout expires.
-                Err(Error::new("timed out", "\"wait\" timed out"))
+                Err(triggers::unsatisfied_wait(timeout, w.wait))
             }
         }
         "commit" => Ok(Json::Object(Object::new())),
