@@ -1351,6 +1351,17 @@ impl<'a> Txn<'a> {
                 }
             };
             let ty = self.db.schema.tables[ti].columns[rc.col].ty.clone();
+            if !ty.is_composite() {
+                // A scalar or optional column (max 1): a "diff" of such a
+                // column is its new value, so `apply_diff_at` would write
+                // the dangling reference back. Remove it instead (the
+                // column becomes empty; with min 1 the size check at
+                // commit rejects the transaction, as ovsdb-server does).
+                let mut v = cur.clone();
+                v.subtract(&diff);
+                self.set_at(ti, u, rc.col, v)?;
+                continue;
+            }
             // Removing never grows the value; a min violation is reported at
             // commit by the size check.
             self.apply_diff_at(ti, u, rc.col, &diff).or_else(|_| {

@@ -491,3 +491,50 @@ fn typed_api_rejects_bad_values_without_panicking() {
     assert!(c.is_empty());
     d.check_integrity().unwrap();
 }
+
+#[test]
+fn deleted_target_leaves_optional_weak_columns_empty() {
+    // Optional (max 1) and required (min 1) weak references: for such
+    // columns a "diff" is the new value, so the cleanup must remove the
+    // atom rather than apply it as a diff (which wrote it back).
+    let schema = r#"{"name":"W","tables":{
+      "P":{"isRoot":true,"columns":{
+        "opt":{"type":{"key":{"type":"uuid","refTable":"C","refType":"weak"},"min":0,"max":1}},
+        "req":{"type":{"key":{"type":"uuid","refTable":"C","refType":"weak"},"min":1,"max":1}},
+        "n":{"type":"integer"}}},
+      "C":{"isRoot":true,"columns":{"n":{"type":"integer"}}}}}"#;
+    let mut d = Database::new(Arc::new(DatabaseSchema::parse(schema.as_bytes()).unwrap()));
+    let txn = |s: &str| parse(s.as_bytes()).unwrap();
+    let (p, c1, c2) = (
+        "00000000-0000-4000-8000-000000000001",
+        "00000000-0000-4000-8000-0000000000c1",
+        "00000000-0000-4000-8000-0000000000c2",
+    );
+    d.apply_txn_json(
+        &txn(&format!(
+            r#"{{"C":{{"{c1}":{{"n":1}},"{c2}":{{"n":2}}}},"P":{{"{p}":{{"opt":["uuid","{c1}"],"req":["uuid","{c2}"]}}}}}}"#
+        )),
+        ReplayOptions::default(),
+    )
+    .unwrap();
+    d.apply_txn_json(
+        &txn(&format!(r#"{{"C":{{"{c1}":null}}}}"#)),
+        ReplayOptions::default(),
+    )
+    .unwrap();
+    let row = d.row("P", &Uuid::parse(p).unwrap()).unwrap();
+    let ts = d.table_schema("P").unwrap();
+    assert_eq!(row.get(ts, "opt").unwrap(), &Datum::Set(Default::default()));
+    d.check_integrity().unwrap();
+    // Deleting the target of a min-1 weak reference would leave the column
+    // empty: the transaction fails (ovsdb-server: constraint violation)
+    // and the database is unchanged.
+    let before = d.dump_json(true);
+    assert!(d
+        .apply_txn_json(
+            &txn(&format!(r#"{{"C":{{"{c2}":null}}}}"#)),
+            ReplayOptions::default()
+        )
+        .is_err());
+    assert_eq!(d.dump_json(true), before);
+}
