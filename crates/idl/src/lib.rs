@@ -42,8 +42,12 @@
 //! [`Server::advance`]); checked against the real server by
 //! `tests/triggers_real_server.rs`.
 //!
-//! Not modelled: the `_Server` database handshake of the C client (the
-//! replica sends its monitor request directly).
+//! The server model can serve the `_Server` database with a cluster
+//! status set by the caller ([`Server::enable_server_db`]), and the
+//! replica can do the C client's `_Server` handshake before monitoring
+//! ([`Idl::enable_server_handshake`]: leader-only, connected, not stale),
+//! reporting an unusable server as [`replica::Event::ServerUnusable`];
+//! both checked against the real server by `tests/server_db_real_server.rs`.
 
 pub mod cond;
 pub mod experiments;

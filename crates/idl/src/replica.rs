@@ -28,6 +28,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
+mod handshake;
+pub use handshake::{ServerProblem, ServerRow};
+
 /// Replicate this column.
 pub const MONITOR: u8 = 1;
 /// A change of this column is a database change (bumps seqnos).
@@ -140,6 +143,9 @@ pub enum Event {
     Inconsistent(String),
     /// The configured lock was granted (`held`) or lost.
     Lock { held: bool },
+    /// The `_Server` handshake found the server unusable (see
+    /// [`Idl::enable_server_handshake`]): connect to another one.
+    ServerUnusable(ServerProblem),
 }
 
 #[derive(Debug, Clone)]
@@ -175,6 +181,8 @@ pub struct TrackedRow {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     Idle,
+    /// The `_Server` handshake is under way.
+    Handshake,
     MonitorRequested,
     Monitoring,
 }
@@ -284,6 +292,8 @@ pub struct Idl {
     refs_in: HashMap<Uuid, BTreeSet<(usize, Uuid)>>,
     /// Tables having at least one reference column.
     has_refs: Vec<bool>,
+    /// The opt-in `_Server` handshake.
+    handshake: Option<handshake::Handshake>,
 }
 
 fn uuid_json(u: Uuid) -> Json {
@@ -368,6 +378,7 @@ impl Idl {
             lock_req_id: None,
             rows_applied: 0,
             refs_in: HashMap::new(),
+            handshake: None,
             has_refs: meta
                 .tables
                 .iter()
@@ -925,7 +936,18 @@ impl Idl {
     /// Starts (or restarts after a reconnect) monitoring: returns the
     /// monitor request to send. With a known last-txn-id the acknowledged
     /// conditions are used, pending ones follow as `monitor_cond_change`.
+    /// With [`Idl::enable_server_handshake`] it returns the first request
+    /// of the `_Server` handshake instead; the monitor request follows
+    /// (through [`Idl::take_outgoing`]) once the server passes the check.
     pub fn connect(&mut self) -> Json {
+        if let Some(first) = self.handshake_start() {
+            return first;
+        }
+        self.data_monitor_request()
+    }
+
+    /// The monitor request of the replicated database.
+    fn data_monitor_request(&mut self) -> Json {
         // Outstanding transactions are lost with the old connection.
         self.state = State::MonitorRequested;
         let use_latest = self.last_id.is_nil() || self.monitor_version < 3;
@@ -971,6 +993,7 @@ impl Idl {
             }
         }
         self.state = State::Idle;
+        self.handshake_disconnect();
         self.monitor_req_id = None;
         self.lock_req_id = None;
         self.has_lock = false;
@@ -1064,6 +1087,9 @@ impl Idl {
         if let Some(method) = o.get("method").and_then(Json::as_str) {
             let empty = Vec::new();
             let params = o.get("params").and_then(Json::as_array).unwrap_or(&empty);
+            if let Some(e) = self.handshake_update(method, params) {
+                return Ok(e);
+            }
             let mid = self.monitor_id();
             match method {
                 "update" | "update2" if params.len() == 2 && params[0] == mid => {
@@ -1096,6 +1122,9 @@ impl Idl {
         let id = o.get("id").cloned().unwrap_or(Json::Null);
         let error = o.get("error").filter(|e| !e.is_null()).cloned();
         let result = o.get("result").cloned().unwrap_or(Json::Null);
+        if let Some(e) = self.handshake_reply(&id, error.as_ref(), &result) {
+            return Ok(e);
+        }
         if self.monitor_req_id.as_ref() == Some(&id) {
             self.monitor_req_id = None;
             if let Some(e) = error {
@@ -1103,7 +1132,7 @@ impl Idl {
                 // → monitor_cond → monitor, as the C client does.
                 if self.monitor_version > 1 {
                     self.monitor_version -= 1;
-                    let req = self.connect();
+                    let req = self.data_monitor_request();
                     self.outgoing.push(req);
                     return Ok(ev);
                 }

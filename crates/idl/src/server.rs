@@ -29,7 +29,9 @@ use ovsdb::uuid::Uuid;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
+mod server_db;
 mod triggers;
+pub use server_db::{DatabaseStatus, DbModel, SERVER_SCHEMA};
 pub use triggers::PendingTransaction;
 use triggers::{Trigger, TxnStep, WaitMode};
 
@@ -137,7 +139,7 @@ struct Monitor {
     pending: BTreeMap<ChangeKey, (Option<RowRef>, Option<RowRef>)>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct Session {
     monitors: Vec<Monitor>,
     hold: bool,
@@ -179,7 +181,9 @@ impl Default for ServerOptions {
     }
 }
 
-/// The in-memory server.
+/// The in-memory server. `Clone` copies it whole (rows are shared
+/// immutable versions), e.g. for a simulator checkpoint.
+#[derive(Debug, Clone)]
 pub struct Server {
     pub meta: Arc<DbMeta>,
     opts: ServerOptions,
@@ -199,6 +203,8 @@ pub struct Server {
     now_ms: i64,
     /// Transactions waiting for a `wait` to be satisfied, oldest first.
     triggers: Vec<Trigger>,
+    /// The optional `_Server` database ([`Server::enable_server_db`]).
+    server_db: Option<Box<server_db::ServerDb>>,
 }
 
 fn err_json(e: &Error) -> Json {
@@ -396,6 +402,7 @@ impl Server {
             lock_waiters: HashMap::new(),
             now_ms: 0,
             triggers: Vec::new(),
+            server_db: None,
         }
     }
 
@@ -460,6 +467,9 @@ impl Server {
         let id = self.next_session;
         self.next_session += 1;
         self.sessions.insert(id, Session::default());
+        if let Some(sd) = self.server_db.as_mut() {
+            sd.db.sessions.insert(id, Session::default());
+        }
         id
     }
 
@@ -469,6 +479,9 @@ impl Server {
         self.sessions.remove(&s);
         // Its waiting transactions go without a reply (as ovsdb-server).
         self.triggers.retain(|t| t.session != s);
+        if let Some(sd) = self.server_db.as_mut() {
+            sd.db.disconnect(s);
+        }
         for q in self.lock_waiters.values_mut() {
             q.retain(|w| *w != s);
         }
@@ -511,6 +524,9 @@ impl Server {
         self.lock_owners.clear();
         self.lock_waiters.clear();
         self.triggers.clear();
+        if let Some(sd) = self.server_db.as_mut() {
+            sd.db.restart();
+        }
     }
 
     /// While held, a session's monitors accumulate changes (coalescing, as
@@ -518,6 +534,9 @@ impl Server {
     pub fn set_hold(&mut self, s: SessionId, hold: bool) {
         if let Some(sess) = self.sessions.get_mut(&s) {
             sess.hold = hold;
+        }
+        if let Some(sd) = self.server_db.as_mut() {
+            sd.db.set_hold(s, hold);
         }
     }
 
@@ -543,6 +562,9 @@ impl Server {
         } else {
             method
         };
+        if let Some(out) = self.route_server_db(s, &id, method, params, msg) {
+            return out;
+        }
         // A transaction that waits gets no reply now; messages caused by
         // a reply (re-run triggers) go after it.
         let mut no_reply = false;
@@ -1617,6 +1639,9 @@ impl Server {
             out.push((s, self.update_message(m, tu)));
         }
         self.sessions.insert(s, sess);
+        if let Some(sd) = self.server_db.as_mut() {
+            out.extend(sd.db.flush(s));
+        }
         out
     }
 
