@@ -14,7 +14,7 @@ use common::filters::uuidfilt;
 use idl::server::{Server as Model, ServerOptions, SessionId};
 use net::{ensure_packages, run, Conn, Server, TempDir};
 use ovsdb::json::{parse, Json};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const SCHEMA: &str = r#"{"name":"db","version":"1.0.0","tables":{"T":{"isRoot":true,"columns":{"name":{"type":"string"},"n":{"type":"integer"}}}}}"#;
 
@@ -172,11 +172,23 @@ fn run_real(sock: &std::path::Path) -> String {
             }
             Step::Sleep(ms) => std::thread::sleep(Duration::from_millis(ms)),
         }
-        for (s, c) in conns.iter_mut().enumerate() {
-            if let Some(c) = c {
-                for m in c.drain(Duration::from_millis(120)).expect("socket") {
-                    log.push_str(&format!("step {i} session {s}: {}\n", canon(&m)));
+        // Collect from every session until all have been quiet for a
+        // while; logged per session in arrival order.
+        let mut got: Vec<Vec<Json>> = vec![Vec::new(); conns.len()];
+        let mut quiet_since = Instant::now();
+        while quiet_since.elapsed() < Duration::from_millis(120) {
+            for (s, c) in conns.iter_mut().enumerate() {
+                if let Some(c) = c {
+                    while let Some(m) = c.recv(Duration::from_millis(3)).expect("socket") {
+                        got[s].push(m);
+                        quiet_since = Instant::now();
+                    }
                 }
+            }
+        }
+        for (s, msgs) in got.iter().enumerate() {
+            for m in msgs {
+                log.push_str(&format!("step {i} session {s}: {}\n", canon(m)));
             }
         }
     }
