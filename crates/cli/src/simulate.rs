@@ -176,6 +176,15 @@ fn trace_line(e: &raft_sim::SimEvent) -> String {
         K::Joined { server } => format!("\"kind\":\"joined\",\"server\":{}", server + 1),
         K::Left { server } => format!("\"kind\":\"left\",\"server\":{}", server + 1),
         K::Snapshot { server, index } => format!("\"kind\":\"snapshot\",\"server\":{},\"index\":{index}", server + 1),
+        K::TxnRejected { server, op, error } => {
+            let s = |x: &str| ovsdb::json::Json::String(x.to_string()).to_string_compact();
+            format!(
+                "\"kind\":\"txn_rejected\",\"server\":{},\"op\":{},\"error\":{}",
+                server + 1,
+                s(op),
+                error.as_deref().map(s).unwrap_or_else(|| "null".into())
+            )
+        }
     };
     format!("{{\"t_us\":{},{body}}}", e.t)
 }

@@ -194,6 +194,12 @@ pub struct Server {
     /// Atoms held by the history's row versions, and by the database.
     history_atoms: usize,
     db_atoms: usize,
+    /// Strong references to each committed row from committed rows,
+    /// kept up to date at every install so that a commit only looks at
+    /// the rows it changes (as ovsdb-server does), not the whole database.
+    strong_refs: HashMap<Uuid, u32>,
+    /// Per table: its strong-reference columns with their target tables.
+    strong_cols: Vec<Vec<RefCol>>,
     sessions: BTreeMap<SessionId, Session>,
     next_session: SessionId,
     lock_owners: HashMap<String, SessionId>,
@@ -387,6 +393,30 @@ fn col_changed(old: &Row, new: &Row, c: MonCol) -> bool {
 impl Server {
     pub fn new(meta: DbMeta, opts: ServerOptions) -> Server {
         let n = meta.tables.len();
+        let strong_cols = meta
+            .tables
+            .iter()
+            .map(|t| {
+                t.columns
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, c)| {
+                        let key = if c.ty.key.is_strong_ref() {
+                            c.ty.key.ref_table.as_ref().and_then(|n| meta.table(n))
+                        } else {
+                            None
+                        };
+                        let value =
+                            c.ty.value
+                                .as_ref()
+                                .filter(|v| v.is_strong_ref())
+                                .and_then(|v| v.ref_table.as_ref())
+                                .and_then(|n| meta.table(n));
+                        (key.is_some() || value.is_some()).then_some(RefCol { col: i, key, value })
+                    })
+                    .collect()
+            })
+            .collect();
         Server {
             meta: Arc::new(meta),
             opts,
@@ -396,6 +426,8 @@ impl Server {
             history: VecDeque::new(),
             history_atoms: 0,
             db_atoms: 0,
+            strong_refs: HashMap::new(),
+            strong_cols,
             sessions: BTreeMap::new(),
             next_session: 1,
             lock_owners: HashMap::new(),
@@ -1092,6 +1124,27 @@ impl Server {
     /// transaction id, the atom counts and the history.
     fn install(&mut self, commit: &Commit) {
         for ch in &commit.changes {
+            let refcols = &self.strong_cols[ch.table];
+            if !refcols.is_empty() {
+                let refs = &mut self.strong_refs;
+                if let Some(o) = &ch.old {
+                    each_strong_ref(refcols, &o.cols, |_, x| {
+                        if let Some(c) = refs.get_mut(&x) {
+                            *c = c.saturating_sub(1);
+                            if *c == 0 {
+                                refs.remove(&x);
+                            }
+                        }
+                    });
+                }
+                if let Some(n) = &ch.new {
+                    each_strong_ref(refcols, &n.cols, |_, x| {
+                        *refs.entry(x).or_insert(0) += 1;
+                    });
+                }
+            }
+        }
+        for ch in &commit.changes {
             match &ch.new {
                 Some(r) => {
                     self.tables[ch.table].insert(ch.uuid, r.clone());
@@ -1191,7 +1244,20 @@ impl Server {
                     .filter(|(_, r)| r.is_some())
                     .map(|(u, _)| *u)
                     .collect();
-                if !deleted.is_empty() {
+                // Only a deletion in a table these columns point into can
+                // leave a committed row with a dangling weak reference.
+                let points_at_deleted = weak_cols.iter().any(|&ci| {
+                    let c = &t.columns[ci];
+                    [
+                        c.ty.key.ref_table.as_ref(),
+                        c.ty.value.as_ref().and_then(|v| v.ref_table.as_ref()),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|name| meta.table(name))
+                    .any(|tt| changed[tt].values().any(Option::is_none))
+                });
+                if points_at_deleted {
                     cand.extend(
                         self.tables[ti]
                             .keys()
@@ -1291,109 +1357,127 @@ impl Server {
                     }
                 }
             }
-            // 2. Count strong references over the resulting database.
-            let mut refcount: HashMap<Uuid, u32> = HashMap::new();
+            // 2. Strong references of the resulting database: the
+            //    committed counts plus what the changed rows add and drop.
+            let mut delta: HashMap<Uuid, (usize, i64)> = HashMap::new();
+            let mut broken = false;
             for ti in 0..n {
-                let t = &meta.tables[ti];
-                let strong: Vec<(usize, Option<usize>, Option<usize>)> = t
-                    .columns
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, c)| {
-                        let k = if c.ty.key.is_strong_ref() {
-                            c.ty.key.ref_table.as_ref().and_then(|n| meta.table(n))
-                        } else {
-                            None
-                        };
-                        let v =
-                            c.ty.value
-                                .as_ref()
-                                .filter(|v| v.is_strong_ref())
-                                .and_then(|v| v.ref_table.as_ref())
-                                .and_then(|n| meta.table(n));
-                        if k.is_some() || v.is_some() {
-                            Some((i, k, v))
-                        } else {
-                            None
+                let refcols = &self.strong_cols[ti];
+                for (u, r) in &changed[ti] {
+                    if !refcols.is_empty() {
+                        if let Some(old) = self.tables[ti].get(u) {
+                            each_strong_ref(refcols, &old.cols, |tt, x| {
+                                delta.entry(x).or_insert((tt, 0)).1 -= 1;
+                            });
                         }
-                    })
-                    .collect();
-                if strong.is_empty() {
-                    continue;
-                }
-                let rows = self.tables[ti]
-                    .iter()
-                    .filter(|(u, _)| !changed[ti].contains_key(u))
-                    .map(|(u, r)| (*u, &r.cols))
-                    .chain(
-                        changed[ti]
-                            .iter()
-                            .filter_map(|(u, r)| r.as_ref().map(|r| (*u, &r.cols))),
-                    );
-                for (src, cols) in rows {
-                    for &(ci, kt, vt) in &strong {
-                        let mut check = |a: &Atom, tt: usize| -> Result<()> {
-                            if let Atom::Uuid(x) = a {
-                                if !exists(changed, tt, x) {
-                                    return Err(Error::referential(format!(
-                                        "Table {} column {} row {} references nonexistent row {} in table {}.",
-                                        t.name, t.columns[ci].name, src, x, meta.tables[tt].name
-                                    )));
-                                }
-                                *refcount.entry(*x).or_insert(0) += 1;
-                            }
-                            Ok(())
-                        };
-                        match &cols[ci] {
-                            Datum::Set(s) => {
-                                if let Some(kt) = kt {
-                                    for a in s {
-                                        check(a, kt)?;
-                                    }
-                                }
-                            }
-                            Datum::Map(m) => {
-                                for (k, v) in m {
-                                    if let Some(kt) = kt {
-                                        check(k, kt)?;
-                                    }
-                                    if let Some(vt) = vt {
-                                        check(v, vt)?;
-                                    }
-                                }
-                            }
+                        if let Some(new) = r {
+                            each_strong_ref(refcols, &new.cols, |tt, x| {
+                                broken |= !exists(changed, tt, &x);
+                                delta.entry(x).or_insert((tt, 0)).1 += 1;
+                            });
                         }
                     }
                 }
             }
-            // 3. Garbage-collect unreferenced non-root rows.
-            let mut collected = false;
+            // A deleted row that something still points to.
+            for rows in changed.iter() {
+                for (u, r) in rows {
+                    if r.is_none() {
+                        let left = self.strong_refs.get(u).copied().unwrap_or(0) as i64
+                            + delta.get(u).map(|d| d.1).unwrap_or(0);
+                        broken |= left > 0;
+                    }
+                }
+            }
+            if broken {
+                // Rare: walk the whole database for the exact error
+                // ovsdb-server reports (the first offending reference).
+                self.strong_ref_error(changed)?;
+                return Err(Error::referential("reference to a deleted row"));
+            }
+            let count = |x: &Uuid, delta: &HashMap<Uuid, (usize, i64)>| -> i64 {
+                self.strong_refs.get(x).copied().unwrap_or(0) as i64
+                    + delta.get(x).map(|d| d.1).unwrap_or(0)
+            };
+            // 3. Garbage-collect unreferenced non-root rows: those the
+            //    transaction wrote and those that lost a reference.
+            let mut doomed: Vec<(usize, Uuid)> = Vec::new();
             for (ti, tmeta) in meta.tables.iter().enumerate() {
                 if tmeta.is_root {
                     continue;
                 }
-                let live: Vec<Uuid> = self.tables[ti]
-                    .keys()
-                    .filter(|u| !changed[ti].contains_key(u))
-                    .copied()
-                    .chain(
-                        changed[ti]
-                            .iter()
-                            .filter(|(_, r)| r.is_some())
-                            .map(|(u, _)| *u),
-                    )
-                    .collect();
-                for u in live {
-                    if refcount.get(&u).copied().unwrap_or(0) == 0 {
-                        changed[ti].insert(u, None);
-                        collected = true;
+                for (u, r) in &changed[ti] {
+                    if r.is_some() && count(u, &delta) <= 0 {
+                        doomed.push((ti, *u));
                     }
                 }
+            }
+            for (x, (tt, d)) in &delta {
+                if *d < 0
+                    && !meta.tables[*tt].is_root
+                    && exists(changed, *tt, x)
+                    && count(x, &delta) <= 0
+                {
+                    doomed.push((*tt, *x));
+                }
+            }
+            doomed.sort_unstable();
+            doomed.dedup();
+            let collected = !doomed.is_empty();
+            for (ti, u) in doomed {
+                changed[ti].insert(u, None);
             }
             if !collected || loops > 64 {
                 return Ok(());
             }
         }
+    }
+
+    /// The first strong reference of the resulting database to a row that
+    /// does not exist, as an error (in table and row order, like the
+    /// whole-database check it stands for). Only called once the
+    /// incremental counts found a problem.
+    fn strong_ref_error(&self, changed: &[BTreeMap<Uuid, Option<Row>>]) -> Result<()> {
+        let meta = self.meta.clone();
+        let exists = |t: usize, u: &Uuid| -> bool {
+            match changed[t].get(u) {
+                Some(x) => x.is_some(),
+                None => self.tables[t].contains_key(u),
+            }
+        };
+        for (ti, t) in meta.tables.iter().enumerate() {
+            let refcols = &self.strong_cols[ti];
+            if refcols.is_empty() {
+                continue;
+            }
+            let rows = self.tables[ti]
+                .iter()
+                .filter(|(u, _)| !changed[ti].contains_key(u))
+                .map(|(u, r)| (*u, &r.cols))
+                .chain(
+                    changed[ti]
+                        .iter()
+                        .filter_map(|(u, r)| r.as_ref().map(|r| (*u, &r.cols))),
+                );
+            for (src, cols) in rows {
+                // Column by column, as ovsdb-server reports the first one.
+                for rc in refcols {
+                    let mut first = None;
+                    each_strong_ref(std::slice::from_ref(rc), cols, |tt, x| {
+                        if first.is_none() && !exists(tt, &x) {
+                            first = Some((tt, x));
+                        }
+                    });
+                    if let Some((tt, x)) = first {
+                        return Err(Error::referential(format!(
+                            "Table {} column {} row {} references nonexistent row {} in table {}.",
+                            t.name, t.columns[rc.col].name, src, x, meta.tables[tt].name
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     // ------------------------------------------------------------------
@@ -1919,6 +2003,42 @@ fn changed_data(o: &Row, n: &Row, cols: &[MonCol]) -> bool {
         MonCol::Col(i) => o.cols[*i] != n.cols[*i],
         MonCol::Version => false,
     })
+}
+
+/// A column holding strong references: its index and the tables its keys
+/// and values point into.
+#[derive(Debug, Clone, Copy)]
+struct RefCol {
+    col: usize,
+    key: Option<usize>,
+    value: Option<usize>,
+}
+
+/// Calls `f(target table, uuid)` for every strong reference in `cols`.
+fn each_strong_ref(refcols: &[RefCol], cols: &[Datum], mut f: impl FnMut(usize, Uuid)) {
+    for rc in refcols {
+        match &cols[rc.col] {
+            Datum::Set(s) => {
+                if let Some(kt) = rc.key {
+                    for a in s {
+                        if let Atom::Uuid(x) = a {
+                            f(kt, *x);
+                        }
+                    }
+                }
+            }
+            Datum::Map(m) => {
+                for (k, v) in m {
+                    if let (Some(kt), Atom::Uuid(x)) = (rc.key, k) {
+                        f(kt, *x);
+                    }
+                    if let (Some(vt), Atom::Uuid(x)) = (rc.value, v) {
+                        f(vt, *x);
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn has_ref(ty: &Type) -> bool {

@@ -46,8 +46,17 @@ impl Names {
 }
 
 fn header(n: &Names, s: Sid, snap: &Snap, schema: &Json) -> Result<ClusterHeader, String> {
-    let data =
-        parse(snap.db.snapshot_json().as_bytes()).map_err(|e| format!("snapshot json: {e:?}"))?;
+    // The database at the snapshot: its history replayed on a model.
+    let data = match &snap.core {
+        Some(h) => {
+            let (model, _, problem) = h.rebuild_model();
+            if let Some(p) = problem {
+                return Err(format!("snapshot database: {p}"));
+            }
+            crate::txn::snapshot_record(&model)
+        }
+        None => Json::Object(Default::default()),
+    };
     Ok(ClusterHeader {
         server_id: n.sid(s),
         name: "OVN_Northbound".into(),
@@ -79,7 +88,6 @@ pub fn write_logs(sim: &Sim) -> Result<Vec<(String, Vec<u8>)>, String> {
         .map(|s| s.snap_config_at_start())
         .unwrap_or(1);
     let members: Vec<Sid> = (0..64).filter(|i| initial & (1u64 << i) != 0).collect();
-    let column_diff = sim.knobs.column_diff;
     let mut files = Vec::new();
     for (s, recs) in sim.logs().iter().enumerate() {
         let mut w: Option<ClusteredWriter> = None;
@@ -106,6 +114,7 @@ pub fn write_logs(sim: &Sim) -> Result<Vec<(String, Vec<u8>)>, String> {
                             et: sim.knobs.election_timer,
                             last_eid: 0,
                             db: Default::default(),
+                            db_bytes: 0,
                             core: None,
                         };
                         header(&n, s, &snap, &schema)?
@@ -129,9 +138,7 @@ pub fn write_logs(sim: &Sim) -> Result<Vec<(String, Vec<u8>)>, String> {
                     match &entry.kind {
                         EntryKind::Noop => {}
                         EntryKind::Data { eid, txn } => {
-                            let t = parse(txn.text(column_diff).as_bytes())
-                                .map_err(|e| format!("txn json: {e:?}"))?;
-                            e.data = Some(Json::Array(vec![Json::Null, t]));
+                            e.data = Some(Json::Array(vec![Json::Null, txn.record.clone()]));
                             e.eid = Some(n.eid(*eid));
                         }
                         EntryKind::Servers(m) => e.servers = Some(n.servers(*m)),

@@ -51,6 +51,7 @@ pub fn figures(m: &Metrics) -> Vec<Figure> {
         ("heartbeats", Some(m.heartbeats as f64)),
         ("fsyncs", Some(m.fsyncs as f64)),
         ("prereq_failures", Some(m.prereq_failures as f64)),
+        ("txns.rejected", Some(m.rejected as f64)),
         ("timeouts", Some(m.timeouts as f64)),
         ("early_acks", Some(m.early_acks as f64)),
     ]

@@ -10,7 +10,8 @@
 
 use crate::knobs::{Knobs, SuppressMode, TransferPolicy};
 use crate::rng::Rng;
-use crate::txn::{self, NbState, Op, TxnRef};
+use crate::txn::{self, NbState, Op, Txn, TxnRef};
+use ovsdb::json::Json;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
@@ -194,15 +195,15 @@ impl Msg {
                 for e in entries.iter() {
                     b += 30
                         + match &e.kind {
-                            EntryKind::Data { txn, .. } => 50 + txn.text(column_diff).len() as u64,
+                            EntryKind::Data { txn, .. } => 50 + txn.len(column_diff) as u64,
                             EntryKind::Servers(s) => 60 * s.count_ones() as u64,
                             _ => 20,
                         };
                 }
                 b
             }
-            Msg::Snapshot { snap, .. } => COMMON + txn::NB_HEADER_JSON + snap.db.rows_bytes,
-            Msg::Exec { txn, .. } => COMMON + 100 + txn.text(column_diff).len() as u64,
+            Msg::Snapshot { snap, .. } => COMMON + txn::NB_HEADER_JSON + snap.db_bytes,
+            Msg::Exec { txn, .. } => COMMON + 100 + txn.len(column_diff) as u64,
             Msg::ExecReply { .. } => COMMON + 80,
             _ => COMMON + 60,
         }
@@ -218,8 +219,10 @@ pub struct Snap {
     pub et: u64,
     pub last_eid: u64,
     pub db: Rc<NbState>,
-    /// The core database at `index` (when `core_db` is on), as the chain
-    /// of committed transactions that builds it (see [`CoreHistory`]).
+    /// JSON size of the database's rows in a snapshot record.
+    pub db_bytes: u64,
+    /// The database at `index`, as the chain of committed transactions
+    /// that builds it (see [`CoreHistory`]); None before a joiner has one.
     pub core: Option<Rc<CoreHistory>>,
 }
 
@@ -236,26 +239,50 @@ pub struct CoreHistory {
 }
 
 impl CoreHistory {
-    /// Replay the chain onto an empty core database. Returns the database
-    /// and the first disagreement found (none expected: every transaction
-    /// was executed when it was first applied).
-    pub fn rebuild(
-        self: &Rc<Self>,
-        column_diff: bool,
-    ) -> (Option<ovsdb::Database>, Option<String>) {
+    fn chunks(self: &Rc<Self>) -> Vec<&Rc<CoreHistory>> {
         let mut chunks = Vec::new();
         let mut at = Some(self);
         while let Some(h) = at {
             chunks.push(h);
             at = h.prev.as_ref();
         }
+        chunks.reverse();
+        chunks
+    }
+
+    /// Replay the chain's records onto an empty database model (what a
+    /// server does when it installs a snapshot or restarts). Returns the
+    /// model, its rows' snapshot size and the first record it refused
+    /// (none expected).
+    pub fn rebuild_model(self: &Rc<Self>) -> (idl::server::Server, u64, Option<String>) {
+        let mut model = txn::empty_model();
+        let mut bytes = 0u64;
+        let mut problem = None;
+        for h in self.chunks() {
+            for t in &h.txns {
+                match model.apply_record(&t.record) {
+                    Ok((Some(c), _)) => bytes = txn::grow_db_bytes(bytes, &model.meta, &c),
+                    Ok((None, _)) => {}
+                    Err(e) => {
+                        problem.get_or_insert(format!("model refused {:?}: {e}", t.op));
+                    }
+                }
+            }
+        }
+        (model, bytes, problem)
+    }
+
+    /// Replay the chain onto an empty core database. Returns the database
+    /// and the first disagreement found (none expected: every transaction
+    /// was executed when it was first applied).
+    pub fn rebuild(self: &Rc<Self>) -> (Option<ovsdb::Database>, Option<String>) {
         let Some(mut db) = txn::empty_core_db() else {
             return (None, Some("schema does not parse".into()));
         };
         let mut problem = None;
-        for h in chunks.into_iter().rev() {
+        for h in self.chunks() {
             for t in &h.txns {
-                if let Some(p) = core_apply(&mut db, t, column_diff) {
+                if let Some(p) = core_apply(&mut db, t) {
                     problem.get_or_insert(p);
                 }
             }
@@ -406,8 +433,15 @@ pub enum Out {
     EarlyAck {
         server: Sid,
     },
-    /// The core database rejected a committed transaction, or its own size
-    /// computation disagrees with the entry's text.
+    /// A client's transaction ended without an entry (`error` is None for
+    /// a transaction that changed nothing).
+    TxnRejected {
+        server: Sid,
+        op: Op,
+        error: Option<String>,
+    },
+    /// A database refused a committed record, or the two databases
+    /// disagree on its size.
     CoreMismatch {
         server: Sid,
         index: u64,
@@ -573,11 +607,18 @@ pub struct Server {
     durable_end: u64,
     pending_writes: VecDeque<(u64, u64)>,
     // ovsdb layer
-    /// The in-memory core database (`core_db` knob).
+    /// The database: the IDL crate's server model, which executes the
+    /// transactions this server proposes and installs committed entries.
+    pub model: Box<idl::server::Server>,
+    /// JSON size of the model's rows in a snapshot record.
+    pub db_bytes: u64,
+    /// An independent second database, the `ovsdb` crate's, that replays
+    /// the same entries and checks their sizes (`core_db` knob).
     pub core: Option<Box<ovsdb::Database>>,
-    /// Data transactions applied to `core` since the last snapshot (the
-    /// next [`CoreHistory`] chunk).
+    /// Data transactions applied since the last snapshot (the next
+    /// [`CoreHistory`] chunk).
     core_pending: Vec<TxnRef>,
+    /// What clients know of the rows, to name them in requests.
     pub db: NbState,
     pub applied_eid: u64,
     log_last_eid: u64,
@@ -603,10 +644,8 @@ pub struct Server {
 /// Execute a committed transaction on the core database and check that the
 /// core's own serialization of the changes has the entry's size in both
 /// storage modes. Returns a description of any disagreement.
-fn core_apply(core: &mut ovsdb::Database, txn: &txn::Txn, column_diff: bool) -> Option<String> {
-    let Some(j) = txn.json(column_diff) else {
-        return Some("transaction text is not valid JSON".into());
-    };
+fn core_apply(core: &mut ovsdb::Database, txn: &txn::Txn) -> Option<String> {
+    let j = &txn.record;
     let opts = ovsdb::db::ReplayOptions {
         skip_index_check: true,
         ..Default::default()
@@ -624,7 +663,7 @@ fn core_apply(core: &mut ovsdb::Database, txn: &txn::Txn, column_diff: bool) -> 
                 let ours = txn.tables_len(diff);
                 if core_len != ours {
                     return Some(format!(
-                        "{:?} in {} mode: simulator text {ours} B, core database {core_len} B",
+                        "{:?} in {} mode: IDL server model {ours} B, ovsdb database {core_len} B",
                         txn.op,
                         if diff { "diff" } else { "full" }
                     ));
@@ -676,7 +715,8 @@ impl Server {
             et: k.election_timer,
             last_eid: 0,
             db: Rc::new(NbState::default()),
-            core: None,
+            db_bytes: 0,
+            core: Some(Rc::new(CoreHistory::default())),
         });
         let mut s = Server::blank(id, snap, k);
         s.term = 1;
@@ -701,6 +741,7 @@ impl Server {
             et: k.election_timer,
             last_eid: 0,
             db: Rc::new(NbState::default()),
+            db_bytes: 0,
             core: None,
         });
         let mut s = Server::blank(id, snap, k);
@@ -715,16 +756,15 @@ impl Server {
         s
     }
 
-    fn blank(id: Sid, mut snap: Rc<Snap>, k: &Knobs) -> Server {
+    fn blank(id: Sid, snap: Rc<Snap>, k: &Knobs) -> Server {
         let core = if k.core_db {
             txn::empty_core_db().map(Box::new)
         } else {
             None
         };
-        if core.is_some() {
-            Rc::make_mut(&mut snap).core = Some(Rc::new(CoreHistory::default()));
-        }
         Server {
+            model: Box::new(txn::empty_model()),
+            db_bytes: 0,
             core,
             core_pending: Vec::new(),
             id,
@@ -915,7 +955,7 @@ impl Server {
         match &e.kind {
             EntryKind::Noop => txn::noop_entry_len(e.term, idx),
             EntryKind::Data { txn, .. } => {
-                txn::data_entry_len(txn.text(k.column_diff).len() as u64, e.term, idx)
+                txn::data_entry_len(txn.len(k.column_diff) as u64, e.term, idx)
             }
             EntryKind::Servers(s) => txn::servers_entry_len(s.count_ones() as u64, e.term, idx),
             EntryKind::ElectionTimer(us) => txn::et_entry_len(us / 1000, e.term, idx),
@@ -1700,18 +1740,17 @@ impl Server {
             et: self.et,
             last_eid: self.applied_eid,
             db: Rc::new(self.db.clone()),
-            core: self.core.as_ref().map(|_| {
-                Rc::new(CoreHistory {
-                    prev: self.snap.core.clone(),
-                    txns: std::mem::take(&mut self.core_pending),
-                })
-            }),
+            db_bytes: self.db_bytes,
+            core: Some(Rc::new(CoreHistory {
+                prev: self.snap.core.clone(),
+                txns: std::mem::take(&mut self.core_pending),
+            })),
         });
         let drop_n = (idx + 1 - self.log_start) as usize;
         self.log.drain(..drop_n.min(self.log.len()));
         self.log_start = idx + 1;
         // New file: header with the data, remaining entries, term/vote, commit.
-        let mut bytes = txn::framed(txn::NB_HEADER_JSON + self.db.rows_bytes + 150);
+        let mut bytes = txn::framed(txn::NB_HEADER_JSON + self.db_bytes + 150);
         self.file_bytes_after_snap = bytes;
         for (i, e) in self.log.iter().enumerate() {
             bytes += self.entry_record_len(e, self.log_start + i as u64, cx.k);
@@ -1835,10 +1874,8 @@ impl Server {
         self.paused_until = 0;
         // Rebuild the database from the snapshot plus committed entries.
         self.db = (*self.snap.db).clone();
-        if self.core.is_some() {
-            let snap = self.snap.clone();
-            self.core_from_snapshot(&snap, cx);
-        }
+        let snap = self.snap.clone();
+        self.core_from_snapshot(&snap, cx);
         self.applied_eid = self.snap.last_eid;
         self.last_applied = self.snap.index.max(self.log_start.saturating_sub(1));
         self.commit_index = self.commit_index.min(self.last_index());
@@ -1992,10 +2029,21 @@ impl Server {
             if let Some(e) = self.entry(idx) {
                 if let EntryKind::Data { eid, txn } = &e.kind {
                     let (eid, txn) = (*eid, txn.clone());
+                    // Every member, the proposer included, installs the
+                    // committed record by replaying it, as ovsdb-server.
+                    match self.model.apply_record(&txn.record) {
+                        Ok((Some(c), _)) => {
+                            self.db_bytes = txn::grow_db_bytes(self.db_bytes, &self.model.meta, &c)
+                        }
+                        Ok((None, _)) => {}
+                        Err(e) => cx.out.push(Out::CoreMismatch {
+                            server: self.id,
+                            index: idx,
+                            msg: format!("database model refused {:?}: {e}", txn.op),
+                        }),
+                    }
                     if let Some(core) = self.core.as_mut() {
-                        let problem = core_apply(core, &txn, cx.k.column_diff);
-                        self.core_pending.push(txn.clone());
-                        if let Some(msg) = problem {
+                        if let Some(msg) = core_apply(core, &txn) {
                             cx.out.push(Out::CoreMismatch {
                                 server: self.id,
                                 index: idx,
@@ -2003,6 +2051,7 @@ impl Server {
                             });
                         }
                     }
+                    self.core_pending.push(txn.clone());
                     self.db.apply(&txn);
                     self.applied_eid = eid;
                     self.applied_since_snap += 1;
@@ -2053,8 +2102,42 @@ impl Server {
         }
         let op = self.triggers[i].op.clone();
         let date = cx.date_base_ms + cx.now / 1000;
-        let t = Rc::new(self.db.compose(&op, cx.comment_prefix, date, cx.rng));
-        cx.cpu(t.text(cx.k.column_diff).len() as u64);
+        // Execute the client's request on this server's database without
+        // installing it; the commit becomes the entry.
+        let outcome = self
+            .db
+            .request(&op, cx.comment_prefix, cx.rng)
+            .map(|req| (self.model.prepare(&req.ops), req));
+        let (commit, req) = match outcome {
+            Ok((out, req)) => match out.commit {
+                Some(c) => (c, req),
+                None => {
+                    // ovsdb-server answers at once: an error, or success
+                    // with nothing to write.
+                    let error = out
+                        .result
+                        .as_array()
+                        .and_then(|r| r.iter().find_map(|x| x.get("details")))
+                        .and_then(Json::as_str)
+                        .map(str::to_string);
+                    self.reject(i, op, error, cx);
+                    return;
+                }
+            },
+            Err(msg) => {
+                self.reject(i, op, Some(msg), cx);
+                return;
+            }
+        };
+        let t = Rc::new(Txn::from_commit(
+            &self.model.meta,
+            &op,
+            &req,
+            &commit,
+            date,
+            cx.k.column_diff,
+        ));
+        cx.cpu(t.len(cx.k.column_diff) as u64);
         let eid = cx.new_id();
         if is_leader {
             if self.log_last_eid != prereq {
@@ -2574,14 +2657,26 @@ impl Server {
     }
 
     /// Rebuild the core database at the snapshot's index (restart, install).
+    /// The databases at the snapshot: the model (and the `core_db`
+    /// cross-check database) rebuilt from the snapshot's history.
     fn core_from_snapshot(&mut self, snap: &Rc<Snap>, cx: &mut Ctx) {
         self.core_pending.clear();
         let Some(h) = snap.core.as_ref() else {
-            self.core = None;
+            *self.model = txn::empty_model();
+            self.db_bytes = 0;
+            if cx.k.core_db {
+                self.core = txn::empty_core_db().map(Box::new);
+            }
             return;
         };
-        let (db, problem) = h.rebuild(cx.k.column_diff);
-        self.core = db.map(Box::new);
+        let (model, bytes, mut problem) = h.rebuild_model();
+        *self.model = model;
+        self.db_bytes = bytes;
+        if cx.k.core_db {
+            let (db, p) = h.rebuild();
+            self.core = db.map(Box::new);
+            problem = problem.or(p);
+        }
         if let Some(msg) = problem {
             cx.out.push(Out::CoreMismatch {
                 server: self.id,
@@ -2589,6 +2684,18 @@ impl Server {
                 msg: format!("rebuilding the snapshot's database: {msg}"),
             });
         }
+    }
+
+    /// The client's transaction ends without an entry: ovn-nbctl refused
+    /// the command, or the server's reply is an error or a no-op.
+    fn reject(&mut self, i: usize, op: Op, error: Option<String>, cx: &mut Ctx) {
+        cx.out.push(Out::TxnRejected {
+            server: self.id,
+            op,
+            error,
+        });
+        // Answered at the next pass, as a finished transaction.
+        self.triggers[i].state = TState::Applying(self.last_applied);
     }
 
     fn install_snapshot(&mut self, snap: &Rc<Snap>, cx: &mut Ctx) {
@@ -2601,15 +2708,13 @@ impl Server {
         self.durable_end = self.log_end();
         self.pending_writes.clear();
         self.db = (*snap.db).clone();
-        if self.core.is_some() {
-            self.core_from_snapshot(snap, cx);
-        }
+        self.core_from_snapshot(snap, cx);
         self.applied_eid = snap.last_eid;
         self.log_last_eid = snap.last_eid;
         self.config = snap.servers;
         self.et = snap.et;
         let bytes =
-            txn::framed(txn::NB_HEADER_JSON + 25 + snap.db.rows_bytes) + txn::term_len(self.term);
+            txn::framed(txn::NB_HEADER_JSON + 25 + snap.db_bytes) + txn::term_len(self.term);
         self.file_bytes = bytes;
         self.file_bytes_after_snap = bytes;
         self.applied_since_snap = 0;

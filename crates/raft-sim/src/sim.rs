@@ -160,6 +160,14 @@ pub enum EventKind {
         server: Sid,
         index: u64,
     },
+    /// A client's transaction ended without a log entry: refused by the
+    /// client (`ovn-nbctl`), failed on the server, or changed nothing
+    /// (`error` None).
+    TxnRejected {
+        server: Sid,
+        op: String,
+        error: Option<String>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -189,6 +197,9 @@ pub struct Metrics {
     pub msgs_dropped: u64,
     pub heartbeats: u64,
     pub prereq_failures: u64,
+    /// Client transactions that ended without an entry (see
+    /// [`EventKind::TxnRejected`]).
+    pub rejected: u64,
     pub timeouts: u64,
     pub events: u64,
     pub fsyncs: u64,
@@ -691,6 +702,14 @@ impl Sim {
             }
             Out::BecameLeader { server, term } => self.became_leader(server, term),
             Out::EarlyAck { .. } => self.metrics.early_acks += 1,
+            Out::TxnRejected { server, op, error } => {
+                self.metrics.rejected += 1;
+                self.note(EventKind::TxnRejected {
+                    server,
+                    op: op.args(),
+                    error,
+                });
+            }
             Out::CoreMismatch { server, index, msg } => {
                 let (seed, now) = (self.seed, self.now);
                 self.checker.checks += 1;

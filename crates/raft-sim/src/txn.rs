@@ -1,17 +1,24 @@
 //! Transactions shaped like the ones `ovn-nbctl` sends against the real
-//! OVN_Northbound schema, and the on-disk record sizes of §1.2.
+//! OVN_Northbound schema, executed by the IDL crate's server model
+//! (`idl::server`), and the on-disk record sizes of §1.2.
 //!
-//! The JSON text of every transaction is built here with the exact shape and
-//! member order seen in the real 3.1 sample files (`static/samples/*/s*.db`),
-//! for both storage modes: full rows (`--disable-file-column-diff`) and column
-//! diffs (`"_is_diff":true`, sets stored as the symmetric difference). The
-//! byte sizes are therefore measured from real-shaped text, not guessed.
-//! (When the `ovsdb` crate's Database/diff code is ready this module is the
-//! place to swap in real execution against the schema.)
+//! A server that proposes a write builds the `transact` request a client
+//! would send ([`NbState::request`]), executes it on its own database model
+//! without installing it ([`idl::server::Server::prepare`], as a clustered
+//! ovsdb-server does before it hands the result to Raft) and turns the
+//! resulting commit into the log record ([`Txn::from_commit`]) in both
+//! storage modes: full rows (`--disable-file-column-diff`) and column diffs
+//! (`"_is_diff":true`). Every member installs the committed record by
+//! replaying it on its model (`apply_record`). Byte sizes are therefore
+//! those of records a real schema-driven execution makes, not templates.
 
 use crate::rng::Rng;
+use idl::server::{commit_record, entry_data, Commit};
+use idl::DbMeta;
+use ovsdb::json::Json;
 use std::fmt::Write as _;
 use std::rc::Rc;
+use std::sync::Arc;
 
 pub type Uuid = [u8; 36];
 
@@ -47,8 +54,10 @@ impl Op {
     }
 }
 
-/// Tiny model of the OVN_Northbound rows the workloads touch; every server
-/// keeps one and applies committed transactions to it.
+/// What the client (ovn-nbctl) knows of the OVN_Northbound rows the
+/// workloads touch, to name them in its requests; every server keeps one
+/// and updates it from committed transactions. The database itself is the
+/// server's `idl::server` model.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NbState {
     pub nb_global: Option<Uuid>,
@@ -61,27 +70,38 @@ pub struct NbState {
     pub pg: Option<Uuid>,
     /// (priority, uuid) of ACLs in the port group.
     pub acls: Vec<(u64, Uuid)>,
-    /// Approximate JSON size of all rows (for snapshot sizes).
-    pub rows_bytes: u64,
 }
 
-/// A composed transaction: what it changes and its JSON text in both modes.
+/// A `transact` request as the client sends it (without the database
+/// name), and what it means for the client's view.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub ops: Vec<Json>,
+    pub inserted: Option<Uuid>,
+    pub removed: Vec<(u64, Uuid)>,
+    pub comment: String,
+}
+
+/// A proposed transaction: the workload op and the log record the
+/// proposing server's database model made for it.
 #[derive(Clone, Debug)]
 pub struct Txn {
     pub op: Op,
     pub inserted: Option<Uuid>,
     pub removed: Vec<(u64, Uuid)>,
-    pub full: String,
-    pub diff: String,
-    /// Bytes of `full`/`diff` that are not table data (`_comment`, `_date`,
-    /// `_is_diff` members): `text.len() - extras` is the size of the bare
-    /// table object, which the core database can compute independently.
-    pub extras_full: usize,
-    pub extras_diff: usize,
-    /// The text of the storage mode in use, parsed once (core database).
-    pub parsed: std::cell::OnceCell<Option<ovsdb::Json>>,
-    /// Sizes already cross-checked against the core database (the text is
-    /// the same for every server, so once is enough).
+    /// The record as written to the log in the run's storage mode
+    /// (`{table: {uuid: row or null}}` with `_date`, `_comment` and, for
+    /// diffs, `_is_diff`), members in ovsdb-server's hash order.
+    pub record: Json,
+    /// Serialized size of the record in full-value (`[0]`) and diff
+    /// (`[1]`) storage.
+    pub lens: [usize; 2],
+    /// The same without `_date`, `_comment` and `_is_diff`: the size of
+    /// the bare table object, which the `ovsdb` crate's database computes
+    /// independently (`core_db` cross-check).
+    pub table_lens: [usize; 2],
+    /// Sizes already cross-checked against the `ovsdb` crate's database
+    /// (the record is the same for every server, so once is enough).
     pub size_checked: std::cell::Cell<bool>,
 }
 
@@ -91,10 +111,36 @@ pub struct Txn {
 /// made persistent, members in the server's order).
 pub const NB_SCHEMA: &str = include_str!("../data/ovn-nb.clustered-schema.json");
 
-/// An empty core database (`ovsdb::Database`) with the NB schema; the
-/// schema is parsed once per process.
+/// The NB schema as the IDL server model's metadata, parsed once per
+/// process (None only if the embedded schema failed to parse).
+pub fn nb_meta() -> Option<Arc<DbMeta>> {
+    use std::sync::OnceLock;
+    static META: OnceLock<Option<Arc<DbMeta>>> = OnceLock::new();
+    META.get_or_init(|| DbMeta::from_text(NB_SCHEMA).ok().map(Arc::new))
+        .clone()
+}
+
+/// An empty database model of a cluster member. It keeps no monitor
+/// history (the simulator has no monitoring clients).
+///
+/// The schema is a constant of this crate, checked by its tests; it
+/// cannot fail to parse at run time.
+pub fn empty_model() -> idl::server::Server {
+    let meta = nb_meta().expect("embedded OVN_Northbound schema parses");
+    idl::server::Server::new(
+        (*meta).clone(),
+        idl::server::ServerOptions {
+            clustered: false,
+            seed: 0x5eed,
+            ..Default::default()
+        },
+    )
+}
+
+/// An empty core database (`ovsdb::Database`) with the NB schema, for the
+/// `core_db` cross-check; the schema is parsed once per process.
 pub fn empty_core_db() -> Option<ovsdb::Database> {
-    use std::sync::{Arc, OnceLock};
+    use std::sync::OnceLock;
     static SCHEMA: OnceLock<Option<Arc<ovsdb::DatabaseSchema>>> = OnceLock::new();
     let schema = SCHEMA.get_or_init(|| {
         ovsdb::DatabaseSchema::parse(NB_SCHEMA.as_bytes())
@@ -105,74 +151,119 @@ pub fn empty_core_db() -> Option<ovsdb::Database> {
 }
 
 impl Txn {
-    /// Parsed JSON of `text(column_diff)` (cached; the mode never changes
-    /// within one simulation).
-    pub fn json(&self, column_diff: bool) -> Option<&ovsdb::Json> {
-        self.parsed
-            .get_or_init(|| ovsdb::json::parse(self.text(column_diff).as_bytes()).ok())
-            .as_ref()
+    /// The log record of `commit` (made by `meta`'s model) with its date,
+    /// in the storage mode of the run, and its size in both modes.
+    pub fn from_commit(
+        meta: &DbMeta,
+        op: &Op,
+        req: &Request,
+        commit: &Commit,
+        date_ms: u64,
+        column_diff: bool,
+    ) -> Txn {
+        let date = date_ms.min(i64::MAX as u64) as i64;
+        let mut lens = [0usize; 2];
+        let mut table_lens = [0usize; 2];
+        let mut record = Json::Null;
+        for (mode, diff) in [false, true].into_iter().enumerate() {
+            table_lens[mode] = commit_record(meta, commit, diff).serialized_len();
+            let mut e = entry_data(meta, commit, diff, date);
+            let rec = match &mut e {
+                Json::Array(v) if v.len() == 2 => std::mem::replace(&mut v[1], Json::Null),
+                _ => Json::Null,
+            };
+            lens[mode] = rec.serialized_len();
+            if diff == column_diff {
+                record = rec;
+            }
+        }
+        record.reorder_shash_recursive();
+        Txn {
+            op: op.clone(),
+            inserted: req.inserted,
+            removed: req.removed.clone(),
+            record,
+            lens,
+            table_lens,
+            size_checked: std::cell::Cell::new(false),
+        }
+    }
+
+    /// Serialized size of the record in the given storage mode.
+    pub fn len(&self, column_diff: bool) -> usize {
+        self.lens[column_diff as usize]
     }
 
     /// Size of the bare table object (without `_comment`/`_date`/`_is_diff`).
     pub fn tables_len(&self, column_diff: bool) -> usize {
-        if column_diff {
-            self.diff.len() - self.extras_diff
-        } else {
-            self.full.len() - self.extras_full
-        }
+        self.table_lens[column_diff as usize]
     }
 
-    pub fn text(&self, column_diff: bool) -> &str {
-        if column_diff {
-            &self.diff
-        } else {
-            &self.full
-        }
+    /// The record's JSON text as written to the log.
+    pub fn text(&self) -> String {
+        self.record.to_string_compact()
     }
 }
 
-fn uuid_set(out: &mut String, set: &[&Uuid]) {
-    if set.len() == 1 {
-        let _ = write!(out, "[\"uuid\",\"{}\"]", us(set[0]));
-        return;
-    }
-    out.push_str("[\"set\",[");
-    for (i, u) in set.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        let _ = write!(out, "[\"uuid\",\"{}\"]", us(u));
-    }
-    out.push_str("]]");
+fn uuid_json(u: &Uuid) -> Json {
+    Json::Array(vec![Json::from("uuid"), Json::String(us(u).to_string())])
 }
 
-fn finish(out: &mut String, comment: &str, date_ms: u64, diff: bool) {
-    out.push_str(",\"_comment\":\"");
-    for ch in comment.chars() {
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
+fn obj(members: Vec<(&str, Json)>) -> Json {
+    let mut o = ovsdb::json::Object::new();
+    for (k, v) in members {
+        o.insert(k, v);
     }
-    let _ = write!(out, "\",\"_date\":{date_ms}");
-    if diff {
-        out.push_str(",\"_is_diff\":true");
-    }
-    out.push('}');
+    Json::Object(o)
+}
+
+fn uuid_eq(u: &Uuid) -> Json {
+    Json::Array(vec![Json::Array(vec![
+        Json::from("_uuid"),
+        Json::from("=="),
+        uuid_json(u),
+    ])])
+}
+
+fn uuid_set(set: &[&Uuid]) -> Json {
+    Json::Array(vec![
+        Json::from("set"),
+        Json::Array(set.iter().map(|u| uuid_json(u)).collect()),
+    ])
+}
+
+fn insert(table: &str, row: Vec<(&str, Json)>, uuid: &Uuid) -> Json {
+    obj(vec![
+        ("op", Json::from("insert")),
+        ("table", Json::from(table)),
+        ("row", obj(row)),
+        ("uuid", Json::String(us(uuid).to_string())),
+    ])
+}
+
+fn mutate(table: &str, row: &Uuid, column: &str, mutator: &str, arg: Json) -> Json {
+    obj(vec![
+        ("op", Json::from("mutate")),
+        ("table", Json::from(table)),
+        ("where", uuid_eq(row)),
+        (
+            "mutations",
+            Json::Array(vec![Json::Array(vec![
+                Json::from(column),
+                Json::from(mutator),
+                arg,
+            ])]),
+        ),
+    ])
 }
 
 impl NbState {
-    /// Compose `op` against this state (the proposing server's applied
-    /// database), choosing new row UUIDs from `rng`.
-    pub fn compose(&self, op: &Op, comment_prefix: &str, date_ms: u64, rng: &mut Rng) -> Txn {
-        let mut inserted = None;
+    /// The `transact` request ovn-nbctl would send for `op` against this
+    /// view (the proposing server's applied database), with new row UUIDs
+    /// from `rng`. An error is what ovn-nbctl says when the command cannot
+    /// run (it then sends nothing).
+    pub fn request(&self, op: &Op, comment_prefix: &str, rng: &mut Rng) -> Result<Request, String> {
         let mut removed = Vec::new();
-        let mut texts = [String::new(), String::new()];
-        let mut extras = [0usize; 2];
         let comment = match op {
             Op::AclDelBatch(b) => {
                 let mut sorted = self.acls.clone();
@@ -185,147 +276,90 @@ impl NbState {
             }
             _ => format!("{comment_prefix} {}", op.args()),
         };
-        let new_uuid = match op {
-            Op::Init | Op::LsAdd(_) | Op::PgAdd | Op::AclAdd(_) | Op::LspAdd(_) => {
-                let u = rng.uuid();
-                inserted = Some(u);
-                Some(u)
-            }
+        let need_pg = || {
+            self.pg
+                .ok_or_else(|| "pg1: port group name not found".to_string())
+        };
+        let inserted = match op {
+            Op::Init | Op::LsAdd(_) | Op::PgAdd | Op::AclAdd(_) | Op::LspAdd(_) => Some(rng.uuid()),
             _ => None,
         };
-        for (mode, out) in texts.iter_mut().enumerate() {
-            let diff = mode == 1;
-            out.push('{');
-            match op {
-                Op::Init => {
-                    let _ = write!(
-                        out,
-                        "\"NB_Global\":{{\"{}\":{{}}}}",
-                        us(&new_uuid.unwrap_or([b'0'; 36]))
-                    );
-                }
-                Op::LsAdd(k) => {
-                    let _ = write!(
-                        out,
-                        "\"Logical_Switch\":{{\"{}\":{{\"name\":\"ls{k}\"}}}}",
-                        us(&new_uuid.unwrap_or([b'0'; 36]))
-                    );
-                }
-                Op::PgAdd => {
-                    let _ = write!(
-                        out,
-                        "\"Port_Group\":{{\"{}\":{{\"name\":\"pg1\"}}}}",
-                        us(&new_uuid.unwrap_or([b'0'; 36]))
-                    );
-                }
-                Op::AclAdd(p) => {
-                    let u = new_uuid.unwrap_or([b'0'; 36]);
-                    let _ = write!(
-                        out,
-                        "\"ACL\":{{\"{}\":{{\"action\":\"drop\",\"direction\":\"from-lport\",\"log\":true,\"match\":\"udp\",\"priority\":{p}}}}}",
-                        us(&u)
-                    );
-                    if let Some(pg) = &self.pg {
-                        let _ = write!(out, ",\"Port_Group\":{{\"{}\":{{\"acls\":", us(pg));
-                        if diff {
-                            uuid_set(out, &[&u]);
-                        } else {
-                            let mut all: Vec<&Uuid> = self.acls.iter().map(|(_, u)| u).collect();
-                            all.push(&u);
-                            all.sort();
-                            uuid_set(out, &all);
-                        }
-                        out.push_str("}}");
-                    }
-                }
-                Op::AclDelBatch(b) => {
-                    let mut sorted = self.acls.clone();
-                    sorted.sort();
-                    let (gone, keep) = sorted.split_at((*b as usize).min(sorted.len()));
-                    let mut gone_u: Vec<&Uuid> = gone.iter().map(|(_, u)| u).collect();
-                    gone_u.sort();
-                    out.push_str("\"ACL\":{");
-                    for (i, u) in gone_u.iter().enumerate() {
-                        if i > 0 {
-                            out.push(',');
-                        }
-                        let _ = write!(out, "\"{}\":null", us(u));
-                    }
-                    out.push('}');
-                    if let Some(pg) = &self.pg {
-                        let _ = write!(out, ",\"Port_Group\":{{\"{}\":{{\"acls\":", us(pg));
-                        if diff {
-                            uuid_set(out, &gone_u);
-                        } else {
-                            let mut k: Vec<&Uuid> = keep.iter().map(|(_, u)| u).collect();
-                            k.sort();
-                            uuid_set(out, &k);
-                        }
-                        out.push_str("}}");
-                    }
-                    if !diff {
-                        removed = gone.to_vec();
-                    }
-                }
-                Op::PgDel => {
-                    // ACLs still in the group lose their only (strong)
-                    // reference and are garbage-collected in the same
-                    // transaction (ACL is not a root table).
-                    let mut left = self.acls.clone();
-                    left.sort_by_key(|x| x.1);
-                    if !left.is_empty() {
-                        out.push_str("\"ACL\":{");
-                        for (i, (_, u)) in left.iter().enumerate() {
-                            if i > 0 {
-                                out.push(',');
-                            }
-                            let _ = write!(out, "\"{}\":null", us(u));
-                        }
-                        out.push_str("},");
-                        if !diff {
-                            removed = left.clone();
-                        }
-                    }
-                    let pg = self.pg.unwrap_or([b'0'; 36]);
-                    let _ = write!(out, "\"Port_Group\":{{\"{}\":null}}", us(&pg));
-                }
-                Op::LspAdd(k) => {
-                    let u = new_uuid.unwrap_or([b'0'; 36]);
-                    let _ = write!(
-                        out,
-                        "\"Logical_Switch_Port\":{{\"{}\":{{\"name\":\"lsp{k}\"}}}}",
-                        us(&u)
-                    );
-                    if let Some(sw) = &self.last_switch {
-                        let _ = write!(out, ",\"Logical_Switch\":{{\"{}\":{{\"ports\":", us(sw));
-                        if diff {
-                            uuid_set(out, &[&u]);
-                        } else {
-                            let mut all: Vec<&Uuid> = self.switch_ports.iter().collect();
-                            all.push(&u);
-                            all.sort();
-                            uuid_set(out, &all);
-                        }
-                        out.push_str("}}");
-                    }
-                }
+        let new = inserted.unwrap_or([b'0'; 36]);
+        let mut ops = Vec::new();
+        match op {
+            Op::Init => ops.push(insert("NB_Global", vec![], &new)),
+            Op::LsAdd(k) => ops.push(insert(
+                "Logical_Switch",
+                vec![("name", Json::String(format!("ls{k}")))],
+                &new,
+            )),
+            Op::PgAdd => ops.push(insert(
+                "Port_Group",
+                vec![("name", Json::from("pg1"))],
+                &new,
+            )),
+            Op::AclAdd(p) => {
+                let pg = need_pg()?;
+                ops.push(insert(
+                    "ACL",
+                    vec![
+                        ("action", Json::from("drop")),
+                        ("direction", Json::from("from-lport")),
+                        ("log", Json::Bool(true)),
+                        ("match", Json::from("udp")),
+                        ("priority", Json::Integer(*p as i64)),
+                    ],
+                    &new,
+                ));
+                ops.push(mutate("Port_Group", &pg, "acls", "insert", uuid_json(&new)));
             }
-            let before = out.len();
-            finish(out, &comment, date_ms, diff);
-            extras[mode] = out.len() - before - 1;
+            Op::AclDelBatch(b) => {
+                let pg = need_pg()?;
+                let mut sorted = self.acls.clone();
+                sorted.sort();
+                removed = sorted.into_iter().take(*b as usize).collect();
+                let gone: Vec<&Uuid> = removed.iter().map(|(_, u)| u).collect();
+                // Removing them from the group garbage-collects the rows.
+                ops.push(mutate("Port_Group", &pg, "acls", "delete", uuid_set(&gone)));
+            }
+            Op::PgDel => {
+                let pg = need_pg()?;
+                // ACLs still in the group lose their only (strong)
+                // reference and are garbage-collected with it.
+                ops.push(obj(vec![
+                    ("op", Json::from("delete")),
+                    ("table", Json::from("Port_Group")),
+                    ("where", uuid_eq(&pg)),
+                ]));
+            }
+            Op::LspAdd(k) => {
+                let sw = self
+                    .last_switch
+                    .ok_or_else(|| "sw: switch name not found".to_string())?;
+                ops.push(insert(
+                    "Logical_Switch_Port",
+                    vec![("name", Json::String(format!("lsp{k}")))],
+                    &new,
+                ));
+                ops.push(mutate(
+                    "Logical_Switch",
+                    &sw,
+                    "ports",
+                    "insert",
+                    uuid_json(&new),
+                ));
+            }
         }
-        let [full, diff] = texts;
-        Txn {
-            op: op.clone(),
+        ops.push(obj(vec![
+            ("op", Json::from("comment")),
+            ("comment", Json::String(comment.clone())),
+        ]));
+        Ok(Request {
+            ops,
             inserted,
             removed,
-            full,
-            diff,
-            extras_full: extras[0],
-            extras_diff: extras[1],
-            parsed: std::cell::OnceCell::new(),
-            size_checked: std::cell::Cell::new(false),
-        }
+            comment,
+        })
     }
 
     /// Apply a committed transaction.
@@ -333,7 +367,6 @@ impl NbState {
         match &t.op {
             Op::Init => {
                 self.nb_global = t.inserted;
-                self.rows_bytes += 60;
             }
             Op::LsAdd(k) => {
                 if let Some(u) = t.inserted {
@@ -341,24 +374,20 @@ impl NbState {
                 }
                 self.last_switch = t.inserted;
                 self.switch_ports.clear();
-                self.rows_bytes += 70;
             }
             Op::PgAdd => {
                 self.pg = t.inserted;
                 self.acls.clear();
-                self.rows_bytes += 70;
             }
             Op::AclAdd(p) => {
                 if let Some(u) = t.inserted {
                     self.acls.push((*p, u));
-                    self.rows_bytes += 160;
                 }
             }
             Op::AclDelBatch(b) => {
                 self.acls.sort();
                 let k = (*b as usize).min(self.acls.len());
                 self.acls.drain(..k);
-                self.rows_bytes = self.rows_bytes.saturating_sub(160 * k as u64);
             }
             Op::PgDel => {
                 self.pg = None;
@@ -370,90 +399,68 @@ impl NbState {
                     if let Some(sw) = self.last_switch {
                         self.ports.push((u, *k, sw));
                     }
-                    self.rows_bytes += 110;
                 }
             }
         }
     }
+}
 
-    /// The whole database as the `data` half of a snapshot (`prev_data[1]`),
-    /// JSON text with one object per table (rows with their non-default
-    /// columns, as ovsdb-server writes them).
-    pub fn snapshot_json(&self) -> String {
-        let mut tables: Vec<(&str, Vec<(String, String)>)> = Vec::new();
-        if !self.acls.is_empty() {
-            let rows = self
-                .acls
-                .iter()
-                .map(|(p, u)| {
-                    (
-                        us(u).to_string(),
-                        format!("{{\"action\":\"drop\",\"direction\":\"from-lport\",\"log\":true,\"match\":\"udp\",\"priority\":{p}}}"),
-                    )
-                })
-                .collect();
-            tables.push(("ACL", rows));
+/// JSON size of one row in a snapshot record: `"<uuid>":{...},` with the
+/// row's non-default columns.
+fn row_snapshot_len(meta: &DbMeta, table: usize, row: &idl::server::Row) -> u64 {
+    let Some(t) = meta.tables.get(table) else {
+        return 0;
+    };
+    let mut n = 38 + 1 + 2 + 1; // quoted uuid, ':', braces, ','
+    let mut members = 0;
+    for (c, d) in t.columns.iter().zip(&row.cols) {
+        if !d.is_default(&c.ty) {
+            n += c.name.len() + 3 + d.json_len();
+            members += 1;
         }
-        if !self.switches.is_empty() {
-            let rows = self
-                .switches
-                .iter()
-                .map(|(u, k)| {
-                    let mut row = format!("{{\"name\":\"ls{k}\"");
-                    let refs: Vec<&Uuid> = self
-                        .ports
-                        .iter()
-                        .filter(|p| p.2 == *u)
-                        .map(|p| &p.0)
-                        .collect();
-                    if !refs.is_empty() {
-                        row.push_str(",\"ports\":");
-                        uuid_set(&mut row, &refs);
-                    }
-                    row.push('}');
-                    (us(u).to_string(), row)
-                })
-                .collect();
-            tables.push(("Logical_Switch", rows));
-        }
-        if !self.ports.is_empty() {
-            let rows = self
-                .ports
-                .iter()
-                .map(|(u, k, _)| (us(u).to_string(), format!("{{\"name\":\"lsp{k}\"}}")))
-                .collect();
-            tables.push(("Logical_Switch_Port", rows));
-        }
-        if let Some(u) = &self.nb_global {
-            tables.push(("NB_Global", vec![(us(u).to_string(), "{}".to_string())]));
-        }
-        if let Some(pg) = &self.pg {
-            let mut row = "{\"name\":\"pg1\"".to_string();
-            if !self.acls.is_empty() {
-                let refs: Vec<&Uuid> = self.acls.iter().map(|(_, u)| u).collect();
-                row.push_str(",\"acls\":");
-                uuid_set(&mut row, &refs);
-            }
-            row.push('}');
-            tables.push(("Port_Group", vec![(us(pg).to_string(), row)]));
-        }
-        let mut out = String::from("{");
-        for (i, (t, rows)) in tables.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            let _ = write!(out, "\"{t}\":{{");
-            for (j, (u, r)) in rows.iter().enumerate() {
-                if j > 0 {
-                    out.push(',');
-                }
-                let _ = write!(out, "\"{u}\":{r}");
-            }
-            out.push('}');
-        }
-        out.push('}');
-        out
     }
+    (n + members.max(1) - 1) as u64
+}
+
+/// `bytes` (the rows' share of a snapshot record) after `commit`.
+pub fn grow_db_bytes(bytes: u64, meta: &DbMeta, commit: &Commit) -> u64 {
+    let mut b = bytes as i64;
+    for ch in &commit.changes {
+        if let Some(o) = &ch.old {
+            b -= row_snapshot_len(meta, ch.table, o) as i64;
+        }
+        if let Some(n) = &ch.new {
+            b += row_snapshot_len(meta, ch.table, n) as i64;
+        }
+    }
+    b.max(0) as u64
+}
+
+/// The whole database as the `data` half of a snapshot (`prev_data[1]`):
+/// one object per table, rows with their non-default columns, in
+/// ovsdb-server's hash order.
+pub fn snapshot_record(model: &idl::server::Server) -> Json {
+    use ovsdb::json::Object;
+    let meta = &model.meta;
+    let mut out = Object::new();
+    for (ti, t) in meta.tables.iter().enumerate() {
+        let mut rows = Object::new();
+        for r in model.rows(ti) {
+            let mut o = Object::new();
+            for (c, d) in t.columns.iter().zip(&r.cols) {
+                if !d.is_default(&c.ty) {
+                    o.insert(c.name.clone(), d.to_json());
+                }
+            }
+            rows.insert(r.uuid.to_string(), Json::Object(o));
+        }
+        if !rows.is_empty() {
+            out.insert(t.name.clone(), Json::Object(rows));
+        }
+    }
+    let mut j = Json::Object(out);
+    j.reorder_shash_recursive();
+    j
 }
 
 /// Shared handle used inside log entries.
@@ -545,24 +552,93 @@ mod tests {
         assert_eq!(framed(14779), 61 + 14779);
     }
 
-    #[test]
-    fn acl_add_text_matches_sample_sizes() {
-        let mut rng = Rng::new(1);
-        let mut db = NbState::default();
+    /// Propose `op` the way a server does: request, prepare on the model,
+    /// record; then install it.
+    fn propose(
+        model: &mut idl::server::Server,
+        st: &mut NbState,
+        op: Op,
+        date: u64,
+        rng: &mut Rng,
+    ) -> Txn {
         let pfx = "ovn-nbctl: ovn-nbctl --db=unix:s1.sock,unix:s2.sock,unix:s3.sock";
-        let t = db.compose(&Op::Init, pfx, 1795986962030, &mut rng);
-        // real: diff 259 / full 243 bytes of JSON for the whole entry at index 5
-        assert_eq!(data_entry_len(t.diff.len() as u64, 1, 5), 59 + 259);
-        assert_eq!(data_entry_len(t.full.len() as u64, 1, 5), 59 + 243);
-        db.apply(&t);
-        let t = db.compose(&Op::PgAdd, pfx, 1795986962037, &mut rng);
-        assert_eq!(data_entry_len(t.diff.len() as u64, 1, 6), 59 + 278);
-        db.apply(&t);
-        let t = db.compose(&Op::AclAdd(1001), pfx, 1795986962046, &mut rng);
-        assert_eq!(data_entry_len(t.diff.len() as u64, 1, 7), 59 + 483);
-        assert_eq!(data_entry_len(t.full.len() as u64, 1, 7), 59 + 467);
-        db.apply(&t);
-        let t = db.compose(&Op::AclAdd(1002), pfx, 1795986962051, &mut rng);
-        assert_eq!(data_entry_len(t.full.len() as u64, 1, 8), 59 + 525);
+        let req = st.request(&op, pfx, rng).unwrap();
+        let out = model.prepare(&req.ops);
+        let c = out.commit.expect("commits");
+        let t = Txn::from_commit(&model.meta, &op, &req, &c, date, true);
+        model.apply_commit(&c).unwrap();
+        st.apply(&t);
+        t
+    }
+
+    #[test]
+    fn model_made_records_have_the_real_samples_sizes() {
+        let mut rng = Rng::new(1);
+        let mut st = NbState::default();
+        let mut m = empty_model();
+        let t = propose(&mut m, &mut st, Op::Init, 1795986962030, &mut rng);
+        // Real record sizes, static/samples/acl-portgroup{,-diff}/s2.db:
+        // the whole entry at index 5 is 259 (diff) / 243 (full) bytes.
+        assert_eq!(data_entry_len(t.len(true) as u64, 1, 5), 59 + 259);
+        assert_eq!(data_entry_len(t.len(false) as u64, 1, 5), 59 + 243);
+        let t = propose(&mut m, &mut st, Op::PgAdd, 1795986962037, &mut rng);
+        assert_eq!(data_entry_len(t.len(true) as u64, 1, 6), 59 + 278);
+        let t = propose(&mut m, &mut st, Op::AclAdd(1001), 1795986962046, &mut rng);
+        assert_eq!(data_entry_len(t.len(true) as u64, 1, 7), 59 + 483);
+        assert_eq!(data_entry_len(t.len(false) as u64, 1, 7), 59 + 467);
+        let t = propose(&mut m, &mut st, Op::AclAdd(1002), 1795986962051, &mut rng);
+        assert_eq!(data_entry_len(t.len(false) as u64, 1, 8), 59 + 525);
+        // The record is the diff-mode one and says so.
+        assert_eq!(t.record.get("_is_diff"), Some(&Json::Bool(true)));
+        assert_eq!(t.text().len(), t.len(true));
+    }
+
+    #[test]
+    fn commands_ovn_nbctl_refuses_send_nothing() {
+        let mut rng = Rng::new(1);
+        let st = NbState::default();
+        for op in [Op::AclAdd(1), Op::AclDelBatch(3), Op::PgDel, Op::LspAdd(1)] {
+            assert!(st.request(&op, "x", &mut rng).is_err(), "{op:?}");
+        }
+    }
+
+    #[test]
+    fn snapshot_size_follows_the_model() {
+        let mut rng = Rng::new(3);
+        let mut st = NbState::default();
+        let mut m = empty_model();
+        let mut bytes = 0;
+        for op in [
+            Op::Init,
+            Op::PgAdd,
+            Op::AclAdd(5),
+            Op::AclAdd(6),
+            Op::LsAdd(1),
+            Op::LspAdd(1),
+        ] {
+            let req = st.request(&op, "c", &mut rng).unwrap();
+            let c = m.prepare(&req.ops).commit.unwrap();
+            let t = Txn::from_commit(&m.meta, &op, &req, &c, 0, false);
+            m.apply_commit(&c).unwrap();
+            st.apply(&t);
+            bytes = grow_db_bytes(bytes, &m.meta, &c);
+            // `bytes` counts each row with a comma after it; the record
+            // adds the outer braces and, per table, `"name":{}` and a
+            // comma, less the last one: exactly one byte per table more.
+            let rec = snapshot_record(&m);
+            let tables = rec.as_object().unwrap();
+            let names: usize = tables.keys().map(|k| k.len() + 3 + 2).sum();
+            assert_eq!(bytes as usize + names + 1, rec.serialized_len(), "{op:?}");
+        }
+        let before = bytes;
+        let req = st.request(&Op::PgDel, "c", &mut rng).unwrap();
+        let c = m.prepare(&req.ops).commit.unwrap();
+        m.apply_commit(&c).unwrap();
+        assert!(grow_db_bytes(before, &m.meta, &c) < before);
+        assert_eq!(
+            m.row_count("ACL"),
+            0,
+            "ACLs garbage-collected with the group"
+        );
     }
 }

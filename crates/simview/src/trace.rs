@@ -353,6 +353,14 @@ impl Recorder {
                 server: Some(server as u8),
                 text: format!("snapshot at index {index}"),
             }),
+            EventKind::TxnRejected { server, op, error } => tr.notes.push(Note {
+                t,
+                server: Some(server as u8),
+                text: match error {
+                    Some(e) => format!("{op}: refused: {e}"),
+                    None => format!("{op}: nothing to write"),
+                },
+            }),
             EventKind::Joined { server } => tr.notes.push(Note {
                 t,
                 server: Some(server as u8),
