@@ -38,7 +38,22 @@ proptest! {
         let mut bytes = common::sample("election-timer", "s3");
         let ends = boundaries(&bytes);
         let pos = ((bytes.len() as f64 - 1.0) * pos_frac) as usize;
+        let orig = bytes[pos];
         bytes[pos] ^= xor;
+        // Changing the case of a hex letter in a record's header line (the
+        // SHA-1 field) is no damage: the C reader, and ours, accept either
+        // case. The file must then read exactly as before.
+        let line_start = bytes[..pos].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        if bytes[line_start..].starts_with(b"OVSDB ")
+            && orig.is_ascii_hexdigit()
+            && orig.is_ascii_alphabetic()
+            && bytes[pos].eq_ignore_ascii_case(&orig)
+        {
+            let s = summarize_records(&bytes);
+            prop_assert!(s.truncated.is_none());
+            prop_assert_eq!(s.records, ends.len());
+            return Ok(());
+        }
         let s = summarize_records(&bytes);
         let before = ends.iter().filter(|&&e| (e as usize) <= pos).count();
         // Records wholly before the flipped byte are intact.
