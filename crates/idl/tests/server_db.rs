@@ -231,6 +231,26 @@ fn followers_are_refused_in_leader_only_mode_and_accepted_otherwise() {
 }
 
 #[test]
+fn a_refused_server_that_becomes_usable_is_monitored_after_all() {
+    let mut idl = Idl::new(Arc::new(meta()), true);
+    idl.enable_server_handshake(true);
+    let mut hub = Hub::new(server(Some(clustered(false, true, 3))));
+    let c = hub.add(idl).unwrap();
+    assert_eq!(
+        hub.clients[c].idl.server_problem(),
+        Some(&ServerProblem::NotLeader)
+    );
+    assert!(!hub.clients[c].idl.is_monitoring());
+    // The caller stays; the member wins an election.
+    let out = hub.server.set_database_status(clustered(true, true, 4));
+    let ev = hub.route(out, c).unwrap();
+    assert!(ev.contains(&Event::Monitoring { found: false }), "{ev:?}");
+    assert!(hub.clients[c].idl.is_monitoring());
+    assert_eq!(hub.clients[c].idl.server_problem(), None);
+    assert_eq!(hub.clients[c].idl.min_index(), 4);
+}
+
+#[test]
 fn status_changes_while_monitoring_are_reported() {
     let mut idl = Idl::new(Arc::new(meta()), true);
     idl.enable_server_handshake(true);

@@ -71,3 +71,41 @@ fn idl_transaction_commits_and_wco_experiment_counts() {
     assert_eq!(r.modes[1].writes_discarded, 300 * 6 - 1);
     assert!(r.modes[0].request_bytes > 30 * r.modes[1].request_bytes);
 }
+
+#[wasm_bindgen_test]
+fn waiting_transaction_and_server_handshake_in_the_browser() {
+    use idl::replica::{Event, ServerProblem};
+    use idl::server::DatabaseStatus;
+    use ovsdb::uuid::Uuid;
+    let meta = DbMeta::from_text(SCHEMA).unwrap();
+    let mut srv = Server::new(meta.clone(), ServerOptions::default());
+    // A wait with a timeout expires on the virtual clock.
+    let s = srv.connect();
+    let req = parse(br#"{"method":"transact","params":["t",{"op":"wait","table":"T","where":[],"until":"!=","rows":[],"timeout":50}],"id":1}"#).unwrap();
+    assert!(srv.handle(s, &req).is_empty());
+    let out = srv.advance(60);
+    assert!(out[0]
+        .1
+        .to_string_compact()
+        .contains(r#""wait\" timed out after 60 ms"#));
+    // A follower is refused by a leader-only replica.
+    let cid = Uuid::parse("00000000-0000-0000-0000-000000000001").unwrap();
+    srv.enable_server_db(DatabaseStatus::clustered(cid, cid, false, true, 3));
+    let mut hub = Hub::new(srv);
+    let mut idl = Idl::new(Arc::new(meta), true);
+    idl.enable_server_handshake(true);
+    let c = hub.add(idl).unwrap();
+    assert!(!hub.clients[c].idl.is_monitoring());
+    assert_eq!(
+        hub.clients[c].idl.server_problem(),
+        Some(&ServerProblem::NotLeader)
+    );
+    let out = hub
+        .server
+        .set_database_status(DatabaseStatus::clustered(cid, cid, true, true, 4));
+    // It became the leader: the replica goes on to monitor the data.
+    let ev = hub.route(out, c).unwrap();
+    assert!(ev.contains(&Event::Monitoring { found: false }));
+    assert!(hub.clients[c].idl.is_monitoring());
+    assert_eq!(hub.clients[c].idl.server_problem(), None);
+}

@@ -18,8 +18,10 @@
 //! Sans-IO, the replica cannot reconnect by itself: it reports an
 //! [`Event::ServerUnusable`] and keeps the problem in
 //! [`Idl::server_problem`]; the caller disconnects ([`Idl::disconnect`])
-//! and connects elsewhere. A server without `_Server` (error reply) is used
-//! directly, as the C client does with old servers.
+//! and connects elsewhere. (If it stays, and a later `_Server` update
+//! makes the server usable, the data monitor request follows then.) A
+//! server without `_Server` (error reply) is used directly, as the C
+//! client does with old servers.
 
 use super::{Event, Idl, State};
 use ovsdb::json::{Json, Object};
@@ -389,7 +391,14 @@ impl Idl {
         };
         match hs.check(&name) {
             Ok(()) => {
-                hs.problem = None;
+                let was_refused = hs.problem.take().is_some();
+                // Still connected to a server refused at the handshake
+                // (the caller did not reconnect) that is now usable: go on
+                // to monitor the data.
+                if was_refused && self.state == State::Idle {
+                    let req = self.data_monitor_request();
+                    self.outgoing.push(req);
+                }
                 Vec::new()
             }
             Err(p) => {
