@@ -31,8 +31,9 @@ fuzz_target!(|data: &[u8]| {
         let _ = raw.decode(f);
     }
 
-    // Replay into ovsdb::Database with two limits, and compare with the
-    // log's own replay when both succeed. Extremes are
+    // Replay through the core's JSON txn reader with two limits, and
+    // compare with the log replay (byte-level reader) when both succeed.
+    // Both end in an ovsdb::Database, so this checks the readers. Extremes are
     // included (saturating index arithmetic): the last byte picks the
     // index, 255 meaning u64::MAX. (Upto::All is replayed above.)
     let pick = match data.last().copied().unwrap_or(0) {

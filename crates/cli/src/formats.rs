@@ -223,16 +223,16 @@ pub fn dump(args: &[String]) -> u8 {
             r.applied
         );
         for (ti, ts) in db.schema.tables.iter().enumerate() {
-            if db.tables[ti].is_empty() {
+            let Some(table) = db.table(ti).filter(|t| !t.is_empty()) else {
                 continue;
-            }
-            outln!("table {} ({} rows)", ts.name, db.tables[ti].len());
-            for (u, row) in &db.tables[ti] {
+            };
+            outln!("table {} ({} rows)", ts.name, table.len());
+            for (u, row) in &table.rows {
                 outln!("  {u}");
                 let mut cols: Vec<_> = ts
                     .columns
                     .iter()
-                    .zip(row)
+                    .zip(&row.columns)
                     .filter(|(c, _)| !c.is_implicit())
                     .collect();
                 cols.sort_by(|a, b| a.0.name.cmp(&b.0.name));

@@ -1,15 +1,16 @@
 //! Replaying txn records into an in-memory database (spec §2.4, §3.3, §3.6),
-//! with column diffs, strong-reference garbage collection of non-root rows,
-//! and per-record size accounting in both storage modes.
+//! with column diffs, and per-record size accounting in both storage modes.
 //!
-//! This is the log crate's own replay state. It uses `ovsdb`'s schema,
-//! datum and diff code; it keeps only what replay needs (rows as column
-//! vectors, strong reference counts).
+//! The database is `ovsdb`'s [`ovsdb::Database`]: referential integrity,
+//! garbage collection of non-root rows and weak-reference cleanup are its
+//! commit's (one implementation for the log reader, the simulator and the
+//! IDL's server model). This layer reads records, straight from the bytes
+//! for common values ([`crate::rawtxn`]), and computes each record's size
+//! in the other storage mode.
 
 use crate::rawtxn::{ColSrc, MemberSrc, RowSrc, TxnSrc};
 use ovsdb::json::{Json, Object};
 use ovsdb::{DatabaseSchema, Datum, TableSchema, Type, Uuid};
-use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Storage mode of txn records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,18 +32,12 @@ pub struct SizeDelta {
     pub diff: i64,
 }
 
-/// A row: one datum per column of the table schema (`_uuid`/`_version`
-/// slots stay empty).
-pub type Row = Vec<Datum>;
-
-/// The replayed database.
+/// The replayed database: an [`ovsdb::Database`] plus its schema.
 #[derive(Debug, Clone)]
 pub struct Db {
+    /// The schema (same as `core().schema()`).
     pub schema: DatabaseSchema,
-    /// Rows per table (same order as `schema.tables`), by UUID.
-    pub tables: Vec<BTreeMap<Uuid, Row>>,
-    /// Strong references pointing at each row.
-    refs: HashMap<Uuid, u32>,
+    core: ovsdb::Database,
 }
 
 /// (table index, row, operation).
@@ -50,110 +45,44 @@ type RowOp = (usize, Uuid, Op);
 
 enum Op {
     Delete,
-    Insert(Row),
+    Insert(Vec<(usize, Datum)>),
     /// (column index, new value) for the changed columns.
     Modify(Vec<(usize, Datum)>),
-}
-
-fn strong_targets(ty: &Type) -> bool {
-    ty.key.is_strong_ref() || ty.value.as_ref().is_some_and(|v| v.is_strong_ref())
-}
-
-fn for_each_strong_ref(ty: &Type, d: &Datum, mut f: impl FnMut(Uuid)) {
-    let key_strong = ty.key.is_strong_ref();
-    let val_strong = ty.value.as_ref().is_some_and(|v| v.is_strong_ref());
-    match d {
-        Datum::Set(s) if key_strong => s.iter().filter_map(|a| a.as_uuid()).for_each(&mut f),
-        Datum::Map(m) => {
-            for (k, v) in m {
-                if key_strong {
-                    if let Some(u) = k.as_uuid() {
-                        f(u)
-                    }
-                }
-                if val_strong {
-                    if let Some(u) = v.as_uuid() {
-                        f(u)
-                    }
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Strong references added (+1) and removed (-1) when a column goes from
-/// `old` to `new`, computed on the changed atoms only.
-fn ref_changes(ty: &Type, old: Option<&Datum>, new: Option<&Datum>, mut f: impl FnMut(Uuid, i32)) {
-    if let (Some(o), Some(n)) = (old, new) {
-        if o == n {
-            return;
-        }
-    }
-    let collect = |d: Option<&Datum>| {
-        let mut v = Vec::new();
-        if let Some(d) = d {
-            for_each_strong_ref(ty, d, |u| v.push(u));
-        }
-        v.sort_unstable();
-        v
-    };
-    let (a, b) = (collect(old), collect(new));
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() || j < b.len() {
-        match (a.get(i), b.get(j)) {
-            (Some(x), Some(y)) if x == y => {
-                i += 1;
-                j += 1;
-            }
-            (Some(x), Some(y)) if x < y => {
-                f(*x, -1);
-                i += 1;
-            }
-            (Some(_), Some(y)) => {
-                f(*y, 1);
-                j += 1;
-            }
-            (Some(x), None) => {
-                f(*x, -1);
-                i += 1;
-            }
-            (None, Some(y)) => {
-                f(*y, 1);
-                j += 1;
-            }
-            (None, None) => break,
-        }
-    }
 }
 
 impl Db {
     /// An empty database.
     pub fn new(schema: DatabaseSchema) -> Db {
-        let n = schema.tables.len();
-        Db {
-            schema,
-            tables: vec![BTreeMap::new(); n],
-            refs: HashMap::new(),
-        }
+        let core = ovsdb::Database::new(std::sync::Arc::new(schema.clone()));
+        Db { schema, core }
     }
 
-    fn default_row(t: &TableSchema) -> Row {
-        t.columns
-            .iter()
-            .map(|c| {
-                if c.is_implicit() {
-                    Datum::default()
-                } else {
-                    Datum::default_for(&c.ty)
-                }
-            })
-            .collect()
+    fn row(&self, ti: usize, u: &Uuid) -> Option<&[Datum]> {
+        self.core
+            .table_at(ti)?
+            .rows
+            .get(u)
+            .map(|r| r.columns.as_slice())
+    }
+
+    /// The rows of table `ti` (index into `schema.tables`).
+    pub fn table(&self, ti: usize) -> Option<&ovsdb::Table> {
+        self.core.table_at(ti)
+    }
+
+    /// The underlying core database.
+    pub fn core(&self) -> &ovsdb::Database {
+        &self.core
+    }
+
+    /// Takes the core database out.
+    pub fn into_core(self) -> ovsdb::Database {
+        self.core
     }
 
     /// Number of rows over all tables.
     pub fn row_count(&self) -> usize {
-        self.tables.iter().map(BTreeMap::len).sum()
+        self.core.row_count()
     }
 
     fn datum_of(src: &ColSrc<'_>, ty: &Type, relaxed: bool) -> Result<Datum, String> {
@@ -199,7 +128,7 @@ impl Db {
                 let uuid = Uuid::parse(us)
                     .filter(|_| us.len() == 36)
                     .ok_or_else(|| format!("\"{us}\" is not a valid UUID"))?;
-                let existing = self.tables[ti].get(&uuid);
+                let existing = self.row(ti, &uuid);
                 let cols = match rs {
                     RowSrc::Delete => {
                         if existing.is_none() {
@@ -215,7 +144,7 @@ impl Db {
                 };
                 match existing {
                     None => {
-                        let mut row = Self::default_row(ts);
+                        let mut row = Vec::with_capacity(cols.len());
                         for (cn, src) in cols {
                             let ci = user_column(ts, cn)?;
                             let ty = &ts.columns[ci].ty;
@@ -223,7 +152,8 @@ impl Db {
                                 .map_err(|e| format!("{name} column {cn}: {e}"))?;
                             d.check(ty)
                                 .map_err(|e| format!("{name} column {cn}: {e}"))?;
-                            row[ci] = d;
+                            row.retain(|(c, _)| *c != ci);
+                            row.push((ci, d));
                         }
                         ops.push((ti, uuid, Op::Insert(row)));
                     }
@@ -275,26 +205,6 @@ impl Db {
         Ok((ops, delta))
     }
 
-    fn add_refs(&mut self, ti: usize, row: &Row, sign: i64, zeroed: &mut Vec<Uuid>) {
-        let ts = &self.schema.tables[ti];
-        for (c, d) in ts.columns.iter().zip(row) {
-            if !strong_targets(&c.ty) {
-                continue;
-            }
-            for_each_strong_ref(&c.ty, d, |u| {
-                let e = self.refs.entry(u).or_insert(0);
-                if sign > 0 {
-                    *e += 1;
-                } else {
-                    *e = e.saturating_sub(1);
-                    if *e == 0 {
-                        zeroed.push(u);
-                    }
-                }
-            });
-        }
-    }
-
     /// Applies one txn record (the JSON object of §2.3) to the database:
     /// row existence decides insert vs modify, `_is_diff` decides diff vs
     /// replace, then strong references are checked and unreferenced
@@ -326,243 +236,28 @@ impl Db {
         Ok(delta)
     }
 
+    /// Applies the operations as one `ovsdb::Database` transaction: its
+    /// commit checks strong references, collects unreferenced non-root rows
+    /// and drops weak references to missing rows; on error nothing changes.
+    /// (Unique indexes are not re-checked: files written by ovsdb-server
+    /// satisfy them, and the check costs O(rows) per transaction.)
     fn commit(&mut self, ops: Vec<RowOp>) -> Result<(), String> {
-        // Referential integrity of the new values (strong refs must point
-        // at rows that exist after the transaction).
-        let deleted: HashSet<(usize, Uuid)> = ops
-            .iter()
-            .filter(|(_, _, op)| matches!(op, Op::Delete))
-            .map(|(t, u, _)| (*t, *u))
-            .collect();
-        let inserted: HashSet<Uuid> = ops
-            .iter()
-            .filter(|(_, _, op)| matches!(op, Op::Insert(_)))
-            .map(|(_, u, _)| *u)
-            .collect();
-        for (ti, uuid, op) in &ops {
-            let changed: Vec<(usize, &Datum)> = match op {
-                Op::Insert(r) => r.iter().enumerate().collect(),
-                Op::Modify(ch) => ch.iter().map(|(c, d)| (*c, d)).collect(),
-                Op::Delete => continue,
-            };
-            let ts = &self.schema.tables[*ti];
-            let old_row = self.tables[*ti].get(uuid);
-            for (ci, d) in changed {
-                let c = &ts.columns[ci];
-                if !strong_targets(&c.ty) {
-                    continue;
-                }
-                let target =
-                    c.ty.key
-                        .ref_table
-                        .as_deref()
-                        .or(c.ty.value.as_ref().and_then(|v| v.ref_table.as_deref()))
-                        .and_then(|t| self.schema.table_index(t));
-                let Some(tt) = target else { continue };
-                let mut missing = None;
-                let check = |u: Uuid, missing: &mut Option<Uuid>| {
-                    let exists = (self.tables[tt].contains_key(&u) && !deleted.contains(&(tt, u)))
-                        || inserted.contains(&u);
-                    if !exists && missing.is_none() {
-                        *missing = Some(u);
-                    }
-                };
-                if deleted.is_empty() {
-                    // Only references this transaction adds can dangle.
-                    ref_changes(&c.ty, old_row.map(|r| &r[ci]), Some(d), |u, delta| {
-                        if delta > 0 {
-                            check(u, &mut missing)
-                        }
-                    });
-                } else {
-                    for_each_strong_ref(&c.ty, d, |u| check(u, &mut missing));
-                }
-                if let Some(u) = missing {
-                    return Err(format!(
-                        "referential integrity violation: {}.{} refers to missing row {u}",
-                        ts.name, c.name
-                    ));
-                }
-            }
-        }
-        // Commit.
-        let deleted_tables: HashSet<usize> = deleted.iter().map(|(t, _)| *t).collect();
-        let touched: Vec<(usize, Uuid)> = ops
-            .iter()
-            .filter(|(_, _, op)| !matches!(op, Op::Delete))
-            .map(|(t, u, _)| (*t, *u))
-            .collect();
-        let mut zeroed = Vec::new();
-        let mut gc_candidates: Vec<(usize, Uuid)> = Vec::new();
-        for (ti, uuid, op) in ops {
-            let ts = &self.schema.tables[ti];
-            let old = self.tables[ti].get(&uuid);
-            let cols: Vec<(usize, Option<&Datum>)> = match &op {
-                Op::Delete => (0..ts.columns.len()).map(|c| (c, None)).collect(),
-                Op::Insert(row) => row.iter().enumerate().map(|(c, d)| (c, Some(d))).collect(),
-                Op::Modify(ch) => ch.iter().map(|(c, d)| (*c, Some(d))).collect(),
-            };
-            for (ci, new) in cols {
-                let c = &ts.columns[ci];
-                if !strong_targets(&c.ty) {
-                    continue;
-                }
-                let refs = &mut self.refs;
-                ref_changes(&c.ty, old.map(|r| &r[ci]), new, |u, delta| {
-                    let e = refs.entry(u).or_insert(0);
-                    if delta > 0 {
-                        *e += 1;
-                    } else {
-                        *e = e.saturating_sub(1);
-                        if *e == 0 {
-                            zeroed.push(u);
-                        }
-                    }
-                });
-            }
-            let is_root = ts.is_root;
+        let mut t = self.core.begin_with(ovsdb::ReplayOptions {
+            skip_index_check: true,
+            skip_changes: true,
+            ..Default::default()
+        });
+        for (ti, u, op) in ops {
             match op {
-                Op::Delete => {
-                    self.tables[ti].remove(&uuid);
-                }
-                Op::Insert(row) => {
-                    if !is_root {
-                        gc_candidates.push((ti, uuid));
-                    }
-                    self.tables[ti].insert(uuid, row);
-                }
-                Op::Modify(changes) => {
-                    if !is_root {
-                        gc_candidates.push((ti, uuid));
-                    }
-                    if let Some(row) = self.tables[ti].get_mut(&uuid) {
-                        for (ci, d) in changes {
-                            row[ci] = d;
-                        }
-                    }
-                }
+                Op::Delete => t.delete_at(ti, u),
+                Op::Insert(vals) => t.insert_at(ti, u, vals),
+                Op::Modify(ch) => ch
+                    .into_iter()
+                    .try_for_each(|(ci, d)| t.set_at(ti, u, ci, d)),
             }
+            .map_err(|e| e.to_string())?;
         }
-        let mut emptied = deleted_tables;
-        self.collect_garbage(gc_candidates, zeroed, &mut emptied);
-        self.drop_dangling_weak_refs(&emptied, &touched);
-        Ok(())
-    }
-
-    /// Like ovsdb-server's commit: weak references to rows that no longer
-    /// (or never) exist are removed from the referring columns (map
-    /// entries go when their key or value is such a reference). Rows are
-    /// scanned when their table has weak columns into a table that lost
-    /// rows in this transaction, or when the transaction wrote them.
-    /// (ovsdb-server also rejects the transaction when this takes a
-    /// column below its minimum; files it wrote never need that.)
-    fn drop_dangling_weak_refs(&mut self, emptied: &HashSet<usize>, touched: &[(usize, Uuid)]) {
-        for st in 0..self.schema.tables.len() {
-            let weak: Vec<(usize, Option<usize>, Option<usize>)> = self.schema.tables[st]
-                .columns
-                .iter()
-                .enumerate()
-                .filter_map(|(ci, c)| {
-                    let t = |b: &ovsdb::BaseType| {
-                        b.is_weak_ref()
-                            .then(|| {
-                                b.ref_table
-                                    .as_deref()
-                                    .and_then(|n| self.schema.table_index(n))
-                            })
-                            .flatten()
-                    };
-                    let k = t(&c.ty.key);
-                    let v = c.ty.value.as_ref().and_then(t);
-                    (k.is_some() || v.is_some()).then_some((ci, k, v))
-                })
-                .collect();
-            if weak.is_empty() {
-                continue;
-            }
-            let all = weak.iter().any(|(_, k, v)| {
-                k.is_some_and(|t| emptied.contains(&t)) || v.is_some_and(|t| emptied.contains(&t))
-            });
-            let rows: Vec<Uuid> = if all {
-                self.tables[st].keys().copied().collect()
-            } else {
-                touched
-                    .iter()
-                    .filter(|(t, _)| *t == st)
-                    .map(|(_, u)| *u)
-                    .collect()
-            };
-            let tables = &mut self.tables;
-            for u in rows {
-                for &(ci, kt, vt) in &weak {
-                    let live =
-                        |t: Option<usize>, a: &ovsdb::Atom, tables: &Vec<BTreeMap<Uuid, Row>>| {
-                            match (t, a.as_uuid()) {
-                                (Some(t), Some(x)) => tables[t].contains_key(&x),
-                                _ => true,
-                            }
-                        };
-                    let Some(row) = tables[st].get(&u) else {
-                        continue;
-                    };
-                    let d = match &row[ci] {
-                        Datum::Set(s) if s.iter().all(|a| live(kt, a, tables)) => continue,
-                        Datum::Map(m)
-                            if m.iter()
-                                .all(|(k, v)| live(kt, k, tables) && live(vt, v, tables)) =>
-                        {
-                            continue
-                        }
-                        Datum::Set(s) => {
-                            Datum::Set(s.iter().filter(|a| live(kt, a, tables)).cloned().collect())
-                        }
-                        Datum::Map(m) => Datum::Map(
-                            m.iter()
-                                .filter(|(k, v)| live(kt, k, tables) && live(vt, v, tables))
-                                .map(|(k, v)| (k.clone(), v.clone()))
-                                .collect(),
-                        ),
-                    };
-                    if let Some(row) = tables[st].get_mut(&u) {
-                        row[ci] = d;
-                    }
-                }
-            }
-        }
-    }
-
-    /// Deletes unreferenced rows of non-root tables, cascading.
-    fn collect_garbage(
-        &mut self,
-        mut candidates: Vec<(usize, Uuid)>,
-        zeroed: Vec<Uuid>,
-        emptied: &mut HashSet<usize>,
-    ) {
-        let mut zeroed = zeroed;
-        loop {
-            for u in zeroed.drain(..) {
-                for (ti, t) in self.tables.iter().enumerate() {
-                    if t.contains_key(&u) {
-                        candidates.push((ti, u));
-                    }
-                }
-            }
-            let mut progress = false;
-            for (ti, u) in std::mem::take(&mut candidates) {
-                if self.schema.tables[ti].is_root || self.refs.get(&u).copied().unwrap_or(0) > 0 {
-                    continue;
-                }
-                if let Some(row) = self.tables[ti].remove(&u) {
-                    emptied.insert(ti);
-                    self.refs.remove(&u);
-                    self.add_refs(ti, &row, -1, &mut zeroed);
-                    progress = true;
-                }
-            }
-            if !progress && zeroed.is_empty() {
-                break;
-            }
-        }
+        t.commit().map(|_| ()).map_err(|e| e.to_string())
     }
 
     /// Rewrites a txn record for `mode`, given the database state *before*
@@ -595,7 +290,7 @@ impl Db {
             };
             let mut nrows = Object::with_capacity(rows.len());
             for (us, rj) in rows.iter() {
-                let old = Uuid::parse(us).and_then(|u| self.tables[ti].get(&u));
+                let old = Uuid::parse(us).and_then(|u| self.row(ti, &u));
                 let (Some(old), Some(cols)) = (old, rj.as_object()) else {
                     nrows.push_unchecked(us, rj.clone());
                     continue;
@@ -649,34 +344,11 @@ impl Db {
     /// present in both are copied (re-parsed when the type changed), new
     /// columns get defaults.
     pub fn convert(&self, schema: DatabaseSchema) -> Result<Db, String> {
-        let mut db = Db::new(schema);
-        for (nti, nts) in db.schema.tables.clone().iter().enumerate() {
-            let Some(oti) = self.schema.table_index(&nts.name) else {
-                continue;
-            };
-            let ots = &self.schema.tables[oti];
-            for (u, orow) in &self.tables[oti] {
-                let mut row = Self::default_row(nts);
-                for (ci, c) in nts.columns.iter().enumerate() {
-                    if c.is_implicit() {
-                        continue;
-                    }
-                    let Some(oci) = ots.column_index(&c.name) else {
-                        continue;
-                    };
-                    row[ci] = if ots.columns[oci].ty == c.ty {
-                        orow[oci].clone()
-                    } else {
-                        Datum::from_json(&orow[oci].to_json(), &c.ty)
-                            .map_err(|e| format!("converting {}.{}: {e}", nts.name, c.name))?
-                    };
-                }
-                let mut z = Vec::new();
-                db.add_refs(nti, &row, 1, &mut z);
-                db.tables[nti].insert(*u, row);
-            }
-        }
-        Ok(db)
+        let core = self
+            .core
+            .convert(std::sync::Arc::new(schema.clone()))
+            .map_err(|e| e.to_string())?;
+        Ok(Db { schema, core })
     }
 
     /// `{table: {uuid: {column: datum}}}` with every persistent user column,
@@ -684,8 +356,12 @@ impl Db {
     pub fn to_json(&self) -> Json {
         let mut out = Object::new();
         for (ti, ts) in self.schema.tables.iter().enumerate() {
-            let mut rows = Object::with_capacity(self.tables[ti].len());
-            for (u, row) in &self.tables[ti] {
+            let Some(t) = self.core.table_at(ti) else {
+                continue;
+            };
+            let mut rows = Object::with_capacity(t.len());
+            for (u, row) in &t.rows {
+                let row = &row.columns;
                 let mut cols = Object::new();
                 for (c, d) in ts.columns.iter().zip(row) {
                     if c.is_implicit() {
@@ -732,7 +408,7 @@ mod tests {
         parse(s.as_bytes()).unwrap()
     }
     fn count(db: &Db, t: &str) -> usize {
-        db.tables[db.schema.table_index(t).unwrap()].len()
+        db.table(db.schema.table_index(t).unwrap()).unwrap().len()
     }
 
     #[test]
@@ -772,7 +448,7 @@ mod tests {
             )))
             .unwrap();
         assert_eq!((count(&d, "Kid"), count(&d, "Pet")), (1, 0));
-        let root = &d.tables[d.schema.table_index("Root").unwrap()];
+        let root = d.table(d.schema.table_index("Root").unwrap()).unwrap();
         let j = d.to_json();
         let row = j.get("Root").unwrap().get(R).unwrap();
         assert_eq!(

@@ -516,11 +516,14 @@ pub fn entry_sizes(bytes: &[u8]) -> SizeTotals {
     SizeTotals { full, diff }
 }
 
-/// Replays a file into an [`ovsdb::Database`] (the core crate's database,
-/// with its own integrity checks, GC and weak-reference handling) instead
-/// of this crate's [`Db`]: the same records in the same order (snapshot,
+/// Replays a file into a bare [`ovsdb::Database`] with the core's own JSON
+/// txn reader ([`ovsdb::Database::apply_txn_json`]) instead of this
+/// crate's [`Db`] (the same database type, fed by the byte-level reader
+/// with size accounting): the same records in the same order (snapshot,
 /// then the final log up to `upto`; standalone: schema and txn records).
-/// Returns the database reached and the first error, if any.
+/// Returns the database reached and the first error, if any. Tests and
+/// the fuzz target compare the two to check the readers against each
+/// other.
 pub fn replay_database(bytes: &[u8], upto: Upto) -> (Option<ovsdb::Database>, Option<LogError>) {
     use std::sync::Arc;
     let opts = ovsdb::ReplayOptions::default();

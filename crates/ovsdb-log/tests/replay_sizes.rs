@@ -154,8 +154,9 @@ fn superseded_entries_take_the_two_pass_path() {
 
 #[test]
 fn log_replay_agrees_with_the_core_database() {
-    // The same files replayed into ovsdb::Database (independent integrity,
-    // GC and weak-reference code) reach the same contents.
+    // The same files replayed through the core's JSON txn reader
+    // (`Database::apply_txn_json`, independent of this crate's byte-level
+    // reader) reach the same contents.
     for (scen, stem, bytes) in common::all_samples() {
         let uptos: &[Upto] = if stem == "s3" || scen == "standalone" {
             &[Upto::Committed, Upto::Index(20)]

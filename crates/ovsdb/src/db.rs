@@ -195,6 +195,10 @@ pub struct ReplayOptions {
     /// transaction for tables with indexes; files written by ovsdb-server
     /// already satisfy it, so long replays may skip it.
     pub skip_index_check: bool,
+    /// Commit returns an empty [`TxnChanges`]. Building the change list
+    /// compares and diffs every changed column against its old value;
+    /// a replay that only needs the resulting database skips that.
+    pub skip_changes: bool,
 }
 
 // ---------------------------------------------------------------------------
@@ -232,6 +236,7 @@ struct TxnState {
     explicitly_deleted: BTreeSet<(usize, Uuid)>,
     track_old: bool,
     skip_index_check: bool,
+    skip_changes: bool,
     /// Set while rolling back: no tracking.
     replaying_undo: bool,
 }
@@ -314,6 +319,17 @@ impl Database {
         }
     }
 
+    /// Begins a transaction with replay options: `track_old`,
+    /// `skip_index_check` and `skip_changes` apply (`converting` is for
+    /// [`Database::apply_txn_json`] only).
+    pub fn begin_with(&mut self, opts: ReplayOptions) -> Txn<'_> {
+        let mut t = self.begin();
+        t.st.track_old = opts.track_old;
+        t.st.skip_index_check = opts.skip_index_check;
+        t.st.skip_changes = opts.skip_changes;
+        t
+    }
+
     /// Begins a transaction that records old column values in its changes.
     pub fn begin_tracking_old(&mut self) -> Txn<'_> {
         let mut t = self.begin();
@@ -334,6 +350,7 @@ impl Database {
         let mut t = self.begin();
         t.st.track_old = opts.track_old;
         t.st.skip_index_check = opts.skip_index_check;
+        t.st.skip_changes = opts.skip_changes;
         for (name, value) in obj.iter() {
             let ti = match schema.table_index(name) {
                 Some(ti) => ti,
@@ -1490,6 +1507,9 @@ impl<'a> Txn<'a> {
         }
         if !self.st.skip_index_check {
             self.check_indexes()?;
+        }
+        if self.st.skip_changes {
+            return Ok(TxnChanges::default());
         }
         Ok(self.build_changes())
     }

@@ -31,8 +31,8 @@ pub mod uuid;
 pub use atom::Atom;
 pub use datum::{Datum, ParseOptions};
 pub use db::{
-    ChangeKind, ColumnChange, Database, ReplayOptions, Row, RowChange, StorageMode, TableChanges,
-    Txn, TxnChanges,
+    ChangeKind, ColumnChange, Database, ReplayOptions, Row, RowChange, StorageMode, Table,
+    TableChanges, Txn, TxnChanges,
 };
 pub use error::{Error, Result};
 pub use json::{Json, JsonError, Object};
