@@ -200,6 +200,10 @@ pub struct Server {
     strong_refs: HashMap<Uuid, u32>,
     /// Per table: its strong-reference columns with their target tables.
     strong_cols: Vec<Vec<RefCol>>,
+    /// Per table: its columns holding weak references.
+    weak_cols: Vec<Vec<usize>>,
+    /// Whether any column of the schema holds references at all.
+    any_refs: bool,
     sessions: BTreeMap<SessionId, Session>,
     next_session: SessionId,
     lock_owners: HashMap<String, SessionId>,
@@ -393,6 +397,25 @@ fn col_changed(old: &Row, new: &Row, c: MonCol) -> bool {
 impl Server {
     pub fn new(meta: DbMeta, opts: ServerOptions) -> Server {
         let n = meta.tables.len();
+        let any_refs = meta
+            .tables
+            .iter()
+            .any(|t| t.columns.iter().any(|c| has_ref(&c.ty)));
+        let weak_cols = meta
+            .tables
+            .iter()
+            .map(|t| {
+                t.columns
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| {
+                        c.ty.key.is_weak_ref()
+                            || c.ty.value.as_ref().is_some_and(|v| v.is_weak_ref())
+                    })
+                    .map(|(i, _)| i)
+                    .collect()
+            })
+            .collect();
         let strong_cols = meta
             .tables
             .iter()
@@ -428,6 +451,8 @@ impl Server {
             db_atoms: 0,
             strong_refs: HashMap::new(),
             strong_cols,
+            weak_cols,
+            any_refs,
             sessions: BTreeMap::new(),
             next_session: 1,
             lock_owners: HashMap::new(),
@@ -1007,11 +1032,7 @@ impl Server {
         install: bool,
     ) -> Result<Option<Commit>> {
         let meta = self.meta.clone();
-        let any_refs = meta
-            .tables
-            .iter()
-            .any(|t| t.columns.iter().any(|c| has_ref(&c.ty)));
-        if any_refs {
+        if self.any_refs {
             self.check_references(&mut changed)?;
         }
         // maxRows and unique indexes.
@@ -1220,20 +1241,7 @@ impl Server {
                 .collect();
             for ti in 0..n {
                 let t = &meta.tables[ti];
-                let weak_cols: Vec<usize> = t
-                    .columns
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, c)| {
-                        c.ty.key.is_weak_ref()
-                            || c.ty
-                                .value
-                                .as_ref()
-                                .map(|v| v.is_weak_ref())
-                                .unwrap_or(false)
-                    })
-                    .map(|(i, _)| i)
-                    .collect();
+                let weak_cols = &self.weak_cols[ti];
                 if weak_cols.is_empty() {
                     continue;
                 }
@@ -1292,7 +1300,7 @@ impl Server {
                         (Some(Some(n)), Some(o)) => n.cols == o.cols,
                         _ => false,
                     };
-                    for &ci in &weak_cols {
+                    for &ci in weak_cols {
                         let old_d = old_row.as_ref().map(|r| &r.cols[ci]);
                         let c = &t.columns[ci];
                         let kt = c.ty.key.ref_table.as_ref().and_then(|n| meta.table(n));

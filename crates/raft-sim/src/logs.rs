@@ -138,7 +138,7 @@ pub fn write_logs(sim: &Sim) -> Result<Vec<(String, Vec<u8>)>, String> {
                     match &entry.kind {
                         EntryKind::Noop => {}
                         EntryKind::Data { eid, txn } => {
-                            e.data = Some(Json::Array(vec![Json::Null, txn.record.clone()]));
+                            e.data = Some(Json::Array(vec![Json::Null, txn.ordered_record()]));
                             e.eid = Some(n.eid(*eid));
                         }
                         EntryKind::Servers(m) => e.servers = Some(n.servers(*m)),

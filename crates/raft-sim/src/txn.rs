@@ -13,7 +13,7 @@
 //! those of records a real schema-driven execution makes, not templates.
 
 use crate::rng::Rng;
-use idl::server::{commit_record, entry_data, Commit};
+use idl::server::{commit_record, Commit};
 use idl::DbMeta;
 use ovsdb::json::Json;
 use std::fmt::Write as _;
@@ -91,7 +91,8 @@ pub struct Txn {
     pub removed: Vec<(u64, Uuid)>,
     /// The record as written to the log in the run's storage mode
     /// (`{table: {uuid: row or null}}` with `_date`, `_comment` and, for
-    /// diffs, `_is_diff`), members in ovsdb-server's hash order.
+    /// diffs, `_is_diff`), members in insertion order (see
+    /// [`Txn::ordered_record`]).
     pub record: Json,
     /// Serialized size of the record in full-value (`[0]`) and diff
     /// (`[1]`) storage.
@@ -162,22 +163,32 @@ impl Txn {
         column_diff: bool,
     ) -> Txn {
         let date = date_ms.min(i64::MAX as u64) as i64;
-        let mut lens = [0usize; 2];
-        let mut table_lens = [0usize; 2];
-        let mut record = Json::Null;
-        for (mode, diff) in [false, true].into_iter().enumerate() {
-            table_lens[mode] = commit_record(meta, commit, diff).serialized_len();
-            let mut e = entry_data(meta, commit, diff, date);
-            let rec = match &mut e {
-                Json::Array(v) if v.len() == 2 => std::mem::replace(&mut v[1], Json::Null),
-                _ => Json::Null,
-            };
-            lens[mode] = rec.serialized_len();
-            if diff == column_diff {
-                record = rec;
+        let comment = commit.comment.clone().map(Json::String);
+        // `,"_date":N` and `,"_comment":"…"` (and `,"_is_diff":true`).
+        let meta_len = 9
+            + digits(date as u64) as usize
+            + comment.as_ref().map_or(0, |c| 12 + c.serialized_len());
+        // Only modified rows differ between the modes.
+        let modifies = commit
+            .changes
+            .iter()
+            .any(|c| c.old.is_some() && c.new.is_some());
+        let mut record = commit_record(meta, commit, column_diff);
+        let mut table_lens = [record.serialized_len(); 2];
+        if modifies {
+            table_lens[!column_diff as usize] =
+                commit_record(meta, commit, !column_diff).serialized_len();
+        }
+        let lens = [table_lens[0] + meta_len, table_lens[1] + meta_len + 16];
+        if let Json::Object(o) = &mut record {
+            o.insert("_date", Json::Integer(date));
+            if let Some(c) = comment {
+                o.insert("_comment", c);
+            }
+            if column_diff {
+                o.insert("_is_diff", Json::Bool(true));
             }
         }
-        record.reorder_shash_recursive();
         Txn {
             op: op.clone(),
             inserted: req.inserted,
@@ -187,6 +198,14 @@ impl Txn {
             table_lens,
             size_checked: std::cell::Cell::new(false),
         }
+    }
+
+    /// The record with its members in ovsdb-server's hash order, as
+    /// written to a file (sizes do not depend on the order).
+    pub fn ordered_record(&self) -> Json {
+        let mut r = self.record.clone();
+        r.reorder_shash_recursive();
+        r
     }
 
     /// Serialized size of the record in the given storage mode.
@@ -591,6 +610,7 @@ mod tests {
         // The record is the diff-mode one and says so.
         assert_eq!(t.record.get("_is_diff"), Some(&Json::Bool(true)));
         assert_eq!(t.text().len(), t.len(true));
+        assert_eq!(t.ordered_record().serialized_len(), t.len(true));
     }
 
     #[test]
@@ -619,6 +639,7 @@ mod tests {
             let req = st.request(&op, "c", &mut rng).unwrap();
             let c = m.prepare(&req.ops).commit.unwrap();
             let t = Txn::from_commit(&m.meta, &op, &req, &c, 0, false);
+            assert_eq!(t.text().len(), t.len(false), "{op:?}");
             m.apply_commit(&c).unwrap();
             st.apply(&t);
             bytes = grow_db_bytes(bytes, &m.meta, &c);

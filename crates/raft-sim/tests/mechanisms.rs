@@ -299,7 +299,7 @@ fn core_database_survives_snapshot_restart_and_install() {
             b = b + 1,
             l = leader + 1
         );
-        let mut s = sim(&text, "main", &[], seed);
+        let mut s = sim(&text, "main", &[("core_db", "true")], seed);
         let m = s.run();
         assert!(m.violations.is_empty(), "{:?}", m.violations);
         assert_eq!(m.txn_count(), 400);
@@ -308,6 +308,14 @@ fn core_database_survives_snapshot_restart_and_install() {
             "s{} did not get a snapshot",
             b + 1
         );
+        // Both databases of every server: the model and the cross-check.
+        let models: Vec<String> = s
+            .servers
+            .iter()
+            .map(|x| x.model.dump().to_string_compact())
+            .collect();
+        assert!(models.iter().all(|d| *d == models[0]), "seed {seed}");
+        assert_eq!(s.servers[0].model.row_count("Logical_Switch"), 400);
         let dumps: Vec<String> = s
             .servers
             .iter()

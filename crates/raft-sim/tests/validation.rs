@@ -162,16 +162,17 @@ fn committed_transactions_execute_on_the_core_database() {
     // ovsdb::Database (real OVN_Northbound schema); the run would report a
     // violation if the core rejected a transaction or computed a different
     // full/diff size than the entry text.
-    let over = set(&[("n", "40")]);
+    let over = set(&[("n", "40"), ("core_db", "true")]);
     let mut sim = Sim::from_text(preset("ls-add-follower").unwrap(), None, &over, 3).unwrap();
     let m = sim.run();
     assert!(m.violations.is_empty(), "{:?}", m.violations);
     for s in &sim.servers {
-        let core = s.core.as_ref().expect("core_db is on by default");
+        assert_eq!(s.model.row_count("Logical_Switch"), 40);
+        let core = s.core.as_ref().expect("core_db is on");
         assert_eq!(core.table("Logical_Switch").map(|t| t.len()), Some(40));
     }
     for diff in ["true", "false"] {
-        let over = set(&[("n", "25"), ("column_diff", diff)]);
+        let over = set(&[("n", "25"), ("column_diff", diff), ("core_db", "true")]);
         let mut sim = Sim::from_text(preset("acl-portgroup").unwrap(), None, &over, 3).unwrap();
         let mut max_acls = vec![0usize; 3];
         while sim.step() {
