@@ -274,3 +274,43 @@ test("every intervention button forks the run, and the fork is listed in the sce
   assert.deepEqual(problems.consoleErrors, []);
   await page.close();
 });
+
+test("one run shows its log in both storage modes, and entry sizes redraw as full values or diffs", async () => {
+  // Every record is sized in both modes from the same commit of the
+  // server's database model, so a diff run also knows its full-value log.
+  const open = async (sets) => {
+    const { page, problems } = await openPage(browser.context, server.url + `#sim=acl-portgroup&set=${sets}&t=30000`);
+    await figures(page);
+    return {
+      page,
+      problems,
+      storage: await value(page, "sim-storage"),
+      own: Number(await value(page, "sim-log-bytes")),
+      other: Number(await value(page, "sim-log-bytes-other")),
+    };
+  };
+  const diff = await open("n:60");
+  const full = await open("n:60,column_diff:false");
+  assert.equal(diff.storage, "diff");
+  assert.equal(full.storage, "full");
+  assert.ok(diff.other > 3 * diff.own, `${diff.other} vs ${diff.own}`);
+  // The two runs differ only in timing: cross-mode figures agree closely.
+  assert.ok(Math.abs(diff.other - full.own) / full.own < 0.02, `${diff.other} vs ${full.own}`);
+  assert.ok(Math.abs(full.other - diff.own) / diff.own < 0.02, `${full.other} vs ${diff.own}`);
+
+  const page = diff.page;
+  const pixels = () => page.getByTestId("sim-timeline").evaluate((c) => c.toDataURL());
+  const select = page.getByTestId("sim-sizes-as");
+  assert.equal(await select.inputValue(), "stored");
+  const stored = await pixels();
+  await page.getByTestId("sim-page").press("d");
+  await page.waitForFunction(() => document.querySelector('[data-testid="sim-sizes-as"]').value === "full");
+  await page.waitForFunction((before) => document.querySelector('[data-testid="sim-timeline"]').toDataURL() !== before, stored);
+  await screenshot(page, "sim-entry-sizes-as-full");
+  await select.selectOption("stored");
+  await page.waitForFunction((before) => document.querySelector('[data-testid="sim-timeline"]').toDataURL() === before, stored);
+  clean(diff.problems);
+  clean(full.problems);
+  await diff.page.close();
+  await full.page.close();
+});

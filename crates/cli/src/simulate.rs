@@ -168,7 +168,10 @@ fn trace_line(e: &raft_sim::SimEvent) -> String {
             "\"kind\":\"client_write\",\"req\":{req},\"server\":{},\"start_us\":{start},\"end_us\":{end}",
             server + 1
         ),
-        K::EntryWritten { server, bytes } => format!("\"kind\":\"entry_written\",\"server\":{},\"bytes\":{bytes}", server + 1),
+        K::EntryWritten { server, bytes, alt_bytes } => format!(
+            "\"kind\":\"entry_written\",\"server\":{},\"bytes\":{bytes},\"other_mode_bytes\":{alt_bytes}",
+            server + 1
+        ),
         K::ElectionTimerChanged { server, ms } => {
             format!("\"kind\":\"election_timer\",\"server\":{},\"ms\":{ms}", server + 1)
         }

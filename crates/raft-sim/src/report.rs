@@ -46,6 +46,10 @@ pub fn figures(m: &Metrics) -> Vec<Figure> {
         ("leaderless_ms", Some(m.leaderless_us as f64 / 1000.0)),
         ("time_to_leader_ms", ms(m.time_to_leader_mean_us())),
         ("bytes.log_written", Some(m.log_written as f64)),
+        (
+            "bytes.log_written_other_mode",
+            Some(m.log_written_alt as f64),
+        ),
         ("bytes.sent", Some(m.bytes_sent as f64)),
         ("events", Some(m.events as f64)),
         ("heartbeats", Some(m.heartbeats as f64)),

@@ -471,6 +471,8 @@ pub enum Out {
         server: Sid,
         kind: RecordKind,
         bytes: u64,
+        /// The same record's size in the other storage mode.
+        alt_bytes: u64,
     },
     Commit {
         server: Sid,
@@ -939,6 +941,20 @@ impl Server {
             server: self.id,
             kind,
             bytes,
+            alt_bytes: bytes,
+        });
+    }
+
+    /// An entry record of `bytes`, which would be `alt` bytes in the other
+    /// storage mode (full values vs column diffs).
+    fn record_entry(&mut self, cx: &mut Ctx, bytes: u64, alt: u64) {
+        self.file_bytes += bytes;
+        cx.cpu(bytes);
+        cx.out.push(Out::Record {
+            server: self.id,
+            kind: RecordKind::Entry,
+            bytes,
+            alt_bytes: alt,
         });
     }
 
@@ -951,11 +967,12 @@ impl Server {
         }
     }
 
-    fn entry_record_len(&self, e: &Entry, idx: u64, k: &Knobs) -> u64 {
+    /// Bytes of the entry's record in the given storage mode.
+    fn entry_record_len(&self, e: &Entry, idx: u64, column_diff: bool) -> u64 {
         match &e.kind {
             EntryKind::Noop => txn::noop_entry_len(e.term, idx),
             EntryKind::Data { txn, .. } => {
-                txn::data_entry_len(txn.len(k.column_diff) as u64, e.term, idx)
+                txn::data_entry_len(txn.len(column_diff) as u64, e.term, idx)
             }
             EntryKind::Servers(s) => txn::servers_entry_len(s.count_ones() as u64, e.term, idx),
             EntryKind::ElectionTimer(us) => txn::et_entry_len(us / 1000, e.term, idx),
@@ -1343,14 +1360,15 @@ impl Server {
             uid,
             kind,
         };
-        let bytes = self.entry_record_len(&e, idx, cx.k);
+        let bytes = self.entry_record_len(&e, idx, cx.k.column_diff);
+        let alt = self.entry_record_len(&e, idx, !cx.k.column_diff);
         match &e.kind {
             EntryKind::Data { eid, .. } => self.log_last_eid = *eid,
             EntryKind::Servers(s) => self.config = *s,
             _ => {}
         }
         self.log.push(e.clone());
-        self.record(cx, RecordKind::Entry, bytes);
+        self.record_entry(cx, bytes, alt);
         self.capture(
             cx,
             LogRec::Entry {
@@ -1753,7 +1771,7 @@ impl Server {
         let mut bytes = txn::framed(txn::NB_HEADER_JSON + self.db_bytes + 150);
         self.file_bytes_after_snap = bytes;
         for (i, e) in self.log.iter().enumerate() {
-            bytes += self.entry_record_len(e, self.log_start + i as u64, cx.k);
+            bytes += self.entry_record_len(e, self.log_start + i as u64, cx.k.column_diff);
         }
         bytes += txn::vote_len(self.term) + txn::commit_len(self.commit_index);
         self.file_bytes = bytes;
@@ -1791,6 +1809,7 @@ impl Server {
             server: self.id,
             kind: RecordKind::Header,
             bytes,
+            alt_bytes: bytes,
         });
         if !cx.k.snapshot_in_thread {
             cx.cost += cx.k.snapshot_block as f64 * 4.0;
@@ -2468,14 +2487,15 @@ impl Server {
                 }
                 self.recompute_log_last_eid();
             }
-            let bytes = self.entry_record_len(e, idx, cx.k);
+            let bytes = self.entry_record_len(e, idx, cx.k.column_diff);
+            let alt = self.entry_record_len(e, idx, !cx.k.column_diff);
             match &e.kind {
                 EntryKind::Data { eid, .. } => self.log_last_eid = *eid,
                 EntryKind::Servers(_) => config_touched = true,
                 _ => {}
             }
             self.log.push(e.clone());
-            self.record(cx, RecordKind::Entry, bytes);
+            self.record_entry(cx, bytes, alt);
             self.capture(
                 cx,
                 LogRec::Entry {
@@ -2732,6 +2752,7 @@ impl Server {
             server: self.id,
             kind: RecordKind::Header,
             bytes,
+            alt_bytes: bytes,
         });
         if self.joining && snap.servers & bit(self.id) != 0 {
             self.joining = false;

@@ -142,6 +142,8 @@ pub enum EventKind {
     EntryWritten {
         server: Sid,
         bytes: u64,
+        /// Its size in the other storage mode (full values vs diffs).
+        alt_bytes: u64,
     },
     ElectionTimerChanged {
         server: Sid,
@@ -190,6 +192,9 @@ pub struct Metrics {
     pub time_to_leader_us: Vec<u64>,
     pub first_leader_us: Option<Time>,
     pub log_written: u64,
+    /// What `log_written` would be in the other storage mode (entries
+    /// re-sized, every other record the same; snapshots excluded).
+    pub log_written_alt: u64,
     pub per_server_file_bytes: Vec<u64>,
     pub per_server_written: Vec<u64>,
     pub bytes_sent: u64,
@@ -669,14 +674,20 @@ impl Sim {
                 server,
                 kind,
                 bytes,
+                alt_bytes,
             } => {
                 self.metrics.log_written += bytes;
+                self.metrics.log_written_alt += alt_bytes;
                 if self.metrics.per_server_written.len() <= server {
                     self.metrics.per_server_written.resize(server + 1, 0);
                 }
                 self.metrics.per_server_written[server] += bytes;
                 if kind == RecordKind::Entry {
-                    self.note(EventKind::EntryWritten { server, bytes });
+                    self.note(EventKind::EntryWritten {
+                        server,
+                        bytes,
+                        alt_bytes,
+                    });
                 }
             }
             Out::Commit {

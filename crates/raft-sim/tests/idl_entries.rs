@@ -45,6 +45,10 @@ fn replica_rows(idl: &idl::Idl) -> Rows {
 }
 
 fn run(name: &str, kv: &[(&str, &str)], seed: u64) -> Sim {
+    run_m(name, kv, seed).0
+}
+
+fn run_m(name: &str, kv: &[(&str, &str)], seed: u64) -> (Sim, raft_sim::Metrics) {
     let over: Vec<(String, String)> = kv
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -54,7 +58,7 @@ fn run(name: &str, kv: &[(&str, &str)], seed: u64) -> Sim {
     let m = sim.run();
     assert!(m.violations.is_empty(), "{name}: {:?}", m.violations);
     assert_eq!(m.rejected, 0, "{name}: no preset write is refused");
-    sim
+    (sim, m)
 }
 
 #[test]
@@ -142,4 +146,28 @@ fn the_ovsdb_crate_database_agrees_on_every_record() {
         let sim = run(name, &kv, 9);
         assert!(sim.servers.iter().all(|s| s.core.is_some()), "{name}");
     }
+}
+
+#[test]
+fn one_run_also_reports_its_entries_in_the_other_storage_mode() {
+    // Each record is sized in both modes from the same commit, so a diff
+    // run knows what its log would weigh with full values and vice versa.
+    // The two runs differ only in timing (bytes cost CPU and disk time), so
+    // the cross-mode figures agree closely with the other run's own.
+    let figure = |diff: &str| {
+        let (_, m) = run_m("acl-portgroup", &[("n", "80"), ("column_diff", diff)], 4);
+        (m.log_written, m.log_written_alt)
+    };
+    let (diff_own, diff_as_full) = figure("true");
+    let (full_own, full_as_diff) = figure("false");
+    assert!(diff_own < full_own / 3, "{diff_own} vs {full_own}");
+    let close = |a: u64, b: u64| (a as f64 - b as f64).abs() / (b as f64) < 0.02;
+    assert!(
+        close(diff_as_full, full_own),
+        "{diff_as_full} vs {full_own}"
+    );
+    assert!(
+        close(full_as_diff, diff_own),
+        "{full_as_diff} vs {diff_own}"
+    );
 }

@@ -65,7 +65,22 @@ pub struct Write {
 pub struct EntryMark {
     pub server: u8,
     pub t: u64,
+    /// Size of the entry's record as the run stores it.
     pub bytes: u64,
+    /// Its size in the other storage mode (full values vs column diffs).
+    pub alt_bytes: u64,
+}
+
+impl EntryMark {
+    /// The entry's size with column diffs (`diff`) or full values, given
+    /// the mode the run stores (`run_diff`).
+    pub fn bytes_as(&self, diff: bool, run_diff: bool) -> u64 {
+        if diff == run_diff {
+            self.bytes
+        } else {
+            self.alt_bytes
+        }
+    }
 }
 
 /// A labelled moment (election, new leader, fault, timer change).
@@ -310,10 +325,15 @@ impl Recorder {
                 start,
                 end,
             }),
-            EventKind::EntryWritten { server, bytes } => tr.entries.push(EntryMark {
+            EventKind::EntryWritten {
+                server,
+                bytes,
+                alt_bytes,
+            } => tr.entries.push(EntryMark {
                 server: server as u8,
                 t,
                 bytes,
+                alt_bytes,
             }),
             EventKind::ElectionStarted {
                 server,

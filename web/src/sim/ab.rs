@@ -63,7 +63,7 @@ impl AbPage {
                 continue;
             };
             if let Some((ctx, g)) = view::context(&canvas, r.trace.servers()) {
-                let _ = view::draw(&ctx, &g, &r.trace, win, label);
+                let _ = view::draw(&ctx, &g, &r.trace, win, label, None);
             }
         }
         if let (Some(a), Some(b), Some(c)) =

@@ -49,6 +49,8 @@ pub enum Msg {
     EditScenario(String),
     Apply,
     Key(KeyboardEvent),
+    /// Draw entry sizes as stored (None), as column diffs or full values.
+    SizesAs(Option<bool>),
     ExportJson,
     ExportDb,
 }
@@ -66,6 +68,8 @@ pub struct SimPage {
     playing: bool,
     speed: f64,
     window_ms: f64,
+    /// Entry sizes drawn as stored (None), as diffs or as full values.
+    sizes_as: Option<bool>,
     last_ts: Option<f64>,
     raf: Closure<dyn FnMut(f64)>,
     canvas: NodeRef,
@@ -178,6 +182,7 @@ impl SimPage {
                 &r.trace,
                 Window::around(self.playhead, self.window_ms * 1000.0),
                 "",
+                self.sizes_as,
             );
         }
         let dt = now_ms() - t0;
@@ -339,6 +344,7 @@ impl Component for SimPage {
             playing: false,
             speed: 1.0,
             window_ms: ctx.props().window_ms.unwrap_or(1500.0),
+            sizes_as: None,
             last_ts: None,
             raf,
             canvas: NodeRef::default(),
@@ -465,6 +471,7 @@ impl Component for SimPage {
             }
             Msg::Speed(s) => self.speed = s,
             Msg::Zoom(f) => self.window_ms = (self.window_ms * f).clamp(5.0, 600_000.0),
+            Msg::SizesAs(v) => self.sizes_as = v,
             Msg::Intervene(action) => {
                 let Some(r) = self.result.clone() else {
                     return false;
@@ -553,6 +560,12 @@ impl Component for SimPage {
                     "ArrowLeft" | "," => link.send_message(Msg::Step(false)),
                     "+" | "=" => link.send_message(Msg::Zoom(0.5)),
                     "-" => link.send_message(Msg::Zoom(2.0)),
+                    // Cycle entry sizes: as stored, full values, diffs.
+                    "d" => link.send_message(Msg::SizesAs(match self.sizes_as {
+                        None => Some(false),
+                        Some(false) => Some(true),
+                        Some(true) => None,
+                    })),
                     _ => return false,
                 }
                 e.prevent_default();
@@ -586,6 +599,18 @@ impl Component for SimPage {
         let storage = self
             .trace()
             .map(|t| if t.column_diff { "diff" } else { "full" });
+        let (log_v, log_t) = fig(r, "bytes.log_written");
+        let (alt_v, alt_t) = fig(r, "bytes.log_written_other_mode");
+        let other = match storage {
+            Some("diff") => "full values",
+            Some(_) => "column diffs",
+            None => "the other mode",
+        };
+        let sizes_value = match self.sizes_as {
+            None => "stored",
+            Some(false) => "full",
+            Some(true) => "diff",
+        };
         let onkeydown = link.callback(Msg::Key);
         html! {
             <div class="sim-page" tabindex="0" {onkeydown} data-testid="sim-page">
@@ -617,6 +642,10 @@ impl Component for SimPage {
                         <dt>{ "Terms" }</dt><dd data-testid="sim-terms" data-value={terms_v}>{ terms_t }</dd>
                         <dt>{ "Leaderless" }</dt><dd data-testid="sim-leaderless-ms" data-value={ll_v}>{ ll_t }{ " ms" }</dd>
                         <dt>{ "Storage" }</dt><dd data-testid="sim-storage" data-value={storage.unwrap_or("")}>{ storage.unwrap_or("–") }</dd>
+                        <dt title="Bytes of log records written by all servers; the second figure is the same run's log with every entry stored the other way (each record is sized in both modes from the same commit)">{ "Log written" }</dt>
+                        <dd data-testid="sim-log-bytes" data-value={log_v}>{ log_t }{ " B" }
+                            <span class="sub" data-testid="sim-log-bytes-other" data-value={alt_v}>{ format!(" · {alt_t} B as {other}") }</span>
+                        </dd>
                         <dt>{ "Simulated" }</dt>
                         <dd data-testid="sim-events-per-s" data-value={format!("{eps:.0}")}>
                             { format!("{} events in {:.0} ms ({:.0} events/s)", events, self.run_ms, eps) }
@@ -635,6 +664,17 @@ impl Component for SimPage {
                             { for SPEEDS.iter().map(|s| html! {
                                 <option value={s.to_string()} selected={*s == self.speed}>{ format!("{s}×") }</option>
                             }) }
+                        </select>
+                    </label>
+                    <label title="Draw each entry's size as the run stores it, or as it would be with full values or with column diffs (key d)">{ " Entry sizes " }
+                        <select data-testid="sim-sizes-as" onchange={link.callback(|e: Event| Msg::SizesAs(match value_of(&e).as_str() {
+                            "full" => Some(false),
+                            "diff" => Some(true),
+                            _ => None,
+                        }))}>
+                            <option value="stored" selected={sizes_value == "stored"}>{ "as stored" }</option>
+                            <option value="full" selected={sizes_value == "full"}>{ "full values" }</option>
+                            <option value="diff" selected={sizes_value == "diff"}>{ "column diffs" }</option>
                         </select>
                     </label>
                     <button onclick={link.callback(|_| Msg::Zoom(0.5))} title="zoom in (+)">{ "+" }</button>

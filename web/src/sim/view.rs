@@ -118,14 +118,17 @@ pub fn context(
     ))
 }
 
-/// Draws `tr` in `win`. `label` names the run (A/B views). Returns the
-/// number of messages drawn (lines and heartbeat ticks).
+/// Draws `tr` in `win`. `label` names the run (A/B views); `sizes_as`
+/// draws entry sizes as column diffs (`Some(true)`) or full values
+/// (`Some(false)`) whatever the run stores (`None`: as stored). Returns
+/// the number of messages drawn (lines and heartbeat ticks).
 pub fn draw(
     ctx: &CanvasRenderingContext2d,
     g: &Geometry,
     tr: &Trace,
     win: Window,
     label: &str,
+    sizes_as: Option<bool>,
 ) -> usize {
     let mut drawn = 0;
     let plot_w = g.w - LEFT - 8.0;
@@ -255,7 +258,8 @@ pub fn draw(
     }
 
     // Entries written: bars growing up from the lane bottom, log-scaled.
-    ctx.set_fill_style_str(if tr.column_diff { "#3558a8" } else { "#8d3aa8" });
+    let as_diff = sizes_as.unwrap_or(tr.column_diff);
+    ctx.set_fill_style_str(if as_diff { "#3558a8" } else { "#8d3aa8" });
     let e0 = tr.entries.partition_point(|e| (e.t as f64) < win.t0);
     for e in &tr.entries[e0..] {
         if e.t as f64 > visible_end {
@@ -265,7 +269,8 @@ pub fn draw(
         if s >= g.lanes {
             continue;
         }
-        let hgt = ((e.bytes.max(1) as f64).log10() / 6.0).min(1.0) * (g.lane_h * 0.4);
+        let bytes = e.bytes_as(as_diff, tr.column_diff);
+        let hgt = ((bytes.max(1) as f64).log10() / 6.0).min(1.0) * (g.lane_h * 0.4);
         ctx.fill_rect(
             x(e.t as f64) - 1.0,
             g.lane_y(s) + g.lane_h - 2.0 - hgt,
