@@ -21,7 +21,9 @@ use crate::types::{RefType, Type};
 use crate::uuid::Uuid;
 
 /// One row: its UUID and one datum per column of the table schema, indexed
-/// like [`TableSchema::columns`] (`_uuid` and `_version` slots included).
+/// like [`TableSchema::columns`]. The `_uuid` and `_version` slots are kept
+/// empty (the UUID is [`Row::uuid`]): a one-element datum is a B-tree node
+/// allocation, two of them per row were most of a row's memory.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     pub uuid: Uuid,
@@ -29,14 +31,15 @@ pub struct Row {
 }
 
 impl Row {
-    /// A row with every column at its default (and `_uuid` set).
+    /// A row with every user column at its default (`_uuid` and
+    /// `_version` empty).
     pub fn new_default(ts: &TableSchema, uuid: Uuid) -> Row {
         let columns = ts
             .columns
             .iter()
             .map(|c| {
-                if c.name == "_uuid" {
-                    Datum::scalar(Atom::Uuid(uuid))
+                if c.is_implicit() {
+                    Datum::default()
                 } else {
                     Datum::default_for(&c.ty)
                 }
@@ -1484,7 +1487,9 @@ impl<'a> Txn<'a> {
             };
             if rt.inserted {
                 for ci in 0..row.columns.len() {
-                    check(ci)?;
+                    if !ts.columns[ci].is_implicit() {
+                        check(ci)?;
+                    }
                 }
             } else {
                 for &ci in rt.cols.keys() {
