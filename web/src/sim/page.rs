@@ -712,7 +712,7 @@ impl Component for SimPage {
                        reply (light blue), votes (red), forwarded client requests (green); dropped messages end in ×; \
                        heartbeats are ticks at the lane top. Green step line: commit index. Bars at the lane bottom: \
                        bytes of each entry written (log scale). Client lane: each write from request to reply with its latency. \
-                       Keys: space play/pause, ←/→ step, +/− zoom." }
+                       Keys: space play/pause, ←/→ step, +/− zoom, d entry sizes as stored / full values / diffs." }
                 </p>
                 { self.editor(ctx) }
                 if let Some(r) = r {
