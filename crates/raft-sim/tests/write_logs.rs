@@ -202,6 +202,56 @@ fn real_ovsdb_tool_and_server_accept_simulated_logs() {
                 q.contains("lsp3") && q.contains("lsp2") && q.matches("\"name\"").count() == 5,
                 "{f}: {q}"
             );
+            // The real ovsdb-tool's database of the file equals, row for row
+            // and column for column, the simulated server's own database
+            // (the IDL server model whose commits made the entries).
+            let s: usize = f
+                .trim_start_matches('s')
+                .trim_end_matches(".db")
+                .parse()
+                .unwrap();
+            let model = &sim.servers[s - 1].model;
+            let tables = [
+                "NB_Global",
+                "Logical_Switch",
+                "Logical_Switch_Port",
+                "Port_Group",
+                "ACL",
+            ];
+            let ops: Vec<String> = tables
+                .iter()
+                .map(|t| format!(r#"{{"op":"select","table":"{t}","where":[]}}"#))
+                .collect();
+            let out = Command::new("ovsdb-tool")
+                .arg("query")
+                .arg(&sa)
+                .arg(format!(r#"["OVN_Northbound",{}]"#, ops.join(",")))
+                .output()
+                .unwrap();
+            let reply = ovsdb::json::parse(&out.stdout).expect("query reply is JSON");
+            for (i, t) in tables.iter().enumerate() {
+                let ti = model.meta.table(t).unwrap();
+                let tm = &model.meta.tables[ti];
+                let rows = reply.as_array().unwrap()[i]
+                    .get("rows")
+                    .and_then(|r| r.as_array())
+                    .unwrap();
+                assert_eq!(rows.len(), model.row_count(t), "{f} {t}");
+                for r in rows {
+                    let u = r.get("_uuid").unwrap().as_array().unwrap()[1]
+                        .as_str()
+                        .unwrap();
+                    let uuid = ovsdb::uuid::Uuid::parse(u).unwrap();
+                    let ours = model
+                        .get_row(ti, uuid)
+                        .unwrap_or_else(|| panic!("{f}: {t} row {u} missing in the model"));
+                    for (ci, c) in tm.columns.iter().enumerate() {
+                        let real =
+                            ovsdb::datum::Datum::from_json(r.get(&c.name).unwrap(), &c.ty).unwrap();
+                        assert_eq!(real, ours.cols[ci], "{f} {t} {u} {}", c.name);
+                    }
+                }
+            }
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
