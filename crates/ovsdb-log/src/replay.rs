@@ -245,6 +245,7 @@ impl Db {
         let mut t = self.core.begin_with(ovsdb::ReplayOptions {
             skip_index_check: true,
             skip_changes: true,
+            file_record_order: true,
             ..Default::default()
         });
         for (ti, u, op) in ops {

@@ -202,6 +202,13 @@ pub struct ReplayOptions {
     /// compares and diffs every changed column against its old value;
     /// a replay that only needs the resulting database skips that.
     pub skip_changes: bool,
+    /// The transaction applies one file record, operations in the record's
+    /// text order: weak references are then assessed in the order
+    /// ovsdb-server uses when it reads the record (its tables and rows in
+    /// the C hash-table order of their names and UUID strings) instead of
+    /// the order the operations touched them (a live transaction's).
+    /// [`Database::apply_txn_json`] always does this.
+    pub file_record_order: bool,
 }
 
 // ---------------------------------------------------------------------------
@@ -240,6 +247,7 @@ struct TxnState {
     track_old: bool,
     skip_index_check: bool,
     skip_changes: bool,
+    file_record_order: bool,
     /// Set while rolling back: no tracking.
     replaying_undo: bool,
 }
@@ -330,6 +338,7 @@ impl Database {
         t.st.track_old = opts.track_old;
         t.st.skip_index_check = opts.skip_index_check;
         t.st.skip_changes = opts.skip_changes;
+        t.st.file_record_order = opts.file_record_order;
         t
     }
 
@@ -354,6 +363,7 @@ impl Database {
         t.st.track_old = opts.track_old;
         t.st.skip_index_check = opts.skip_index_check;
         t.st.skip_changes = opts.skip_changes;
+        t.st.file_record_order = true;
         for (name, value) in obj.iter() {
             let ti = match schema.table_index(name) {
                 Some(ti) => ti,
@@ -670,8 +680,10 @@ impl Database {
     /// Verifies the database's invariants from scratch (for tests and
     /// debugging; O(size of the database)): the maintained strong and weak
     /// reference counts equal a recount, no strong reference dangles, every
-    /// non-root row is strongly referenced, no weak reference dangles, and
-    /// every column satisfies its type.
+    /// non-root row is strongly referenced, and every column satisfies its
+    /// type. (Weak references may dangle: ovsdb-server 3.1 leaves them in
+    /// some rows of a transaction that deletes their target, see
+    /// `Txn::assess_weak_refs`.)
     pub fn check_integrity(&self) -> Result<()> {
         let mut strong: Vec<BTreeMap<Uuid, u32>> = vec![BTreeMap::new(); self.tables.len()];
         let mut weak: Vec<WeakIn> = vec![BTreeMap::new(); self.tables.len()];
@@ -735,14 +747,6 @@ impl Database {
                 if !t.rows.contains_key(u) {
                     return Err(Error::referential(format!(
                         "dangling strong reference to {} row {}",
-                        name, u
-                    )));
-                }
-            }
-            for u in weak[ti].keys() {
-                if !t.rows.contains_key(u) {
-                    return Err(Error::referential(format!(
-                        "dangling weak reference to {} row {}",
                         name, u
                     )));
                 }
@@ -1397,6 +1401,237 @@ impl<'a> Txn<'a> {
         Ok(())
     }
 
+    /// Removes weak references to the rows in `deleted` the way
+    /// ovsdb-server 3.1 does (`assess_weak_refs`, run over the
+    /// transaction's rows by `for_each_txn_row` in ovsdb/transaction.c):
+    /// rows are assessed table by table, in the order the tables joined the
+    /// transaction, and within a table in `hmap` order (first UUID word).
+    /// Assessing a deleted row queues the removal of its weak referrers'
+    /// references, adding untouched referrers to the transaction; a
+    /// referrer drops the queued references when it is assessed. A
+    /// referrer that was assessed earlier keeps its reference: it dangles.
+    /// (References a row adds in this transaction are checked separately,
+    /// whatever the order.)
+    fn assess_weak_refs(
+        &mut self,
+        deleted: &BTreeSet<(usize, Uuid)>,
+        n_ops_tables: usize,
+        n_ops_rows: usize,
+    ) -> Result<()> {
+        use crate::json::{shash_order, Hmap};
+        struct Order {
+            nodes: Vec<(usize, Uuid)>,
+            done: Vec<bool>,
+            index: BTreeMap<(usize, Uuid), usize>,
+            tables: Vec<(usize, Hmap)>,
+            table_pos: BTreeMap<usize, usize>,
+        }
+        impl Order {
+            fn add(&mut self, ti: usize, u: Uuid) -> usize {
+                if let Some(&id) = self.index.get(&(ti, u)) {
+                    return id;
+                }
+                let id = self.nodes.len();
+                self.nodes.push((ti, u));
+                self.done.push(false);
+                self.index.insert((ti, u), id);
+                let tp = *self.table_pos.entry(ti).or_insert_with(|| {
+                    self.tables.push((ti, Hmap::new()));
+                    self.tables.len() - 1
+                });
+                self.tables[tp].1.insert(u.first_word(), id);
+                id
+            }
+        }
+        let mut o = Order {
+            nodes: Vec::new(),
+            done: Vec::new(),
+            index: BTreeMap::new(),
+            tables: Vec::new(),
+            table_pos: BTreeMap::new(),
+        };
+        let file = self.st.file_record_order;
+        let exists = |db: &Database, ti: usize, u: &Uuid| db.tables[ti].rows.contains_key(u);
+        // Which rows are transaction rows when ovsdb-server assesses weak
+        // references: rows whose operations really changed them (it drops
+        // no-op modifications first, and a table left empty with them),
+        // rows deleted or collected that existed before, and rows whose
+        // strong reference count changed. Rows inserted and collected again
+        // are gone by then.
+        let changed = |st: &TxnState, db: &Database, ti: usize, u: &Uuid| -> bool {
+            let Some(rt) = st.rows.get(&(ti, *u)) else {
+                return false;
+            };
+            if rt.inserted || rt.deleted_original.is_some() {
+                return true;
+            }
+            let Some(row) = db.tables[ti].rows.get(u) else {
+                return true;
+            };
+            rt.cols.iter().any(|(&ci, tr)| match tr {
+                ColTrack::Old(o) => *o != row.columns[ci],
+                ColTrack::Keys(k) => !net_diff(&row.columns[ci], k).is_empty(),
+            })
+        };
+        let in_txn =
+            |st: &TxnState, db: &Database, ti: usize, u: &Uuid| match st.rows.get(&(ti, *u)) {
+                Some(rt) if rt.inserted => exists(db, ti, u),
+                Some(rt) if rt.deleted_original.is_some() => true,
+                _ => exists(db, ti, u),
+            };
+        // The operations' tables, in record (hash) order or operation
+        // order, keep their place if a row of theirs survives the no-op
+        // check; rows in record (hash) or operation order.
+        let mut op_tables: Vec<usize> = self.st.table_order[..n_ops_tables].to_vec();
+        if file {
+            let names: Vec<&str> = op_tables
+                .iter()
+                .map(|&t| self.db.schema.tables[t].name.as_str())
+                .collect();
+            op_tables = shash_order(&names)
+                .into_iter()
+                .map(|i| op_tables[i])
+                .collect();
+        }
+        let mut op_rows: BTreeMap<usize, Vec<Uuid>> = BTreeMap::new();
+        for &(ti, u) in &self.st.order[..n_ops_rows] {
+            op_rows.entry(ti).or_default().push(u);
+        }
+        let mut per_table: Vec<(usize, Vec<Uuid>)> = Vec::new();
+        let mut placed: BTreeSet<(usize, Uuid)> = BTreeSet::new();
+        for ti in op_tables {
+            let rows = op_rows.remove(&ti).unwrap_or_default();
+            if !rows.iter().any(|u| changed(&self.st, self.db, ti, u)) {
+                continue;
+            }
+            let order: Vec<usize> = if file {
+                let text: Vec<String> = rows.iter().map(Uuid::to_string).collect();
+                shash_order(&text)
+            } else {
+                (0..rows.len()).collect()
+            };
+            let mut v = Vec::new();
+            for i in order {
+                let u = rows[i];
+                if changed(&self.st, self.db, ti, &u) && in_txn(&self.st, self.db, ti, &u) {
+                    placed.insert((ti, u));
+                    v.push(u);
+                }
+            }
+            per_table.push((ti, v));
+        }
+        // Then rows whose strong reference count changed (collected ones
+        // among them), appended to their table or, for tables not placed
+        // yet, to new tables at the end.
+        let later: Vec<(usize, Uuid)> = self.st.order[n_ops_rows..]
+            .iter()
+            .chain(self.st.strong_touched.iter())
+            .copied()
+            .collect();
+        for (ti, u) in later {
+            if placed.contains(&(ti, u)) || !in_txn(&self.st, self.db, ti, &u) {
+                continue;
+            }
+            placed.insert((ti, u));
+            match per_table.iter_mut().find(|(t, _)| *t == ti) {
+                Some((_, v)) => v.push(u),
+                None => per_table.push((ti, vec![u])),
+            }
+        }
+        // A table whose rows are all gone (collected inserts) was dropped.
+        for (ti, rows) in per_table {
+            for u in rows {
+                o.add(ti, u);
+            }
+        }
+        // for_each_txn_row: passes until no table has unassessed rows.
+        let mut queued: BTreeMap<(usize, Uuid), Vec<(usize, Uuid)>> = BTreeMap::new();
+        loop {
+            let mut any = false;
+            let mut tp = 0;
+            while tp < o.tables.len() {
+                loop {
+                    let mut did = false;
+                    let mut cur = o.tables[tp].1.first();
+                    while let Some(id) = cur {
+                        let (ti, u) = o.nodes[id];
+                        // HMAP_FOR_EACH_SAFE takes the next node first.
+                        let next = o.tables[tp].1.next(u.first_word(), id);
+                        if !o.done[id] {
+                            o.done[id] = true;
+                            did = true;
+                            any = true;
+                            if deleted.contains(&(ti, u)) {
+                                let referrers: Vec<(usize, Uuid)> = self.db.tables[ti]
+                                    .weak_in
+                                    .get(&u)
+                                    .map(|m| m.keys().copied().collect())
+                                    .unwrap_or_default();
+                                for (si, su) in referrers {
+                                    if !exists(self.db, si, &su) {
+                                        continue;
+                                    }
+                                    let sid = o.add(si, su);
+                                    if !o.done[sid] {
+                                        queued.entry((si, su)).or_default().push((ti, u));
+                                    }
+                                }
+                            } else if exists(self.db, ti, &u) {
+                                let mut targets = queued.remove(&(ti, u)).unwrap_or_default();
+                                targets.extend(self.missing_scalar_weak_targets(ti, u));
+                                for (tt, tu) in targets {
+                                    self.drop_weak_refs(ti, u, tt, tu)?;
+                                }
+                            }
+                        }
+                        cur = next;
+                    }
+                    if !did {
+                        break;
+                    }
+                }
+                tp += 1;
+            }
+            if !any {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Targets of weak references to missing rows in row (`ti`, `u`)'s
+    /// non-composite (max 1) weak columns. ovsdb-server re-checks every
+    /// atom of such a column when it assesses a row of the transaction
+    /// (for them "added" is the whole new value), unlike set and map
+    /// columns, where only added atoms are checked.
+    fn missing_scalar_weak_targets(&self, ti: usize, u: Uuid) -> Vec<(usize, Uuid)> {
+        let mut out = Vec::new();
+        let Some(row) = self.db.tables[ti].rows.get(&u) else {
+            return out;
+        };
+        let ts = &self.db.schema.tables[ti];
+        for rc in &self.db.meta[ti].ref_cols {
+            if ts.columns[rc.col].ty.is_composite() {
+                continue;
+            }
+            let mut check = |target: Option<RefTarget>, a: &Atom| {
+                if let (Some(t), Some(x)) = (target.filter(|t| t.weak), a.as_uuid()) {
+                    if !self.db.tables[t.table].rows.contains_key(&x) {
+                        out.push((t.table, x));
+                    }
+                }
+            };
+            match &row.columns[rc.col] {
+                Datum::Set(s) => s.iter().for_each(|a| check(rc.key, a)),
+                Datum::Map(m) => m.iter().for_each(|(k, v)| {
+                    check(rc.key, k);
+                    check(rc.value, v);
+                }),
+            }
+        }
+        out
+    }
+
     /// Commits: GC, weak-reference cleanup, integrity and size checks. On
     /// error everything is rolled back.
     pub fn commit(mut self) -> Result<TxnChanges> {
@@ -1414,6 +1649,8 @@ impl<'a> Txn<'a> {
     }
 
     fn finish(&mut self) -> Result<TxnChanges> {
+        // Tables and rows the operations touched (GC appends after them).
+        let (n_ops_tables, n_ops_rows) = (self.st.table_order.len(), self.st.order.len());
         // GC and weak-reference cleanup to a fixpoint.
         loop {
             let mut progressed = false;
@@ -1428,18 +1665,12 @@ impl<'a> Txn<'a> {
                     self.remove_row(tt, tu);
                 }
             }
-            while let Some((tt, tu)) = self.st.deleted_queue.pop() {
+            if !self.st.deleted_queue.is_empty() {
                 progressed = true;
-                let referrers: Vec<(usize, Uuid)> = self.db.tables[tt]
-                    .weak_in
-                    .get(&tu)
-                    .map(|m| m.keys().copied().collect())
-                    .unwrap_or_default();
-                for (si, su) in referrers {
-                    if self.db.tables[si].rows.contains_key(&su) {
-                        self.drop_weak_refs(si, su, tt, tu)?;
-                    }
-                }
+                let deleted: BTreeSet<(usize, Uuid)> = std::mem::take(&mut self.st.deleted_queue)
+                    .into_iter()
+                    .collect();
+                self.assess_weak_refs(&deleted, n_ops_tables, n_ops_rows)?;
             }
             let added = std::mem::take(&mut self.st.weak_added);
             for (si, su, _col, tt, tu) in added {

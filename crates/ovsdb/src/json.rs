@@ -1301,6 +1301,32 @@ impl Hmap {
         self.mask = new_mask;
     }
 
+    /// `hmap_first`: the first node in iteration order.
+    pub fn first(&self) -> Option<usize> {
+        self.first_from(0)
+    }
+
+    fn first_from(&self, bucket: usize) -> Option<usize> {
+        self.buckets
+            .iter()
+            .skip(bucket)
+            .find_map(|chain| chain.last().map(|&(_, id)| id))
+    }
+
+    /// `hmap_next`: the node after `id` (inserted with `hash`) in the
+    /// current layout, as `HMAP_FOR_EACH_SAFE` computes it before running
+    /// the loop body. None at the end or if `id` is not in the map.
+    pub fn next(&self, hash: u32, id: usize) -> Option<usize> {
+        let b = (hash as usize) & self.mask;
+        let chain = self.buckets.get(b)?;
+        let p = chain.iter().position(|&(_, i)| i == id)?;
+        // Chains are stored back to front: the next node is at p - 1.
+        match p.checked_sub(1) {
+            Some(q) => chain.get(q).map(|&(_, i)| i),
+            None => self.first_from(b + 1),
+        }
+    }
+
     /// Node ids in iteration order (buckets ascending, chains front to back).
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
         self.buckets
