@@ -171,6 +171,17 @@ test("wheel zooms, hovering shows a tooltip, clicking an entry opens the inspect
   await page.locator("[data-testid=inspector][data-state=entry]").waitFor();
   const term = Number(await page.getByTestId("inspector-term").innerText());
   assert.ok(term === 1 || term === 2);
+  // The entry's _date as a full UTC date and time, checked against the
+  // browser's own Date; Raft-internal entries have none.
+  const dateMs = await page.getByTestId("inspector-date").getAttribute("data-value");
+  const kind = await page.getByTestId("inspector-kind").innerText();
+  if (kind === "entry with data") {
+    const iso = new Date(Number(dateMs)).toISOString().replace("T", " ").replace("Z", "");
+    assert.ok((await page.getByTestId("inspector-date").innerText()).startsWith(`${iso} UTC`), iso);
+  } else {
+    assert.equal(dateMs, "");
+    assert.equal(await page.getByTestId("inspector-date").innerText(), "—");
+  }
   await page.locator("[data-testid=inspector] .changes").waitFor();
   await page.mouse.move(x, y);
   await page.mouse.wheel(0, -300);

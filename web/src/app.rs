@@ -14,9 +14,10 @@ use web_sys::{
 };
 use yew::prelude::*;
 
-use crate::draw::{self, clock, human_bytes, short_sid};
+use crate::draw::{self, human_bytes, short_sid};
 use crate::hash::{self, HashState};
 use crate::samples;
+use timeline::time::utc_datetime;
 
 /// The worker bin, built by trunk with a loader shim (see index.html).
 const WORKER_URL: &str = "./worker_loader.js";
@@ -416,7 +417,7 @@ impl App {
                     s.push_str(&format!("\n“{c}”"));
                 }
                 if let Some(d) = e.date_ms {
-                    s.push_str(&format!("\n{} UTC", clock(d)));
+                    s.push_str(&format!("\n{} UTC", utc_datetime(d)));
                 }
                 s.push_str(&format!(
                     "\n{} tables, {} rows · {} {}",
@@ -1137,7 +1138,7 @@ impl App {
                     <dt>{ "Record / offset" }</dt><dd data-testid="inspector-offset" data-value={e.offset.to_string()}>{ format!("{} @ {}", e.record, e.offset) }</dd>
                     <dt>{ "Entry ID" }</dt><dd data-testid="inspector-eid" data-value={e.eid.clone().unwrap_or_default()}>{ e.eid.clone().unwrap_or_else(|| "—".into()) }</dd>
                     <dt>{ "Comment" }</dt><dd>{ e.comment.clone().unwrap_or_else(|| "—".into()) }</dd>
-                    <dt>{ "Date" }</dt><dd>{ e.date_ms.map_or("—".into(), |d| format!("{d} ms ({} UTC)", clock(d))) }</dd>
+                    <dt>{ "Date" }</dt><dd data-testid="inspector-date" data-value={e.date_ms.map_or(String::new(), |d| d.to_string())}>{ e.date_ms.map_or("—".into(), |d| format!("{} UTC ({d} ms)", utc_datetime(d))) }</dd>
                     <dt>{ "Bytes" }</dt><dd data-testid="inspector-bytes" data-value={e.sizes.get(self.mode).map_or(String::new(), |b| b.to_string())}>{ format!("as stored {} · full values {} · diffs {}", size(StorageMode::Stored), size(StorageMode::Full), size(StorageMode::Diff)) }</dd>
                 </dl>
                 { match &self.detail {

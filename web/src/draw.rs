@@ -1,6 +1,7 @@
 //! Draws the timeline view model on a 2D canvas. All geometry and hit-testing
 //! come from `timeline::Layout`/`Viewport`; this module only paints.
 
+use timeline::time;
 use timeline::{LaneIndex, Layout, MarkerKind, StorageMode, Timeline, Viewport};
 use web_sys::CanvasRenderingContext2d as Ctx;
 
@@ -51,12 +52,6 @@ pub fn short_sid(sid: &str) -> &str {
     sid.get(..4).unwrap_or(sid)
 }
 
-/// `HH:MM:SS` (UTC) of a `_date` in ms.
-pub fn clock(ms: i64) -> String {
-    let s = ms.div_euclid(1000).rem_euclid(86_400);
-    format!("{:02}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
-}
-
 /// Paints everything. `ratio` is the device pixel ratio.
 pub fn draw(
     ctx: &Ctx,
@@ -81,6 +76,10 @@ pub fn draw(
     ctx.set_text_baseline("alphabetic");
     let step = nice_step(vp.span(), (pw / 90.0).max(2.0));
     let mut i = (vp.start / step).ceil() * step;
+    // The day of the first dated tick names the time row; a tick on a
+    // later day than the one before it shows its date.
+    let mut first_day: Option<i64> = None;
+    let mut last_date: Option<i64> = None;
     while i <= vp.end {
         let x = x_of(i);
         ctx.set_stroke_style_str(GRID);
@@ -92,13 +91,26 @@ pub fn draw(
         let _ = ctx.fill_text(&format!("{i:.0}"), x + 2.0, layout.axis - 18.0);
         if let Some(d) = t.date_at(i as u64) {
             ctx.set_fill_style_str(MUTED);
-            let _ = ctx.fill_text(&clock(d), x + 2.0, layout.axis - 6.0);
+            let label = match last_date {
+                Some(p) if !time::same_day(p, d) => {
+                    format!(
+                        "{} {}",
+                        time::utc_date(d).get(5..).unwrap_or(""),
+                        time::utc_clock(d)
+                    )
+                }
+                _ => time::utc_clock(d),
+            };
+            let _ = ctx.fill_text(&label, x + 2.0, layout.axis - 6.0);
+            first_day.get_or_insert(d);
+            last_date = Some(d);
         }
         i += step;
     }
     ctx.set_fill_style_str(MUTED);
     let _ = ctx.fill_text("log index", 6.0, layout.axis - 18.0);
-    let _ = ctx.fill_text("time (UTC)", 6.0, layout.axis - 6.0);
+    let day = first_day.map_or("time".to_string(), time::utc_date);
+    let _ = ctx.fill_text(&format!("{day} UTC"), 6.0, layout.axis - 6.0);
 
     for (li, lane) in t.lanes.iter().enumerate() {
         let top = layout.lane_top(li);

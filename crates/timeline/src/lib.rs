@@ -10,6 +10,7 @@
 
 pub mod inspect;
 pub mod model;
+pub mod time;
 pub mod view;
 
 pub use inspect::{inspect_record, ColumnChange, EntryDetail, RowChange, TableChange};
