@@ -70,10 +70,17 @@ pub struct Replay {
 }
 
 impl Replay {
-    /// Totals of the entry sizes (None if replay stopped on an error).
+    /// Totals of the entry sizes. None when replay stopped on an error
+    /// other than a damaged tail: a framing error or a record that does
+    /// not decode (`BadRecord`) ends the file, and the totals are those of
+    /// the records before it, as the streaming summary reports them.
     pub fn totals(&self) -> (u64, Option<u64>, Option<u64>) {
         let stored = self.entries.iter().map(|e| e.stored).sum();
-        if self.error.as_ref().is_some_and(|e| !e.kind.is_framing()) {
+        if self
+            .error
+            .as_ref()
+            .is_some_and(|e| !e.kind.is_framing() && !matches!(e.kind, ErrorKind::BadRecord { .. }))
+        {
             return (stored, None, None);
         }
         let full = self.entries.iter().map(|e| e.full).sum();

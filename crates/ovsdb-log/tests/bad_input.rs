@@ -93,6 +93,29 @@ fn record_level_damage_is_typed_and_prefix_survives() {
 }
 
 #[test]
+fn undecodable_record_ends_the_file_for_both_size_paths() {
+    // A framed JSON record that is no Raft record (no "term"): the file
+    // ends there. The streaming summary and the two-pass replay must give
+    // the same sizes for the records before it (found by the log_reader
+    // fuzz target: the replay said "unknown", the summary gave totals).
+    let (f, _) = with_body(b"{\"index\":7}\n");
+    let (s, entries) = ovsdb_log::summarize_detailed(&f);
+    let e = s.truncated.as_ref().unwrap();
+    assert_eq!(e.record, 5);
+    assert!(matches!(e.kind, ErrorKind::BadRecord { .. }), "{e}");
+    let r = ovsdb_log::replay(&f, ovsdb_log::Upto::All);
+    assert!(matches!(
+        r.error.as_ref().unwrap().kind,
+        ErrorKind::BadRecord { .. }
+    ));
+    let (stored, full, diff) = r.totals();
+    assert!(full.is_some());
+    assert_eq!((s.entry_bytes.full, s.entry_bytes.diff), (full, diff));
+    assert_eq!(s.entry_bytes.stored, stored);
+    assert_eq!(entries, r.entries);
+}
+
+#[test]
 fn txn_replay_errors_name_the_record() {
     // A well-framed entry whose txn names an unknown table: the summary of
     // records stands, the replay reports the record.
