@@ -3,7 +3,7 @@
 // privacy (CSP, no foreign requests) and a screenshot of every sample.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync, mkdtempSync, statSync } from "node:fs";
+import { readFileSync, writeFileSync, mkdtempSync, statSync, readdirSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -239,5 +239,46 @@ test("a Rust panic is reported in the page, not a dead page", async () => {
   // The panic is logged as an error, and nothing else went wrong.
   assert.ok(problems.consoleErrors.some((e) => /debug-panic/.test(e)));
   assert.deepEqual(problems.foreignRequests, []);
+  await page.close();
+});
+
+test("opened files can be kept in this browser and reopened after a reload, then forgotten", async () => {
+  const dir = join(ROOT, "static", "samples", "ls-add-follower");
+  const names = readdirSync(dir).filter((f) => f.endsWith(".db")).sort();
+  const { page, problems } = await openPage(browser.context, server.url);
+  await ready(page, SAMPLES["leader-failover"]);
+  // Both clusters name their files s1..s3: tell them apart by record count.
+  const recordsText = () => page.getByTestId("summary-records").innerText();
+  const waitRecords = (want) =>
+    page.waitForFunction((w) => document.querySelector("[data-testid=summary-records]")?.innerText === w, want);
+  const bundled = await recordsText();
+  // Off by default: nothing is kept.
+  assert.equal(await page.getByTestId("keep-files").isChecked(), false);
+  await page.getByTestId("keep-files").check();
+  await page.getByTestId("file-input").setInputFiles(names.map((n) => join(dir, n)));
+  await page.waitForFunction((b) => {
+    const r = document.querySelector("[data-testid=summary-records]")?.innerText;
+    return r && r !== b;
+  }, bundled);
+  await ready(page, names);
+  const records = await recordsText();
+  assert.notEqual(records, bundled);
+  await page.locator(`[data-testid=reopen-kept][data-files="${names.join(",")}"]`).waitFor();
+  // A reload shows the bundled sample again, and offers the kept files.
+  await page.reload();
+  await ready(page, SAMPLES["leader-failover"]);
+  await waitRecords(bundled);
+  assert.equal(await page.getByTestId("keep-files").isChecked(), true);
+  await page.getByTestId("reopen-kept").click();
+  await waitRecords(records);
+  await ready(page, names);
+  // Forget deletes them; unticking stops keeping.
+  await page.getByTestId("forget-kept").click();
+  await page.getByTestId("keep-files").uncheck();
+  await page.reload();
+  await ready(page, SAMPLES["leader-failover"]);
+  assert.equal(await page.getByTestId("reopen-kept").count(), 0);
+  assert.equal(await page.getByTestId("keep-files").isChecked(), false);
+  noProblems(problems);
   await page.close();
 });

@@ -57,6 +57,13 @@ pub enum Msg {
     PointerLeave,
     Key(KeyboardEvent),
     ToggleHelp,
+    /// Keep the opened files in this browser (opt-in).
+    SetKeep(bool),
+    /// What is kept in this browser (None: nothing).
+    Kept(Option<crate::store::Meta>),
+    /// Reopen the files kept in this browser.
+    ReopenKept,
+    ForgetKept,
     ExportPng,
     ExportJson,
     Resize,
@@ -102,6 +109,9 @@ pub struct App {
     dirty: bool,
     load_started: f64,
     first_frame: bool,
+    /// Whether opened files are kept in this browser, and what is kept.
+    keep: bool,
+    kept: Option<crate::store::Meta>,
     /// The load request waiting for the worker to say it is ready (messages
     /// sent before its wasm is initialized would be lost).
     pending_load: Option<(Object, Array)>,
@@ -644,6 +654,8 @@ impl Component for App {
             dirty: false,
             load_started: now(),
             first_frame: false,
+            keep: crate::store::keep(),
+            kept: None,
             pending_load: None,
             generation: 0,
             parse_ms: 0.0,
@@ -655,6 +667,12 @@ impl Component for App {
             .unwrap_or_else(|| samples::DEFAULT.to_string());
         app.listen_window(ctx);
         app.load_sample(ctx, sample);
+        if app.keep {
+            let link = ctx.link().clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                link.send_message(Msg::Kept(crate::store::meta().await.ok().flatten()));
+            });
+        }
         // `#debug-panic` panics on purpose after the first render, so the
         // end-to-end tests can check that the panic hook reports it.
         if web_sys::window()
@@ -727,8 +745,78 @@ impl Component for App {
                 if generation != self.generation {
                     return false;
                 }
+                let total: f64 = buffers.iter().map(|b| b.byte_length() as f64).sum();
+                let already_kept = self
+                    .kept
+                    .as_ref()
+                    .is_some_and(|m| m.names == names && m.bytes == total);
+                if self.keep && sample.is_none() && !already_kept {
+                    let (n, b) = (names.clone(), buffers.clone());
+                    let link = ctx.link().clone();
+                    // Copies are taken before the buffers go to the worker.
+                    let saving = crate::store::save(n, b);
+                    wasm_bindgen_futures::spawn_local(async move {
+                        match saving.await {
+                            Ok(m) => link.send_message(Msg::Kept(Some(m))),
+                            Err(e) => link.send_message(Msg::ReadFailed(format!(
+                                "The files are open but could not be kept in this browser: {e}"
+                            ))),
+                        }
+                    });
+                }
                 self.sample = sample;
                 self.send_load(ctx, names, buffers);
+                true
+            }
+            Msg::SetKeep(on) => {
+                self.keep = on;
+                crate::store::set_keep(on);
+                if !on {
+                    ctx.link().send_message(Msg::ForgetKept);
+                }
+                true
+            }
+            Msg::Kept(m) => {
+                self.kept = m;
+                true
+            }
+            Msg::ReopenKept => {
+                self.error = None;
+                self.notice = None;
+                self.load_started = now();
+                self.progress = Some(Progress {
+                    done: 0.0,
+                    total: self.kept.as_ref().map_or(0.0, |m| m.bytes),
+                    label: "Reading the kept files…".to_string(),
+                });
+                self.generation += 1;
+                let generation = self.generation;
+                self.stop_worker();
+                let link = ctx.link().clone();
+                wasm_bindgen_futures::spawn_local(async move {
+                    match crate::store::load().await {
+                        Ok(Some((names, buffers))) => link.send_message(Msg::Buffers {
+                            generation,
+                            names,
+                            buffers,
+                            sample: None,
+                        }),
+                        Ok(None) => {
+                            link.send_message(Msg::Kept(None));
+                            link.send_message(Msg::ReadFailed(
+                                "No files are kept in this browser any more.".into(),
+                            ));
+                        }
+                        Err(e) => link.send_message(Msg::ReadFailed(e)),
+                    }
+                });
+                true
+            }
+            Msg::ForgetKept => {
+                self.kept = None;
+                wasm_bindgen_futures::spawn_local(async move {
+                    let _ = crate::store::forget().await;
+                });
                 true
             }
             Msg::ReadFailed(e) => {
@@ -951,6 +1039,19 @@ impl Component for App {
                 <p class="tagline">
                     { "Drop the .db files of one cluster (or one standalone file) anywhere on the page. \
                        Everything runs in your browser; nothing is uploaded." }
+                    <label class="keep" title="Store the files you open in this browser's own storage (IndexedDB), so that after a reload you can reopen them with one click. They never leave the browser; Forget deletes them.">
+                        <input type="checkbox" data-testid="keep-files" checked={self.keep}
+                            onchange={link.callback(|e: Event| Msg::SetKeep(e.target_unchecked_into::<HtmlInputElement>().checked()))} />
+                        { " Keep opened files in this browser" }
+                    </label>
+                    if let Some(m) = &self.kept {
+                        <button data-testid="reopen-kept" data-files={m.names.join(",")}
+                            title={format!("Kept {} UTC", utc_datetime(m.saved_ms as i64))}
+                            onclick={link.callback(|_| Msg::ReopenKept)}>
+                            { format!("Reopen {} ({})", m.names.join(", "), human_bytes(m.bytes)) }
+                        </button>
+                        <button data-testid="forget-kept" onclick={link.callback(|_| Msg::ForgetKept)}>{ "Forget" }</button>
+                    }
                 </p>
                 { self.view_progress(ctx) }
                 if let Some(e) = &self.error {

@@ -11,6 +11,7 @@ mod hash;
 mod panic;
 mod samples;
 mod sim;
+mod store;
 
 fn main() {
     panic::install();
