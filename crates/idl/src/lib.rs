@@ -35,7 +35,10 @@
 //! The server model is checked against the real ovsdb-server 3.1 by a
 //! differential test (random transactions; results and `update`/`update2`
 //! messages identical), and reproduces 3.1's weak-reference behaviour by
-//! default ([`ServerOptions::weak_refs_as_ovs_3_1`]).
+//! default ([`ServerOptions::weak_refs_as_ovs_3_1`]: which references to a
+//! row deleted in a transaction survive depends on the hash order in
+//! which ovsdb-server assesses the transaction's rows; checked against the
+//! real server by `tests/weak_refs_real_server.rs`).
 //!
 //! A session's transaction with an unsatisfied `wait` waits as in
 //! ovsdb-server (re-run after every commit, expired on a virtual clock:

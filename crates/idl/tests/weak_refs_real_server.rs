@@ -1,0 +1,356 @@
+//! Weak references to rows deleted in a transaction, against the real
+//! ovsdb-server 3.1 (Debian package, started on a unix socket in a temp
+//! dir): random transactions insert, modify and delete rows that weakly
+//! reference each other (sets, a map with weak values and optional
+//! columns) and drop strong references so that children are collected.
+//! ovsdb-server keeps a (dangling) set or map reference in a row of the
+//! transaction that it assesses before the deleted row (hash order of the
+//! UUID's first word), and always re-checks optional columns; after every
+//! transaction the model must hold exactly the real server's rows.
+//!
+//! Without the ordered assessment (the model before it kept the reference
+//! in every modified row and treated optional columns like sets) seed 1
+//! diverges at step 12 (an optional column) and, with the optional
+//! columns made sets, at step 40 (a set column). Known remaining gap: run
+//! with seeds 1..=80, 76 seeds match over all 150 steps, 4 diverge once
+//! (seeds 15, 38, 55, 74; e.g. seed 15 step 14, where the real server
+//! keeps a modified row's reference to a row that was modified in an
+//! earlier transaction and is deleted now, although the row is assessed
+//! after it; not explained yet).
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+#[path = "common/net.rs"]
+mod net;
+
+use idl::rng::SplitMix64;
+use idl::server::{Server as Model, ServerOptions};
+use net::{ensure_packages, run, Conn, Server, TempDir};
+use ovsdb::json::{parse, Json, Object};
+use std::collections::BTreeSet;
+
+const SCHEMA: &str = r#"{"name":"W","version":"1.0.0","tables":{
+ "A":{"isRoot":true,"columns":{"n":{"type":"integer"},
+   "w":{"type":{"key":{"type":"uuid","refTable":"A","refType":"weak"},"min":0,"max":"unlimited"}},
+   "m":{"type":{"key":"string","value":{"type":"uuid","refTable":"B","refType":"weak"},"min":0,"max":"unlimited"}},
+   "o":{"type":{"key":{"type":"uuid","refTable":"B","refType":"weak"},"min":0,"max":1}},
+   "s":{"type":{"key":{"type":"uuid","refTable":"C"},"min":0,"max":"unlimited"}}}},
+ "B":{"isRoot":true,"columns":{"n":{"type":"integer"},
+   "w":{"type":{"key":{"type":"uuid","refTable":"A","refType":"weak"},"min":0,"max":"unlimited"}}}},
+ "C":{"columns":{"n":{"type":"integer"},
+   "w":{"type":{"key":{"type":"uuid","refTable":"A","refType":"weak"},"min":0,"max":1}},
+   "v":{"type":{"key":{"type":"uuid","refTable":"B","refType":"weak"},"min":0,"max":"unlimited"}}}}}}"#;
+
+const TABLES: [&str; 3] = ["A", "B", "C"];
+
+/// Up to `n` distinct members of `live`.
+fn pick(rng: &mut SplitMix64, live: &[String], n: u64) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for _ in 0..n {
+        if !live.is_empty() {
+            let x = live[(rng.next_u64() % live.len() as u64) as usize].clone();
+            if !out.contains(&x) {
+                out.push(x);
+            }
+        }
+    }
+    out
+}
+
+/// Fewer than `below` distinct members of `live`.
+fn pick_some(rng: &mut SplitMix64, live: &[String], below: u64) -> Vec<String> {
+    let n = rng.next_u64() % below;
+    pick(rng, live, n)
+}
+
+fn set(v: &[String]) -> String {
+    let a: Vec<String> = v.iter().map(|x| format!(r#"["uuid","{x}"]"#)).collect();
+    format!(r#"["set",[{}]]"#, a.join(","))
+}
+
+/// A fresh UUID whose first word is small, so that rows share hash
+/// buckets and the order ovsdb-server assesses them in varies.
+fn small_uuid(rng: &mut SplitMix64) -> String {
+    let r = rng.next_u64();
+    format!(
+        "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+        r % 8,
+        (r >> 8) & 0xffff,
+        (r >> 24) & 0xfff,
+        (r >> 36) & 0xfff,
+        rng.next_u64() & 0xffff_ffff_ffff
+    )
+}
+
+/// A transaction that modifies, mutates and deletes rows of `live` (per
+/// table), in random order, so that referrers of deleted rows are often
+/// part of the same transaction.
+fn random_txn(rng: &mut SplitMix64, live: &[Vec<String>; 3]) -> String {
+    let [a, b, _] = live;
+    let mut ops: Vec<String> = Vec::new();
+    let by_uuid = |u: &str| format!(r#"[["_uuid","==",["uuid","{u}"]]]"#);
+    for _ in 0..2 + rng.next_u64() % 6 {
+        let roll = rng.next_u64() % 100;
+        let k = rng.next_u64() % 100;
+        let op = match roll {
+            0..=19 => {
+                let u = small_uuid(rng);
+                let cu = small_uuid(rng);
+                let w = pick_some(rng, a, 3);
+                let m: Vec<String> = pick_some(rng, b, 3)
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| format!(r#"["k{i}",["uuid","{x}"]]"#))
+                    .collect();
+                let o = pick_some(rng, b, 2);
+                let cw = pick_some(rng, a, 2);
+                let cv = pick_some(rng, b, 3);
+                format!(
+                    r#"{{"op":"insert","table":"A","uuid":"{u}","row":{{"n":{k},"w":{},"m":["map",[{}]],"o":{},"s":["set",[["uuid","{cu}"]]]}}}},
+                       {{"op":"insert","table":"C","uuid":"{cu}","row":{{"n":{k},"w":{},"v":{}}}}}"#,
+                    set(&w),
+                    m.join(","),
+                    set(&o),
+                    set(&cw),
+                    set(&cv)
+                )
+            }
+            20..=29 => {
+                let u = small_uuid(rng);
+                let w = pick_some(rng, a, 3);
+                format!(
+                    r#"{{"op":"insert","table":"B","uuid":"{u}","row":{{"n":{k},"w":{}}}}}"#,
+                    set(&w)
+                )
+            }
+            // Modify a referrer without touching its references.
+            30..=54 => {
+                let t = (rng.next_u64() % 3) as usize;
+                let Some(u) = pick(rng, &live[t], 1).pop() else {
+                    continue;
+                };
+                if t == 2 {
+                    format!(
+                        r#"{{"op":"mutate","table":"C","where":{},"mutations":[["n","+=",1]]}}"#,
+                        by_uuid(&u)
+                    )
+                } else {
+                    format!(
+                        r#"{{"op":"update","table":"{}","where":{},"row":{{"n":{k}}}}}"#,
+                        TABLES[t],
+                        by_uuid(&u)
+                    )
+                }
+            }
+            // Add a reference (checked whatever the order).
+            55..=62 => {
+                let (Some(u), Some(x)) = (pick(rng, a, 1).pop(), pick(rng, a, 1).pop()) else {
+                    continue;
+                };
+                format!(
+                    r#"{{"op":"mutate","table":"A","where":{},"mutations":[["w","insert",{}]]}}"#,
+                    by_uuid(&u),
+                    set(&[x])
+                )
+            }
+            // Drop an A's children: they are collected.
+            63..=69 => {
+                let Some(u) = pick(rng, a, 1).pop() else {
+                    continue;
+                };
+                format!(
+                    r#"{{"op":"update","table":"A","where":{},"row":{{"s":["set",[]]}}}}"#,
+                    by_uuid(&u)
+                )
+            }
+            // A no-op modification.
+            70..=74 => {
+                let Some(u) = pick(rng, b, 1).pop() else {
+                    continue;
+                };
+                format!(
+                    r#"{{"op":"mutate","table":"B","where":{},"mutations":[["n","+=",0]]}}"#,
+                    by_uuid(&u)
+                )
+            }
+            _ => {
+                let t = (rng.next_u64() % 2) as usize;
+                let Some(u) = pick(rng, &live[t], 1).pop() else {
+                    continue;
+                };
+                format!(
+                    r#"{{"op":"delete","table":"{}","where":{}}}"#,
+                    TABLES[t],
+                    by_uuid(&u)
+                )
+            }
+        };
+        ops.push(op);
+    }
+    if ops.is_empty() {
+        ops.push(r#"{"op":"comment","comment":"nothing to do"}"#.into());
+    }
+    format!(r#"["W",{}]"#, ops.join(","))
+}
+
+fn select_all() -> Json {
+    let ops: Vec<String> = TABLES
+        .iter()
+        .map(|t| format!(r#"{{"op":"select","table":"{t}","where":[]}}"#))
+        .collect();
+    parse(format!(r#"["W",{}]"#, ops.join(",")).as_bytes()).unwrap()
+}
+
+/// Per table: its rows (without `_version`), sorted.
+fn rows_of(result: &Json) -> [Vec<String>; 3] {
+    let mut out: [Vec<String>; 3] = Default::default();
+    for (i, r) in result.as_array().unwrap().iter().enumerate().take(3) {
+        for row in r.get("rows").unwrap().as_array().unwrap() {
+            let mut o = Object::new();
+            for (k, v) in row.as_object().unwrap().iter() {
+                if k != "_version" {
+                    o.insert(k, v.clone());
+                }
+            }
+            out[i].push(Json::Object(o).sorted_recursive().to_string_compact());
+        }
+        out[i].sort();
+    }
+    out
+}
+
+fn uuids_in(row: &str) -> Vec<String> {
+    row.match_indices(r#"["uuid",""#)
+        .filter_map(|(i, m)| row.get(i + m.len()..i + m.len() + 36))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Error tags (or "ok") of a transaction's results.
+fn shape(result: &Json) -> Vec<String> {
+    result
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| match r.get("error").and_then(Json::as_str) {
+            Some(e) => e.to_string(),
+            None if r.is_null() => "null".into(),
+            None => "ok".into(),
+        })
+        .collect()
+}
+
+fn model_call(model: &mut Model, sess: idl::server::SessionId, params: &Json) -> Json {
+    let mut o = Object::new();
+    o.insert("method", Json::from("transact"));
+    o.insert("params", params.clone());
+    o.insert("id", Json::Integer(9));
+    let out = model.handle(sess, &Json::Object(o));
+    out.into_iter()
+        .map(|(_, m)| m)
+        .find(|m| m.get("result").is_some())
+        .expect("model replied")
+}
+
+#[test]
+fn weak_refs_to_deleted_rows_match_real_server() {
+    assert!(ensure_packages(), "openvswitch packages unavailable");
+    let dir = TempDir::new("weak");
+    let schema = dir.0.join("w.ovsschema");
+    std::fs::write(&schema, SCHEMA).unwrap();
+    let (mut compared, mut dangling_txns, mut optional_dropped) = (0, 0, 0);
+    for seed in 1u64..=6 {
+        let db = dir.0.join(format!("w{seed}.db"));
+        run(
+            "ovsdb-tool",
+            &["create", db.to_str().unwrap(), schema.to_str().unwrap()],
+        );
+        let real = Server::start(&dir.0, &db).expect("ovsdb-server");
+        let mut conn = Conn::connect(&real.sock).unwrap();
+        let mut model = Model::from_schema_text(SCHEMA, ServerOptions::default()).unwrap();
+        let sess = model.connect();
+        let mut rng = SplitMix64::new(seed);
+        let mut live: [Vec<String>; 3] = Default::default();
+        let mut before: [Vec<String>; 3] = Default::default();
+        let mut dangling: BTreeSet<(String, String)> = BTreeSet::new();
+        for step in 0..150 {
+            let text = random_txn(&mut rng, &live);
+            let params = parse(text.as_bytes()).unwrap();
+            let reply = conn.call("transact", params.clone()).unwrap();
+            let mine = model_call(&mut model, sess, &params);
+            let (want, got) = (reply.get("result").unwrap(), mine.get("result").unwrap());
+            assert_eq!(
+                shape(want),
+                shape(got),
+                "seed {seed} step {step}: results differ for {text}\nreal: {reply}\nmodel: {mine}"
+            );
+            let real_rows = rows_of(
+                conn.call("transact", select_all())
+                    .unwrap()
+                    .get("result")
+                    .unwrap(),
+            );
+            let model_rows = rows_of(
+                model_call(&mut model, sess, &select_all())
+                    .get("result")
+                    .unwrap(),
+            );
+            for t in 0..3 {
+                assert_eq!(
+                    real_rows[t], model_rows[t],
+                    "seed {seed} step {step}: table {} differs after {text}",
+                    TABLES[t]
+                );
+            }
+            compared += 1;
+            // Not vacuous: transactions after which the real server holds
+            // a weak reference to a row that does not exist, and rows
+            // whose optional column lost its target in the transaction.
+            for (t, rows) in real_rows.iter().enumerate() {
+                // A row's first UUID is its `_uuid` (keys are sorted).
+                live[t] = rows
+                    .iter()
+                    .filter_map(|r| uuids_in(r).into_iter().next())
+                    .collect();
+            }
+            let all: Vec<&String> = live.iter().flatten().collect();
+            let mut dangling_now = BTreeSet::new();
+            for r in real_rows.iter().flatten() {
+                let u = uuids_in(r);
+                for x in u.iter().skip(1).filter(|x| !all.contains(x)) {
+                    dangling_now.insert((u[0].clone(), x.clone()));
+                }
+            }
+            dangling_txns += usize::from(!dangling_now.is_subset(&dangling));
+            dangling = dangling_now;
+            for r in &before[0] {
+                let u = uuids_in(r);
+                let Some(o) = r
+                    .split(r#""o":"#)
+                    .nth(1)
+                    .filter(|o| o.starts_with(r#"["uuid","#))
+                    .map(uuids_in)
+                else {
+                    continue;
+                };
+                if let (Some(me), Some(x)) = (u.first(), o.first()) {
+                    if live[0].contains(me) && !live[1].contains(x) {
+                        optional_dropped += 1;
+                    }
+                }
+            }
+            before = real_rows;
+        }
+    }
+    eprintln!(
+        "{compared} transactions compared, {dangling_txns} left a new dangling weak reference, {optional_dropped} optional references lost their target"
+    );
+    assert!(
+        optional_dropped > 5,
+        "only {optional_dropped} optional references lost their target"
+    );
+    assert!(
+        dangling_txns > 20,
+        "only {dangling_txns} transactions left a new dangling weak reference"
+    );
+}
