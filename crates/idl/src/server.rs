@@ -418,6 +418,12 @@ fn col_changed(old: &Row, new: &Row, c: MonCol) -> bool {
 
 impl Server {
     pub fn new(meta: DbMeta, opts: ServerOptions) -> Server {
+        Server::with_meta(Arc::new(meta), opts)
+    }
+
+    /// A server for metadata shared with others (e.g. every member of a
+    /// simulated cluster), without copying it.
+    pub fn with_meta(meta: Arc<DbMeta>, opts: ServerOptions) -> Server {
         let n = meta.tables.len();
         let any_refs = meta
             .tables
@@ -463,7 +469,7 @@ impl Server {
             })
             .collect();
         Server {
-            meta: Arc::new(meta),
+            meta,
             opts,
             tables: vec![BTreeMap::new(); n],
             rng: SplitMix64::new(opts.seed),
@@ -1086,16 +1092,7 @@ impl Server {
             }
             for idx in &t.indexes {
                 let mut seen: BTreeMap<Vec<&Datum>, Uuid> = BTreeMap::new();
-                let rows_now = self.tables[ti]
-                    .iter()
-                    .filter(|(u, _)| !changed[ti].contains_key(u))
-                    .map(|(u, r)| (*u, &r.cols))
-                    .chain(
-                        changed[ti]
-                            .iter()
-                            .filter_map(|(u, r)| r.as_ref().map(|r| (*u, &r.cols))),
-                    );
-                for (u, cols) in rows_now {
+                for (u, cols) in rows_after(&self.tables[ti], &changed[ti]) {
                     let key: Vec<&Datum> = idx.iter().map(|&c| &cols[c]).collect();
                     if let Some(other) = seen.insert(key, u) {
                         let names: Vec<&str> =
@@ -1812,16 +1809,7 @@ impl Server {
             if refcols.is_empty() {
                 continue;
             }
-            let rows = self.tables[ti]
-                .iter()
-                .filter(|(u, _)| !changed[ti].contains_key(u))
-                .map(|(u, r)| (*u, &r.cols))
-                .chain(
-                    changed[ti]
-                        .iter()
-                        .filter_map(|(u, r)| r.as_ref().map(|r| (*u, &r.cols))),
-                );
-            for (src, cols) in rows {
+            for (src, cols) in rows_after(&self.tables[ti], &changed[ti]) {
                 // Column by column, as ovsdb-server reports the first one.
                 for rc in refcols {
                     let mut first = None;
@@ -2365,6 +2353,24 @@ fn changed_data(o: &Row, n: &Row, cols: &[MonCol]) -> bool {
         MonCol::Col(i) => o.cols[*i] != n.cols[*i],
         MonCol::Version => false,
     })
+}
+
+/// A table's rows as they are after a transaction's writes (`changed`:
+/// `None` = deleted): the committed rows it did not write, then the rows
+/// it wrote and kept.
+fn rows_after<'a>(
+    committed: &'a BTreeMap<Uuid, RowRef>,
+    changed: &'a BTreeMap<Uuid, Option<Row>>,
+) -> impl Iterator<Item = (Uuid, &'a Vec<Datum>)> + 'a {
+    committed
+        .iter()
+        .filter(|(u, _)| !changed.contains_key(u))
+        .map(|(u, r)| (*u, &r.cols))
+        .chain(
+            changed
+                .iter()
+                .filter_map(|(u, r)| r.as_ref().map(|r| (*u, &r.cols))),
+        )
 }
 
 /// A column holding strong references: its index and the tables its keys
