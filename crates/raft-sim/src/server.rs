@@ -937,27 +937,28 @@ impl Server {
 
     // ------------------------------------------------------------ disk
 
+    /// A record appended to the server's file.
     fn record(&mut self, cx: &mut Ctx, kind: RecordKind, bytes: u64) {
         self.file_bytes += bytes;
-        cx.cpu(bytes);
-        cx.out.push(Out::Record {
-            server: self.id,
-            kind,
-            bytes,
-            alt_bytes: bytes,
-        });
+        self.written(cx, kind, bytes, bytes);
     }
 
     /// An entry record of `bytes`, which would be `alt` bytes in the other
     /// storage mode (full values vs column diffs).
     fn record_entry(&mut self, cx: &mut Ctx, bytes: u64, alt: u64) {
         self.file_bytes += bytes;
+        self.written(cx, RecordKind::Entry, bytes, alt);
+    }
+
+    /// Bytes written to disk, appended or as a new file: their CPU cost and
+    /// the world's accounting.
+    fn written(&self, cx: &mut Ctx, kind: RecordKind, bytes: u64, alt_bytes: u64) {
         cx.cpu(bytes);
         cx.out.push(Out::Record {
             server: self.id,
-            kind: RecordKind::Entry,
+            kind,
             bytes,
-            alt_bytes: alt,
+            alt_bytes,
         });
     }
 
@@ -1807,13 +1808,7 @@ impl Server {
                 self.capture(cx, rec);
             }
         }
-        cx.cpu(bytes);
-        cx.out.push(Out::Record {
-            server: self.id,
-            kind: RecordKind::Header,
-            bytes,
-            alt_bytes: bytes,
-        });
+        self.written(cx, RecordKind::Header, bytes, bytes);
         if !cx.k.snapshot_in_thread {
             cx.cost += cx.k.snapshot_block as f64 * 4.0;
         } else {
@@ -2750,13 +2745,7 @@ impl Server {
             None => LogRec::Term { term: self.term },
         };
         self.capture(cx, rec);
-        cx.cpu(bytes);
-        cx.out.push(Out::Record {
-            server: self.id,
-            kind: RecordKind::Header,
-            bytes,
-            alt_bytes: bytes,
-        });
+        self.written(cx, RecordKind::Header, bytes, bytes);
         if self.joining && snap.servers & bit(self.id) != 0 {
             self.joining = false;
             self.join_deadline = None;

@@ -982,8 +982,25 @@ impl Sim {
         else {
             return;
         };
-        let present: std::collections::HashSet<u64> =
-            best.db.switches.iter().map(|(_, k)| *k).collect();
+        // The switches in that server's database ("lsK" names).
+        let m = &best.model;
+        let present: std::collections::HashSet<u64> = m
+            .meta
+            .table("Logical_Switch")
+            .and_then(|t| Some((t, m.meta.tables[t].column("name")?)))
+            .map(|(t, name)| {
+                m.rows(t)
+                    .filter_map(|r| {
+                        r.cols[name]
+                            .as_scalar()?
+                            .as_str()?
+                            .strip_prefix("ls")?
+                            .parse()
+                            .ok()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         let mut missing = None;
         for r in &self.requests {
             if let (true, Op::LsAdd(k)) = (r.done, &r.op) {

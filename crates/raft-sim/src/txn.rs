@@ -60,13 +60,8 @@ impl Op {
 /// server's `idl::server` model.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NbState {
-    pub nb_global: Option<Uuid>,
-    /// (uuid, k) of each Logical_Switch "lsK".
-    pub switches: Vec<(Uuid, u64)>,
+    /// The switch `lsp-add sw` adds ports to: the last one created.
     pub last_switch: Option<Uuid>,
-    pub switch_ports: Vec<Uuid>,
-    /// (uuid, k, switch) of each Logical_Switch_Port "lspK".
-    pub ports: Vec<(Uuid, u64, Uuid)>,
     pub pg: Option<Uuid>,
     /// (priority, uuid) of ACLs in the port group.
     pub acls: Vec<(u64, Uuid)>,
@@ -78,8 +73,6 @@ pub struct NbState {
 pub struct Request {
     pub ops: Vec<Json>,
     pub inserted: Option<Uuid>,
-    pub removed: Vec<(u64, Uuid)>,
-    pub comment: String,
 }
 
 /// A proposed transaction: the workload op and the log record the
@@ -88,7 +81,6 @@ pub struct Request {
 pub struct Txn {
     pub op: Op,
     pub inserted: Option<Uuid>,
-    pub removed: Vec<(u64, Uuid)>,
     /// The record as written to the log in the run's storage mode
     /// (`{table: {uuid: row or null}}` with `_date`, `_comment` and, for
     /// diffs, `_is_diff`), members in insertion order (see
@@ -128,8 +120,8 @@ pub fn nb_meta() -> Option<Arc<DbMeta>> {
 /// cannot fail to parse at run time.
 pub fn empty_model() -> idl::server::Server {
     let meta = nb_meta().expect("embedded OVN_Northbound schema parses");
-    idl::server::Server::new(
-        (*meta).clone(),
+    idl::server::Server::with_meta(
+        meta,
         idl::server::ServerOptions {
             clustered: false,
             seed: 0x5eed,
@@ -192,7 +184,6 @@ impl Txn {
         Txn {
             op: op.clone(),
             inserted: req.inserted,
-            removed: req.removed.clone(),
             record,
             lens,
             table_lens,
@@ -282,7 +273,6 @@ impl NbState {
     /// from `rng`. An error is what ovn-nbctl says when the command cannot
     /// run (it then sends nothing).
     pub fn request(&self, op: &Op, comment_prefix: &str, rng: &mut Rng) -> Result<Request, String> {
-        let mut removed = Vec::new();
         let comment = match op {
             Op::AclDelBatch(b) => {
                 let mut sorted = self.acls.clone();
@@ -336,8 +326,7 @@ impl NbState {
                 let pg = need_pg()?;
                 let mut sorted = self.acls.clone();
                 sorted.sort();
-                removed = sorted.into_iter().take(*b as usize).collect();
-                let gone: Vec<&Uuid> = removed.iter().map(|(_, u)| u).collect();
+                let gone: Vec<&Uuid> = sorted.iter().take(*b as usize).map(|(_, u)| u).collect();
                 // Removing them from the group garbage-collects the rows.
                 ops.push(mutate("Port_Group", &pg, "acls", "delete", uuid_set(&gone)));
             }
@@ -371,29 +360,16 @@ impl NbState {
         }
         ops.push(obj(vec![
             ("op", Json::from("comment")),
-            ("comment", Json::String(comment.clone())),
+            ("comment", Json::String(comment)),
         ]));
-        Ok(Request {
-            ops,
-            inserted,
-            removed,
-            comment,
-        })
+        Ok(Request { ops, inserted })
     }
 
     /// Apply a committed transaction.
     pub fn apply(&mut self, t: &Txn) {
         match &t.op {
-            Op::Init => {
-                self.nb_global = t.inserted;
-            }
-            Op::LsAdd(k) => {
-                if let Some(u) = t.inserted {
-                    self.switches.push((u, *k));
-                }
-                self.last_switch = t.inserted;
-                self.switch_ports.clear();
-            }
+            Op::Init | Op::LspAdd(_) => {}
+            Op::LsAdd(_) => self.last_switch = t.inserted,
             Op::PgAdd => {
                 self.pg = t.inserted;
                 self.acls.clear();
@@ -411,14 +387,6 @@ impl NbState {
             Op::PgDel => {
                 self.pg = None;
                 self.acls.clear();
-            }
-            Op::LspAdd(k) => {
-                if let Some(u) = t.inserted {
-                    self.switch_ports.push(u);
-                    if let Some(sw) = self.last_switch {
-                        self.ports.push((u, *k, sw));
-                    }
-                }
             }
         }
     }

@@ -128,6 +128,7 @@ fn checker_catches_a_deliberately_unsafe_vote_rule() {
     // Same generator, but servers grant votes without the log check: the
     // invariant checker must notice (and name the seed) on some seeds.
     let mut caught = Vec::new();
+    let mut lost_writes = 0;
     for seed in 1..=400 {
         let (_, text) = random_scenario(seed);
         let over = vec![
@@ -136,6 +137,12 @@ fn checker_catches_a_deliberately_unsafe_vote_rule() {
         ];
         let mut sim = Sim::from_text(&text, None, &over, seed).unwrap();
         let m = sim.run();
+        // The at-least-once check reads the servers' own databases.
+        lost_writes += m
+            .violations
+            .iter()
+            .filter(|v| v.contains("acknowledged write ls-add"))
+            .count();
         if let Some(v) = m.violations.first() {
             assert!(v.starts_with(&format!("seed {seed} ")), "{v}");
             caught.push(v.clone());
@@ -145,6 +152,7 @@ fn checker_catches_a_deliberately_unsafe_vote_rule() {
         !caught.is_empty(),
         "no violation detected with a broken vote rule"
     );
+    assert!(lost_writes > 0, "no acknowledged write found missing");
 }
 
 #[test]
