@@ -10,6 +10,7 @@
 //! proposer and on replicas fed the full-value or the diff entry.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
 #[allow(dead_code)] // parse_dump is for the real-server tests
 #[path = "common/dump.rs"]
 mod dump;
@@ -20,26 +21,7 @@ use idl::timetravel::Timeline;
 use idl::DbMeta;
 use ovsdb::json::{self, Json};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
-fn samples() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../static/samples");
-    let mut v = Vec::new();
-    for d in std::fs::read_dir(&root).unwrap() {
-        let d = d.unwrap().path();
-        if !d.is_dir() {
-            continue;
-        }
-        for f in std::fs::read_dir(&d).unwrap() {
-            let f = f.unwrap().path();
-            if f.extension().is_some_and(|x| x == "db") {
-                v.push(f);
-            }
-        }
-    }
-    v.sort();
-    v
-}
+use std::path::Path;
 
 fn server_rows(s: &Server) -> Rows {
     let mut out = Rows::new();
@@ -69,7 +51,7 @@ fn new_server(schema: &Json) -> Server {
 fn replaying_every_sample_record_matches_the_time_travel_replica() {
     let mut files = 0;
     let mut records = 0;
-    for path in samples() {
+    for path in common::sample_files() {
         let bytes = std::fs::read(&path).unwrap();
         let Ok(tl) = Timeline::load(&bytes) else {
             continue;

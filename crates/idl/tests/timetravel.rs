@@ -15,28 +15,9 @@ use idl::timetravel::{ChangeKind, Timeline};
 use net::{ensure_packages, Server, TempDir};
 use ovsdb::uuid::Uuid;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
-
-fn samples() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../static/samples");
-    let mut v = Vec::new();
-    for d in std::fs::read_dir(&root).unwrap() {
-        let d = d.unwrap().path();
-        if !d.is_dir() {
-            continue;
-        }
-        for f in std::fs::read_dir(&d).unwrap() {
-            let f = f.unwrap().path();
-            if f.extension().map(|x| x == "db").unwrap_or(false) {
-                v.push(f);
-            }
-        }
-    }
-    v.sort();
-    v
-}
 
 /// Serves a copy of `path` and dumps it; None if the server cannot serve
 /// it (a server that left its cluster).
@@ -67,7 +48,7 @@ fn served_dump(path: &Path, db: &str) -> Option<String> {
 fn replica_at_last_committed_index_equals_server_dump_on_every_sample() {
     assert!(ensure_packages(), "openvswitch/ovn packages unavailable");
     let mut compared = 0;
-    for path in samples() {
+    for path in common::sample_files() {
         let bytes = std::fs::read(&path).unwrap();
         let tl = Timeline::load(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let idl = tl
