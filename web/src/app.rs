@@ -164,15 +164,7 @@ impl App {
             self.error = Some(format!("There is no bundled sample called {name:?}."));
             return;
         };
-        self.stop_worker();
-        self.progress = Some(Progress {
-            done: 0.0,
-            total: 0.0,
-            label: format!("Fetching sample {name}…"),
-        });
-        self.load_started = now();
-        self.generation += 1;
-        let generation = self.generation;
+        let generation = self.begin_load(format!("Fetching sample {name}…"), 0.0);
         let link = ctx.link().clone();
         wasm_bindgen_futures::spawn_local(async move {
             let mut names = Vec::new();
@@ -196,6 +188,20 @@ impl App {
                 sample: Some(name),
             });
         });
+    }
+
+    /// Starts a new load: stops the one under way and shows `label` with
+    /// `total` bytes to read. Returns the generation its buffers carry.
+    fn begin_load(&mut self, label: String, total: f64) -> u32 {
+        self.stop_worker();
+        self.progress = Some(Progress {
+            done: 0.0,
+            total,
+            label,
+        });
+        self.load_started = now();
+        self.generation += 1;
+        self.generation
     }
 
     fn stop_worker(&mut self) {
@@ -694,15 +700,10 @@ impl Component for App {
                 }
                 self.error = None;
                 self.notice = None;
-                self.load_started = now();
-                self.progress = Some(Progress {
-                    done: 0.0,
-                    total: files.iter().map(|f| f.size()).sum(),
-                    label: "Reading files…".to_string(),
-                });
-                self.generation += 1;
-                let generation = self.generation;
-                self.stop_worker();
+                let generation = self.begin_load(
+                    "Reading files…".to_string(),
+                    files.iter().map(|f| f.size()).sum(),
+                );
                 let link = ctx.link().clone();
                 wasm_bindgen_futures::spawn_local(async move {
                     let mut names = Vec::new();
@@ -783,15 +784,10 @@ impl Component for App {
             Msg::ReopenKept => {
                 self.error = None;
                 self.notice = None;
-                self.load_started = now();
-                self.progress = Some(Progress {
-                    done: 0.0,
-                    total: self.kept.as_ref().map_or(0.0, |m| m.bytes),
-                    label: "Reading the kept files…".to_string(),
-                });
-                self.generation += 1;
-                let generation = self.generation;
-                self.stop_worker();
+                let generation = self.begin_load(
+                    "Reading the kept files…".to_string(),
+                    self.kept.as_ref().map_or(0.0, |m| m.bytes),
+                );
                 let link = ctx.link().clone();
                 wasm_bindgen_futures::spawn_local(async move {
                     match crate::store::load().await {

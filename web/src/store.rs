@@ -146,18 +146,23 @@ pub async fn save(names: Vec<String>, buffers: Vec<ArrayBuffer>) -> Result<Meta,
     Ok(meta)
 }
 
-/// What is kept, without reading the contents.
-pub async fn meta() -> Result<Option<Meta>, String> {
+/// The value stored under `key`, if any.
+async fn get(key: &str) -> Result<Option<JsValue>, String> {
     let db = open().await?;
     let st = store(&db, IdbTransactionMode::Readonly)?;
     let req = st
-        .get(&"meta".into())
-        .map_err(|e| js_err("read the file list", e))?;
+        .get(&key.into())
+        .map_err(|e| js_err("read browser storage", e))?;
     let v = done(&req).await?;
     db.close();
-    if v.is_undefined() || v.is_null() {
+    Ok(Some(v).filter(|v| !v.is_undefined() && !v.is_null()))
+}
+
+/// What is kept, without reading the contents.
+pub async fn meta() -> Result<Option<Meta>, String> {
+    let Some(v) = get("meta").await? else {
         return Ok(None);
-    }
+    };
     let num = |k: &str| {
         Reflect::get(&v, &k.into())
             .ok()
@@ -173,16 +178,9 @@ pub async fn meta() -> Result<Option<Meta>, String> {
 
 /// The kept files' names and contents.
 pub async fn load() -> Result<Option<(Vec<String>, Vec<ArrayBuffer>)>, String> {
-    let db = open().await?;
-    let st = store(&db, IdbTransactionMode::Readonly)?;
-    let req = st
-        .get(&"last".into())
-        .map_err(|e| js_err("read the files", e))?;
-    let v = done(&req).await?;
-    db.close();
-    if v.is_undefined() || v.is_null() {
+    let Some(v) = get("last").await? else {
         return Ok(None);
-    }
+    };
     let names = names_of(&v);
     let buffers: Vec<ArrayBuffer> = Reflect::get(&v, &"buffers".into())
         .ok()
