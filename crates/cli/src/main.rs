@@ -4,6 +4,7 @@
 //! Modules are owned by the area they expose: `formats` (inspect, dump, check,
 //! convert), `simulate` (simulate, compare) and `idl` (idl-experiment).
 
+mod diagnose;
 mod formats;
 mod idl;
 mod simulate;
@@ -22,6 +23,7 @@ USAGE:
                        [--write-logs DIR] [--trace FILE.jsonl]
   ovsdb-scope compare SCENARIO --a KNOBS --b KNOBS [--seeds N] [--json]
   ovsdb-scope idl-experiment NAME [params] [--json]
+  ovsdb-scope diagnose [--json] [--set KNOB=VALUE]... PATH...   (files, folders, archives)
 ";
 
 fn main() -> ExitCode {
@@ -39,6 +41,7 @@ fn main() -> ExitCode {
         "simulate" => simulate::simulate(rest),
         "compare" => simulate::compare(rest),
         "idl-experiment" => idl::experiment(rest),
+        "diagnose" => diagnose::diagnose(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             0

@@ -78,6 +78,10 @@ pub enum EventKind {
         system_ms: u64,
     },
 
+    /// `poll_loop|INFO|wakeup due to … (99% CPU usage)`: the CPU use that
+    /// ovsdb-server reports next to a long poll.
+    CpuUsage { percent: u64, detail: String },
+
     // ---- connections ----
     /// `reconnect|ERR|tcp:…: no response to inactivity probe after 2 seconds, disconnecting`
     ProbeTimeout { peer: String, after_s: u64 },
@@ -165,6 +169,7 @@ impl EventKind {
             EventKind::Compacting { .. } => "compacting",
             EventKind::SnapshotWritten { .. } => "snapshot-written",
             EventKind::LongPoll { .. } => "long-poll",
+            EventKind::CpuUsage { .. } => "cpu-usage",
             EventKind::ProbeTimeout { .. } => "probe-timeout",
             EventKind::ConnectionLost { .. } => "connection-lost",
             EventKind::Connecting { .. } => "connecting",

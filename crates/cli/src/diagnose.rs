@@ -1,0 +1,138 @@
+//! `diagnose`: findings from what operators collect (owned by the evidence
+//! area). The only I/O is here: walking folders and opening files; the
+//! evidence crate reads the bytes.
+
+use std::io::Write;
+use std::path::Path;
+
+use evidence::collect::{Collector, Limits};
+use evidence::diagnose::diagnose as run;
+use evidence::findings::Knobs;
+
+pub const HELP: &str = "\
+ovsdb-scope diagnose: findings from a sick cluster's files, logs and archives
+
+USAGE:
+  ovsdb-scope diagnose [--json] [--set KNOB=VALUE]... PATH...
+
+PATH is any mix of database files (.db), ovsdb-server logs (also rotated
+.log.1 and .log.2.gz), cluster/status and memory/show output, folders (read
+recursively) and archives (.gz, .xz, .tar, .tar.gz/.tgz, .tar.xz: must-gather,
+sosreport). Inputs are recognized by content, matched to servers by what they
+say, and never written anywhere.
+
+OPTIONS:
+  --json            print {\"inputs\",\"servers\",\"findings\"} as JSON
+  --set KNOB=VALUE  change a threshold; knobs and defaults:
+                      long_poll_ms=1000 stopped_ratio=4 storm_changes=5
+                      storm_window_ms=3600000 reconnect_drops=3
+                      reconnect_window_ms=60000 leaderless_ms=1000
+                      memory_growth_percent=50 cause_window_ms=5000
+                      large_entry_bytes=1048576
+
+EXAMPLE:
+  ovsdb-scope diagnose must-gather/ sosreport-node1.tar.xz
+
+EXIT STATUS:
+  0 nothing at warning or above, 1 a warning or error finding, 2 bad input or usage
+";
+
+fn walk(path: &Path, out: &mut Vec<std::path::PathBuf>) -> std::io::Result<()> {
+    let meta = std::fs::symlink_metadata(path)?;
+    if meta.is_dir() {
+        let mut entries: Vec<_> = std::fs::read_dir(path)?.filter_map(|e| e.ok()).collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            walk(&e.path(), out)?;
+        }
+    } else if meta.is_file() {
+        out.push(path.to_path_buf());
+    }
+    Ok(())
+}
+
+pub fn diagnose(args: &[String]) -> u8 {
+    let mut json = false;
+    let mut knobs = Knobs::default();
+    let mut paths = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--json" => json = true,
+            "-h" | "--help" => {
+                print!("{HELP}");
+                return 0;
+            }
+            "--set" => {
+                let Some(kv) = it.next() else {
+                    eprintln!("ovsdb-scope diagnose: --set needs KNOB=VALUE");
+                    return 2;
+                };
+                let Some((k, v)) = kv.split_once('=') else {
+                    eprintln!("ovsdb-scope diagnose: --set needs KNOB=VALUE, got '{kv}'");
+                    return 2;
+                };
+                if let Err(e) = knobs.set(k, v) {
+                    eprintln!("ovsdb-scope diagnose: {e}");
+                    return 2;
+                }
+            }
+            s if s.starts_with("--") => {
+                eprintln!("ovsdb-scope diagnose: unknown option {s}\n\n{HELP}");
+                return 2;
+            }
+            p => paths.push(p.to_string()),
+        }
+    }
+    if paths.is_empty() {
+        eprint!("{HELP}");
+        return 2;
+    }
+    let mut collector = Collector::new(Limits::default());
+    let mut unreadable = 0;
+    for p in &paths {
+        let mut files = Vec::new();
+        if let Err(e) = walk(Path::new(p), &mut files) {
+            eprintln!("ovsdb-scope diagnose: {p}: {e}");
+            unreadable += 1;
+            continue;
+        }
+        for f in files {
+            let shown = f.to_string_lossy().into_owned();
+            match std::fs::File::open(&f) {
+                Ok(file) => {
+                    let mut r = std::io::BufReader::with_capacity(1 << 20, file);
+                    collector.add(&shown, &mut r);
+                }
+                Err(e) => {
+                    eprintln!("ovsdb-scope diagnose: {shown}: {e}");
+                    unreadable += 1;
+                }
+            }
+        }
+    }
+    let collected = collector.finish();
+    if collected.items.is_empty() {
+        for i in &collected.ignored {
+            eprintln!("ovsdb-scope diagnose: {}: {}", i.path, i.reason);
+        }
+        eprintln!("ovsdb-scope diagnose: nothing usable in the inputs");
+        return 2;
+    }
+    let d = run(collected, &knobs, &mut |_| {});
+    let text = if json {
+        d.to_json().to_string_compact() + "\n"
+    } else {
+        d.to_text()
+    };
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            return 141;
+        }
+    }
+    if unreadable > 0 {
+        return 2;
+    }
+    d.exit_code()
+}

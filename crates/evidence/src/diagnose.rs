@@ -1,0 +1,679 @@
+//! One diagnosis from everything collected: the database files' timeline,
+//! each server's joined log, last `cluster/status` and `memory/show`, which
+//! input belongs to which server, and the findings.
+//!
+//! Matching inputs to servers goes by what they say, in this order:
+//! 1. a database file's header names its server (full server ID) and cluster;
+//! 2. `cluster/status` names its server, address and cluster;
+//! 3. a log names its server in `local server ID is 5db5`; rotated parts
+//!    (`x.log`, `x.log.1`, `x.log.2.gz`) are joined in time order first;
+//! 4. what names nothing (`memory/show`, a log part without that line) joins
+//!    the server whose other inputs sit in the same folder, or share its name
+//!    stem (`s1.memory-show.txt` with `s1.db`).
+//!
+//! Identical inputs (the same database file as `leader_nbdb.gz` and inside
+//! `cluster.tar.gz`) are used once; the copies are listed as ignored.
+
+use std::collections::BTreeMap;
+
+use ovsdb::json::{Json, Object};
+
+use crate::collect::{Collected, Ignored, InputKind, Item};
+use crate::events::{Event, EventKind};
+use crate::findings::{self, Finding, Knobs, ServerInput, Severity};
+use crate::log::{self, LogFile};
+use crate::memory;
+use crate::status::{self, ClusterStatus};
+
+/// One input that was used, and whose it is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputUse {
+    pub path: String,
+    pub kind: InputKind,
+    /// Index into [`Diagnosis::servers`].
+    pub server: Option<usize>,
+    pub bytes: u64,
+}
+
+/// What is known of one server.
+#[derive(Clone, Debug, Default)]
+pub struct Server {
+    /// 4-hex short ID ("" when no input names it).
+    pub short: String,
+    /// Full server ID, from a file header or `cluster/status`.
+    pub server_id: Option<String>,
+    pub address: Option<String>,
+    /// Display name: the file or folder the server's inputs came from.
+    pub name: String,
+    /// Lane of its database file in [`Diagnosis::timeline`].
+    pub lane: Option<usize>,
+    /// Its log parts in time order (paths), and the joined log.
+    pub log_parts: Vec<String>,
+    pub log: Option<LogFile>,
+    /// The joined log's bytes, for the lines findings cite.
+    pub log_text: Vec<u8>,
+    pub status: Option<ClusterStatus>,
+    pub memory: Option<Vec<(String, u64)>>,
+}
+
+impl Server {
+    /// Role and term: from `cluster/status`, else the log's last word on it.
+    pub fn role_term(&self) -> (Option<String>, Option<u64>) {
+        if let Some(st) = &self.status {
+            return (Some(st.role.clone()), Some(st.term));
+        }
+        let Some(log) = &self.log else {
+            return (None, None);
+        };
+        let mut role = None;
+        let mut term = None;
+        for e in &log.events {
+            match &e.kind {
+                EventKind::ElectionWon { term: t, .. } => {
+                    role = Some("leader");
+                    term = Some(*t);
+                }
+                EventKind::ElectionStarted { term: t, .. } => {
+                    role = Some("candidate");
+                    term = Some(*t);
+                }
+                EventKind::LeaderIs { sid, term: t } => {
+                    role = Some(if *sid == self.short {
+                        "leader"
+                    } else {
+                        "follower"
+                    });
+                    term = Some(*t);
+                }
+                _ => {}
+            }
+        }
+        (role.map(str::to_string), term)
+    }
+
+    /// Text of line `line` of the joined log.
+    pub fn line_text(&self, line: u64) -> Option<String> {
+        let text = &self.log_text;
+        let mut start = 0usize;
+        let mut n = 0u64;
+        while n < line {
+            let p = text[start..].iter().position(|&b| b == b'\n')?;
+            start += p + 1;
+            n += 1;
+        }
+        if start >= text.len() {
+            return None;
+        }
+        let end = text[start..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(text.len(), |p| start + p);
+        let end = end.min(start + 4096);
+        Some(String::from_utf8_lossy(&text[start..end]).into_owned())
+    }
+}
+
+/// The whole diagnosis.
+#[derive(Clone, Debug)]
+pub struct Diagnosis {
+    pub inputs: Vec<InputUse>,
+    pub ignored: Vec<Ignored>,
+    pub servers: Vec<Server>,
+    pub timeline: timeline::Timeline,
+    pub findings: Vec<Finding>,
+}
+
+fn stem(path: &str) -> &str {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    file.split('.').next().unwrap_or(file)
+}
+
+fn parent(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
+/// The first path component below an archive or folder that differs
+/// between servers (`cluster.tar.gz/s1/var/...` → `cluster.tar.gz/s1`):
+/// the longest common prefix of two paths, as folders.
+fn common_dirs(a: &str, b: &str) -> usize {
+    a.split('/')
+        .zip(b.split('/'))
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+fn short_of(s: &str) -> String {
+    s.chars().take(4).collect()
+}
+
+fn generic_stem(s: &str) -> bool {
+    matches!(
+        s,
+        "ovnnb_db" | "ovnsb_db" | "conf" | "ovsdb-server-nb" | "ovsdb-server-sb" | "ovsdb-server"
+    ) || s.starts_with("ovs-appctl")
+}
+
+/// A display name for a server from one of its paths.
+fn name_for(path: &str) -> String {
+    let s = stem(path);
+    if !generic_stem(s) {
+        return s.to_string();
+    }
+    // Name it by the first folder that is not a well-known system path.
+    let parts: Vec<&str> = path.split('/').collect();
+    for p in parts.iter().rev().skip(1) {
+        if !matches!(
+            *p,
+            "var"
+                | "lib"
+                | "log"
+                | "ovn"
+                | "openvswitch"
+                | "etc"
+                | "run"
+                | "sos_commands"
+                | "ovn_central"
+                | ""
+        ) {
+            return p.to_string();
+        }
+    }
+    s.to_string()
+}
+
+fn log_cluster(log: &LogFile) -> Option<String> {
+    log.events.iter().find_map(|e| match &e.kind {
+        EventKind::LearnedClusterId { cid } => Some(cid.clone()),
+        _ => None,
+    })
+}
+
+fn log_sid(log: &LogFile) -> Option<String> {
+    log.events.iter().find_map(|e| match &e.kind {
+        EventKind::LocalServerId { sid } => Some(sid.clone()),
+        _ => None,
+    })
+}
+
+/// Builds the diagnosis. `progress` gets the database bytes read so far.
+pub fn diagnose(collected: Collected, knobs: &Knobs, progress: &mut dyn FnMut(u64)) -> Diagnosis {
+    let Collected { items, mut ignored } = collected;
+    // Identical copies: use the first.
+    let mut seen: BTreeMap<(u64, [u8; 20]), String> = BTreeMap::new();
+    let mut unique: Vec<Item> = Vec::new();
+    for it in items {
+        // memory/show and coverage/show carry no identity: two servers may
+        // well print the same figures.
+        if matches!(it.kind, InputKind::MemoryShow | InputKind::CoverageShow) {
+            unique.push(it);
+            continue;
+        }
+        let key = (it.bytes.len() as u64, ovsdb_log::framing::sha1(&it.bytes));
+        if let Some(first) = seen.get(&key) {
+            ignored.push(Ignored {
+                path: it.path,
+                reason: format!("same content as {first}, used once"),
+            });
+            continue;
+        }
+        seen.insert(key, it.path.clone());
+        unique.push(it);
+    }
+
+    let mut servers: Vec<Server> = Vec::new();
+    let mut inputs: Vec<InputUse> = Vec::new();
+    let find_short = |servers: &[Server], sid: &str| {
+        servers.iter().position(|s| {
+            !s.short.is_empty()
+                && !sid.is_empty()
+                && (s.short.starts_with(sid) || sid.starts_with(&s.short))
+        })
+    };
+
+    // 1. Database files.
+    let dbs: Vec<&Item> = unique
+        .iter()
+        .filter(|i| i.kind == InputKind::Database)
+        .collect();
+    let refs: Vec<(&str, &[u8])> = dbs
+        .iter()
+        .map(|i| (i.path.as_str(), i.bytes.as_slice()))
+        .collect();
+    let timeline = timeline::build_timeline(&refs, progress);
+    let file_clusters: Vec<String> = timeline
+        .lanes
+        .iter()
+        .filter_map(|l| l.summary.cluster_id.clone())
+        .collect();
+    for (lane_i, (item, lane)) in dbs.iter().zip(&timeline.lanes).enumerate() {
+        let server = match &lane.summary.server_id {
+            Some(id) => {
+                let short = short_of(id);
+                let k = match find_short(&servers, &short) {
+                    Some(k) => k,
+                    None => {
+                        servers.push(Server {
+                            short,
+                            server_id: Some(id.clone()),
+                            name: name_for(&item.path),
+                            ..Default::default()
+                        });
+                        servers.len() - 1
+                    }
+                };
+                let s = &mut servers[k];
+                s.lane.get_or_insert(lane_i);
+                if s.address.is_none() {
+                    s.address = lane.summary.local_address.clone();
+                }
+                Some(k)
+            }
+            None => None,
+        };
+        inputs.push(InputUse {
+            path: item.path.clone(),
+            kind: InputKind::Database,
+            server,
+            bytes: item.bytes.len() as u64,
+        });
+    }
+
+    // 2. cluster/status.
+    for item in unique.iter().filter(|i| i.kind == InputKind::ClusterStatus) {
+        let text = String::from_utf8_lossy(&item.bytes);
+        if text.matches("Cluster ID:").count() > 1 {
+            ignored.push(Ignored {
+                path: item.path.clone(),
+                reason: "several cluster/status outputs in one file; give each server's last one"
+                    .into(),
+            });
+            continue;
+        }
+        let Some(st) = status::parse_cluster_status(&text) else {
+            ignored.push(Ignored {
+                path: item.path.clone(),
+                reason: "cluster/status text that could not be read (an error reply?)".into(),
+            });
+            continue;
+        };
+        if let (Some(cid), false) = (&st.cluster_id, file_clusters.is_empty()) {
+            if !file_clusters.iter().any(|c| c == cid) {
+                ignored.push(Ignored {
+                    path: item.path.clone(),
+                    reason: format!(
+                        "cluster/status of another cluster ({}; the files are of {})",
+                        short_of(cid),
+                        file_clusters
+                            .iter()
+                            .map(|c| short_of(c))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                });
+                continue;
+            }
+        }
+        let k = match find_short(&servers, &st.sid) {
+            Some(k) => k,
+            None => {
+                servers.push(Server {
+                    short: st.sid.clone(),
+                    name: name_for(&item.path),
+                    ..Default::default()
+                });
+                servers.len() - 1
+            }
+        };
+        let s = &mut servers[k];
+        if s.server_id.is_none() {
+            s.server_id = st.server_id.clone();
+        }
+        if s.address.is_none() && !st.address.is_empty() {
+            s.address = Some(st.address.clone());
+        }
+        s.status = Some(st);
+        inputs.push(InputUse {
+            path: item.path.clone(),
+            kind: InputKind::ClusterStatus,
+            server: Some(k),
+            bytes: item.bytes.len() as u64,
+        });
+    }
+
+    // 3. Logs: group rotated parts, join, match.
+    let mut groups: BTreeMap<String, Vec<(u64, &Item, LogFile)>> = BTreeMap::new();
+    for item in unique.iter().filter(|i| i.kind == InputKind::ServerLog) {
+        let lf = log::read_log(&item.bytes);
+        let (base, n) = crate::collect::rotation(&item.path)
+            .map(|(b, n)| (b.to_string(), n as u64))
+            .unwrap_or_else(|| (item.path.clone(), 0));
+        groups.entry(base).or_default().push((n, item, lf));
+    }
+    for (_, mut parts) in groups {
+        // Oldest part first: higher rotation numbers are older.
+        parts.sort_by_key(|(n, _, lf)| (lf.first_ms.unwrap_or(i64::MAX), std::cmp::Reverse(*n)));
+        let paths: Vec<String> = parts.iter().map(|(_, i, _)| i.path.clone()).collect();
+        let mut text = Vec::new();
+        for (_, item, _) in &parts {
+            text.extend_from_slice(&item.bytes);
+            if !item.bytes.ends_with(b"\n") && !item.bytes.is_empty() {
+                text.push(b'\n');
+            }
+        }
+        let joined = log::read_log(&text);
+        if let (Some(cid), false) = (log_cluster(&joined), file_clusters.is_empty()) {
+            if !file_clusters.iter().any(|c| c.starts_with(&cid)) {
+                for p in &paths {
+                    ignored.push(Ignored {
+                        path: p.clone(),
+                        reason: format!(
+                            "log of another cluster ({cid}; the files are of {})",
+                            file_clusters
+                                .iter()
+                                .map(|c| short_of(c))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    });
+                }
+                continue;
+            }
+        }
+        let k = match log_sid(&joined) {
+            Some(sid) => find_short(&servers, &sid).unwrap_or_else(|| {
+                servers.push(Server {
+                    short: sid.clone(),
+                    name: name_for(&paths[0]),
+                    ..Default::default()
+                });
+                servers.len() - 1
+            }),
+            None => nearest_server(&servers, &inputs, &paths[0]).unwrap_or_else(|| {
+                servers.push(Server {
+                    name: name_for(&paths[0]),
+                    ..Default::default()
+                });
+                servers.len() - 1
+            }),
+        };
+        for (p, (_, item, _)) in paths.iter().zip(&parts) {
+            inputs.push(InputUse {
+                path: p.clone(),
+                kind: InputKind::ServerLog,
+                server: Some(k),
+                bytes: item.bytes.len() as u64,
+            });
+        }
+        let s = &mut servers[k];
+        s.log_parts = paths;
+        s.log = Some(joined);
+        s.log_text = text;
+    }
+
+    // 4. memory/show and coverage/show: by folder or name stem.
+    for item in unique
+        .iter()
+        .filter(|i| matches!(i.kind, InputKind::MemoryShow | InputKind::CoverageShow))
+    {
+        let k = nearest_server(&servers, &inputs, &item.path);
+        if item.kind == InputKind::MemoryShow {
+            if let (Some(k), Some(m)) = (
+                k,
+                memory::parse_memory_show(&String::from_utf8_lossy(&item.bytes)),
+            ) {
+                servers[k].memory = Some(m);
+            }
+        }
+        inputs.push(InputUse {
+            path: item.path.clone(),
+            kind: item.kind,
+            server: k,
+            bytes: item.bytes.len() as u64,
+        });
+    }
+
+    let empty: Vec<Event> = Vec::new();
+    let views: Vec<ServerInput<'_>> = servers
+        .iter()
+        .map(|s| ServerInput {
+            short: s.short.clone(),
+            name: s.name.clone(),
+            address: s.address.clone(),
+            events: s.log.as_ref().map_or(&empty[..], |l| &l.events[..]),
+            status: s.status.as_ref(),
+            lane: s.lane.and_then(|i| timeline.lanes.get(i)),
+        })
+        .collect();
+    let found = findings::find(&views, knobs);
+    drop(views);
+    Diagnosis {
+        inputs,
+        ignored,
+        servers,
+        timeline,
+        findings: found,
+    }
+}
+
+/// The server whose inputs share the most folders with `path`, or its name
+/// stem.
+fn nearest_server(servers: &[Server], inputs: &[InputUse], path: &str) -> Option<usize> {
+    let st = stem(path);
+    let by_stem = servers
+        .iter()
+        .position(|s| !generic_stem(st) && s.name == st);
+    if by_stem.is_some() {
+        return by_stem;
+    }
+    let dir = parent(path);
+    let mut best: Option<(usize, usize)> = None;
+    let mut tie = false;
+    for i in inputs {
+        let Some(k) = i.server else { continue };
+        let d = common_dirs(dir, parent(&i.path));
+        if d == 0 {
+            continue;
+        }
+        match best {
+            Some((bd, bk)) if d == bd && bk != k => tie = true,
+            Some((bd, _)) if d <= bd => {}
+            _ => {
+                best = Some((d, k));
+                tie = false;
+            }
+        }
+    }
+    if tie {
+        return None;
+    }
+    best.map(|(_, k)| k)
+}
+
+impl Diagnosis {
+    /// Exit status of `ovsdb-scope diagnose`: 1 when a finding is at
+    /// warning or above, else 0.
+    pub fn exit_code(&self) -> u8 {
+        u8::from(
+            self.findings
+                .iter()
+                .any(|f| f.severity >= Severity::Warning),
+        )
+    }
+
+    /// Short ID of a finding's server (or `""`).
+    pub fn server_short(&self, f: &Finding) -> String {
+        f.server
+            .and_then(|i| self.servers.get(i))
+            .map_or(String::new(), |s| {
+                if s.short.is_empty() {
+                    s.name.clone()
+                } else {
+                    s.short.clone()
+                }
+            })
+    }
+
+    /// The JSON of `ovsdb-scope diagnose --json`.
+    pub fn to_json(&self) -> Json {
+        let s = |v: Option<String>| v.map_or(Json::Null, Json::String);
+        let u = |v: Option<u64>| v.map_or(Json::Null, |x| Json::Integer(x as i64));
+        let mut o = Object::new();
+        let inputs = self
+            .inputs
+            .iter()
+            .map(|i| {
+                let mut x = Object::new();
+                x.push_unchecked("path", Json::String(i.path.clone()));
+                x.push_unchecked("kind", Json::String(i.kind.name().into()));
+                x.push_unchecked(
+                    "server",
+                    s(i.server
+                        .map(|k| self.servers[k].short.clone())
+                        .filter(|x| !x.is_empty())),
+                );
+                x.push_unchecked("bytes", Json::Integer(i.bytes as i64));
+                Json::Object(x)
+            })
+            .collect();
+        o.push_unchecked("inputs", Json::Array(inputs));
+        let ignored = self
+            .ignored
+            .iter()
+            .map(|i| {
+                let mut x = Object::new();
+                x.push_unchecked("path", Json::String(i.path.clone()));
+                x.push_unchecked("reason", Json::String(i.reason.clone()));
+                Json::Object(x)
+            })
+            .collect();
+        o.push_unchecked("ignored", Json::Array(ignored));
+        let servers = self
+            .servers
+            .iter()
+            .map(|sv| {
+                let (role, term) = sv.role_term();
+                let mut x = Object::new();
+                x.push_unchecked("server_id", s(sv.server_id.clone()));
+                x.push_unchecked("short", Json::String(sv.short.clone()));
+                x.push_unchecked("name", Json::String(sv.name.clone()));
+                x.push_unchecked("address", s(sv.address.clone()));
+                x.push_unchecked("role", s(role));
+                x.push_unchecked("term", u(term));
+                Json::Object(x)
+            })
+            .collect();
+        o.push_unchecked("servers", Json::Array(servers));
+        let findings = self
+            .findings
+            .iter()
+            .map(|f| {
+                let mut x = Object::new();
+                x.push_unchecked("kind", Json::String(f.kind.into()));
+                x.push_unchecked("severity", Json::String(f.severity.name().into()));
+                let sv = self.server_short(f);
+                x.push_unchecked(
+                    "server",
+                    if sv.is_empty() {
+                        Json::Null
+                    } else {
+                        Json::String(sv)
+                    },
+                );
+                x.push_unchecked("time_ms", f.time_ms.map_or(Json::Null, Json::Integer));
+                x.push_unchecked("term", u(f.term));
+                x.push_unchecked("cause", s(f.cause.clone()));
+                x.push_unchecked("duration_ms", u(f.duration_ms));
+                x.push_unchecked("from", s(f.from.clone()));
+                x.push_unchecked("to", s(f.to.clone()));
+                x.push_unchecked("index", u(f.index));
+                x.push_unchecked("summary", Json::String(f.summary.clone()));
+                let ev = f
+                    .evidence
+                    .iter()
+                    .map(|r| {
+                        let sv = &self.servers[r.server];
+                        let mut e = Object::new();
+                        e.push_unchecked(
+                            "server",
+                            Json::String(if sv.short.is_empty() {
+                                sv.name.clone()
+                            } else {
+                                sv.short.clone()
+                            }),
+                        );
+                        e.push_unchecked("line", Json::Integer(r.line as i64 + 1));
+                        e.push_unchecked("text", s(sv.line_text(r.line)));
+                        Json::Object(e)
+                    })
+                    .collect();
+                x.push_unchecked("evidence", Json::Array(ev));
+                Json::Object(x)
+            })
+            .collect();
+        o.push_unchecked("findings", Json::Array(findings));
+        Json::Object(o)
+    }
+
+    /// The text `ovsdb-scope diagnose` prints.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "inputs ({} used, {} ignored):",
+            self.inputs.len(),
+            self.ignored.len()
+        );
+        for i in &self.inputs {
+            let who = i
+                .server
+                .map(|k| {
+                    let s = &self.servers[k];
+                    if s.short.is_empty() {
+                        s.name.clone()
+                    } else {
+                        format!("{} ({})", s.short, s.name)
+                    }
+                })
+                .unwrap_or_else(|| "no server".into());
+            let _ = writeln!(out, "  {:<14} {:<10} {}", i.kind.name(), who, i.path);
+        }
+        for i in &self.ignored {
+            let _ = writeln!(out, "  ignored        {}: {}", i.path, i.reason);
+        }
+        let _ = writeln!(out, "\nservers:");
+        for s in &self.servers {
+            let (role, term) = s.role_term();
+            let _ = writeln!(
+                out,
+                "  {:<5} {:<12} {:<24} {:<10} term {}",
+                if s.short.is_empty() { "?" } else { &s.short },
+                s.name,
+                s.address.as_deref().unwrap_or("-"),
+                role.as_deref().unwrap_or("-"),
+                term.map_or("-".to_string(), |t| t.to_string())
+            );
+        }
+        let _ = writeln!(out, "\nfindings ({}):", self.findings.len());
+        for f in &self.findings {
+            let when = f
+                .time_ms
+                .map_or("-".to_string(), timeline::time::utc_datetime);
+            let _ = writeln!(
+                out,
+                "  {when}  {:<7} {:<19} {:<5} {}",
+                f.severity.name(),
+                f.kind,
+                self.server_short(f),
+                f.summary
+            );
+            for r in f.evidence.iter().take(3) {
+                let sv = &self.servers[r.server];
+                if let Some(t) = sv.line_text(r.line) {
+                    let _ = writeln!(out, "      {}:{}: {}", sv.name, r.line + 1, t);
+                }
+            }
+        }
+        out
+    }
+}
