@@ -18,6 +18,9 @@ use std::collections::BTreeMap;
 
 use ovsdb::json::{Json, Object};
 
+#[cfg(feature = "serde")]
+use serde::{Deserialize, Serialize};
+
 use crate::collect::{Collected, Ignored, InputKind, Item};
 use crate::events::{Event, EventKind};
 use crate::findings::{self, Finding, Knobs, ServerInput, Severity};
@@ -26,6 +29,7 @@ use crate::memory;
 use crate::status::{self, ClusterStatus};
 
 /// One input that was used, and whose it is.
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
 #[derive(Clone, Debug, PartialEq)]
 pub struct InputUse {
     pub path: String,
@@ -36,6 +40,7 @@ pub struct InputUse {
 }
 
 /// What is known of one server.
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
 #[derive(Clone, Debug, Default)]
 pub struct Server {
     /// 4-hex short ID ("" when no input names it).
@@ -50,7 +55,9 @@ pub struct Server {
     /// Its log parts in time order (paths), and the joined log.
     pub log_parts: Vec<String>,
     pub log: Option<LogFile>,
-    /// The joined log's bytes, for the lines findings cite.
+    /// The joined log's bytes, for the lines findings cite (not serialized:
+    /// the web worker keeps them and serves lines on request).
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub log_text: Vec<u8>,
     pub status: Option<ClusterStatus>,
     pub memory: Option<Vec<(String, u64)>>,
@@ -114,6 +121,7 @@ impl Server {
 }
 
 /// The whole diagnosis.
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
 #[derive(Clone, Debug)]
 pub struct Diagnosis {
     pub inputs: Vec<InputUse>,
@@ -195,8 +203,35 @@ fn log_sid(log: &LogFile) -> Option<String> {
     })
 }
 
-/// Builds the diagnosis. `progress` gets the database bytes read so far.
+/// How [`diagnose`] runs.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub knobs: Knobs,
+    /// Leave the cluster check of the files out (the web page runs it after
+    /// the first frame with `timeline::check_files`).
+    pub skip_check: bool,
+}
+
+/// Builds the diagnosis with default knobs. `progress` gets the database
+/// bytes read so far.
 pub fn diagnose(collected: Collected, knobs: &Knobs, progress: &mut dyn FnMut(u64)) -> Diagnosis {
+    diagnose_with(
+        collected,
+        &Options {
+            knobs: knobs.clone(),
+            skip_check: false,
+        },
+        progress,
+    )
+}
+
+/// Builds the diagnosis.
+pub fn diagnose_with(
+    collected: Collected,
+    opts: &Options,
+    progress: &mut dyn FnMut(u64),
+) -> Diagnosis {
+    let knobs = &opts.knobs;
     let Collected { items, mut ignored } = collected;
     // Identical copies: use the first.
     let mut seen: BTreeMap<(u64, [u8; 20]), String> = BTreeMap::new();
@@ -239,7 +274,11 @@ pub fn diagnose(collected: Collected, knobs: &Knobs, progress: &mut dyn FnMut(u6
         .iter()
         .map(|i| (i.path.as_str(), i.bytes.as_slice()))
         .collect();
-    let timeline = timeline::build_timeline(&refs, progress);
+    let timeline = if opts.skip_check {
+        timeline::build_timeline_unchecked(&refs, progress)
+    } else {
+        timeline::build_timeline(&refs, progress)
+    };
     let file_clusters: Vec<String> = timeline
         .lanes
         .iter()
@@ -568,7 +607,7 @@ impl Diagnosis {
             .iter()
             .map(|f| {
                 let mut x = Object::new();
-                x.push_unchecked("kind", Json::String(f.kind.into()));
+                x.push_unchecked("kind", Json::String(f.kind.clone()));
                 x.push_unchecked("severity", Json::String(f.severity.name().into()));
                 let sv = self.server_short(f);
                 x.push_unchecked(

@@ -153,7 +153,7 @@ pub struct LineRef {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Finding {
     /// `leader-change`, `long-poll`, … (see the module docs).
-    pub kind: &'static str,
+    pub kind: String,
     pub severity: Severity,
     /// Index into the servers given to [`find`].
     pub server: Option<usize>,
@@ -173,9 +173,9 @@ pub struct Finding {
 }
 
 impl Finding {
-    fn new(kind: &'static str, severity: Severity, summary: String) -> Finding {
+    fn new(kind: &str, severity: Severity, summary: String) -> Finding {
         Finding {
-            kind,
+            kind: kind.to_string(),
             severity,
             server: None,
             time_ms: None,
@@ -238,10 +238,10 @@ pub fn find(servers: &[ServerInput<'_>], knobs: &Knobs) -> Vec<Finding> {
     memory(servers, knobs, &mut out);
     recovery(servers, &mut out);
     out.sort_by(|a, b| {
-        (a.time_ms.unwrap_or(i64::MAX), a.server, a.kind).cmp(&(
+        (a.time_ms.unwrap_or(i64::MAX), a.server, &a.kind).cmp(&(
             b.time_ms.unwrap_or(i64::MAX),
             b.server,
-            b.kind,
+            &b.kind,
         ))
     });
     out
