@@ -6,6 +6,7 @@
 
 mod diagnose;
 mod formats;
+mod generate;
 mod idl;
 mod simulate;
 
@@ -23,6 +24,7 @@ USAGE:
                        [--write-logs DIR] [--trace FILE.jsonl]
   ovsdb-scope compare SCENARIO --a KNOBS --b KNOBS [--seeds N] [--json]
   ovsdb-scope idl-experiment NAME [params] [--json]
+  ovsdb-scope generate southbound OUTDIR [--size-mb N] [...]   (large test files)
   ovsdb-scope diagnose [--json] [--set KNOB=VALUE]... PATH...   (files, folders, archives)
 ";
 
@@ -42,6 +44,7 @@ fn main() -> ExitCode {
         "compare" => simulate::compare(rest),
         "idl-experiment" => idl::experiment(rest),
         "diagnose" => diagnose::diagnose(rest),
+        "generate" => generate::generate(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             0

@@ -16,6 +16,7 @@ pub mod sizes;
 pub mod skim;
 pub mod summary;
 pub mod synth;
+pub mod synth_sb;
 pub mod uuid;
 pub mod writer;
 
