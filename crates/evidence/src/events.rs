@@ -56,6 +56,13 @@ pub enum EventKind {
         from: String,
     },
 
+    /// `aa26 received "lost leadership" reply from ecc0 for unknown command`
+    /// (ovsdb/raft.c `raft_handle_execute_command_reply`): the reply to a
+    /// command this server forwarded to a leader came back after the
+    /// command was forgotten, typically across a change of leader. `status`
+    /// is the quoted status (`lost leadership`, `not leader`, …).
+    StrayCommandReply { status: String, from: String },
+
     // ---- leadership transfer ----
     /// `raft|INFO|Transferring leadership to write a snapshot.` (and other
     /// transfers the leader logs; `reason` is the text after "to", if any).
@@ -72,15 +79,20 @@ pub enum EventKind {
 
     // ---- long polls ----
     /// `timeval|WARN|Unreasonably long 3027ms poll interval (16ms user, 2ms system)`
+    /// (lib/timeval.c `log_poll_interval`; when getrusage fails the line has
+    /// no parenthesis and `user_ms`/`system_ms` are 0).
     LongPoll {
         wall_ms: u64,
         user_ms: u64,
         system_ms: u64,
     },
 
-    /// `poll_loop|INFO|wakeup due to … (99% CPU usage)`: the CPU use that
-    /// ovsdb-server reports next to a long poll.
-    CpuUsage { percent: u64, detail: String },
+    /// `poll_loop|INFO|wakeup due to [POLLIN] on fd 17 (…) at lib/stream-fd.c:157 (101% CPU usage)`
+    /// or `wakeup due to 0-ms timeout at … (53% CPU usage)`: logged after a
+    /// wakeup when the process used more than 50% CPU recently (lib/poll-loop.c
+    /// `log_wakeup`), typically right after a long poll. `cause` is the text
+    /// between `wakeup due to ` and the CPU figure.
+    PollWakeup { cpu_percent: u64, cause: String },
 
     // ---- connections ----
     /// `reconnect|ERR|tcp:…: no response to inactivity probe after 2 seconds, disconnecting`
@@ -115,6 +127,16 @@ pub enum EventKind {
     /// `… failed (not leader)`
     AddServerResult {
         sid: String,
+        ok: bool,
+        detail: String,
+    },
+    /// `request by 2f3f to remove itself from cluster 196d succeeded (completed)`,
+    /// `request by aa26 to remove 3581 from cluster 196d failed (not leader)`
+    /// (ovsdb/raft.c `raft_send_remove_server_reply`; `target` is the
+    /// requester for "itself").
+    RemoveServerResult {
+        requester: String,
+        target: String,
         ok: bool,
         detail: String,
     },
@@ -164,12 +186,13 @@ impl EventKind {
             EventKind::LeaderIs { .. } => "leader-is",
             EventKind::Truncating { .. } => "truncating",
             EventKind::StaleTerm { .. } => "stale-term",
+            EventKind::StrayCommandReply { .. } => "stray-command-reply",
             EventKind::TransferStarted { .. } => "transfer-started",
             EventKind::TransferReceived { .. } => "transfer-received",
             EventKind::Compacting { .. } => "compacting",
             EventKind::SnapshotWritten { .. } => "snapshot-written",
             EventKind::LongPoll { .. } => "long-poll",
-            EventKind::CpuUsage { .. } => "cpu-usage",
+            EventKind::PollWakeup { .. } => "poll-wakeup",
             EventKind::ProbeTimeout { .. } => "probe-timeout",
             EventKind::ConnectionLost { .. } => "connection-lost",
             EventKind::Connecting { .. } => "connecting",
@@ -180,6 +203,7 @@ impl EventKind {
             EventKind::AppendRejected { .. } => "append-rejected",
             EventKind::AddingServer { .. } => "adding-server",
             EventKind::AddServerResult { .. } => "add-server-result",
+            EventKind::RemoveServerResult { .. } => "remove-server-result",
             EventKind::ServerAdded { .. } => "server-added",
             EventKind::ServerRemoved { .. } => "server-removed",
             EventKind::Leaving { .. } => "leaving",
@@ -194,9 +218,492 @@ impl EventKind {
     }
 }
 
-/// The event a line means, if any. Implemented by the log reader's author;
-/// see the variant docs for the exact texts.
+/// The event a line means, if any.
+///
+/// Matched on the module and the exact wording of ovsdb-server 3.1 (and
+/// newer, where it differs); each arm names the OVS function that writes the
+/// line. A line that looks like one of these but does not fit (a number that
+/// does not parse, a missing part) is not recognized: no guessing.
 pub fn recognize(line: &crate::log::LogLine<'_>) -> Option<EventKind> {
-    let _ = line;
+    let t = line.text;
+    if line.level == crate::log::Level::Emer {
+        // lib/vlog.c vlog_abort_valist: EMER is only written by ovs_abort()
+        // and failed assertions, right before abort().
+        return Some(EventKind::ServerExit {
+            reason: t.to_string(),
+        });
+    }
+    match line.module {
+        "raft" => raft(t),
+        "raft_rpc" => {
+            // ovsdb/raft-rpc.c raft_rpc_from_jsonrpc
+            let cid = t.strip_prefix("learned cluster ID ")?;
+            Some(EventKind::LearnedClusterId {
+                cid: word(cid)?.to_string(),
+            })
+        }
+        "reconnect" => reconnect(t),
+        "timeval" => long_poll(t),
+        "poll_loop" => poll_wakeup(t),
+        "memory" => memory(t),
+        "ovsdb_server" => ovsdb_server(t),
+        "ovsdb" => ovsdb(t),
+        // lib/fatal-signal.c fatal_signal_run
+        "fatal_signal" if t.starts_with("terminating with signal ") => {
+            Some(EventKind::ServerExit {
+                reason: t.to_string(),
+            })
+        }
+        // lib/daemon-unix.c monitor_daemon: "pid N died, <status>, exiting"
+        // (monitor exits too) or "…, restarting" (monitor restarts it).
+        "daemon_unix"
+            if t.starts_with("pid ")
+                && t.contains(" died, ")
+                && (t.ends_with(", exiting") || t.ends_with(", restarting")) =>
+        {
+            Some(EventKind::ServerExit {
+                reason: t.to_string(),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// All ASCII digits, as a number.
+fn num(s: &str) -> Option<u64> {
+    if s.is_empty() || !s.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// Leading digits as a number, and the rest.
+fn lead_num(s: &str) -> Option<(u64, &str)> {
+    let n = s.bytes().take_while(|c| c.is_ascii_digit()).count();
+    Some((num(&s[..n])?, &s[n..]))
+}
+
+/// A non-empty token without spaces (server nicknames, cluster IDs).
+fn word(s: &str) -> Option<&str> {
+    (!s.is_empty() && !s.contains(' ')).then_some(s)
+}
+
+/// A `%.1f` / `%.3g` number of seconds.
+fn secs(s: &str) -> Option<f64> {
+    if s.is_empty()
+        || !s
+            .bytes()
+            .all(|c| c.is_ascii_digit() || b".e+-".contains(&c))
+    {
+        return None;
+    }
+    s.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0)
+}
+
+/// `T:I` or `T,I`.
+fn pair(s: &str, sep: char) -> Option<(u64, u64)> {
+    let (a, b) = s.split_once(sep)?;
+    Some((num(a)?, num(b)?))
+}
+
+/// `NICK (SID at ADDRESS)` → (NICK, ADDRESS), and the rest after `)`.
+fn server_at(s: &str) -> Option<(&str, &str, &str)> {
+    let (nick, rest) = s.split_once(" (")?;
+    let (_sid, rest) = rest.split_once(" at ")?;
+    let (addr, rest) = rest.split_once(')')?;
+    Some((word(nick)?, word(addr)?, rest))
+}
+
+/// `succeeded (detail)` / `failed (detail)` / without detail.
+fn outcome(s: &str) -> Option<(bool, String)> {
+    let (ok, rest) = if let Some(r) = s.strip_prefix("succeeded") {
+        (true, r)
+    } else {
+        (false, s.strip_prefix("failed")?)
+    };
+    let detail = match rest {
+        "" => "",
+        r => r.strip_prefix(" (")?.strip_suffix(')')?,
+    };
+    Some((ok, detail.to_string()))
+}
+
+fn raft(t: &str) -> Option<EventKind> {
+    use EventKind::*;
+    // ovsdb/raft.c raft_open__
+    if let Some(s) = t.strip_prefix("local server ID is ") {
+        return Some(LocalServerId {
+            sid: word(s)?.to_string(),
+        });
+    }
+    // ovsdb/raft.c raft_start_election: 3.1 "term N: M ms timeout expired,
+    // starting election" / "term N: starting election"; newer versions add
+    // " (pre-vote)" or " (vote)".
+    if let Some(s) = t.strip_prefix("term ") {
+        let (term, rest) = lead_num(s)?;
+        let rest = rest.strip_prefix(": ")?;
+        if let Some(r) = rest.strip_prefix("elected leader by ") {
+            // ovsdb/raft.c raft_become_leader
+            let (votes, r) = lead_num(r)?;
+            let r = r.strip_prefix("+ of ")?;
+            let (servers, r) = lead_num(r)?;
+            if r != " servers" {
+                return None;
+            }
+            return Some(ElectionWon {
+                term,
+                votes: u32::try_from(votes).ok()?,
+                servers: u32::try_from(servers).ok()?,
+            });
+        }
+        let (timeout_ms, r) = match lead_num(rest) {
+            Some((ms, r)) => (Some(ms), r.strip_prefix(" ms timeout expired, ")?),
+            None => (None, rest),
+        };
+        let r = r.strip_prefix("starting election")?;
+        if !(r.is_empty() || r == " (vote)" || r == " (pre-vote)") {
+            return None;
+        }
+        return Some(ElectionStarted { term, timeout_ms });
+    }
+    // ovsdb/raft.c raft_update_leader
+    if let Some(s) = t.strip_prefix("server ") {
+        let (sid, rest) = s.split_once(' ')?;
+        if let Some(term) = rest.strip_prefix("is leader for term ") {
+            return Some(LeaderIs {
+                sid: word(sid)?.to_string(),
+                term: num(term)?,
+            });
+        }
+        // ovsdb/raft.c raft_set_servers
+        return match rest {
+            "added to configuration" => Some(ServerAdded {
+                sid: word(sid)?.to_string(),
+            }),
+            "removed from configuration" => Some(ServerRemoved {
+                sid: word(sid)?.to_string(),
+            }),
+            _ => None,
+        };
+    }
+    // ovsdb/raft.c raft_handle_append_entries / raft_truncate
+    if let Some((sid, rest)) = t.split_once(" truncating ") {
+        if let Some(n) = rest.strip_suffix(" entries from end of log") {
+            return Some(Truncating {
+                sid: word(sid)?.to_string(),
+                entries: num(n)?,
+            });
+        }
+    }
+    // ovsdb/raft.c raft_receive_term__
+    if let Some(s) = t.strip_prefix("rejecting term ") {
+        let (term, r) = lead_num(s)?;
+        let r = r.strip_prefix(" < current term ")?;
+        let (current, r) = lead_num(r)?;
+        let r = r.strip_prefix(" received in ")?;
+        let (message, from) = r.split_once(" message from server ")?;
+        return Some(StaleTerm {
+            term,
+            current,
+            message: word(message)?.to_string(),
+            from: word(from)?.to_string(),
+        });
+    }
+    // ovsdb/raft.c raft_handle_append_request
+    if let Some(s) = t.strip_prefix("rejecting append_request because previous entry ") {
+        let (ti, r) = s.split_once(" not in local log (")?;
+        let (term, index) = pair(ti, ',')?;
+        return Some(AppendRejected {
+            term,
+            index,
+            reason: r.strip_suffix(')')?.to_string(),
+        });
+    }
+    // ovsdb/raft.c raft_store_snapshot (3.1 and newer): the only transfer
+    // that is logged is "Transferring leadership to write a snapshot."; the
+    // other callers of raft_transfer_leadership (leaving, shutting down) only
+    // write a note into the database file.
+    if let Some(s) = t.strip_prefix("Transferring leadership") {
+        let reason = s
+            .strip_prefix(" to ")
+            .map(|r| r.strip_suffix('.').unwrap_or(r).to_string());
+        return Some(TransferStarted { reason });
+    }
+    // ovsdb/raft.c raft_handle_become_leader
+    if let Some(s) = t.strip_prefix("received leadership transfer from ") {
+        let (from, term) = s.split_once(" in term ")?;
+        return Some(TransferReceived {
+            from: word(from)?.to_string(),
+            term: num(term)?,
+        });
+    }
+    // ovsdb/raft.c raft_send_install_snapshot_request
+    if let Some(s) = t.strip_prefix("sending snapshot to server ") {
+        let (to, ti) = s.split_once(", ")?;
+        let (term, index) = pair(ti.strip_suffix('.')?, ':')?;
+        return Some(SnapshotSending {
+            to: word(to)?.to_string(),
+            term,
+            index,
+        });
+    }
+    // ovsdb/raft.c raft_handle_install_snapshot_reply ("… server %s " " up
+    // to": two spaces)
+    if let Some(s) = t.strip_prefix("cluster ") {
+        let (_cid, r) = s.split_once(": installed snapshot on server ")?;
+        let (on, ti) = r.split_once(" up to ")?;
+        let (term, index) = pair(ti, ':')?;
+        return Some(SnapshotInstalled {
+            on: word(on.trim_end())?.to_string(),
+            term,
+            index,
+        });
+    }
+    // ovsdb/raft.c raft_handle_add_server_request
+    if let Some(s) = t.strip_prefix("starting to add server ") {
+        let (sid, address, rest) = server_at(s)?;
+        rest.strip_prefix(" to cluster ")?;
+        return Some(AddingServer {
+            sid: sid.to_string(),
+            address: address.to_string(),
+        });
+    }
+    // ovsdb/raft.c raft_send_add_server_reply
+    if let Some(s) = t.strip_prefix("adding ") {
+        let (sid, _address, rest) = server_at(s)?;
+        let rest = rest.strip_prefix(" to cluster ")?;
+        let (_cid, res) = rest.split_once(' ')?;
+        let (ok, detail) = outcome(res)?;
+        return Some(AddServerResult {
+            sid: sid.to_string(),
+            ok,
+            detail,
+        });
+    }
+    // ovsdb/raft.c raft_send_remove_server_reply
+    if let Some(s) = t.strip_prefix("request by ") {
+        let (requester, r) = s.split_once(" to remove ")?;
+        let (target, r) = r.split_once(" from cluster ")?;
+        let target = target.strip_suffix(" (ourselves)").unwrap_or(target);
+        let target = if target == "itself" {
+            requester
+        } else {
+            target
+        };
+        let (_cid, res) = r.split_once(' ')?;
+        let (ok, detail) = outcome(res)?;
+        return Some(RemoveServerResult {
+            requester: word(requester)?.to_string(),
+            target: word(target)?.to_string(),
+            ok,
+            detail,
+        });
+    }
+    // ovsdb/raft.c raft_handle_execute_command_reply
+    if let Some((_me, r)) = t.split_once(" received \"") {
+        if let Some((status, r)) = r.split_once("\" reply from ") {
+            if let Some(from) = r.strip_suffix(" for unknown command") {
+                return Some(StrayCommandReply {
+                    status: status.to_string(),
+                    from: word(from)?.to_string(),
+                });
+            }
+        }
+    }
+    // ovsdb/raft.c raft_leave__ / raft_finished_leaving_cluster
+    if let Some((sid, rest)) = t.split_once(": ") {
+        if rest.starts_with("starting to leave cluster ") {
+            return Some(Leaving {
+                sid: word(sid)?.to_string(),
+            });
+        }
+        if rest.starts_with("finished leaving cluster ") {
+            return Some(Left {
+                sid: word(sid)?.to_string(),
+            });
+        }
+        // ovsdb/raft.c raft_conn_receive
+        if let Some(s) = rest.strip_prefix("learned server ID ") {
+            return Some(LearnedServerId {
+                peer: word(sid)?.to_string(),
+                sid: word(s)?.to_string(),
+            });
+        }
+        // ovsdb/raft.c raft_conn_receive
+        if let Some(a) = rest.strip_prefix("learned remote address ") {
+            return Some(LearnedRemoteAddress {
+                peer: word(sid)?.to_string(),
+                address: word(a)?.to_string(),
+            });
+        }
+    }
+    // ovsdb/raft-rpc.c raft_rpc_from_jsonrpc raises "misrouted message
+    // (addressed to X but we're Y)"; ovsdb/raft.c raft_conn_receive logs it
+    // as "<conn>: <error tag>: … misrouted message (…)".
+    if let Some(i) = t.find("misrouted message (") {
+        let d = &t[i + "misrouted message (".len()..];
+        let d = d.rfind(')').map_or(d, |j| &d[..j]);
+        return Some(Misrouted {
+            detail: d.to_string(),
+        });
+    }
+    // ovsdb/raft.c raft_update_commit_index
+    if let Some(s) = t.strip_prefix("Election timer changed from ") {
+        let (a, b) = s.split_once(" to ")?;
+        return Some(ElectionTimerChanged {
+            from_ms: num(a)?,
+            to_ms: num(b)?,
+        });
+    }
+    None
+}
+
+/// lib/reconnect.c: `reconnect_disconnected`, `reconnect_connecting`,
+/// `reconnect_connected`, `reconnect_run`; every line is `<name>: <what>`.
+fn reconnect(t: &str) -> Option<EventKind> {
+    use EventKind::*;
+    let (peer, what) = t.split_once(": ")?;
+    let peer = word(peer)?.to_string();
+    if what == "connecting..." {
+        return Some(Connecting { peer });
+    }
+    if what == "connected" {
+        return Some(Connected { peer });
+    }
+    if let Some(s) = what.strip_prefix("no response to inactivity probe after ") {
+        let s = s.strip_suffix(" seconds, disconnecting")?;
+        return Some(ProbeTimeout {
+            peer,
+            after_s: secs(s)?.round() as u64,
+        });
+    }
+    if let Some(s) = what.strip_prefix("waiting ") {
+        let s = s.strip_suffix(" seconds before reconnect")?;
+        return Some(ReconnectWait {
+            peer,
+            seconds: secs(s)?.round() as u64,
+        });
+    }
+    if what == "connection closed by peer"
+        || what.starts_with("connection dropped")
+        || what.starts_with("connection attempt failed")
+        || what == "connection attempt timed out"
+    {
+        return Some(ConnectionLost {
+            peer,
+            reason: what.to_string(),
+        });
+    }
+    None
+}
+
+/// lib/timeval.c log_poll_interval.
+fn long_poll(t: &str) -> Option<EventKind> {
+    let s = t.strip_prefix("Unreasonably long ")?;
+    let (wall_ms, r) = lead_num(s)?;
+    let r = r.strip_prefix("ms poll interval")?;
+    if r.is_empty() {
+        return Some(EventKind::LongPoll {
+            wall_ms,
+            user_ms: 0,
+            system_ms: 0,
+        });
+    }
+    let r = r.strip_prefix(" (")?;
+    let (user_ms, r) = lead_num(r)?;
+    let r = r.strip_prefix("ms user, ")?;
+    let (system_ms, r) = lead_num(r)?;
+    if r != "ms system)" {
+        return None;
+    }
+    Some(EventKind::LongPoll {
+        wall_ms,
+        user_ms,
+        system_ms,
+    })
+}
+
+/// lib/poll-loop.c log_wakeup.
+fn poll_wakeup(t: &str) -> Option<EventKind> {
+    let s = t.strip_prefix("wakeup due to ")?;
+    let s = s.strip_suffix("% CPU usage)")?;
+    let (cause, pct) = s.rsplit_once(" (")?;
+    Some(EventKind::PollWakeup {
+        cpu_percent: num(pct)?,
+        cause: cause.to_string(),
+    })
+}
+
+/// lib/memory.c memory_run / memory_report.
+fn memory(t: &str) -> Option<EventKind> {
+    if let Some(s) = t.strip_prefix("peak resident set size grew ") {
+        let (percent, r) = lead_num(s)?;
+        let r = r.strip_prefix("% in last ")?;
+        let (seconds, r) = r.split_once(" seconds, from ")?;
+        let (from, to) = r.split_once(" kB to ")?;
+        return Some(EventKind::MemoryGrew {
+            percent,
+            seconds: secs(seconds)?,
+            from_kb: num(from)?,
+            to_kb: num(to.strip_suffix(" kB")?)?,
+        });
+    }
+    if let Some((kb, r)) = t.split_once(" kB peak resident set size after ") {
+        return Some(EventKind::MemoryPeak {
+            kb: num(kb)?,
+            after_s: secs(r.strip_suffix(" seconds")?)?,
+        });
+    }
+    let counts = crate::memory::parse_memory_show(t)?;
+    Some(EventKind::MemoryCounts { counts })
+}
+
+fn ovsdb_server(t: &str) -> Option<EventKind> {
+    // ovsdb/ovsdb-server.c main: "%s (Open vSwitch) %s", program_name, VERSION
+    if let Some((_prog, v)) = t.split_once(" (Open vSwitch) ") {
+        return Some(EventKind::ServerStart {
+            version: word(v)?.to_string(),
+        });
+    }
+    // ovsdb/ovsdb-server.c ovsdb_server_compact
+    if let Some(s) = t.strip_prefix("compacting ") {
+        let db = s.strip_suffix(" database by user request")?;
+        return Some(EventKind::Compacting {
+            database: word(db)?.to_string(),
+            by_user: true,
+        });
+    }
+    // ovsdb/ovsdb-server.c main_loop
+    if let Some((db, reason)) = t.split_once(": removing database because ") {
+        return Some(EventKind::DatabaseRemoved {
+            database: word(db)?.to_string(),
+            reason: reason.to_string(),
+        });
+    }
+    None
+}
+
+/// ovsdb/ovsdb.c ovsdb_snapshot (3.1 and newer): "DB: Database compaction
+/// took N ms (init: …)" at INFO when the write took more than 1 s, else at
+/// DBG; the compaction thread's "DB: Compaction thread started." (DBG) is
+/// the start of an automatic or user compaction (the only start line for an
+/// automatic one: 3.1 logs none at INFO).
+fn ovsdb(t: &str) -> Option<EventKind> {
+    let (db, rest) = t.split_once(": ")?;
+    if let Some(s) = rest.strip_prefix("Database compaction took ") {
+        let (ms, r) = lead_num(s)?;
+        if !r.starts_with("ms") {
+            return None;
+        }
+        return Some(EventKind::SnapshotWritten {
+            duration_ms: Some(ms),
+        });
+    }
+    if rest == "Compaction thread started." {
+        return Some(EventKind::Compacting {
+            database: word(db)?.to_string(),
+            by_user: false,
+        });
+    }
     None
 }

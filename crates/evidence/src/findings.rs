@@ -634,7 +634,7 @@ fn long_polls(servers: &[ServerInput<'_>], knobs: &Knobs, out: &mut Vec<Finding>
             }];
             // The CPU-usage line that follows, if any.
             if let Some(next) = s.events.get(k + 1) {
-                if matches!(next.kind, EventKind::CpuUsage { .. }) && next.time_ms - e.time_ms < 100
+                if matches!(next.kind, EventKind::PollWakeup { .. }) && next.time_ms - e.time_ms < 100
                 {
                     ev.push(LineRef {
                         server: i,
