@@ -230,6 +230,7 @@ pub fn find(servers: &[ServerInput<'_>], knobs: &Knobs) -> Vec<Finding> {
     let leaders = leaderships(servers);
     leader_changes(servers, &leaders, knobs, &mut out);
     storms(&mut out, knobs);
+    compaction_transfers(servers, &mut out);
     long_polls(servers, knobs, &mut out);
     connections(servers, knobs, &mut out);
     snapshot_installs(servers, &mut out);
@@ -530,9 +531,13 @@ fn change_cause(
                 EventKind::Truncating { .. } => true,
                 _ => false,
             });
+        // A healthy leader logs nothing when idle, so silence alone says
+        // little; silence up to the change and then learning of the new
+        // leader (or truncating its uncommitted tail) is how a leader that
+        // was stopped in poll() or cut off looks from its own log.
         let silent_before = before.is_none_or(|b| t - b.time_ms >= 1000);
         if let Some(e) = acted {
-            if silent_before && e.time_ms - t >= 500 {
+            if silent_before && e.time_ms - t <= w {
                 return ("leader-unreachable".into(), vec![r(from, e)]);
             }
         }
@@ -564,6 +569,37 @@ fn change_cause(
         }
     }
     ("unknown".into(), Vec::new())
+}
+
+fn compaction_transfers(servers: &[ServerInput<'_>], out: &mut Vec<Finding>) {
+    for (i, s) in servers.iter().enumerate() {
+        for e in s.events {
+            let EventKind::TransferStarted { reason } = &e.kind else {
+                continue;
+            };
+            if !reason.as_deref().is_some_and(|r| r.contains("snapshot")) {
+                continue;
+            }
+            let mut f = Finding::new(
+                "compaction-transfer",
+                Severity::Info,
+                format!(
+                    "{} gave up leadership to write a snapshot (automatic compaction of a leader)",
+                    label(s)
+                ),
+            );
+            f.server = Some(i);
+            f.time_ms = Some(e.time_ms);
+            f.term = term_at(s, e.time_ms);
+            f.cause = Some("snapshot".into());
+            f.index = s.lane.and_then(|l| index_at_time(l, e.time_ms));
+            f.evidence = vec![LineRef {
+                server: i,
+                line: e.line,
+            }];
+            out.push(f);
+        }
+    }
 }
 
 fn storms(out: &mut Vec<Finding>, knobs: &Knobs) {
@@ -634,7 +670,8 @@ fn long_polls(servers: &[ServerInput<'_>], knobs: &Knobs, out: &mut Vec<Finding>
             }];
             // The CPU-usage line that follows, if any.
             if let Some(next) = s.events.get(k + 1) {
-                if matches!(next.kind, EventKind::PollWakeup { .. }) && next.time_ms - e.time_ms < 100
+                if matches!(next.kind, EventKind::PollWakeup { .. })
+                    && next.time_ms - e.time_ms < 100
                 {
                     ev.push(LineRef {
                         server: i,
@@ -860,12 +897,14 @@ fn snapshot_installs(servers: &[ServerInput<'_>], out: &mut Vec<Finding>) {
                         })
                         .map(|x| (x.time_ms, x.line))
                         .next();
+                    // Where the member's log ended: the last entry its own
+                    // file holds from before it was lost (unknown when the
+                    // snapshot replaced that file, as installing one does).
                     let behind = target.and_then(|t| servers[t].lane).and_then(|l| {
+                        let cut = lost.map_or(e.time_ms, |l| l.0);
                         l.entries
                             .iter()
-                            .filter(|x| {
-                                x.date_ms.is_none_or(|d| d < lost.map_or(i64::MAX, |l| l.0))
-                            })
+                            .filter(|x| x.date_ms.is_some_and(|d| d < cut) && x.index < *index)
                             .map(|x| x.index)
                             .max()
                     });
@@ -888,10 +927,10 @@ fn snapshot_installs(servers: &[ServerInput<'_>], out: &mut Vec<Finding>) {
                     f.time_ms = Some(e.time_ms);
                     f.term = Some(*term);
                     f.index = Some(*index);
-                    f.cause = Some(format!(
-                        "lag {}",
-                        behind.map_or(0, |b| index.saturating_sub(b))
-                    ));
+                    f.cause = Some(match behind {
+                        Some(b) => format!("lag {}", index.saturating_sub(b)),
+                        None => "lag unknown".into(),
+                    });
                     f.duration_ms = lost.map(|(t0, _)| (e.time_ms - t0).max(0) as u64);
                     if let Some((_, line)) = lost {
                         f.evidence.push(LineRef { server: i, line });

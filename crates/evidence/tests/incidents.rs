@@ -231,11 +231,10 @@ fn follower_that_needed_a_snapshot() {
     // How far: the snapshot's index against where the killed log ended.
     let start_after = int(&f, &["catchup", "leader_log_start_after_compact"]) as u64;
     assert_eq!(s.index, Some(start_after - 1));
-    let killed_end = int(&f, &["catchup", "killed_log_end"]) as u64;
-    assert_eq!(
-        s.cause.as_deref(),
-        Some(format!("lag {}", start_after - killed_end).as_str())
-    );
+    // The restarted member's file was replaced by the snapshot and both other
+    // files were compacted, so no file says where its log ended before: the
+    // lag in entries is honestly unknown here (facts: killed_log_end).
+    assert_eq!(s.cause.as_deref(), Some("lag unknown"));
     // How long: from the kill to the install.
     let kill = int(killed, &["utc_ms"]);
     let dur = s.duration_ms.unwrap() as i64;
