@@ -279,11 +279,13 @@ pub fn diagnose_with(
     } else {
         timeline::build_timeline(&refs, progress)
     };
-    let file_clusters: Vec<String> = timeline
+    let mut file_clusters: Vec<String> = timeline
         .lanes
         .iter()
         .filter_map(|l| l.summary.cluster_id.clone())
         .collect();
+    file_clusters.sort();
+    file_clusters.dedup();
     for (lane_i, (item, lane)) in dbs.iter().zip(&timeline.lanes).enumerate() {
         let server = match &lane.summary.server_id {
             Some(id) => {

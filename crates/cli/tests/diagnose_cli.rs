@@ -1,0 +1,235 @@
+//! `ovsdb-scope diagnose` on what operators collect: archives give exactly
+//! the findings of the same files unpacked; exit codes; the JSON shape; bad
+//! inputs are named and the rest still loads.
+
+mod common;
+use common::*;
+use ovsdb::json::Json;
+
+fn fixture(p: &str) -> String {
+    repo_root()
+        .join("tests/fixtures/incidents")
+        .join(p)
+        .display()
+        .to_string()
+}
+
+fn run(paths: &[String]) -> (i32, Json, String) {
+    let mut args = vec!["diagnose", "--json"];
+    args.extend(paths.iter().map(String::as_str));
+    let o = ours(&args);
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    let j = ovsdb::json::parse(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\n{stderr}",
+            String::from_utf8_lossy(&o.stdout)
+        )
+    });
+    (o.status.code().unwrap_or(-1), j, stderr)
+}
+
+/// The findings without what depends on paths (evidence texts are kept:
+/// they are the servers' own lines).
+fn findings(j: &Json) -> Vec<String> {
+    j.get("findings")
+        .and_then(Json::as_array)
+        .unwrap()
+        .iter()
+        .map(|f| f.to_string_compact())
+        .collect()
+}
+
+fn unpacked(names: &[&str]) -> Vec<String> {
+    let mut v = Vec::new();
+    for n in names {
+        v.push(fixture(&format!("leader-pause/{n}.db")));
+        v.push(fixture(&format!("leader-pause/{n}.ovsdb-server.log")));
+    }
+    v
+}
+
+#[test]
+fn must_gather_tarball_gives_the_findings_of_its_files_unpacked() {
+    let (code_a, a, _) = run(&[fixture("must-gather/cluster.tar.gz")]);
+    let (code_b, b, _) = run(&unpacked(&["s1", "s2", "s3"]));
+    assert_eq!(code_a, code_b);
+    assert_eq!(code_a, 1, "the paused leader is at least a warning");
+    assert_eq!(findings(&a), findings(&b));
+    assert!(findings(&a)
+        .iter()
+        .any(|f| f.contains("\"process-stopped\"")));
+    // Every member was matched to its server by what it says.
+    let inputs = a.get("inputs").and_then(Json::as_array).unwrap();
+    assert_eq!(inputs.len(), 6);
+    for i in inputs {
+        assert!(
+            i.get("server").and_then(Json::as_str).is_some(),
+            "{}",
+            i.to_string_compact()
+        );
+    }
+}
+
+#[test]
+fn sosreport_gives_the_findings_of_its_files_unpacked() {
+    let (_, a, _) = run(&[fixture("must-gather/sosreport-like.tar.xz")]);
+    let files: Vec<String> = [
+        "s1.db",
+        "s1.ovsdb-server.log",
+        "s1.cluster-status.txt",
+        "s1.memory-show.txt",
+        "s1.coverage-show.txt",
+    ]
+    .iter()
+    .map(|f| fixture(&format!("leader-pause/{f}")))
+    .collect();
+    let (_, b, _) = run(&files);
+    assert_eq!(findings(&a), findings(&b));
+    let kinds: Vec<String> = a
+        .get("inputs")
+        .and_then(Json::as_array)
+        .unwrap()
+        .iter()
+        .map(|i| i.get("kind").and_then(Json::as_str).unwrap().to_string())
+        .collect();
+    for k in [
+        "database",
+        "log",
+        "cluster-status",
+        "memory-show",
+        "coverage-show",
+    ] {
+        assert!(kinds.iter().any(|x| x == k), "{k} not found in {kinds:?}");
+    }
+    // The status names the server and its role at the end.
+    let servers = a.get("servers").and_then(Json::as_array).unwrap();
+    assert_eq!(servers.len(), 1);
+    assert_eq!(servers[0].get("short").and_then(Json::as_str), Some("aa26"));
+    assert_eq!(
+        servers[0].get("role").and_then(Json::as_str),
+        Some("follower")
+    );
+    assert_eq!(servers[0].get("term").and_then(Json::as_i64), Some(2));
+}
+
+#[test]
+fn gzipped_leader_db_equals_the_plain_file() {
+    let (ca, a, _) = run(&[fixture("must-gather/leader_nbdb.gz")]);
+    let (cb, b, _) = run(&[fixture("leader-pause/s2.db")]);
+    assert_eq!((ca, findings(&a)), (cb, findings(&b)));
+    let i = &a.get("inputs").and_then(Json::as_array).unwrap()[0];
+    assert_eq!(i.get("kind").and_then(Json::as_str), Some("database"));
+    assert_eq!(i.get("server").and_then(Json::as_str), Some("2f3f"));
+}
+
+#[test]
+fn json_shape_and_exit_codes() {
+    // A calm cluster: exit 0; every finding below warning.
+    let calm: Vec<String> = ["s1", "s2", "s3"]
+        .iter()
+        .map(|s| sample_path("ls-add-follower", s).display().to_string())
+        .collect();
+    let (code, j, _) = run(&calm);
+    assert_eq!(code, 0, "{}", j.to_string_compact());
+    for key in ["inputs", "servers", "findings"] {
+        assert!(j.get(key).and_then(Json::as_array).is_some(), "{key}");
+    }
+    for s in j.get("servers").and_then(Json::as_array).unwrap() {
+        for k in ["server_id", "short", "address", "role", "term"] {
+            assert!(s.get(k).is_some(), "server lacks {k}");
+        }
+        assert_eq!(s.get("short").and_then(Json::as_str).unwrap().len(), 4);
+    }
+    // A paused leader: exit 1, findings carry every documented key.
+    let (code, j, _) = run(&unpacked(&["s1", "s2", "s3"]));
+    assert_eq!(code, 1);
+    for f in j.get("findings").and_then(Json::as_array).unwrap() {
+        for k in [
+            "kind",
+            "severity",
+            "server",
+            "time_ms",
+            "term",
+            "cause",
+            "duration_ms",
+            "evidence",
+        ] {
+            assert!(
+                f.get(k).is_some(),
+                "finding lacks {k}: {}",
+                f.to_string_compact()
+            );
+        }
+    }
+    // Nothing readable: exit 2 with a message.
+    let dir = TempDir::new("diag-empty");
+    std::fs::write(dir.path("notes.txt"), "hello\n").unwrap();
+    let o = ours(&["diagnose", dir.path("notes.txt").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nothing usable"));
+    let o = ours(&["diagnose", "/nonexistent/path"]);
+    assert_eq!(o.status.code(), Some(2));
+    // Help and bad usage.
+    let o = ours(&["diagnose", "--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("EXIT STATUS"));
+    assert_eq!(
+        ours(&["diagnose", "--set", "nope=1", "x"]).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn bad_inputs_are_named_and_the_rest_loads() {
+    let dir = TempDir::new("diag-bad");
+    // A binary file named like a log.
+    let bin: Vec<u8> = (0..70_000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 11) as u8)
+        .collect();
+    std::fs::write(dir.path("ovsdb-server-nb.log"), &bin).unwrap();
+    // A truncated gzip of a real database file.
+    let gz = std::fs::read(fixture("must-gather/s1.db.gz")).unwrap();
+    std::fs::write(dir.path("s1.db.gz"), &gz[..gz.len() / 2]).unwrap();
+    // A 10 MB line with no newline.
+    std::fs::write(dir.path("long.log"), vec![b'x'; 10 << 20]).unwrap();
+    // A log of another cluster: a server log of the election-storm cluster.
+    let other = std::fs::read_to_string(fixture("election-storm/s2.ovsdb-server.log")).unwrap();
+    std::fs::write(dir.path("other-cluster.log"), other).unwrap();
+    let mut paths: Vec<String> = [
+        "ovsdb-server-nb.log",
+        "s1.db.gz",
+        "long.log",
+        "other-cluster.log",
+    ]
+    .iter()
+    .map(|n| dir.path(n).display().to_string())
+    .collect();
+    paths.extend(unpacked(&["s2", "s3"]));
+    let (code, j, _) = run(&paths);
+    assert_eq!(code, 1, "the good files still give their findings");
+    let ignored = j.get("ignored").and_then(Json::as_array).unwrap();
+    let reason = |name: &str| {
+        ignored
+            .iter()
+            .find(|i| {
+                i.get("path")
+                    .and_then(Json::as_str)
+                    .is_some_and(|p| p.contains(name))
+            })
+            .and_then(|i| i.get("reason").and_then(Json::as_str))
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("{name} is not listed as ignored: {}", j.to_string_compact()))
+    };
+    assert!(reason("ovsdb-server-nb.log").contains("binary"));
+    assert!(reason("s1.db").contains("truncated"), "{}", reason("s1.db"));
+    assert!(!reason("long.log").is_empty());
+    assert!(
+        reason("other-cluster.log").contains("another cluster"),
+        "{}",
+        reason("other-cluster.log")
+    );
+    // The good files and the readable prefix of the truncated one are used.
+    let used = j.get("inputs").and_then(Json::as_array).unwrap();
+    assert_eq!(used.len(), 5, "{}", j.to_string_compact());
+    assert!(reason("s1.db").contains("kept the first"));
+}
