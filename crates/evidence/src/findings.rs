@@ -235,6 +235,7 @@ pub fn find(servers: &[ServerInput<'_>], knobs: &Knobs) -> Vec<Finding> {
     connections(servers, knobs, &mut out);
     snapshot_installs(servers, &mut out);
     leaderless(servers, &leaders, knobs, &mut out);
+    leaderless_at_end(servers, &leaders, knobs, &mut out);
     membership(servers, &mut out);
     memory(servers, knobs, &mut out);
     recovery(servers, &mut out);
@@ -1012,6 +1013,68 @@ fn leaderless(
     }
 }
 
+/// After the last known leader: elections that never produced one, up to
+/// the end of the evidence.
+fn leaderless_at_end(
+    servers: &[ServerInput<'_>],
+    leaders: &[Leadership],
+    knobs: &Knobs,
+    out: &mut Vec<Finding>,
+) {
+    let last_term = leaders.last().map_or(0, |l| l.term);
+    let mut start: Option<(i64, LineRef, u64)> = None;
+    let mut end: Option<i64> = None;
+    for (i, s) in servers.iter().enumerate() {
+        if let Some(e) = s.events.last() {
+            end = Some(end.map_or(e.time_ms, |x: i64| x.max(e.time_ms)));
+        }
+        for e in s.events {
+            if let EventKind::ElectionStarted { term, .. } = &e.kind {
+                if *term > last_term && start.is_none_or(|(x, _, _)| e.time_ms < x) {
+                    start = Some((
+                        e.time_ms,
+                        LineRef {
+                            server: i,
+                            line: e.line,
+                        },
+                        *term,
+                    ));
+                }
+            }
+        }
+    }
+    let (Some((t0, ev, term)), Some(t1)) = (start, end) else {
+        return;
+    };
+    let d = (t1 - t0).max(0) as u64;
+    // A status taken after the logs end may say it is still unresolved.
+    let confirmed = servers
+        .iter()
+        .filter_map(|s| s.status)
+        .any(|st| st.term >= term && st.leader == "unknown" && st.role == "candidate");
+    if d < knobs.leaderless_ms && !confirmed {
+        return;
+    }
+    let mut f = Finding::new(
+        "leaderless",
+        Severity::Error,
+        format!(
+            "no leader since elections began for term {term}; still none {}",
+            if confirmed {
+                "in the last cluster/status".to_string()
+            } else {
+                format!("{:.1} s later, where the logs end", d as f64 / 1000.0)
+            }
+        ),
+    );
+    f.time_ms = Some(t0);
+    f.duration_ms = Some(d);
+    f.term = Some(term);
+    f.cause = Some("unresolved".into());
+    f.evidence = vec![ev];
+    out.push(f);
+}
+
 fn membership(servers: &[ServerInput<'_>], out: &mut Vec<Finding>) {
     let mut left: Vec<(String, usize, u64)> = Vec::new();
     for (i, s) in servers.iter().enumerate() {
@@ -1201,14 +1264,17 @@ fn recovery(servers: &[ServerInput<'_>], out: &mut Vec<Finding>) {
         .enumerate()
         .filter_map(|(i, s)| {
             let l = s.lane?;
+            // Highest commit, then longest log, then a server still running
+            // (it has a status), then the first file.
             Some((
                 l.summary.commit_index.unwrap_or(0),
                 l.summary.last_index.unwrap_or(0),
-                i,
+                s.status.is_some(),
+                std::cmp::Reverse(i),
             ))
         })
         .max();
-    let Some((commit, last, i)) = best else {
+    let Some((commit, last, _, std::cmp::Reverse(i))) = best else {
         return;
     };
     let mut f = Finding::new(
@@ -1223,6 +1289,11 @@ fn recovery(servers: &[ServerInput<'_>], out: &mut Vec<Finding>) {
     );
     f.server = Some(i);
     f.index = Some(commit);
+    f.time_ms = servers
+        .iter()
+        .filter_map(|s| s.events.last())
+        .map(|e| e.time_ms)
+        .max();
     f.cause = Some(
         if no_leader {
             "no-leader"

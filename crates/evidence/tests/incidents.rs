@@ -295,3 +295,43 @@ fn calm_samples_give_no_incident_findings() {
         }
     }
 }
+
+#[test]
+fn no_quorum_left_gives_recovery_advice() {
+    let f = facts("no-quorum");
+    let d = incident("no-quorum");
+    let all = describe(&d);
+    let kill = &f.get("injected").unwrap().as_array().unwrap()[0];
+    let t_kill = int(kill, &["utc_ms"]);
+    // The survivor names itself in the first line of its cluster/status.
+    let status = std::fs::read_to_string(
+        root().join("tests/fixtures/incidents/no-quorum/s1.cluster-status.txt"),
+    )
+    .unwrap();
+    let survivor = status.lines().next().unwrap().trim().to_string();
+    let rec = of_kind(&d, "recovery");
+    assert_eq!(rec.len(), 1, "{all}");
+    assert_eq!(
+        d.server_short(rec[0]),
+        survivor,
+        "the running server's file, on a tie"
+    );
+    assert_eq!(rec[0].severity.name(), "error");
+    let lane = &d.timeline.lanes[d.servers[rec[0].server.unwrap()].lane.unwrap()];
+    assert_eq!(rec[0].index, lane.summary.commit_index);
+    let unresolved = of_kind(&d, "leaderless");
+    assert!(
+        unresolved
+            .iter()
+            .any(|l| l.cause.as_deref() == Some("unresolved")),
+        "{all}"
+    );
+    // The survivor loses both killed peers again and again.
+    let loops = of_kind(&d, "reconnect-loop");
+    assert_eq!(loops.len(), 2, "{all}");
+    for l in loops {
+        assert_eq!(d.server_short(l), survivor);
+        assert!((l.time_ms.unwrap() - t_kill).abs() <= 1000, "{all}");
+    }
+    assert_eq!(d.exit_code(), 1);
+}
