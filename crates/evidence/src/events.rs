@@ -258,7 +258,7 @@ pub fn recognize(line: &crate::log::LogLine<'_>) -> Option<EventKind> {
         // (monitor exits too) or "…, restarting" (monitor restarts it).
         "daemon_unix"
             if t.starts_with("pid ")
-                && t.contains(" died, ")
+                && find(t, " died, ").is_some()
                 && (t.ends_with(", exiting") || t.ends_with(", restarting")) =>
         {
             Some(EventKind::ServerExit {
@@ -266,6 +266,41 @@ pub fn recognize(line: &crate::log::LogLine<'_>) -> Option<EventKind> {
             })
         }
         _ => None,
+    }
+}
+
+/// Position of `pat` in `s`. A plain scan for the first byte, then a
+/// compare: the texts are short, and std's `str::find(&str)` sets up a
+/// two-way searcher on every call (it showed in profiles).
+fn find(s: &str, pat: &str) -> Option<usize> {
+    let (h, n) = (s.as_bytes(), pat.as_bytes());
+    let (first, lastb) = (*n.first()?, n[n.len() - 1]);
+    let last = h.len().checked_sub(n.len())?;
+    let mut i = 0;
+    while i <= last {
+        if h[i] == first && h[i + n.len() - 1] == lastb && &h[i..i + n.len()] == n {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `s.split_once(pat)` with [`find`].
+fn cut<'a>(s: &'a str, pat: &str) -> Option<(&'a str, &'a str)> {
+    let i = find(s, pat)?;
+    Some((&s[..i], &s[i + pat.len()..]))
+}
+
+/// `s.rsplit_once(pat)`.
+fn rcut<'a>(s: &'a str, pat: &str) -> Option<(&'a str, &'a str)> {
+    let (h, n) = (s.as_bytes(), pat.as_bytes());
+    let mut i = h.len().checked_sub(n.len())?;
+    loop {
+        if &h[i..i + n.len()] == n {
+            return Some((&s[..i], &s[i + n.len()..]));
+        }
+        i = i.checked_sub(1)?;
     }
 }
 
@@ -308,8 +343,8 @@ fn pair(s: &str, sep: char) -> Option<(u64, u64)> {
 
 /// `NICK (SID at ADDRESS)` → (NICK, ADDRESS), and the rest after `)`.
 fn server_at(s: &str) -> Option<(&str, &str, &str)> {
-    let (nick, rest) = s.split_once(" (")?;
-    let (_sid, rest) = rest.split_once(" at ")?;
+    let (nick, rest) = cut(s, " (")?;
+    let (_sid, rest) = cut(rest, " at ")?;
     let (addr, rest) = rest.split_once(')')?;
     Some((word(nick)?, word(addr)?, rest))
 }
@@ -386,22 +421,13 @@ fn raft(t: &str) -> Option<EventKind> {
             _ => None,
         };
     }
-    // ovsdb/raft.c raft_handle_append_entries / raft_truncate
-    if let Some((sid, rest)) = t.split_once(" truncating ") {
-        if let Some(n) = rest.strip_suffix(" entries from end of log") {
-            return Some(Truncating {
-                sid: word(sid)?.to_string(),
-                entries: num(n)?,
-            });
-        }
-    }
     // ovsdb/raft.c raft_receive_term__
     if let Some(s) = t.strip_prefix("rejecting term ") {
         let (term, r) = lead_num(s)?;
         let r = r.strip_prefix(" < current term ")?;
         let (current, r) = lead_num(r)?;
         let r = r.strip_prefix(" received in ")?;
-        let (message, from) = r.split_once(" message from server ")?;
+        let (message, from) = cut(r, " message from server ")?;
         return Some(StaleTerm {
             term,
             current,
@@ -411,7 +437,7 @@ fn raft(t: &str) -> Option<EventKind> {
     }
     // ovsdb/raft.c raft_handle_append_request
     if let Some(s) = t.strip_prefix("rejecting append_request because previous entry ") {
-        let (ti, r) = s.split_once(" not in local log (")?;
+        let (ti, r) = cut(s, " not in local log (")?;
         let (term, index) = pair(ti, ',')?;
         return Some(AppendRejected {
             term,
@@ -431,7 +457,7 @@ fn raft(t: &str) -> Option<EventKind> {
     }
     // ovsdb/raft.c raft_handle_become_leader
     if let Some(s) = t.strip_prefix("received leadership transfer from ") {
-        let (from, term) = s.split_once(" in term ")?;
+        let (from, term) = cut(s, " in term ")?;
         return Some(TransferReceived {
             from: word(from)?.to_string(),
             term: num(term)?,
@@ -439,7 +465,7 @@ fn raft(t: &str) -> Option<EventKind> {
     }
     // ovsdb/raft.c raft_send_install_snapshot_request
     if let Some(s) = t.strip_prefix("sending snapshot to server ") {
-        let (to, ti) = s.split_once(", ")?;
+        let (to, ti) = cut(s, ", ")?;
         let (term, index) = pair(ti.strip_suffix('.')?, ':')?;
         return Some(SnapshotSending {
             to: word(to)?.to_string(),
@@ -450,8 +476,8 @@ fn raft(t: &str) -> Option<EventKind> {
     // ovsdb/raft.c raft_handle_install_snapshot_reply ("… server %s " " up
     // to": two spaces)
     if let Some(s) = t.strip_prefix("cluster ") {
-        let (_cid, r) = s.split_once(": installed snapshot on server ")?;
-        let (on, ti) = r.split_once(" up to ")?;
+        let (_cid, r) = cut(s, ": installed snapshot on server ")?;
+        let (on, ti) = cut(r, " up to ")?;
         let (term, index) = pair(ti, ':')?;
         return Some(SnapshotInstalled {
             on: word(on.trim_end())?.to_string(),
@@ -482,8 +508,8 @@ fn raft(t: &str) -> Option<EventKind> {
     }
     // ovsdb/raft.c raft_send_remove_server_reply
     if let Some(s) = t.strip_prefix("request by ") {
-        let (requester, r) = s.split_once(" to remove ")?;
-        let (target, r) = r.split_once(" from cluster ")?;
+        let (requester, r) = cut(s, " to remove ")?;
+        let (target, r) = cut(r, " from cluster ")?;
         let target = target.strip_suffix(" (ourselves)").unwrap_or(target);
         let target = if target == "itself" {
             requester
@@ -499,9 +525,18 @@ fn raft(t: &str) -> Option<EventKind> {
             detail,
         });
     }
+    // ovsdb/raft.c raft_handle_append_entries / raft_truncate
+    if let Some((sid, rest)) = cut(t, " truncating ") {
+        if let Some(n) = rest.strip_suffix(" entries from end of log") {
+            return Some(Truncating {
+                sid: word(sid)?.to_string(),
+                entries: num(n)?,
+            });
+        }
+    }
     // ovsdb/raft.c raft_handle_execute_command_reply
-    if let Some((_me, r)) = t.split_once(" received \"") {
-        if let Some((status, r)) = r.split_once("\" reply from ") {
+    if let Some((_me, r)) = cut(t, " received \"") {
+        if let Some((status, r)) = cut(r, "\" reply from ") {
             if let Some(from) = r.strip_suffix(" for unknown command") {
                 return Some(StrayCommandReply {
                     status: status.to_string(),
@@ -511,7 +546,7 @@ fn raft(t: &str) -> Option<EventKind> {
         }
     }
     // ovsdb/raft.c raft_leave__ / raft_finished_leaving_cluster
-    if let Some((sid, rest)) = t.split_once(": ") {
+    if let Some((sid, rest)) = cut(t, ": ") {
         if rest.starts_with("starting to leave cluster ") {
             return Some(Leaving {
                 sid: word(sid)?.to_string(),
@@ -540,7 +575,7 @@ fn raft(t: &str) -> Option<EventKind> {
     // ovsdb/raft-rpc.c raft_rpc_from_jsonrpc raises "misrouted message
     // (addressed to X but we're Y)"; ovsdb/raft.c raft_conn_receive logs it
     // as "<conn>: <error tag>: … misrouted message (…)".
-    if let Some(i) = t.find("misrouted message (") {
+    if let Some(i) = find(t, "misrouted message (") {
         let d = &t[i + "misrouted message (".len()..];
         let d = d.rfind(')').map_or(d, |j| &d[..j]);
         return Some(Misrouted {
@@ -549,7 +584,7 @@ fn raft(t: &str) -> Option<EventKind> {
     }
     // ovsdb/raft.c raft_update_commit_index
     if let Some(s) = t.strip_prefix("Election timer changed from ") {
-        let (a, b) = s.split_once(" to ")?;
+        let (a, b) = cut(s, " to ")?;
         return Some(ElectionTimerChanged {
             from_ms: num(a)?,
             to_ms: num(b)?,
@@ -562,7 +597,7 @@ fn raft(t: &str) -> Option<EventKind> {
 /// `reconnect_connected`, `reconnect_run`; every line is `<name>: <what>`.
 fn reconnect(t: &str) -> Option<EventKind> {
     use EventKind::*;
-    let (peer, what) = t.split_once(": ")?;
+    let (peer, what) = cut(t, ": ")?;
     let peer = word(peer)?.to_string();
     if what == "connecting..." {
         return Some(Connecting { peer });
@@ -627,7 +662,7 @@ fn long_poll(t: &str) -> Option<EventKind> {
 fn poll_wakeup(t: &str) -> Option<EventKind> {
     let s = t.strip_prefix("wakeup due to ")?;
     let s = s.strip_suffix("% CPU usage)")?;
-    let (cause, pct) = s.rsplit_once(" (")?;
+    let (cause, pct) = rcut(s, " (")?;
     Some(EventKind::PollWakeup {
         cpu_percent: num(pct)?,
         cause: cause.to_string(),
@@ -639,8 +674,8 @@ fn memory(t: &str) -> Option<EventKind> {
     if let Some(s) = t.strip_prefix("peak resident set size grew ") {
         let (percent, r) = lead_num(s)?;
         let r = r.strip_prefix("% in last ")?;
-        let (seconds, r) = r.split_once(" seconds, from ")?;
-        let (from, to) = r.split_once(" kB to ")?;
+        let (seconds, r) = cut(r, " seconds, from ")?;
+        let (from, to) = cut(r, " kB to ")?;
         return Some(EventKind::MemoryGrew {
             percent,
             seconds: secs(seconds)?,
@@ -648,7 +683,7 @@ fn memory(t: &str) -> Option<EventKind> {
             to_kb: num(to.strip_suffix(" kB")?)?,
         });
     }
-    if let Some((kb, r)) = t.split_once(" kB peak resident set size after ") {
+    if let Some((kb, r)) = cut(t, " kB peak resident set size after ") {
         return Some(EventKind::MemoryPeak {
             kb: num(kb)?,
             after_s: secs(r.strip_suffix(" seconds")?)?,
@@ -660,7 +695,7 @@ fn memory(t: &str) -> Option<EventKind> {
 
 fn ovsdb_server(t: &str) -> Option<EventKind> {
     // ovsdb/ovsdb-server.c main: "%s (Open vSwitch) %s", program_name, VERSION
-    if let Some((_prog, v)) = t.split_once(" (Open vSwitch) ") {
+    if let Some((_prog, v)) = cut(t, " (Open vSwitch) ") {
         return Some(EventKind::ServerStart {
             version: word(v)?.to_string(),
         });
@@ -674,7 +709,7 @@ fn ovsdb_server(t: &str) -> Option<EventKind> {
         });
     }
     // ovsdb/ovsdb-server.c main_loop
-    if let Some((db, reason)) = t.split_once(": removing database because ") {
+    if let Some((db, reason)) = cut(t, ": removing database because ") {
         return Some(EventKind::DatabaseRemoved {
             database: word(db)?.to_string(),
             reason: reason.to_string(),
@@ -689,7 +724,7 @@ fn ovsdb_server(t: &str) -> Option<EventKind> {
 /// the start of an automatic or user compaction (the only start line for an
 /// automatic one: 3.1 logs none at INFO).
 fn ovsdb(t: &str) -> Option<EventKind> {
-    let (db, rest) = t.split_once(": ")?;
+    let (db, rest) = cut(t, ": ")?;
     if let Some(s) = rest.strip_prefix("Database compaction took ") {
         let (ms, r) = lead_num(s)?;
         if !r.starts_with("ms") {

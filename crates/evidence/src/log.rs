@@ -402,6 +402,8 @@ impl LogFile {
 #[derive(Debug, Default)]
 pub struct LogScanner {
     out: LogFile,
+    /// [`LogScanner::index_only`].
+    skip_events: bool,
     /// The partial line carried over between chunks (at most MAX_LINE bytes).
     carry: Vec<u8>,
     /// Offset of the current (partial) line's first byte.
@@ -417,8 +419,34 @@ pub struct LogScanner {
     last_time: i64,
     modules: HashMap<Box<[u8]>, u16>,
     // connection name -> learned sid / remote address / outgoing.
-    conn_sid: HashMap<String, String>,
-    conn_addr: HashMap<String, String>,
+    conn_sid: HashMap<String, String, Fnv>,
+    conn_addr: HashMap<String, String, Fnv>,
+}
+
+/// FNV-1a: the connection maps are hit on every reconnect line; SipHash
+/// showed in profiles and there is no DoS concern in a local log reader.
+#[derive(Clone, Copy, Debug, Default)]
+struct Fnv;
+
+#[derive(Debug)]
+struct FnvHasher(u64);
+
+impl std::hash::BuildHasher for Fnv {
+    type Hasher = FnvHasher;
+    fn build_hasher(&self) -> FnvHasher {
+        FnvHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for FnvHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
 }
 
 const LO: u64 = 0x0101_0101_0101_0101;
@@ -447,6 +475,17 @@ fn find_lf_or_nul(b: &[u8]) -> Option<usize> {
 impl LogScanner {
     pub fn new() -> LogScanner {
         LogScanner::default()
+    }
+
+    /// A scanner that keeps the line index, counts and identity fields but
+    /// not [`LogFile::events`] (a UI listing millions of lines can recognize
+    /// the lines it shows with [`parse_line`] and [`recognize`] later). Events
+    /// are most of the memory and half of the time of a full scan.
+    pub fn index_only() -> LogScanner {
+        LogScanner {
+            skip_events: true,
+            ..LogScanner::default()
+        }
     }
 
     /// Feeds the next bytes of the input.
@@ -548,6 +587,9 @@ impl LogScanner {
                 self.out.last_ms = Some(self.out.last_ms.map_or(l.time_ms, |t| t.max(l.time_ms)));
                 if let Some(kind) = recognize(&l) {
                     self.note(&kind);
+                    if self.skip_events {
+                        return self.next_line(info, carry);
+                    }
                     self.out.events.push(Event {
                         line: line_no,
                         time_ms: l.time_ms,
@@ -564,6 +606,10 @@ impl LogScanner {
                 }
             }
         }
+        self.next_line(info, carry);
+    }
+
+    fn next_line(&mut self, info: LineInfo, carry: Vec<u8>) {
         self.out.index.push(info);
         self.out.lines += 1;
         self.carry = carry;
@@ -577,6 +623,16 @@ impl LogScanner {
     }
 
     fn intern(&mut self, m: &[u8]) -> u16 {
+        // Real logs have a dozen modules: a linear scan beats hashing.
+        if let Some(i) = self
+            .out
+            .modules
+            .iter()
+            .take(32)
+            .position(|x| x.as_bytes() == m)
+        {
+            return i as u16;
+        }
         if let Some(&id) = self.modules.get(m) {
             return id;
         }
@@ -599,7 +655,7 @@ impl LogScanner {
             EventKind::LearnedClusterId { cid } => self.out.cluster_id = Some(cid.clone()),
             EventKind::ServerStart { version } => self.out.version = Some(version.clone()),
             EventKind::LearnedServerId { peer, sid } => {
-                if self.conn_sid.len() < 4096 {
+                if self.conn_sid.get(peer) != Some(sid) && self.conn_sid.len() < 4096 {
                     self.conn_sid.insert(peer.clone(), sid.clone());
                 }
                 if let Some(a) = self.conn_addr.get(peer) {
@@ -607,7 +663,7 @@ impl LogScanner {
                 }
             }
             EventKind::LearnedRemoteAddress { peer, address } => {
-                if self.conn_addr.len() < 4096 {
+                if self.conn_addr.get(peer) != Some(address) && self.conn_addr.len() < 4096 {
                     self.conn_addr.insert(peer.clone(), address.clone());
                 }
                 if let Some(s) = self.conn_sid.get(peer) {
@@ -616,7 +672,7 @@ impl LogScanner {
             }
             EventKind::Connecting { peer } => {
                 // An outgoing connection is named by the address it goes to.
-                if self.conn_addr.len() < 4096 {
+                if self.conn_addr.get(peer) != Some(peer) && self.conn_addr.len() < 4096 {
                     self.conn_addr.insert(peer.clone(), peer.clone());
                 }
                 if let Some(s) = self.conn_sid.get(peer) {
@@ -660,6 +716,9 @@ impl LogScanner {
 }
 
 fn insert_server(map: &mut BTreeMap<String, String>, sid: &str, address: &str) {
+    if map.get(sid).map(|a| a.as_str()) == Some(address) {
+        return;
+    }
     if map.len() < 4096 || map.contains_key(sid) {
         map.insert(sid.to_string(), address.to_string());
     }
