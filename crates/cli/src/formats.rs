@@ -79,6 +79,15 @@ fn print_summary_text(path: &str, s: &FileSummary) {
         opt(s.entry_bytes.full),
         opt(s.entry_bytes.diff)
     );
+    for k in &s.skipped {
+        outln!(
+            "  skipped: {} bytes from offset {} (record {}): {}",
+            k.bytes,
+            k.offset,
+            k.record,
+            k.error
+        );
+    }
     if let Some(e) = &s.truncated {
         outln!("  truncated: {e}");
     }
@@ -108,6 +117,13 @@ pub fn inspect(args: &[String]) -> u8 {
         match read_file(path) {
             Ok(bytes) => {
                 let s = summarize(&bytes);
+                for k in &s.skipped {
+                    eprintln!(
+                        "ovsdb-scope: {path}: skipped {} bytes: {}",
+                        k.bytes, k.error
+                    );
+                    code = code.max(1);
+                }
                 if let Some(e) = &s.truncated {
                     eprintln!("ovsdb-scope: {path}: {e}");
                     code = code.max(1);
