@@ -206,7 +206,10 @@ fn damaged_middle_records_are_skipped_and_the_rest_is_read() {
         let mut want = kinds(&whole);
         want[1] -= lost;
         assert_eq!(kinds(&s), want, "{code}");
-        assert_eq!((s.commit_index, s.last_index), (whole.commit_index, whole.last_index));
+        assert_eq!(
+            (s.commit_index, s.last_index),
+            (whole.commit_index, whole.last_index)
+        );
         assert_eq!(s.leaders, whole.leaders);
         assert_eq!(s.votes, whole.votes);
         // Sizes that need a replay through the span are unknown.
@@ -285,7 +288,10 @@ fn check_counts_a_skipped_entry_as_unknown_not_as_agreement() {
         assert_eq!(rep.exit_code(), 2);
         assert_eq!(rep.unknown.len(), 1);
         let u = &rep.unknown[0];
-        assert_eq!((u.file.as_str(), u.record, u.offset), ("s1.db", m, o as u64));
+        assert_eq!(
+            (u.file.as_str(), u.record, u.offset),
+            ("s1.db", m, o as u64)
+        );
         let (lo, hi) = u.indexes.expect("the span hides entries");
         assert!(lo <= index && index <= hi, "{index} in {lo}..{hi}");
         // s1 agrees with nobody at the unknown indexes; s2/s3 still agree.
