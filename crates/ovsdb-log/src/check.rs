@@ -303,32 +303,34 @@ impl Checker {
     fn add_file_impl(&mut self, name: &str, bytes: &[u8]) -> Result<(), LogError> {
         let mut fr = Framer::new(bytes);
         // Record 0: the header, decoded fully (its snapshot data dropped).
-        let header: ClusterHeader = loop {
-            match fr.next_frame() {
-                None => {
-                    return Err(LogError {
-                        record: 0,
-                        offset: 0,
-                        kind: crate::ErrorKind::EmptyFile,
-                    })
+        let header: ClusterHeader = match fr.next_frame() {
+            None => {
+                return Err(LogError {
+                    record: 0,
+                    offset: 0,
+                    kind: crate::ErrorKind::EmptyFile,
+                })
+            }
+            Some(Err(e)) => return Err(e),
+            // No header, no identity: nothing to check against.
+            Some(Ok(Frame::Skipped(k))) => return Err(k.error),
+            Some(Ok(Frame::Record(raw))) => {
+                if Format::from_magic(fr_magic(bytes)) != Some(Format::Clustered) {
+                    return Err(raw.error(crate::ErrorKind::UnknownMagic {
+                        magic: fr_magic(bytes).to_string(),
+                    }));
                 }
-                Some(Err(e)) => return Err(e),
-                // No header, no identity: nothing to check against.
-                Some(Ok(Frame::Skipped(k))) => return Err(k.error),
-                Some(Ok(Frame::Record(raw))) => {
-                    if Format::from_magic(fr_magic(bytes)) != Some(Format::Clustered) {
-                        return Err(raw.error(crate::ErrorKind::UnknownMagic {
-                            magic: fr_magic(bytes).to_string(),
-                        }));
-                    }
-                    match raw.decode(Format::Clustered)? {
-                        Record::Header(mut h) => {
-                            if let Some(s) = h.snapshot.as_mut() {
-                                s.data = Json::Null;
-                            }
-                            break h;
+                match raw.decode(Format::Clustered)? {
+                    Record::Header(mut h) => {
+                        if let Some(s) = h.snapshot.as_mut() {
+                            s.data = Json::Null;
                         }
-                        _ => unreachable!("record 0 of a clustered file is its header"),
+                        h
+                    }
+                    _ => {
+                        return Err(raw.error(crate::ErrorKind::BadRecord {
+                            message: "record 0 is not a header".into(),
+                        }))
                     }
                 }
             }
