@@ -290,6 +290,9 @@ pub fn draw(
                 MarkerKind::Note { note, .. } => ("#92400e", note.clone()),
                 MarkerKind::Superseded { count } => (SUPERSEDED, format!("{count} replaced")),
                 MarkerKind::Check { rule, .. } => (SUPERSEDED, format!("check: {rule}")),
+                MarkerKind::Skipped { bytes, code, .. } => {
+                    ("#b91c1c", format!("skipped {bytes} B ({code})"))
+                }
                 MarkerKind::Leader { .. } | MarkerKind::Vote { .. } => continue,
             };
             let x = x_of(m.index as f64);

@@ -163,3 +163,50 @@ fn dump_into_a_closed_pipe_ends_quietly() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(o.status.code(), Some(141), "{err}");
 }
+
+#[test]
+fn inspect_and_check_report_skipped_spans() {
+    // The must-gather fragment: record 0 (a header without server_id) is
+    // skipped, records 1-3 are read.
+    let frag = repo_root()
+        .join("tests/fixtures/external/openshift-must-gather-pr245/cluster-fragment.records");
+    let o = ours(&["inspect", "--json", &frag.display().to_string()]);
+    let (out, err) = s(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err.contains("skipped 217 bytes"), "{err}");
+    let j = parse(out.as_bytes()).unwrap();
+    let f = &j.get("files").unwrap().as_array().unwrap()[0];
+    assert_eq!(f.get("records"), Some(&Json::Integer(3)));
+    assert_eq!(f.get("truncated"), Some(&Json::Null));
+    let k = &f.get("skipped").unwrap().as_array().unwrap()[0];
+    assert_eq!(k.get("record"), Some(&Json::Integer(0)));
+    assert_eq!(k.get("offset"), Some(&Json::Integer(0)));
+    assert_eq!(k.get("bytes"), Some(&Json::Integer(217)));
+    assert_eq!(k.get("code").and_then(Json::as_str), Some("bad-record"));
+
+    // check: a body byte of one server's middle record flipped. The span
+    // is reported and the verdict is "not verified" (2), not "hold" (0).
+    let dir = TempDir::new("cli-salvage");
+    let mut paths = Vec::new();
+    for stem in ["s1", "s2", "s3"] {
+        let mut b = std::fs::read(sample_path("election-timer", stem)).unwrap();
+        if stem == "s1" {
+            // Two bytes into the body of the first record header after
+            // the middle of the file.
+            let n = b.len() / 2;
+            let h = n + b[n..].windows(7).position(|w| w == b"\nOVSDB ").unwrap() + 1;
+            let body = h + b[h..].iter().position(|&c| c == b'\n').unwrap() + 1;
+            b[body + 2] ^= 1;
+        }
+        let p = dir.path(&format!("{stem}.db"));
+        std::fs::write(&p, &b).unwrap();
+        paths.push(p.display().to_string());
+    }
+    let mut args = vec!["check"];
+    args.extend(paths.iter().map(String::as_str));
+    let o = ours(&args);
+    let (out, _) = s(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(out.contains("skipped: SHA-1 mismatch"), "{out}");
+    assert!(out.contains("could not be checked"), "{out}");
+}

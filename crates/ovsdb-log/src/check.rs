@@ -3,7 +3,7 @@
 //! violations are collected.
 
 use crate::error::LogError;
-use crate::framing::{Format, Framer};
+use crate::framing::{Format, Frame, Framer};
 use crate::raft::{ClusterHeader, RecordBody, Servers};
 use crate::record::Record;
 use crate::uuid::Uuid;
@@ -53,88 +53,136 @@ impl fmt::Display for Violation {
     }
 }
 
+/// A span of one file that could not be read (a record skipped between
+/// good records). The check treats what it may have held as unknown: it
+/// neither confirms nor contradicts the other servers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownSpan {
+    pub file: String,
+    pub server: Option<Uuid>,
+    /// The record number the span takes, its byte offset and length.
+    pub record: usize,
+    pub offset: u64,
+    pub bytes: u64,
+    /// Why it could not be read.
+    pub error: LogError,
+    /// The log indexes whose entries this span may have held or replaced
+    /// (first, last), when any.
+    pub indexes: Option<(u64, u64)>,
+}
+
+impl fmt::Display for UnknownSpan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {} bytes at offset {} (record {}) skipped: {}",
+            self.file, self.bytes, self.offset, self.record, self.error.kind
+        )?;
+        match self.indexes {
+            Some((a, b)) if a == b => write!(f, "; entry {a} unknown"),
+            Some((a, b)) => write!(f, "; entries {a}..{b} unknown"),
+            None => write!(f, "; no entry index unknown"),
+        }
+    }
+}
+
+/// Log Matching between two files, as counted over their common indexes
+/// below the highest index with equal terms.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PairCount {
+    pub a: String,
+    pub b: String,
+    /// Indexes whose entries were verified to be the same (digests).
+    pub agreed: u64,
+    /// Indexes where one side's entry is unknown (skipped span).
+    pub unknown: u64,
+}
+
 /// Result of [`check_cluster`].
 #[derive(Debug, Clone, Default)]
 pub struct CheckReport {
     /// Informational messages (`check-cluster` prints them on stdout).
     pub warnings: Vec<String>,
     pub violations: Vec<Violation>,
-    /// A file that could not be read or parsed (every read error is fatal
-    /// for `check-cluster`): file name and error.
+    /// A file that could not be read or parsed (a read error that no good
+    /// record follows is fatal, as for `check-cluster`): file name and
+    /// error.
     pub unreadable: Vec<(String, LogError)>,
+    /// Skipped spans: the rules could not look at what they held.
+    pub unknown: Vec<UnknownSpan>,
+    /// Per ordered pair of files, the Log Matching tally.
+    pub pairs: Vec<PairCount>,
 }
 
 impl CheckReport {
-    /// 0 = invariants hold, 1 = violations, 2 = unreadable input.
+    /// 0 = invariants hold, 1 = violations, 2 = unreadable input, or
+    /// unknown spans and no violation (the invariants could not be
+    /// verified on the whole input).
     pub fn exit_code(&self) -> u8 {
         if !self.unreadable.is_empty() {
             2
         } else if !self.violations.is_empty() {
             1
+        } else if !self.unknown.is_empty() {
+            2
         } else {
             0
         }
     }
 }
 
-#[derive(Debug, Clone)]
-struct LogEntry<'a> {
+/// What the rules keep of one log entry: a few dozen bytes however large
+/// the entry is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Slim {
     term: u64,
-    eid: Option<Uuid>,
-    servers: Option<Servers>,
-    data: Option<Json>,
     record: usize,
-    body: &'a [u8],
+    /// SHA-1 of the record body (verified by the framer).
+    body: [u8; 20],
+    /// SHA-1 of the entry's meaning: term, eid, servers (sorted) and data
+    /// (objects sorted at every depth). Equal digests = the same entry.
+    meaning: [u8; 20],
+    /// The entry's servers list the file's own server (4 hex digits).
+    lists_me: bool,
 }
 
-struct ServerLog<'a> {
+impl Slim {
+    fn same(&self, other: &Slim) -> bool {
+        self.body == other.body || self.meaning == other.meaning
+    }
+}
+
+/// One file, as the cross-file rules need it.
+struct SlimLog {
     file: String,
-    header: ClusterHeader,
+    server_id: Uuid,
+    in_prev_servers: bool,
     log_start: u64,
-    entries: Vec<LogEntry<'a>>,
+    /// `None`: unknown (inside or hidden by a skipped span).
+    entries: Vec<Option<Slim>>,
+    skipped: bool,
 }
 
-impl<'a> ServerLog<'a> {
+impl SlimLog {
     fn log_end(&self) -> u64 {
         self.log_start.saturating_add(self.entries.len() as u64)
     }
-    fn entry(&self, index: u64) -> Option<&LogEntry<'a>> {
+    fn entry(&self, index: u64) -> Option<&Option<Slim>> {
         index
             .checked_sub(self.log_start)
             .and_then(|i| self.entries.get(i as usize))
     }
-}
-
-/// Record number, record, raw body.
-type NumberedRecord<'a> = (usize, crate::RaftRecord, &'a [u8]);
-
-/// Reads one clustered file completely (any error is fatal).
-fn read_all(bytes: &[u8]) -> Result<(ClusterHeader, Vec<NumberedRecord<'_>>), LogError> {
-    let mut fr = Framer::new(bytes);
-    let mut header = None;
-    let mut recs = Vec::new();
-    for raw in fr.by_ref() {
-        let raw = raw?;
-        if raw.index == 0 && Format::from_magic(fr_magic(bytes)) != Some(Format::Clustered) {
-            return Err(raw.error(crate::ErrorKind::UnknownMagic {
-                magic: fr_magic(bytes).to_string(),
-            }));
-        }
-        match raw.decode(Format::Clustered)? {
-            Record::Header(h) => header = Some(h),
-            Record::Raft(r) => recs.push((raw.index, r, raw.body)),
-            _ => {}
+    fn last_term(&self, snap_term: u64) -> Option<u64> {
+        match self.entries.last() {
+            None => Some(snap_term),
+            Some(e) => e.map(|e| e.term),
         }
     }
-    match header {
-        Some(h) => Ok((h, recs)),
-        None => Err(LogError {
-            record: 0,
-            offset: 0,
-            kind: crate::ErrorKind::EmptyFile,
-        }),
-    }
 }
+
+/// Smallest clustered record that can carry an entry: header line with a
+/// one-digit length (57 bytes) plus `{"term":1,"index":1}`.
+const MIN_ENTRY_RECORD: u64 = 57 + 20;
 
 fn fr_magic(bytes: &[u8]) -> &str {
     let line = &bytes[..bytes.len().min(crate::framing::MAX_HEADER_LINE)];
@@ -143,44 +191,92 @@ fn fr_magic(bytes: &[u8]) -> &str {
     std::str::from_utf8(&rest[..end]).unwrap_or("")
 }
 
-fn same_entry(a: &LogEntry<'_>, b: &LogEntry<'_>) -> bool {
-    if a.body == b.body {
-        return true;
-    }
-    let servers_eq = match (&a.servers, &b.servers) {
-        (None, None) => true,
-        (Some(x), Some(y)) => x.sorted() == y.sorted(),
-        _ => false,
-    };
-    let data_eq = match (&a.data, &b.data) {
-        (None, None) => true,
-        (Some(x), Some(y)) => x == y || x.sorted_recursive() == y.sorted_recursive(),
-        _ => false,
-    };
-    a.term == b.term && a.eid == b.eid && servers_eq && data_eq
-}
-
-/// Checks the files of one cluster: `(name, bytes)` per server.
-pub fn check_cluster(files: &[(&str, &[u8])]) -> CheckReport {
-    let mut rep = CheckReport::default();
-    let mut logs: Vec<ServerLog<'_>> = Vec::new();
-    let mut parsed = Vec::new();
-    for (name, bytes) in files {
-        match read_all(bytes) {
-            Ok((h, recs)) => parsed.push((name.to_string(), h, recs)),
-            Err(e) => rep.unreadable.push((name.to_string(), e)),
+/// The digest of an entry's meaning (see [`Slim::meaning`]); `data` is
+/// the raw `data` value, parsed here and dropped.
+fn meaning_digest(
+    e: &crate::raft::Entry,
+    data: Option<&[u8]>,
+    buf: &mut Vec<u8>,
+) -> Result<[u8; 20], String> {
+    use sha1::{Digest, Sha1};
+    let mut h = Sha1::new();
+    h.update(e.term.to_le_bytes());
+    match e.eid {
+        None => h.update([0u8]),
+        Some(u) => {
+            h.update([1u8]);
+            h.update(u.0.to_le_bytes());
         }
     }
-    if !rep.unreadable.is_empty() {
-        return rep;
+    match &e.servers {
+        None => h.update([0u8]),
+        Some(s) => {
+            h.update([1u8]);
+            let sorted = s.sorted();
+            h.update((sorted.len() as u64).to_le_bytes());
+            for (sid, addr) in sorted {
+                h.update(sid.0.to_le_bytes());
+                h.update((addr.len() as u64).to_le_bytes());
+                h.update(addr.as_bytes());
+            }
+        }
     }
-    let violation = |file: &str,
-                     server: Option<Uuid>,
-                     record: Option<usize>,
-                     term: Option<u64>,
-                     index: Option<u64>,
-                     rule: &'static str,
-                     message: String| Violation {
+    match data {
+        None => h.update([0u8]),
+        Some(d) => {
+            let mut j = ovsdb::json::parse_value(d).map_err(|e| e.to_string())?;
+            j.sort_recursive();
+            buf.clear();
+            j.write_compact(buf);
+            h.update([1u8]);
+            h.update((buf.len() as u64).to_le_bytes());
+            h.update(&buf[..]);
+            if buf.capacity() > 1 << 24 {
+                *buf = Vec::new();
+            }
+        }
+    }
+    Ok(h.finalize().into())
+}
+
+/// Streaming cluster checker: files are added one at a time and only what
+/// the rules need is kept of each (term, record number and two digests per
+/// entry), so the caller can drop a file's bytes before reading the next.
+/// [`check_cluster`] is this over files held in memory.
+#[derive(Default)]
+pub struct Checker {
+    unreadable: Vec<(String, LogError)>,
+    /// Identity findings come first in the report, then the records'.
+    id_warnings: Vec<String>,
+    id_violations: Vec<Violation>,
+    warnings: Vec<String>,
+    violations: Vec<Violation>,
+    unknown: Vec<UnknownSpan>,
+    first: Option<(Option<Uuid>, String)>,
+    sids: Vec<(Uuid, String)>,
+    logs: Vec<SlimLog>,
+    // term -> (leader sid, file) across files.
+    leaders: BTreeMap<u64, (Uuid, String)>,
+    // term -> largest log_end of the leader when it recorded itself as leader.
+    leader_log_end: BTreeMap<u64, u64>,
+    // Terms whose leader's log end is unknown (a skipped span came before).
+    leader_log_unknown: std::collections::BTreeSet<u64>,
+    // term -> (highest commit index, file).
+    commits: BTreeMap<u64, (u64, String)>,
+    any_term: bool,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn violation(
+    file: &str,
+    server: Option<Uuid>,
+    record: Option<usize>,
+    term: Option<u64>,
+    index: Option<u64>,
+    rule: &'static str,
+    message: String,
+) -> Violation {
+    Violation {
         file: file.to_string(),
         server,
         record,
@@ -188,37 +284,89 @@ pub fn check_cluster(files: &[(&str, &[u8])]) -> CheckReport {
         index,
         rule,
         message,
-    };
+    }
+}
 
-    // Identity checks.
-    let mut first: Option<(Option<Uuid>, String)> = None;
-    let mut sids: Vec<(Uuid, String)> = Vec::new();
-    let mut members = Vec::new();
-    for (name, h, recs) in parsed {
-        if h.is_joining() {
-            rep.warnings
-                .push(format!("{name} has not joined the cluster, omitting"));
-            continue;
+impl Checker {
+    pub fn new() -> Self {
+        Checker::default()
+    }
+
+    /// Reads one clustered file and checks its own records. Nothing of
+    /// `bytes` is kept.
+    pub fn add_file(&mut self, name: &str, bytes: &[u8]) {
+        if let Err(e) = self.add_file_impl(name, bytes) {
+            self.unreadable.push((name.to_string(), e));
         }
-        let sid = Some(h.server_id);
-        if let Some((_, other)) = sids.iter().find(|(s, _)| *s == h.server_id) {
-            rep.violations.push(violation(
-                &name,
+    }
+
+    fn add_file_impl(&mut self, name: &str, bytes: &[u8]) -> Result<(), LogError> {
+        let mut fr = Framer::new(bytes);
+        // Record 0: the header, decoded fully (its snapshot data dropped).
+        let header: ClusterHeader = match fr.next_frame() {
+            None => {
+                return Err(LogError {
+                    record: 0,
+                    offset: 0,
+                    kind: crate::ErrorKind::EmptyFile,
+                })
+            }
+            Some(Err(e)) => return Err(e),
+            // No header, no identity: nothing to check against.
+            Some(Ok(Frame::Skipped(k))) => return Err(k.error),
+            Some(Ok(Frame::Record(raw))) => {
+                if Format::from_magic(fr_magic(bytes)) != Some(Format::Clustered) {
+                    return Err(raw.error(crate::ErrorKind::UnknownMagic {
+                        magic: fr_magic(bytes).to_string(),
+                    }));
+                }
+                match raw.decode(Format::Clustered)? {
+                    Record::Header(mut h) => {
+                        if let Some(s) = h.snapshot.as_mut() {
+                            s.data = Json::Null;
+                        }
+                        h
+                    }
+                    _ => {
+                        return Err(raw.error(crate::ErrorKind::BadRecord {
+                            message: "record 0 is not a header".into(),
+                        }))
+                    }
+                }
+            }
+        };
+        // The identity checks only need the header.
+        if header.is_joining() {
+            self.id_warnings
+                .push(format!("{name} has not joined the cluster, omitting"));
+            // Like check-cluster, the rest of the file must still read.
+            while let Some(f) = fr.next_frame() {
+                f?;
+            }
+            return Ok(());
+        }
+        let sid = Some(header.server_id);
+        if let Some((_, other)) = self.sids.iter().find(|(s, _)| *s == header.server_id) {
+            self.id_violations.push(violation(
+                name,
                 sid,
                 Some(0),
                 None,
                 None,
                 "identity",
-                format!("{name} and {other} have the same server ID {}", h.server_id),
+                format!(
+                    "{name} and {other} have the same server ID {}",
+                    header.server_id
+                ),
             ));
         }
-        sids.push((h.server_id, name.clone()));
-        match &first {
-            None => first = Some((h.cluster_id, h.name.clone())),
+        self.sids.push((header.server_id, name.to_string()));
+        match &self.first {
+            None => self.first = Some((header.cluster_id, header.name.clone())),
             Some((cid, dbname)) => {
-                if *cid != h.cluster_id {
-                    rep.violations.push(violation(
-                        &name,
+                if *cid != header.cluster_id {
+                    self.id_violations.push(violation(
+                        name,
                         sid,
                         Some(0),
                         None,
@@ -226,14 +374,14 @@ pub fn check_cluster(files: &[(&str, &[u8])]) -> CheckReport {
                         "identity",
                         format!(
                             "cluster ID {} differs from the first file's {}",
-                            h.cluster_id.map_or("-".into(), |c| c.to_string()),
+                            header.cluster_id.map_or("-".into(), |c| c.to_string()),
                             cid.map_or("-".into(), |c| c.to_string())
                         ),
                     ));
                 }
-                if *dbname != h.name {
-                    rep.violations.push(violation(
-                        &name,
+                if *dbname != header.name {
+                    self.id_violations.push(violation(
+                        name,
                         sid,
                         Some(0),
                         None,
@@ -241,53 +389,107 @@ pub fn check_cluster(files: &[(&str, &[u8])]) -> CheckReport {
                         "identity",
                         format!(
                             "database name {} differs from the first file's {dbname}",
-                            h.name
+                            header.name
                         ),
                     ));
                 }
             }
         }
-        members.push((name, h, recs));
-    }
-
-    // term -> (leader sid, file) across files.
-    let mut leaders: BTreeMap<u64, (Uuid, String)> = BTreeMap::new();
-    // term -> largest log_end of the leader when it recorded itself as leader.
-    let mut leader_log_end: BTreeMap<u64, u64> = BTreeMap::new();
-    // term -> (highest commit index, file).
-    let mut commits: BTreeMap<u64, (u64, String)> = BTreeMap::new();
-    let mut any_term = false;
-
-    for (name, h, recs) in members {
-        let sid = Some(h.server_id);
-        let prev_index = h.prev_index();
-        let mut log = ServerLog {
-            file: name.clone(),
+        let me = header.server_id.short4();
+        let in_servers = |s: &Servers| s.0.iter().any(|(id, _)| id.short4() == me);
+        let prev_index = header.prev_index();
+        let mut log = SlimLog {
+            file: name.to_string(),
+            server_id: header.server_id,
+            in_prev_servers: header.prev_servers.as_ref().is_some_and(in_servers),
             log_start: prev_index.saturating_add(1),
             entries: Vec::new(),
-            header: h,
+            skipped: false,
         };
-        let snap_term = log.header.snapshot.as_ref().map_or(0, |s| s.term);
+        let snap_term = header.snapshot.as_ref().map_or(0, |s| s.term);
         if snap_term != 0 {
-            any_term = true;
+            self.any_term = true;
         }
         let mut term = 0u64;
         let mut vote: Option<Uuid> = None;
         let mut leader: Option<Uuid> = None;
         let mut commit_index = prev_index;
-        let before = rep.violations.len();
-        for (k, r, body) in recs {
+        let before = self.violations.len();
+        // A skipped span whose entries are not placed yet: (position in
+        // `self.unknown`, entries it can hold at most).
+        let mut pending: Option<(usize, u64)> = None;
+        let mut buf = Vec::new();
+        let mut stopped = false;
+        while let Some(frame) = fr.next_frame() {
+            let raw = match frame? {
+                Frame::Record(raw) => raw,
+                Frame::Skipped(k) => {
+                    log.skipped = true;
+                    // The span may have replaced any entry not committed
+                    // yet, and added entries after the last one.
+                    let from = commit_index.saturating_add(1).max(log.log_start);
+                    let mut indexes = None;
+                    for i in from..log.log_end() {
+                        log.entries[(i - log.log_start) as usize] = None;
+                        indexes = Some((indexes.map_or(i, |(a, _)| a), i));
+                    }
+                    let most = k.bytes / MIN_ENTRY_RECORD;
+                    pending = Some((self.unknown.len(), most));
+                    self.unknown.push(UnknownSpan {
+                        file: name.to_string(),
+                        server: sid,
+                        record: k.record,
+                        offset: k.offset,
+                        bytes: k.bytes,
+                        error: k.error,
+                        indexes,
+                    });
+                    continue;
+                }
+            };
+            let k = raw.index;
+            let (rec, range) = match raw.decode_light_payload(Format::Clustered) {
+                Ok(x) => x,
+                Err(e) => {
+                    fr.reject(&raw, e);
+                    continue;
+                }
+            };
+            let Record::Raft(r) = rec else { continue };
+            let slim = match &r.body {
+                RecordBody::Entry(e) => {
+                    let data = range.and_then(|(a, b)| raw.body.get(a..b));
+                    match meaning_digest(e, data, &mut buf) {
+                        Ok(meaning) => Some(Slim {
+                            term: e.term,
+                            record: k,
+                            body: raw.sha1,
+                            meaning,
+                            lists_me: e.servers.as_ref().is_some_and(in_servers),
+                        }),
+                        Err(m) => {
+                            fr.reject(&raw, raw.error(crate::ErrorKind::BadJson { message: m }));
+                            continue;
+                        }
+                    }
+                }
+                _ => None,
+            };
+            if stopped {
+                continue;
+            }
             // Like check-cluster, which stops at the first violation, stop
-            // replaying this file after its first one (later records would
-            // only repeat it).
-            if rep.violations.len() > before {
-                rep.warnings
+            // checking this file after its first one (later records would
+            // only repeat it); the rest must still read.
+            if self.violations.len() > before {
+                self.warnings
                     .push(format!("{name}: records from {k} on not checked"));
-                break;
+                stopped = true;
+                continue;
             }
             if let Some(t) = r.term() {
                 if t != 0 {
-                    any_term = true;
+                    self.any_term = true;
                 }
                 if t > term {
                     term = t;
@@ -297,12 +499,13 @@ pub fn check_cluster(files: &[(&str, &[u8])]) -> CheckReport {
             }
             match r.body {
                 RecordBody::Entry(e) => {
-                    let log_end = log.log_end();
+                    let slim = slim.expect("entries have a digest");
                     let v = |rule, msg| {
-                        violation(&name, sid, Some(k), Some(e.term), Some(e.index), rule, msg)
+                        violation(name, sid, Some(k), Some(e.term), Some(e.index), rule, msg)
                     };
                     if e.index < commit_index {
-                        rep.violations.push(v(
+                        let log_end = log.log_end();
+                        self.violations.push(v(
                             "no-truncate-committed",
                             format!(
                                 "attempts to truncate log from {} to {} entries, but commit index is already {commit_index}",
@@ -312,14 +515,32 @@ pub fn check_cluster(files: &[(&str, &[u8])]) -> CheckReport {
                         ));
                         continue;
                     }
-                    if e.index > log_end {
-                        rep.violations
-                            .push(v("no-skip", format!("skips past expected index {log_end}")));
-                        continue;
+                    if e.index > log.log_end() {
+                        // Entries a skipped span held (as many as it can).
+                        let gap = e.index - log.log_end();
+                        match pending {
+                            Some((u, most)) if gap <= most => {
+                                let first = log.log_end();
+                                log.entries.resize(log.entries.len() + gap as usize, None);
+                                let span = &mut self.unknown[u];
+                                let lo = span.indexes.map_or(first, |(a, _)| a);
+                                span.indexes = Some((lo, e.index - 1));
+                            }
+                            _ => {
+                                let log_end = log.log_end();
+                                self.violations.push(v(
+                                    "no-skip",
+                                    format!("skips past expected index {log_end}"),
+                                ));
+                                continue;
+                            }
+                        }
                     }
+                    pending = None;
+                    let log_end = log.log_end();
                     if e.index < log_end {
                         if leader == sid {
-                            rep.violations.push(v(
+                            self.violations.push(v(
                                 "leader-append-only",
                                 format!(
                                     "leader truncates its own log from {} to {} entries",
@@ -328,7 +549,7 @@ pub fn check_cluster(files: &[(&str, &[u8])]) -> CheckReport {
                                 ),
                             ));
                         } else {
-                            rep.warnings.push(format!(
+                            self.warnings.push(format!(
                                 "{name}: record {k} truncates log from {} to {} entries",
                                 log_end - log.log_start,
                                 e.index.saturating_sub(log.log_start)
@@ -337,27 +558,25 @@ pub fn check_cluster(files: &[(&str, &[u8])]) -> CheckReport {
                         log.entries
                             .truncate((e.index.saturating_sub(log.log_start)) as usize);
                     }
-                    let prev_term = log.entries.last().map_or(snap_term, |p| p.term);
-                    if e.term < prev_term {
-                        rep.violations.push(v(
-                            "term-order",
-                            format!("term {} precedes previous entry's term {prev_term}", e.term),
-                        ));
+                    // Unknown previous term: nothing to compare with.
+                    if let Some(prev_term) = log.last_term(snap_term) {
+                        if e.term < prev_term {
+                            self.violations.push(v(
+                                "term-order",
+                                format!(
+                                    "term {} precedes previous entry's term {prev_term}",
+                                    e.term
+                                ),
+                            ));
+                        }
                     }
-                    log.entries.push(LogEntry {
-                        term: e.term,
-                        eid: e.eid,
-                        servers: e.servers,
-                        data: e.data,
-                        record: k,
-                        body,
-                    });
+                    log.entries.push(Some(slim));
                 }
                 RecordBody::Term { .. } => {}
                 RecordBody::Vote { term: t, vote: v } => {
                     if t < term {
-                        rep.violations.push(violation(
-                            &name,
+                        self.violations.push(violation(
+                            name,
                             sid,
                             Some(k),
                             Some(t),
@@ -366,8 +585,8 @@ pub fn check_cluster(files: &[(&str, &[u8])]) -> CheckReport {
                             format!("votes for {v} in term {t} but current term is {term}"),
                         ));
                     } else if let Some(old) = vote.filter(|o| *o != v) {
-                        rep.violations.push(violation(
-                            &name,
+                        self.violations.push(violation(
+                            name,
                             sid,
                             Some(k),
                             Some(t),
@@ -381,7 +600,7 @@ pub fn check_cluster(files: &[(&str, &[u8])]) -> CheckReport {
                 }
                 RecordBody::Note { note } => {
                     if note == "left" {
-                        rep.warnings.push(format!(
+                        self.warnings.push(format!(
                             "{name}: record {k} shows that the server left the cluster"
                         ));
                     }
@@ -389,8 +608,8 @@ pub fn check_cluster(files: &[(&str, &[u8])]) -> CheckReport {
                 RecordBody::CommitIndex { commit_index: c } => {
                     let log_end = log.log_end();
                     if c < commit_index {
-                        rep.violations.push(violation(
-                            &name,
+                        self.violations.push(violation(
+                            name,
                             sid,
                             Some(k),
                             None,
@@ -398,31 +617,46 @@ pub fn check_cluster(files: &[(&str, &[u8])]) -> CheckReport {
                             "commit-monotonic",
                             format!("commit index regresses from {commit_index} to {c}"),
                         ));
-                    } else if c >= log_end {
-                        rep.violations.push(violation(
-                            &name,
-                            sid,
-                            Some(k),
-                            None,
-                            Some(c),
-                            "commit-within-log",
-                            format!(
-                                "advances commit index to {c} but last log index is {}",
-                                log_end - 1
-                            ),
-                        ));
-                    } else {
-                        commit_index = c;
-                        let slot = commits.entry(term).or_insert((0, name.clone()));
-                        if c > slot.0 {
-                            *slot = (c, name.clone());
+                        continue;
+                    }
+                    if c >= log_end {
+                        // A skipped span may have held the entries up to c.
+                        let gap = c + 1 - log_end;
+                        match &mut pending {
+                            Some((u, most)) if gap <= *most => {
+                                log.entries.resize(log.entries.len() + gap as usize, None);
+                                *most -= gap;
+                                let span = &mut self.unknown[*u];
+                                let lo = span.indexes.map_or(log_end, |(a, _)| a);
+                                span.indexes = Some((lo, c));
+                            }
+                            _ => {
+                                self.violations.push(violation(
+                                    name,
+                                    sid,
+                                    Some(k),
+                                    None,
+                                    Some(c),
+                                    "commit-within-log",
+                                    format!(
+                                        "advances commit index to {c} but last log index is {}",
+                                        log_end - 1
+                                    ),
+                                ));
+                                continue;
+                            }
                         }
+                    }
+                    commit_index = c;
+                    let slot = self.commits.entry(term).or_insert((0, name.to_string()));
+                    if c > slot.0 {
+                        *slot = (c, name.to_string());
                     }
                 }
                 RecordBody::Leader { term: t, leader: l } => {
                     if let Some(old) = leader.filter(|o| *o != l && t == term) {
-                        rep.violations.push(violation(
-                            &name,
+                        self.violations.push(violation(
+                            name,
                             sid,
                             Some(k),
                             Some(t),
@@ -436,10 +670,10 @@ pub fn check_cluster(files: &[(&str, &[u8])]) -> CheckReport {
                     if t == term {
                         leader = Some(l);
                     }
-                    match leaders.get(&t) {
+                    match self.leaders.get(&t) {
                         Some((other, f)) if *other != l => {
-                            rep.violations.push(violation(
-                                &name,
+                            self.violations.push(violation(
+                                name,
                                 sid,
                                 Some(k),
                                 Some(t),
@@ -452,121 +686,173 @@ pub fn check_cluster(files: &[(&str, &[u8])]) -> CheckReport {
                         }
                         Some(_) => {}
                         None => {
-                            leaders.insert(t, (l, name.clone()));
+                            self.leaders.insert(t, (l, name.to_string()));
                         }
                     }
                     if Some(l) == sid {
-                        let le = leader_log_end.entry(t).or_insert(0);
+                        if pending.is_some() {
+                            self.leader_log_unknown.insert(t);
+                        }
+                        let le = self.leader_log_end.entry(t).or_insert(0);
                         *le = (*le).max(log.log_end());
                     }
                 }
             }
         }
-        logs.push(log);
+        self.logs.push(log);
+        Ok(())
     }
 
-    if !any_term && rep.violations.is_empty() && !logs.is_empty() {
-        rep.violations.push(Violation {
-            file: logs.first().map_or(String::new(), |l| l.file.clone()),
-            server: None,
-            record: None,
-            term: None,
-            index: None,
-            rule: "non-empty",
-            message: "all logs are empty".into(),
-        });
-    }
-
-    // Leader Completeness.
-    let mut committed = 0u64;
-    let mut all_terms: Vec<u64> = leaders.keys().chain(commits.keys()).copied().collect();
-    all_terms.sort_unstable();
-    all_terms.dedup();
-    for t in all_terms {
-        if let (Some((l, f)), Some(&le)) = (leaders.get(&t), leader_log_end.get(&t)) {
-            if le > 0 && le - 1 < committed {
-                rep.violations.push(Violation {
-                    file: f.clone(),
-                    server: Some(*l),
-                    record: None,
-                    term: Some(t),
-                    index: Some(committed),
-                    rule: "leader-completeness",
-                    message: format!(
-                        "leader {l} for term {t} has log entries only up to index {}, but index {committed} was committed in a previous term",
-                        le - 1
-                    ),
-                });
-            }
+    /// The cross-file rules, and the report.
+    pub fn finish(self) -> CheckReport {
+        let mut rep = CheckReport::default();
+        if !self.unreadable.is_empty() {
+            rep.unreadable = self.unreadable;
+            return rep;
         }
-        if let Some((c, _)) = commits.get(&t) {
-            committed = committed.max(*c);
-        }
-    }
+        rep.warnings = self.id_warnings;
+        rep.warnings.extend(self.warnings);
+        rep.violations = self.id_violations;
+        rep.violations.extend(self.violations);
+        rep.unknown = self.unknown;
+        let logs = self.logs;
+        let any_skipped = logs.iter().any(|l| l.skipped);
 
-    // Log Matching.
-    for a in 0..logs.len() {
-        for b in 0..logs.len() {
-            if a == b {
-                continue;
-            }
-            let (x, y) = (&logs[a], &logs[b]);
-            let lo = x.log_start.max(y.log_start);
-            let hi = x.log_end().min(y.log_end());
-            let mut matching = false;
-            let mut i = hi;
-            while i > lo {
-                i -= 1;
-                let (Some(ex), Some(ey)) = (x.entry(i), y.entry(i)) else {
-                    continue;
-                };
-                if !matching && ex.term == ey.term {
-                    matching = true;
-                }
-                if matching && !same_entry(ex, ey) {
+        if !self.any_term && !any_skipped && rep.violations.is_empty() && !logs.is_empty() {
+            rep.violations.push(Violation {
+                file: logs.first().map_or(String::new(), |l| l.file.clone()),
+                server: None,
+                record: None,
+                term: None,
+                index: None,
+                rule: "non-empty",
+                message: "all logs are empty".into(),
+            });
+        }
+
+        // Leader Completeness.
+        let (leaders, leader_log_end, commits) =
+            (&self.leaders, &self.leader_log_end, &self.commits);
+        let mut committed = 0u64;
+        let mut all_terms: Vec<u64> = leaders.keys().chain(commits.keys()).copied().collect();
+        all_terms.sort_unstable();
+        all_terms.dedup();
+        for t in all_terms {
+            if let (Some((l, f)), Some(&le)) = (leaders.get(&t), leader_log_end.get(&t)) {
+                if le > 0 && le - 1 < committed && !self.leader_log_unknown.contains(&t) {
                     rep.violations.push(Violation {
-                        file: x.file.clone(),
-                        server: Some(x.header.server_id),
-                        record: Some(ex.record),
-                        term: Some(ex.term),
-                        index: Some(i),
-                        rule: "log-matching",
+                        file: f.clone(),
+                        server: Some(*l),
+                        record: None,
+                        term: Some(t),
+                        index: Some(committed),
+                        rule: "leader-completeness",
                         message: format!(
-                            "entry {i} differs from {} (record {}, term {}) although a later common index has equal terms",
-                            y.file, ey.record, ey.term
+                            "leader {l} for term {t} has log entries only up to index {}, but index {committed} was committed in a previous term",
+                            le - 1
                         ),
                     });
-                    break;
                 }
             }
+            if let Some((c, _)) = commits.get(&t) {
+                committed = committed.max(*c);
+            }
         }
-    }
 
-    // Membership (first 4 hex digits, like check-cluster).
-    for log in &logs {
-        let me = log.header.server_id.short4();
-        let in_servers = |s: &Servers| s.0.iter().any(|(id, _)| id.short4() == me);
-        let found = log.header.prev_servers.as_ref().is_some_and(in_servers)
-            || log
-                .entries
-                .iter()
-                .any(|e| e.servers.as_ref().is_some_and(in_servers));
-        if !found {
+        // Log Matching: below the highest common index with equal terms,
+        // every common index must hold the same entry (digests compared).
+        // An unknown entry neither sets that point nor counts as agreement.
+        for a in 0..logs.len() {
+            for b in 0..logs.len() {
+                if a == b {
+                    continue;
+                }
+                let (x, y) = (&logs[a], &logs[b]);
+                let mut pair = PairCount {
+                    a: x.file.clone(),
+                    b: y.file.clone(),
+                    ..PairCount::default()
+                };
+                let lo = x.log_start.max(y.log_start);
+                let hi = x.log_end().min(y.log_end());
+                let mut matching = false;
+                let mut i = hi;
+                while i > lo {
+                    i -= 1;
+                    let (Some(ex), Some(ey)) = (x.entry(i), y.entry(i)) else {
+                        continue;
+                    };
+                    let (Some(ex), Some(ey)) = (ex, ey) else {
+                        if matching {
+                            pair.unknown += 1;
+                        }
+                        continue;
+                    };
+                    if !matching && ex.term == ey.term {
+                        matching = true;
+                    }
+                    if !matching {
+                        continue;
+                    }
+                    if ex.same(ey) {
+                        pair.agreed += 1;
+                    } else {
+                        rep.violations.push(Violation {
+                            file: x.file.clone(),
+                            server: Some(x.server_id),
+                            record: Some(ex.record),
+                            term: Some(ex.term),
+                            index: Some(i),
+                            rule: "log-matching",
+                            message: format!(
+                                "entry {i} differs from {} (record {}, term {}) although a later common index has equal terms",
+                                y.file, ey.record, ey.term
+                            ),
+                        });
+                        break;
+                    }
+                }
+                rep.pairs.push(pair);
+            }
+        }
+
+        // Membership (first 4 hex digits, like check-cluster).
+        for log in &logs {
+            let found = log.in_prev_servers || log.entries.iter().flatten().any(|e| e.lists_me);
+            if found {
+                continue;
+            }
+            if log.skipped {
+                rep.warnings.push(format!(
+                    "{}: membership of server {} unknown (its servers may be in a skipped span)",
+                    log.file, log.server_id
+                ));
+                continue;
+            }
             rep.violations.push(Violation {
                 file: log.file.clone(),
-                server: Some(log.header.server_id),
+                server: Some(log.server_id),
                 record: None,
                 term: None,
                 index: None,
                 rule: "membership",
                 message: format!(
                     "server {} is not in its snapshot's servers nor in any entry's servers",
-                    log.header.server_id
+                    log.server_id
                 ),
             });
         }
+        rep
     }
-    rep
+}
+
+/// Checks the files of one cluster: `(name, bytes)` per server.
+pub fn check_cluster(files: &[(&str, &[u8])]) -> CheckReport {
+    let mut c = Checker::new();
+    for (name, bytes) in files {
+        c.add_file(name, bytes);
+    }
+    c.finish()
 }
 
 /// Damaged copies of a healthy cluster, for tests of checkers (ours and

@@ -183,6 +183,8 @@ pub struct RawRecord<'a> {
     pub header_len: usize,
     /// The body (`length` bytes, SHA-1 verified).
     pub body: &'a [u8],
+    /// The body's SHA-1 (the header's, verified).
+    pub sha1: [u8; 20],
 }
 
 impl<'a> RawRecord<'a> {
@@ -219,9 +221,48 @@ pub struct Framer<'a> {
     data: &'a [u8],
     pos: usize,
     record: usize,
+    good: usize,
     magic: Option<&'a str>,
     accept_any_magic: bool,
     error: Option<LogError>,
+    /// Salvage: where the first damage started (the prefix end).
+    damage_at: Option<usize>,
+    /// Salvage: a record the caller rejected, held until we know whether
+    /// a good record follows it.
+    rejected: Option<Skip>,
+    /// Salvage: a frame read ahead while deciding about `rejected`.
+    ahead: Option<Result<Frame<'a>, LogError>>,
+}
+
+/// A span of the file that salvage reading stepped over: one damaged
+/// record (or garbage) between two good records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skip {
+    /// The record number the span takes (the next good record is
+    /// `record + 1`).
+    pub record: usize,
+    /// Byte offset where the span starts (a header line, or garbage).
+    pub offset: u64,
+    /// Length of the span: the next good record starts at
+    /// `offset + bytes`.
+    pub bytes: u64,
+    /// Why the span could not be read (its own record number and the
+    /// offset of the problem, as a strict reader reports it).
+    pub error: LogError,
+}
+
+impl Skip {
+    /// Offset just past the span (the next good record's header).
+    pub fn end(&self) -> u64 {
+        self.offset + self.bytes
+    }
+}
+
+/// One step of a salvage walk ([`Framer::next_frame`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Frame<'a> {
+    Record(RawRecord<'a>),
+    Skipped(Skip),
 }
 
 impl<'a> Framer<'a> {
@@ -231,9 +272,13 @@ impl<'a> Framer<'a> {
             data,
             pos: 0,
             record: 0,
+            good: 0,
             magic: None,
             accept_any_magic: false,
             error: None,
+            damage_at: None,
+            rejected: None,
+            ahead: None,
         }
     }
 
@@ -255,14 +300,17 @@ impl<'a> Framer<'a> {
         self.magic.and_then(Format::from_magic)
     }
 
-    /// Offset just past the last good record.
+    /// Offset just past the last good record of the undamaged prefix:
+    /// where a writer would truncate. A salvage walk that stepped over
+    /// damage keeps it at the start of the first damaged span.
     pub fn good_end(&self) -> u64 {
-        self.pos as u64
+        self.damage_at.unwrap_or(self.pos) as u64
     }
 
-    /// Number of good records read so far.
+    /// Number of good records read so far (records rejected by the
+    /// caller of a salvage walk included).
     pub fn records_read(&self) -> usize {
-        self.record
+        self.good
     }
 
     /// The error that stopped the reader, if any.
@@ -402,11 +450,128 @@ impl<'a> Framer<'a> {
             offset: start as u64,
             header_len: line.len(),
             body,
+            sha1: actual,
         };
         self.pos = body_start + len;
         self.record += 1;
+        self.good += 1;
         Some(Ok(rec))
     }
+
+    /// The first good record header at or after `from`: a line
+    /// `OVSDB <magic> <length> <sha1>` with the file's magic (any known
+    /// magic before the first header was read) whose body is there and
+    /// hashes to the header's SHA-1.
+    fn resync_from(&self, from: usize) -> Option<usize> {
+        let data = self.data;
+        let mut at = from;
+        while at < data.len() {
+            let p = at + find(&data[at..], b"OVSDB ")?;
+            at = p + 1;
+            let window = &data[p..data.len().min(p + MAX_HEADER_LINE)];
+            let Some(lf) = window.iter().position(|&b| b == b'\n') else {
+                continue;
+            };
+            let Ok(h) = parse_header_line(&window[..=lf]) else {
+                continue;
+            };
+            let magic_ok = match self.magic {
+                Some(m) => m == h.magic,
+                None => self.accept_any_magic || Format::from_magic(h.magic).is_some(),
+            };
+            let body_start = p + lf + 1;
+            if !magic_ok || h.length > (data.len() - body_start) as u64 {
+                continue;
+            }
+            if sha1(&data[body_start..body_start + h.length as usize]) == h.sha1 {
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    /// Salvage walk: like the iterator, but damage followed by a good
+    /// record is yielded as [`Frame::Skipped`] (the span from the damaged
+    /// record up to the next good record header, which gets the next
+    /// record number) and reading goes on. Damage with no good record
+    /// after it ends the walk with one `Err`, as the strict reader does
+    /// (a torn tail). Records the caller cannot decode are handed back
+    /// with [`Framer::reject`] and follow the same rule. Use either this
+    /// or the iterator on one `Framer`, not both.
+    pub fn next_frame(&mut self) -> Option<Result<Frame<'a>, LogError>> {
+        if self.error.is_some() {
+            return None;
+        }
+        let next = match self.ahead.take() {
+            Some(f) => Some(f),
+            None => self.read_salvaging(),
+        };
+        let Some(skip) = self.rejected.take() else {
+            return next;
+        };
+        match next {
+            Some(Ok(f)) => {
+                self.ahead = Some(Ok(f));
+                Some(Ok(Frame::Skipped(skip)))
+            }
+            // Nothing good after the rejected record: it ends the file.
+            _ => {
+                self.error = Some(skip.error.clone());
+                Some(Err(skip.error))
+            }
+        }
+    }
+
+    /// Salvage walk: the caller could not decode `raw` (bad JSON, not a
+    /// record of this format...): it becomes a skipped span of its own if
+    /// a good record follows, else the error that ends the walk.
+    pub fn reject(&mut self, raw: &RawRecord<'a>, error: LogError) {
+        self.good = self.good.saturating_sub(1);
+        self.damage_at.get_or_insert(raw.offset as usize);
+        self.rejected = Some(Skip {
+            record: raw.index,
+            offset: raw.offset,
+            bytes: raw.total_len(),
+            error,
+        });
+    }
+
+    fn read_salvaging(&mut self) -> Option<Result<Frame<'a>, LogError>> {
+        let start = self.pos;
+        match self.read_one()? {
+            Ok(r) => Some(Ok(Frame::Record(r))),
+            Err(e) if matches!(e.kind, ErrorKind::EmptyFile) => Some(Err(e)),
+            Err(e) => match self.resync_from(start + 1) {
+                None => Some(Err(e)),
+                Some(next) => {
+                    self.error = None;
+                    self.damage_at.get_or_insert(start);
+                    self.pos = next;
+                    self.record += 1;
+                    Some(Ok(Frame::Skipped(Skip {
+                        record: e.record,
+                        offset: start as u64,
+                        bytes: (next - start) as u64,
+                        error: e,
+                    })))
+                }
+            },
+        }
+    }
+}
+
+/// Position of `needle` in `hay`.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let first = needle[0];
+    let mut i = 0;
+    while i + needle.len() <= hay.len() {
+        let p = i + hay[i..].iter().position(|&b| b == first)?;
+        if hay[p..].starts_with(needle) {
+            return Some(p);
+        }
+        i = p + 1;
+    }
+    None
 }
 
 /// When a body does not match its header, checks whether the body's first

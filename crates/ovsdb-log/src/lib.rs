@@ -20,9 +20,9 @@ pub mod synth_sb;
 pub mod uuid;
 pub mod writer;
 
-pub use check::{check_cluster, CheckReport, Violation};
+pub use check::{check_cluster, CheckReport, Checker, PairCount, UnknownSpan, Violation};
 pub use error::{ErrorKind, LogError};
-pub use framing::{Format, Framer, RawRecord};
+pub use framing::{Format, Frame, Framer, RawRecord, Skip};
 pub use raft::{ClusterHeader, Entry, RaftRecord, RecordBody, Servers, Snapshot};
 pub use replay::{Db, Mode};
 pub use sizes::{replay, replay_database, EntrySize, Replay, Upto};

@@ -3,7 +3,7 @@
 //! values, and as written with column diffs; the database at a log index.
 
 use crate::error::{ErrorKind, LogError};
-use crate::framing::{Format, Framer, RawRecord};
+use crate::framing::{Format, Frame, Framer, RawRecord, Skip};
 use crate::raft::RecordBody;
 use crate::record::Record;
 use crate::replay::{Db, SizeDelta};
@@ -67,6 +67,10 @@ pub struct Replay {
     pub entries: Vec<EntrySize>,
     /// The first read or replay error; everything before it was used.
     pub error: Option<LogError>,
+    /// Damaged spans followed by good records (the replay stops at the
+    /// first damage, skipped or not: what a span held is unknown, so is
+    /// the database after it).
+    pub skipped: Vec<Skip>,
 }
 
 impl Replay {
@@ -236,26 +240,53 @@ pub fn replay(bytes: &[u8], upto: Upto) -> Replay {
         commit_index: None,
         entries: Vec::new(),
         error: None,
+        skipped: Vec::new(),
     };
-    // Pass 1: structure (which entry records survive, commit index).
+    // Pass 1: structure (which entry records survive, commit index), as a
+    // salvage walk: the records before the first damage are replayed; the
+    // walk goes on only to tell skipped spans from a damaged tail.
     let mut fr = Framer::new(bytes);
-    let Some(Ok(first)) = fr.next() else {
-        r.error = fr.error().cloned();
+    let mut prefix: Vec<RawRecord<'_>> = Vec::new();
+    let mut scan = Scan::new(0);
+    let mut damage: Option<LogError> = None;
+    while let Some(frame) = fr.next_frame() {
+        match frame {
+            Ok(Frame::Record(raw)) => {
+                let format = fr.format().unwrap_or(Format::Clustered);
+                match raw.decode_light_payload(format) {
+                    Ok((rec, data)) if damage.is_none() => {
+                        if format == Format::Clustered {
+                            scan.push(raw.index, &rec, data);
+                        }
+                        prefix.push(raw);
+                    }
+                    Ok(_) => {}
+                    Err(e) => fr.reject(&raw, e),
+                }
+            }
+            Ok(Frame::Skipped(k)) => {
+                damage.get_or_insert_with(|| k.error.clone());
+                r.skipped.push(k);
+            }
+            Err(e) => {
+                damage.get_or_insert(e);
+                break;
+            }
+        }
+    }
+    if prefix.is_empty() && r.skipped.is_empty() {
+        r.error = damage;
         return r;
-    };
+    }
     let format = fr.format().unwrap_or(Format::Clustered);
     r.format = Some(format);
     if format == Format::Standalone {
-        return replay_standalone(bytes, upto, r);
+        r.error = damage.clone();
+        return replay_standalone(&prefix, upto, r, damage);
     }
-    let all: Vec<RawRecord<'_>> = std::iter::once(first)
-        .chain(fr.by_ref().map_while(Result::ok))
-        .collect();
-    let mut scan = scan_clustered(&all);
-    if scan.error.is_none() {
-        scan.error = fr.error().cloned();
-    }
-    replay_clustered(&all, scan, upto, r)
+    scan.stop_at = prefix.len();
+    scan.error = damage;
+    replay_clustered(&prefix, scan, upto, r)
 }
 
 /// The database of a clustered header's snapshot (None without one).
@@ -452,19 +483,18 @@ pub(crate) fn replay_clustered(
     r
 }
 
-fn replay_standalone(bytes: &[u8], upto: Upto, mut r: Replay) -> Replay {
+fn replay_standalone(
+    prefix: &[RawRecord<'_>],
+    upto: Upto,
+    mut r: Replay,
+    damage: Option<LogError>,
+) -> Replay {
     let limit = match upto {
         Upto::All | Upto::Committed => u64::MAX,
         Upto::Index(i) => i,
     };
-    for raw in Framer::new(bytes) {
-        let raw = match raw {
-            Ok(x) => x,
-            Err(e) => {
-                r.error = Some(e);
-                break;
-            }
-        };
+    r.error = damage;
+    for &raw in prefix {
         let j = match raw.json() {
             Ok(j) => j,
             Err(e) => {

@@ -1,7 +1,7 @@
 //! Per-file summary (`inspect`), tolerant of a damaged tail.
 
 use crate::error::LogError;
-use crate::framing::{Format, Framer};
+use crate::framing::{Format, Frame, Framer, Skip};
 use crate::raft::RecordBody;
 use crate::record::Record;
 use crate::uuid::Uuid;
@@ -88,6 +88,11 @@ pub struct FileSummary {
     /// The error that ended reading, if any (everything above describes
     /// the records before it).
     pub truncated: Option<LogError>,
+    /// Damaged spans between good records that reading stepped over (in
+    /// file order). Everything above describes the good records on both
+    /// sides; `entry_bytes.full`/`diff` are unknown when this is not
+    /// empty.
+    pub skipped: Vec<Skip>,
 }
 
 impl FileSummary {
@@ -111,6 +116,7 @@ impl FileSummary {
             bytes,
             entry_bytes: EntryBytes::default(),
             truncated: None,
+            skipped: Vec::new(),
         }
     }
 
@@ -194,6 +200,11 @@ impl FileSummary {
                 }
             },
         );
+        // Only when something was skipped, so that the output of files
+        // without damage in the middle stays as it was.
+        if !self.skipped.is_empty() {
+            o.push_unchecked("skipped", skipped_json(&self.skipped));
+        }
         Json::Object(o)
     }
 }
@@ -229,9 +240,13 @@ fn summarize_impl(bytes: &[u8], with_sizes: bool) -> (FileSummary, Vec<crate::si
     let mut fr = Framer::new(bytes);
     let mut terms = std::collections::BTreeSet::new();
     let mut last_entry: Option<u64> = None;
-    for raw in fr.by_ref() {
-        let raw = match raw {
-            Ok(r) => r,
+    while let Some(frame) = fr.next_frame() {
+        let raw = match frame {
+            Ok(Frame::Record(r)) => r,
+            Ok(Frame::Skipped(k)) => {
+                s.skipped.push(k);
+                continue;
+            }
             Err(e) => {
                 s.truncated = Some(e);
                 break;
@@ -239,7 +254,7 @@ fn summarize_impl(bytes: &[u8], with_sizes: bool) -> (FileSummary, Vec<crate::si
         };
         let format = match raw.index {
             0 => Format::from_magic(bytes_magic(bytes)).unwrap_or(Format::Clustered),
-            _ => s.format.unwrap_or(Format::Clustered),
+            _ => fr.format().unwrap_or(Format::Clustered),
         };
         // Record 0 fully (identity, schema); later records without
         // decoding their payloads, except conversion entries (schema slot
@@ -274,8 +289,9 @@ fn summarize_impl(bytes: &[u8], with_sizes: bool) -> (FileSummary, Vec<crate::si
         let (rec, data_range) = match decoded {
             Ok(r) => r,
             Err(e) => {
-                s.truncated = Some(e);
-                break;
+                // A skipped span if a good record follows, else the end.
+                fr.reject(&raw, e);
+                continue;
             }
         };
         if raw.index == 0 {
@@ -344,15 +360,24 @@ fn summarize_impl(bytes: &[u8], with_sizes: bool) -> (FileSummary, Vec<crate::si
             Record::Txn(_) => s.entry_bytes.stored += raw.total_len(),
         }
     }
-    if s.records == 0 {
-        if let Some(e) = &s.truncated {
-            if !matches!(e.kind, crate::ErrorKind::EmptyFile) {
-                s.format = fr.format();
-            }
+    if s.format.is_none() {
+        // Record 0 unread: the format is the magic of the first good
+        // header, if any.
+        let empty = s
+            .truncated
+            .as_ref()
+            .is_some_and(|e| matches!(e.kind, crate::ErrorKind::EmptyFile));
+        if (s.records == 0 && s.truncated.is_some() && !empty) || !s.skipped.is_empty() {
+            s.format = fr.format();
         }
     }
     s.terms = terms.into_iter().collect();
     s.last_index = last_entry.or(s.snapshot_index);
+    if with_sizes && !s.skipped.is_empty() {
+        // What a skipped span held is unknown, so is every size that
+        // depends on replaying through it.
+        return (s, entries);
+    }
     if with_sizes {
         let r = match s.format {
             Some(Format::Clustered) if stream.ok && stream.db.is_some() => {
@@ -371,6 +396,7 @@ fn summarize_impl(bytes: &[u8], with_sizes: bool) -> (FileSummary, Vec<crate::si
                     commit_index: None,
                     entries: Vec::new(),
                     error: None,
+                    skipped: Vec::new(),
                 };
                 Some(crate::sizes::replay_clustered(
                     &raws,
@@ -392,6 +418,26 @@ fn summarize_impl(bytes: &[u8], with_sizes: bool) -> (FileSummary, Vec<crate::si
         }
     }
     (s, entries)
+}
+
+/// The `skipped` array of `inspect --json`: record, offset and length of
+/// each span, the offset of the problem and the reason.
+pub fn skipped_json(skipped: &[Skip]) -> Json {
+    Json::Array(
+        skipped
+            .iter()
+            .map(|k| {
+                let mut t = Object::new();
+                t.push_unchecked("record", Json::Integer(k.record as i64));
+                t.push_unchecked("offset", Json::Integer(k.offset as i64));
+                t.push_unchecked("bytes", Json::Integer(k.bytes as i64));
+                t.push_unchecked("error_offset", Json::Integer(k.error.offset as i64));
+                t.push_unchecked("reason", Json::String(k.error.kind.to_string()));
+                t.push_unchecked("code", Json::String(k.error.kind.code().to_string()));
+                Json::Object(t)
+            })
+            .collect(),
+    )
 }
 
 fn bytes_magic(bytes: &[u8]) -> &str {

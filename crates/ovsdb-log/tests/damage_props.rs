@@ -58,7 +58,26 @@ proptest! {
         let before = ends.iter().filter(|&&e| (e as usize) <= pos).count();
         // Records wholly before the flipped byte are intact.
         prop_assert!(s.records >= before);
-        let e = s.truncated.expect("damage must be reported");
+        // Salvage: damage followed by a good record is a skipped span (the
+        // flipped record, and every later record is read); damage in the
+        // last record ends the file as before.
+        let e = match s.skipped.first() {
+            Some(k) => {
+                prop_assert_eq!(s.skipped.len(), 1);
+                prop_assert!(s.truncated.is_none());
+                prop_assert_eq!(k.record, before);
+                let start = if before == 0 { 0 } else { ends[before - 1] };
+                prop_assert_eq!(k.offset, start);
+                prop_assert_eq!(k.end(), ends[before]);
+                prop_assert_eq!(s.records, ends.len() - 1);
+                k.error.clone()
+            }
+            None => {
+                let e = s.truncated.expect("damage must be reported");
+                prop_assert_eq!(before, ends.len() - 1, "only the last record may end the file");
+                e
+            }
+        };
         prop_assert!(e.record >= before);
         prop_assert!(!matches!(e.kind, ErrorKind::EmptyFile));
     }

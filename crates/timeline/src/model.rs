@@ -3,7 +3,7 @@
 
 use ovsdb::json::Json;
 use ovsdb_log::record::{Record, TxnRecord};
-use ovsdb_log::{Format, Framer, RecordBody};
+use ovsdb_log::{Format, Frame, Framer, RecordBody};
 
 #[cfg(feature = "serde")]
 use serde::{Deserialize, Serialize};
@@ -148,6 +148,15 @@ pub enum MarkerKind {
     Leader { term: u64, sid: String },
     /// A vote record.
     Vote { term: u64, sid: String },
+    /// A damaged span between good records that reading stepped over:
+    /// what it held is unknown (`record` of the marker is the number the
+    /// span takes).
+    Skipped {
+        offset: u64,
+        bytes: u64,
+        reason: String,
+        code: String,
+    },
 }
 
 #[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
@@ -383,9 +392,22 @@ fn build_lane_and_summary(
     let mut term: u64 = 0;
     let mut last_progress = 0u64;
     let mut framer = Framer::new(bytes);
-    for raw in framer.by_ref() {
-        let raw = match raw {
-            Ok(r) => r,
+    while let Some(frame) = framer.next_frame() {
+        let raw = match frame {
+            Ok(Frame::Record(r)) => r,
+            Ok(Frame::Skipped(k)) => {
+                lane.markers.push(Marker {
+                    index: log_end,
+                    record: k.record as u32,
+                    kind: MarkerKind::Skipped {
+                        offset: k.offset,
+                        bytes: k.bytes,
+                        reason: k.error.kind.to_string(),
+                        code: k.error.kind.code().to_string(),
+                    },
+                });
+                continue;
+            }
             Err(_) => break,
         };
         if raw.offset - last_progress >= 1 << 20 {
@@ -394,7 +416,10 @@ fn build_lane_and_summary(
         }
         let rec = match raw.decode(format) {
             Ok(r) => r,
-            Err(_) => break,
+            Err(e) => {
+                framer.reject(&raw, e);
+                continue;
+            }
         };
         let record = raw.index as u32;
         if lane.entries.is_empty() {
@@ -774,6 +799,9 @@ pub fn check_files(files: &[(&str, &[u8])], t: &Timeline) -> CheckResult {
         return r;
     }
     let report = ovsdb_log::check_cluster(&checked);
+    for u in &report.unknown {
+        r.problems.push(format!("check: {u}"));
+    }
     for v in &report.violations {
         r.violations
             .push(format!("{}: {} ({})", v.file, v.message, v.rule));

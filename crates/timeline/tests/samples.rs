@@ -363,3 +363,33 @@ fn compact_lane_index_agrees_with_the_lane() {
         }
     }
 }
+
+#[test]
+fn skipped_span_gets_a_marker_and_later_entries_stay() {
+    let data = load("leader-failover", &["s2.db"]);
+    let whole = build_timeline(&[("s2.db", &data[0].1)], &mut |_| {});
+    let mut d = data[0].1.clone();
+    // Flip a byte two bytes into the body of the first record after the
+    // middle of the file.
+    let n = d.len() / 2;
+    let h = n + d[n..].windows(7).position(|w| w == b"\nOVSDB ").unwrap() + 1;
+    let body = h + d[h..].iter().position(|&c| c == b'\n').unwrap() + 1;
+    d[body + 2] ^= 1;
+    let t = build_timeline(&[("s2.db", &d)], &mut |_| {});
+    let l = &t.lanes[0];
+    assert!(l.truncated.is_none());
+    let skipped: Vec<_> = l
+        .markers
+        .iter()
+        .filter_map(|m| match &m.kind {
+            MarkerKind::Skipped { offset, code, .. } => Some((*offset, code.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(skipped, vec![(h as u64, "bad-sha1".to_string())]);
+    // Records after the span are on the lane: at most one entry is lost.
+    let lost = whole.lanes[0].entries.len() - l.entries.len();
+    assert!(lost <= 1, "{lost}");
+    assert!(l.entries.iter().any(|e| e.offset > h as u64));
+    assert!(l.summary.inspect_json.contains("\"skipped\":[{"));
+}
