@@ -426,6 +426,11 @@ fn cluster_status_matches_facts() {
             continue;
         };
         let v = facts(&dir).unwrap();
+        if v["servers"][&server].is_null() {
+            // Folders made by their own gen.sh (no-quorum) record no parsed
+            // status; their tests check the status's use instead.
+            continue;
+        }
         let want = &v["servers"][&server]["cluster_status_at_end"];
         let got = parse_cluster_status(&text);
         if want["role"].is_null() {
