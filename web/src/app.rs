@@ -4,31 +4,40 @@
 
 use std::rc::Rc;
 
-use js_sys::{Array, ArrayBuffer, Object, Reflect};
+use js_sys::{Array, Object, Reflect};
 use timeline::{EntryDetail, Hit, Lane, LaneIndex, Layout, StorageMode, Timeline, Viewport};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{
-    AddEventListenerOptions, DragEvent, File, HtmlCanvasElement, HtmlElement, HtmlInputElement,
+    AddEventListenerOptions, Blob, DragEvent, HtmlCanvasElement, HtmlElement, HtmlInputElement,
     HtmlSelectElement, KeyboardEvent, MessageEvent, MouseEvent, WheelEvent, Worker,
 };
 use yew::prelude::*;
 
-use crate::draw::{self, human_bytes, short_sid};
+use crate::axis::TimeMap;
+use crate::draw::{self, human_bytes, short_sid, LogTrack};
+use crate::evidence_view::DiagView;
+use crate::files::{self, Named};
 use crate::hash::{self, HashState};
 use crate::samples;
 use timeline::time::utc_datetime;
+
+#[path = "evidence_ui.rs"]
+mod evidence_ui;
+use evidence_ui::{LogFilter, LogPanel};
 
 /// The worker bin, built by trunk with a loader shim (see index.html).
 const WORKER_URL: &str = "./worker_loader.js";
 
 pub enum Msg {
-    PickFiles(Vec<File>),
+    PickFiles(Vec<Named>),
+    /// Dropped files and folders, still to be walked.
+    Dropped(Vec<files::Dropped>),
     PickSample(String),
-    Buffers {
+    Blobs {
         generation: u32,
         names: Vec<String>,
-        buffers: Vec<ArrayBuffer>,
+        blobs: Vec<Blob>,
         sample: Option<String>,
     },
     ReadFailed(String),
@@ -68,6 +77,14 @@ pub enum Msg {
     ExportJson,
     Resize,
     Dragging(bool),
+    /// Select finding `i` (in the core's order): move the timeline there and
+    /// open the log at its first evidence line.
+    Finding(usize),
+    /// Select the next (+1) or previous (-1) finding in time order.
+    StepFinding(i32),
+    ToggleLog,
+    LogFilter(LogFilter),
+    LogScroll(f64),
 }
 
 struct Progress {
@@ -114,13 +131,25 @@ pub struct App {
     kept: Option<crate::store::Meta>,
     /// The load request waiting for the worker to say it is ready (messages
     /// sent before its wasm is initialized would be lost).
-    pending_load: Option<(Object, Array)>,
+    pending_load: Option<Object>,
     /// Time the worker spent building the model, and the page decoding it.
     parse_ms: f64,
     decode_ms: f64,
     /// Bumped by every load request, so a slower earlier one (say the
     /// default sample still being fetched) cannot replace a newer one.
     generation: u32,
+    /// The operator evidence of the last load (inputs, servers, findings).
+    diag: Option<Rc<DiagView>>,
+    /// Findings in time order (indexes into `diag.findings`).
+    finding_order: Vec<usize>,
+    selected_finding: Option<usize>,
+    /// One log track per server with a log, drawn under the lanes.
+    tracks: Rc<Vec<LogTrack>>,
+    time_map: TimeMap,
+    log: LogPanel,
+    log_scroll: NodeRef,
+    /// Axis position of the selected finding (drawn as a cursor).
+    focus_pos: Option<f64>,
 }
 
 fn now() -> f64 {
@@ -133,31 +162,6 @@ fn js_get(o: &JsValue, key: &str) -> JsValue {
     Reflect::get(o, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
 }
 
-async fn fetch_bytes(url: String) -> Result<ArrayBuffer, String> {
-    let window = web_sys::window().ok_or("no window")?;
-    let resp = wasm_bindgen_futures::JsFuture::from(window.fetch_with_str(&url))
-        .await
-        .map_err(|e| format!("{url}: {e:?}"))?;
-    let resp: web_sys::Response = resp.dyn_into().map_err(|_| "bad response")?;
-    if !resp.ok() {
-        return Err(format!("{url}: HTTP {}", resp.status()));
-    }
-    let buf =
-        wasm_bindgen_futures::JsFuture::from(resp.array_buffer().map_err(|e| format!("{e:?}"))?)
-            .await
-            .map_err(|e| format!("{url}: {e:?}"))?;
-    buf.dyn_into::<ArrayBuffer>()
-        .map_err(|_| "not an ArrayBuffer".to_string())
-}
-
-async fn read_file(file: &File) -> Result<ArrayBuffer, String> {
-    let buf = wasm_bindgen_futures::JsFuture::from(file.array_buffer())
-        .await
-        .map_err(|e| format!("{}: {e:?}", file.name()))?;
-    buf.dyn_into::<ArrayBuffer>()
-        .map_err(|_| "not an ArrayBuffer".to_string())
-}
-
 impl App {
     fn load_sample(&mut self, ctx: &Context<Self>, name: String) {
         let Some(files) = samples::files(&name) else {
@@ -168,12 +172,12 @@ impl App {
         let link = ctx.link().clone();
         wasm_bindgen_futures::spawn_local(async move {
             let mut names = Vec::new();
-            let mut buffers = Vec::new();
+            let mut blobs = Vec::new();
             for f in files {
-                match fetch_bytes(format!("samples/{name}/{f}")).await {
+                match files::fetch_blob(samples::url(&name, f)).await {
                     Ok(b) => {
                         names.push(f.to_string());
-                        buffers.push(b);
+                        blobs.push(b);
                     }
                     Err(e) => {
                         link.send_message(Msg::ReadFailed(e));
@@ -181,10 +185,10 @@ impl App {
                     }
                 }
             }
-            link.send_message(Msg::Buffers {
+            link.send_message(Msg::Blobs {
                 generation,
                 names,
-                buffers,
+                blobs,
                 sample: Some(name),
             });
         });
@@ -239,12 +243,12 @@ impl App {
         Ok(w)
     }
 
-    fn send_load(&mut self, ctx: &Context<Self>, names: Vec<String>, buffers: Vec<ArrayBuffer>) {
-        let total: f64 = buffers.iter().map(|b| b.byte_length() as f64).sum();
+    fn send_load(&mut self, ctx: &Context<Self>, names: Vec<String>, blobs: Vec<Blob>) {
+        let total: f64 = blobs.iter().map(|b| b.size()).sum();
         self.progress = Some(Progress {
             done: 0.0,
             total,
-            label: format!("Parsing {}…", names.join(", ")),
+            label: format!("Reading {}…", short_list(&names)),
         });
         let w = match self.start_worker(ctx) {
             Ok(w) => w,
@@ -256,19 +260,21 @@ impl App {
         };
         let msg = Object::new();
         let names_js: Array = names.iter().map(|n| JsValue::from_str(n)).collect();
-        let bufs_js: Array = buffers.iter().cloned().map(JsValue::from).collect();
+        // Blobs (Files) are structured-cloned by reference: the worker reads
+        // their bytes itself, in chunks.
+        let blobs_js: Array = blobs.iter().cloned().map(JsValue::from).collect();
         let _ = Reflect::set(&msg, &"type".into(), &"load".into());
         let _ = Reflect::set(&msg, &"names".into(), &names_js);
-        let _ = Reflect::set(&msg, &"buffers".into(), &bufs_js);
+        let _ = Reflect::set(&msg, &"files".into(), &blobs_js);
         let _ = w;
-        self.pending_load = Some((msg, bufs_js));
+        self.pending_load = Some(msg);
     }
 
     fn flush_load(&mut self) {
-        let (Some(w), Some((msg, transfer))) = (&self.worker, self.pending_load.take()) else {
+        let (Some(w), Some(msg)) = (&self.worker, self.pending_load.take()) else {
             return;
         };
-        if let Err(e) = w.post_message_with_transfer(&msg, &transfer) {
+        if let Err(e) = w.post_message(&msg) {
             self.progress = None;
             self.error = Some(format!("cannot hand the files to the worker: {e:?}"));
         }
@@ -284,6 +290,11 @@ impl App {
                 if let Some(p) = &mut self.progress {
                     p.done = js_get(&data, "done").as_f64().unwrap_or(0.0);
                     p.total = js_get(&data, "total").as_f64().unwrap_or(p.total);
+                    if js_get(&data, "phase").as_string().as_deref() == Some("parse")
+                        && p.label.starts_with("Reading")
+                    {
+                        p.label = p.label.replacen("Reading", "Parsing", 1);
+                    }
                 }
                 true
             }
@@ -293,16 +304,24 @@ impl App {
                 self.parse_ms = js_get(&data, "parseMs").as_f64().unwrap_or(0.0);
                 let t0 = now();
                 let parsed = serde_json::from_str::<Timeline>(&text);
+                let diag = serde_json::from_str::<DiagView>(
+                    &js_get(&data, "diagnosis").as_string().unwrap_or_default(),
+                );
                 self.decode_ms = now() - t0;
-                match parsed {
-                    Ok(t) => self.set_timeline(t),
-                    Err(e) => {
+                match (parsed, diag) {
+                    (Ok(t), Ok(d)) => {
+                        self.set_timeline(t);
+                        self.set_diagnosis(d);
+                    }
+                    (Err(e), _) | (_, Err(e)) => {
                         self.error =
                             Some(format!("internal error reading the worker's answer: {e}"))
                     }
                 }
                 true
             }
+            Some("log-result") => self.on_log_result(&data),
+            Some("log-lines") => self.on_log_lines(&data),
             Some("check") => {
                 let text = js_get(&data, "check").as_string().unwrap_or_default();
                 let Ok(check) = serde_json::from_str::<timeline::CheckResult>(&text) else {
@@ -404,6 +423,10 @@ impl App {
 
     fn canvas_point(&self, x: f64, y: f64) -> (f64, f64) {
         (x, y)
+    }
+
+    fn canvas_height(&self, lanes: usize) -> f64 {
+        draw::height_with_tracks(&self.layout(), lanes, self.tracks.len())
     }
 
     fn hit(&self, x: f64, y: f64) -> Option<Hit> {
@@ -536,7 +559,7 @@ impl App {
         let ratio = web_sys::window()
             .map_or(1.0, |w| w.device_pixel_ratio())
             .max(1.0);
-        let h = layout.height(t.lanes.len());
+        let h = self.canvas_height(t.lanes.len());
         let (pw, ph) = ((layout.width * ratio) as u32, (h * ratio) as u32);
         if canvas.width() != pw {
             canvas.set_width(pw);
@@ -563,6 +586,19 @@ impl App {
             self.mode,
             ratio,
         );
+        draw::draw_tracks(&ctx, &self.tracks, &self.vp, &layout, t.lanes.len());
+        if let Some(p) = self.focus_pos {
+            let x = layout.gutter + self.vp.x_of(p, layout.plot_width());
+            if x >= layout.gutter {
+                ctx.set_stroke_style_str("rgba(220,38,38,0.8)");
+                ctx.set_line_width(2.0);
+                ctx.begin_path();
+                ctx.move_to(x, layout.axis - 2.0);
+                ctx.line_to(x, h);
+                ctx.stroke();
+                ctx.set_line_width(1.0);
+            }
+        }
         let ms = now() - t0;
         let _ = canvas.set_attribute("data-frame-ms", &format!("{ms:.2}"));
         let _ = canvas.set_attribute("data-zoom", &format!("{:.4}", self.vp.zoom_level()));
@@ -577,6 +613,27 @@ impl App {
             let _ = canvas.set_attribute("data-parse-ms", &format!("{:.1}", self.parse_ms));
             let _ = canvas.set_attribute("data-decode-ms", &format!("{:.1}", self.decode_ms));
         }
+        let _ = canvas.set_attribute("data-tracks", &self.tracks.len().to_string());
+        let _ = canvas.set_attribute(
+            "data-marks",
+            &self
+                .tracks
+                .iter()
+                .map(|t| t.marks.len() + t.spans.len())
+                .sum::<usize>()
+                .to_string(),
+        );
+        let _ = canvas.set_attribute(
+            "data-focus",
+            &self.focus_pos.map_or(String::new(), |p| format!("{p:.2}")),
+        );
+        let _ = canvas.set_attribute(
+            "data-focus-ms",
+            &self
+                .focus_pos
+                .and_then(|p| self.time_map.time_of(p))
+                .map_or(String::new(), |t| t.to_string()),
+        );
         let _ = canvas.set_attribute("data-ready", "true");
         self.dirty = false;
     }
@@ -666,6 +723,14 @@ impl Component for App {
             generation: 0,
             parse_ms: 0.0,
             decode_ms: 0.0,
+            diag: None,
+            finding_order: Vec::new(),
+            selected_finding: None,
+            tracks: Rc::new(Vec::new()),
+            time_map: TimeMap::default(),
+            log: LogPanel::default(),
+            log_scroll: NodeRef::default(),
+            focus_pos: None,
         };
         let sample = hash_state
             .sample
@@ -702,34 +767,34 @@ impl Component for App {
                 self.notice = None;
                 let generation = self.begin_load(
                     "Reading files…".to_string(),
-                    files.iter().map(|f| f.size()).sum(),
+                    files.iter().map(|f| f.1.size()).sum(),
                 );
-                let link = ctx.link().clone();
-                wasm_bindgen_futures::spawn_local(async move {
-                    let mut names = Vec::new();
-                    let mut buffers = Vec::new();
-                    for f in &files {
-                        match read_file(f).await {
-                            Ok(b) => {
-                                names.push(f.name());
-                                buffers.push(b);
-                            }
-                            Err(e) => {
-                                link.send_message(Msg::ReadFailed(format!(
-                                    "The browser could not read the file: {e}."
-                                )));
-                                return;
-                            }
-                        }
-                    }
-                    link.send_message(Msg::Buffers {
+                let (names, blobs) = files.into_iter().unzip();
+                <Self as Component>::update(
+                    self,
+                    ctx,
+                    Msg::Blobs {
                         generation,
                         names,
-                        buffers,
+                        blobs,
                         sample: None,
-                    });
+                    },
+                )
+            }
+            Msg::Dropped(dropped) => {
+                if dropped.is_empty() {
+                    return false;
+                }
+                let link = ctx.link().clone();
+                wasm_bindgen_futures::spawn_local(async move {
+                    match files::walk(dropped).await {
+                        Ok(f) => link.send_message(Msg::PickFiles(f)),
+                        Err(e) => link.send_message(Msg::ReadFailed(format!(
+                            "The browser could not read the dropped files: {e}."
+                        ))),
+                    }
                 });
-                true
+                false
             }
             Msg::PickSample(name) => {
                 self.error = None;
@@ -737,27 +802,29 @@ impl Component for App {
                 self.load_sample(ctx, name);
                 true
             }
-            Msg::Buffers {
+            Msg::Blobs {
                 generation,
                 names,
-                buffers,
+                blobs,
                 sample,
             } => {
                 if generation != self.generation {
                     return false;
                 }
-                let total: f64 = buffers.iter().map(|b| b.byte_length() as f64).sum();
+                let total: f64 = blobs.iter().map(|b| b.size()).sum();
                 let already_kept = self
                     .kept
                     .as_ref()
                     .is_some_and(|m| m.names == names && m.bytes == total);
                 if self.keep && sample.is_none() && !already_kept {
-                    let (n, b) = (names.clone(), buffers.clone());
+                    let (n, b) = (names.clone(), blobs.clone());
                     let link = ctx.link().clone();
-                    // Copies are taken before the buffers go to the worker.
-                    let saving = crate::store::save(n, b);
                     wasm_bindgen_futures::spawn_local(async move {
-                        match saving.await {
+                        let saved = match files::buffers(&b).await {
+                            Ok(bufs) => crate::store::save(n, bufs).await,
+                            Err(e) => Err(e),
+                        };
+                        match saved {
                             Ok(m) => link.send_message(Msg::Kept(Some(m))),
                             Err(e) => link.send_message(Msg::ReadFailed(format!(
                                 "The files are open but could not be kept in this browser: {e}"
@@ -766,7 +833,7 @@ impl Component for App {
                     });
                 }
                 self.sample = sample;
-                self.send_load(ctx, names, buffers);
+                self.send_load(ctx, names, blobs);
                 true
             }
             Msg::SetKeep(on) => {
@@ -791,10 +858,10 @@ impl Component for App {
                 let link = ctx.link().clone();
                 wasm_bindgen_futures::spawn_local(async move {
                     match crate::store::load().await {
-                        Ok(Some((names, buffers))) => link.send_message(Msg::Buffers {
+                        Ok(Some((names, buffers))) => link.send_message(Msg::Blobs {
                             generation,
                             names,
-                            buffers,
+                            blobs: files::blobs(&buffers),
                             sample: None,
                         }),
                         Ok(None) => {
@@ -879,7 +946,10 @@ impl Component for App {
                     }
                     return false;
                 }
-                let tip = self.hit(x, y).and_then(|h| self.tooltip_text(h));
+                let tip = self
+                    .hit(x, y)
+                    .and_then(|h| self.tooltip_text(h))
+                    .or_else(|| self.track_tip(x, y));
                 self.tooltip = tip.map(|text| Tooltip { x, y, text });
                 true
             }
@@ -895,7 +965,7 @@ impl Component for App {
                     self.inspect(lane, entry);
                     return true;
                 }
-                false
+                self.click_track(x, y)
             }
             Msg::PointerLeave => {
                 self.drag_from = None;
@@ -932,6 +1002,9 @@ impl Component for App {
                     "s" => Msg::SetMode(StorageMode::Stored),
                     "f" => Msg::SetMode(StorageMode::Full),
                     "d" => Msg::SetMode(StorageMode::Diff),
+                    "l" => Msg::ToggleLog,
+                    "n" | "j" => Msg::StepFinding(1),
+                    "p" | "k" => Msg::StepFinding(-1),
                     _ => return false,
                 };
                 ev.prevent_default();
@@ -955,6 +1028,37 @@ impl Component for App {
                 self.dragging = d;
                 changed
             }
+            Msg::Finding(i) => {
+                self.focus_finding(i);
+                true
+            }
+            Msg::StepFinding(step) => {
+                if self.finding_order.is_empty() {
+                    return false;
+                }
+                let n = self.finding_order.len() as i32;
+                let at = self
+                    .selected_finding
+                    .and_then(|s| self.finding_order.iter().position(|&x| x == s))
+                    .map_or(if step > 0 { 0 } else { n - 1 }, |p| {
+                        (p as i32 + step).rem_euclid(n)
+                    });
+                self.focus_finding(self.finding_order[at as usize]);
+                true
+            }
+            Msg::ToggleLog => {
+                self.log.open = !self.log.open;
+                if self.log.open && self.log.query == 0 {
+                    self.query_log(None);
+                }
+                true
+            }
+            Msg::LogFilter(f) => {
+                self.log.apply(f);
+                self.query_log(None);
+                true
+            }
+            Msg::LogScroll(top) => self.log_scrolled(top),
         }
     }
 
@@ -962,14 +1066,7 @@ impl Component for App {
         let link = ctx.link();
         let onchange = link.batch_callback(|e: Event| {
             let input: HtmlInputElement = e.target_unchecked_into();
-            let mut files = Vec::new();
-            if let Some(list) = input.files() {
-                for i in 0..list.length() {
-                    if let Some(f) = list.get(i) {
-                        files.push(f);
-                    }
-                }
-            }
+            let files = files::from_list(input.files());
             input.set_value("");
             Some(Msg::PickFiles(files))
         });
@@ -983,15 +1080,9 @@ impl Component for App {
         });
         let ondrop = link.batch_callback(|e: DragEvent| {
             e.prevent_default();
-            let mut files = Vec::new();
-            if let Some(list) = e.data_transfer().and_then(|dt| dt.files()) {
-                for i in 0..list.length() {
-                    if let Some(f) = list.get(i) {
-                        files.push(f);
-                    }
-                }
-            }
-            vec![Msg::Dragging(false), Msg::PickFiles(files)]
+            // Entries must be taken now: the items die with the event.
+            let dropped = files::from_drop(e.data_transfer());
+            vec![Msg::Dragging(false), Msg::Dropped(dropped)]
         });
         let on_sample = link.callback(|e: Event| {
             let s: HtmlSelectElement = e.target_unchecked_into();
@@ -1003,9 +1094,13 @@ impl Component for App {
             <div class={classes!("app", self.dragging.then_some("dragging"))} {ondragover} {ondragleave} {ondrop}>
                 <header class="topbar">
                     <h1>{ "ovsdb-scope" }</h1>
-                    <label class="picker">
-                        <span>{ "Open .db files" }</span>
-                        <input type="file" multiple=true data-testid="file-input" {onchange} />
+                    <label class="picker" title="Database files, ovsdb-server logs, cluster/status and memory/show output, archives (.gz, .xz, .tar, .tar.gz, .tar.xz)">
+                        <span>{ "Open files" }</span>
+                        <input type="file" multiple=true data-testid="file-input" onchange={onchange.clone()} />
+                    </label>
+                    <label class="picker" title="A whole folder, e.g. an unpacked must-gather or sosreport">
+                        <span>{ "or a folder" }</span>
+                        <input type="file" multiple=true webkitdirectory=true data-testid="folder-input" {onchange} />
                     </label>
                     <label class="picker">
                         <span>{ "or a bundled sample" }</span>
@@ -1014,6 +1109,11 @@ impl Component for App {
                             { for samples::SAMPLES.iter().map(|(n, _)| html! {
                                 <option value={*n} selected={sample_value == *n}>{ *n }</option>
                             }) }
+                            <optgroup label="incidents (with logs and status)">
+                                { for samples::INCIDENTS.iter().map(|(n, _)| html! {
+                                    <option value={*n} selected={sample_value == *n}>{ *n }</option>
+                                }) }
+                            </optgroup>
                         </select>
                     </label>
                     <div class="modes" role="group" aria-label="Storage mode">
@@ -1033,7 +1133,8 @@ impl Component for App {
                     <button onclick={link.callback(|_| Msg::ToggleHelp)} data-testid="help-button" title="Keys (?)">{ "?" }</button>
                 </header>
                 <p class="tagline">
-                    { "Drop the .db files of one cluster (or one standalone file) anywhere on the page. \
+                    { "Drop what you collected from one cluster anywhere on the page: .db files, ovsdb-server logs, \
+                       cluster/status and memory/show output, folders and archives. \
                        Everything runs in your browser; nothing is uploaded." }
                     <label class="keep" title="Store the files you open in this browser's own storage (IndexedDB), so that after a reload you can reopen them with one click. They never leave the browser; Forget deletes them.">
                         <input type="checkbox" data-testid="keep-files" checked={self.keep}
@@ -1075,8 +1176,12 @@ impl Component for App {
                         }
                     }
                 </section>
+                { self.view_findings(ctx) }
+                { self.view_log(ctx) }
                 { self.view_inspector() }
+                { self.view_inputs() }
                 { self.view_cluster() }
+                { self.view_status() }
                 if self.help {
                     { self.view_help(ctx) }
                 }
@@ -1097,6 +1202,7 @@ impl Component for App {
                 self.redraw();
             }
         }
+        self.log_rendered();
     }
 }
 
@@ -1332,11 +1438,22 @@ impl App {
                         <tr><td>{ "+ −" }</td><td>{ "zoom in / out (or the mouse wheel)" }</td></tr>
                         <tr><td>{ "0" }</td><td>{ "show everything" }</td></tr>
                         <tr><td>{ "s f d" }</td><td>{ "sizes as stored / with full values / with diffs" }</td></tr>
-                        <tr><td>{ "drag" }</td><td>{ "pan; click an entry to inspect it" }</td></tr>
+                        <tr><td>{ "drag" }</td><td>{ "pan; click an entry to inspect it, a log mark to see its line" }</td></tr>
+                        <tr><td>{ "n p (j k)" }</td><td>{ "next / previous finding" }</td></tr>
+                        <tr><td>{ "l" }</td><td>{ "show / hide the log panel" }</td></tr>
                     </table>
                     <p>{ "The URL keeps the sample, zoom and storage mode: copy it to share this view." }</p>
                 </div>
             </div>
         }
+    }
+}
+
+/// `a, b, c` or `a, b and 12 more`, for progress labels.
+fn short_list(names: &[String]) -> String {
+    if names.len() <= 4 {
+        names.join(", ")
+    } else {
+        format!("{} and {} more", names[..3].join(", "), names.len() - 3)
     }
 }

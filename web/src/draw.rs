@@ -328,3 +328,143 @@ pub fn draw(
         ctx.stroke_rect(gx, top, pw, layout.lane_height());
     }
 }
+
+/// Height of one server's log track below the database lanes.
+pub const TRACK_H: f64 = 34.0;
+const TRACK_GAP: f64 = 6.0;
+
+/// A point event of a server's log, at an axis position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrackMark {
+    pub pos: f64,
+    pub color: &'static str,
+    pub glyph: &'static str,
+    pub tip: String,
+    /// 0-based line in the server's joined log.
+    pub line: u64,
+}
+
+/// A period of a server's log (long poll, disconnected peer).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrackSpan {
+    pub from: f64,
+    pub to: f64,
+    pub color: &'static str,
+    pub tip: String,
+    pub line: u64,
+}
+
+/// One server's log track: what its log says, placed on the axis.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LogTrack {
+    pub server: usize,
+    pub label: String,
+    pub sub: String,
+    pub marks: Vec<TrackMark>,
+    pub spans: Vec<TrackSpan>,
+    /// (position, kB) of the server's memory reports.
+    pub memory: Vec<(f64, f64)>,
+}
+
+/// Top y of log track `i` for a canvas of `lanes` database lanes.
+pub fn track_top(layout: &Layout, lanes: usize, i: usize) -> f64 {
+    layout.height(lanes) + i as f64 * (TRACK_H + TRACK_GAP)
+}
+
+/// Canvas height with the log tracks.
+pub fn height_with_tracks(layout: &Layout, lanes: usize, tracks: usize) -> f64 {
+    track_top(layout, lanes, tracks) + if tracks > 0 { 4.0 } else { 0.0 }
+}
+
+/// What is under `(x, y)` on the log tracks: (track, tooltip, line).
+pub fn track_hit(
+    tracks: &[LogTrack],
+    vp: &Viewport,
+    layout: &Layout,
+    lanes: usize,
+    x: f64,
+    y: f64,
+) -> Option<(usize, String, u64)> {
+    if x < layout.gutter {
+        return None;
+    }
+    let i = tracks.iter().enumerate().position(|(i, _)| {
+        let top = track_top(layout, lanes, i);
+        y >= top && y <= top + TRACK_H
+    })?;
+    let tr = &tracks[i];
+    let pw = layout.plot_width();
+    let px = x - layout.gutter;
+    let best = tr
+        .marks
+        .iter()
+        .map(|m| ((vp.x_of(m.pos, pw) - px).abs(), m))
+        .filter(|(d, _)| *d <= 5.0)
+        .min_by(|a, b| a.0.total_cmp(&b.0));
+    if let Some((_, m)) = best {
+        return Some((i, m.tip.clone(), m.line));
+    }
+    tr.spans
+        .iter()
+        .find(|s| vp.x_of(s.from, pw) - 2.0 <= px && px <= vp.x_of(s.to, pw) + 2.0)
+        .map(|s| (i, s.tip.clone(), s.line))
+}
+
+/// Paints the log tracks under the database lanes.
+pub fn draw_tracks(ctx: &Ctx, tracks: &[LogTrack], vp: &Viewport, layout: &Layout, lanes: usize) {
+    let pw = layout.plot_width();
+    let gx = layout.gutter;
+    let x_of = |p: f64| gx + vp.x_of(p, pw);
+    for (i, tr) in tracks.iter().enumerate() {
+        let top = track_top(layout, lanes, i);
+        ctx.set_fill_style_str(INK);
+        ctx.set_font("bold 12px system-ui, sans-serif");
+        let _ = ctx.fill_text(&tr.label, 6.0, top + 13.0);
+        ctx.set_font("11px system-ui, sans-serif");
+        ctx.set_fill_style_str(MUTED);
+        let _ = ctx.fill_text(&tr.sub, 6.0, top + 27.0);
+        ctx.save();
+        ctx.begin_path();
+        ctx.rect(gx, top, pw, TRACK_H);
+        ctx.clip();
+        ctx.set_fill_style_str("#fafbfc");
+        ctx.fill_rect(gx, top, pw, TRACK_H);
+        for s in &tr.spans {
+            let (x0, x1) = (x_of(s.from), x_of(s.to));
+            if x1 < gx || x0 > gx + pw {
+                continue;
+            }
+            ctx.set_fill_style_str(s.color);
+            ctx.fill_rect(x0, top + 4.0, (x1 - x0).max(2.0), TRACK_H - 8.0);
+        }
+        if tr.memory.len() > 1 {
+            let max = tr.memory.iter().map(|m| m.1).fold(1.0, f64::max);
+            ctx.set_stroke_style_str("#0f766e");
+            ctx.set_line_width(1.5);
+            ctx.begin_path();
+            for (k, &(p, kb)) in tr.memory.iter().enumerate() {
+                let (x, y) = (x_of(p), top + TRACK_H - 3.0 - kb / max * (TRACK_H - 8.0));
+                if k == 0 {
+                    ctx.move_to(x, y);
+                } else {
+                    ctx.line_to(x, y);
+                }
+            }
+            ctx.stroke();
+            ctx.set_line_width(1.0);
+        }
+        ctx.set_font("bold 10px system-ui, sans-serif");
+        for m in &tr.marks {
+            let x = x_of(m.pos);
+            if x < gx - 6.0 || x > gx + pw + 6.0 {
+                continue;
+            }
+            ctx.set_fill_style_str(m.color);
+            ctx.fill_rect(x - 0.75, top + 2.0, 1.5, TRACK_H - 4.0);
+            let _ = ctx.fill_text(m.glyph, x + 2.0, top + 12.0);
+        }
+        ctx.restore();
+        ctx.set_stroke_style_str(GRID);
+        ctx.stroke_rect(gx, top, pw, TRACK_H);
+    }
+}

@@ -1,24 +1,44 @@
-//! Web Worker of ovsdb-scope: parses files off the page's thread.
+//! Web Worker of ovsdb-scope: reads the operator's files off the page's thread.
 //!
 //! Messages in (plain JS objects):
-//! - `{type: "load", names: [String], buffers: [ArrayBuffer]}`: build the
-//!   timeline of these files (one lane each); replies `progress` messages
-//!   (`done`/`total` bytes) and then `{type: "done", timeline: JSON}`.
+//! - `{type: "load", names: [String], files: [Blob]}`: read every file (or
+//!   sample Blob) in chunks with `FileReaderSync` into the evidence core's
+//!   `Collector`, diagnose it (`evidence::diagnose::diagnose_with`, the
+//!   cluster check left for later); replies `progress` messages
+//!   (`phase` "read" or "parse", `done`/`total` bytes) and then
+//!   `{type: "done", timeline: JSON, diagnosis: JSON}` (see
+//!   `src/evidence_view.rs`).
 //! - `{type: "inspect", lane, name, record, offset}`: decode one record of a
 //!   loaded file (found by name, else by position); replies
 //!   `{type: "detail", detail: JSON}`.
+//! - `{type: "log-query", id, server, module, level, text, focusServer,
+//!   focusLine}`: selects the log lines that pass the filters (server -1: all
+//!   servers, merged by time); replies `{type: "log-result", id, total,
+//!   focusRow}`.
+//! - `{type: "log-lines", id, start, count}`: rows `start..start+count` of
+//!   the last selection; replies `{type: "log-lines", id, start, rows: JSON
+//!   [[server, line, text]]}`.
 //!
 //! After `done`, the cluster check follows as `{type: "check", check: JSON}`.
 //!
 //! A panic is reported as `{type: "panic", message}` so the page can say so.
 //! Cancelling is done by the page terminating this worker.
 
+#[path = "../evidence_view.rs"]
+#[allow(dead_code)]
+mod evidence_view;
+
 use std::cell::RefCell;
 
-use js_sys::{Array, ArrayBuffer, Object, Reflect, Uint8Array};
+use evidence::collect::{Collector, InputKind, Limits};
+use evidence::diagnose::{diagnose_with, Options};
+use evidence::findings::Knobs;
+use evidence::log::Level;
+use evidence_view::{DiagView, FindingView, ServerView};
+use js_sys::{Array, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
+use web_sys::{Blob, DedicatedWorkerGlobalScope, FileReaderSync, MessageEvent};
 
 struct Loaded {
     name: String,
@@ -26,8 +46,42 @@ struct Loaded {
     clustered: bool,
 }
 
+/// One server's joined log, with the byte offset of every line.
+struct LogText {
+    text: Vec<u8>,
+    starts: Vec<usize>,
+}
+
+impl LogText {
+    fn new(text: Vec<u8>) -> LogText {
+        let mut starts = vec![0];
+        for (i, &b) in text.iter().enumerate() {
+            if b == b'\n' && i + 1 < text.len() {
+                starts.push(i + 1);
+            }
+        }
+        if text.is_empty() {
+            starts.clear();
+        }
+        LogText { text, starts }
+    }
+
+    fn line(&self, n: usize) -> &[u8] {
+        let Some(&s) = self.starts.get(n) else {
+            return &[];
+        };
+        let e = self.starts.get(n + 1).map_or(self.text.len(), |&e| e - 1);
+        let e = e.min(s + 4096).max(s);
+        let l = &self.text[s..e];
+        l.strip_suffix(b"\r").unwrap_or(l)
+    }
+}
+
 thread_local! {
     static FILES: RefCell<Vec<Loaded>> = const { RefCell::new(Vec::new()) };
+    static LOGS: RefCell<Vec<LogText>> = const { RefCell::new(Vec::new()) };
+    /// The log panel's current selection: (server, line) per row.
+    static ROWS: RefCell<Vec<(u32, u32)>> = const { RefCell::new(Vec::new()) };
 }
 
 fn scope() -> DedicatedWorkerGlobalScope {
@@ -63,6 +117,8 @@ fn handle(msg: JsValue) {
     match get(&msg, "type").as_string().as_deref() {
         Some("load") => load(&msg),
         Some("inspect") => inspect(&msg),
+        Some("log-query") => log_query(&msg),
+        Some("log-lines") => log_lines(&msg),
         other => post(&[
             ("type", "error".into()),
             ("message", format!("unknown request {other:?}").into()),
@@ -70,45 +126,201 @@ fn handle(msg: JsValue) {
     }
 }
 
+/// Chunk size of the reads from a `File` (a few MB: the whole file is never
+/// one JS buffer).
+const CHUNK: f64 = 4.0 * 1024.0 * 1024.0;
+
+/// A `Blob` as a `std::io::Read`, in chunks read synchronously (workers only).
+struct BlobReader<'a> {
+    blob: Blob,
+    reader: &'a FileReaderSync,
+    pos: f64,
+    buf: Vec<u8>,
+    at: usize,
+    progress: &'a mut dyn FnMut(usize),
+}
+
+impl std::io::Read for BlobReader<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.at >= self.buf.len() {
+            let size = self.blob.size();
+            if self.pos >= size {
+                return Ok(0);
+            }
+            let end = (self.pos + CHUNK).min(size);
+            let err = |e: JsValue| {
+                std::io::Error::other(
+                    e.as_string()
+                        .or_else(|| get(&e, "message").as_string())
+                        .unwrap_or_else(|| "the browser could not read the file".into()),
+                )
+            };
+            let part = self
+                .blob
+                .slice_with_f64_and_f64(self.pos, end)
+                .map_err(err)?;
+            let ab = self.reader.read_as_array_buffer(&part).map_err(err)?;
+            self.buf = Uint8Array::new(&ab).to_vec();
+            self.at = 0;
+            self.pos = end;
+            (self.progress)(self.buf.len());
+        }
+        let n = out.len().min(self.buf.len() - self.at);
+        out[..n].copy_from_slice(&self.buf[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+fn progress(phase: &str, done: f64, total: f64) {
+    post(&[
+        ("type", "progress".into()),
+        ("phase", phase.into()),
+        ("done", done.into()),
+        ("total", total.into()),
+    ]);
+}
+
 fn load(msg: &JsValue) {
     let names: Array = get(msg, "names")
         .dyn_into()
         .unwrap_or_else(|_| Array::new());
-    let buffers: Array = get(msg, "buffers")
+    let blobs: Array = get(msg, "files")
         .dyn_into()
         .unwrap_or_else(|_| Array::new());
-    let mut files = Vec::new();
-    for (name, buf) in names.iter().zip(buffers.iter()) {
-        let Ok(buf) = buf.dyn_into::<ArrayBuffer>() else {
+    let started = now();
+    let reader = match FileReaderSync::new() {
+        Ok(r) => r,
+        Err(e) => {
+            post(&[
+                ("type", "error".into()),
+                ("message", format!("no FileReaderSync: {e:?}").into()),
+            ]);
+            return;
+        }
+    };
+    let total: f64 = blobs
+        .iter()
+        .filter_map(|b| b.dyn_into::<Blob>().ok())
+        .map(|b| b.size())
+        .sum();
+    let mut collector = Collector::new(Limits::default());
+    let mut done = 0f64;
+    let mut last_post = 0f64;
+    for (name, blob) in names.iter().zip(blobs.iter()) {
+        let Ok(blob) = blob.dyn_into::<Blob>() else {
             continue;
         };
-        files.push(Loaded {
-            name: name.as_string().unwrap_or_default(),
-            bytes: Uint8Array::new(&buf).to_vec(),
-            clustered: false,
-        });
+        let name = name.as_string().unwrap_or_default();
+        let mut on_chunk = |n: usize| {
+            done += n as f64;
+            if done - last_post >= CHUNK || done >= total {
+                last_post = done;
+                progress("read", done, total);
+            }
+        };
+        let mut r = BlobReader {
+            blob,
+            reader: &reader,
+            pos: 0.0,
+            buf: Vec::new(),
+            at: 0,
+            progress: &mut on_chunk,
+        };
+        collector.add(&name, &mut r);
     }
-    let total: u64 = files.iter().map(|f| f.bytes.len() as u64).sum();
-    let started = now();
-    let refs: Vec<(&str, &[u8])> = files
+    let collected = collector.finish();
+    // The cluster check and the inspector need the database files' bytes
+    // after the diagnosis has consumed what was collected.
+    let mut files: Vec<Loaded> = collected
+        .items
         .iter()
-        .map(|f| (f.name.as_str(), f.bytes.as_slice()))
+        .filter(|i| i.kind == InputKind::Database)
+        .map(|i| Loaded {
+            name: i.path.clone(),
+            bytes: i.bytes.clone(),
+            clustered: false,
+        })
         .collect();
-    let t = timeline::build_timeline_unchecked(&refs, &mut |done| {
-        post(&[
-            ("type", "progress".into()),
-            ("done", (done as f64).into()),
-            ("total", (total as f64).into()),
-        ]);
+    let db_total: f64 = files.iter().map(|f| f.bytes.len() as f64).sum();
+    let opts = Options {
+        knobs: Knobs::default(),
+        skip_check: true,
+    };
+    let mut d = diagnose_with(collected, &opts, &mut |done| {
+        progress("parse", done as f64, db_total)
     });
     let parse_ms = now() - started;
+    let logs: Vec<LogText> = d
+        .servers
+        .iter_mut()
+        .map(|s| LogText::new(std::mem::take(&mut s.log_text)))
+        .collect();
+    let view = DiagView {
+        inputs: d.inputs.clone(),
+        ignored: d.ignored.clone(),
+        servers: d
+            .servers
+            .iter()
+            .zip(&logs)
+            .map(|(s, log)| {
+                let (role, term) = s.role_term();
+                ServerView {
+                    short: s.short.clone(),
+                    name: s.name.clone(),
+                    server_id: s.server_id.clone(),
+                    address: s.address.clone(),
+                    lane_name: s
+                        .lane
+                        .and_then(|l| d.timeline.lanes.get(l))
+                        .map(|l| l.name.clone()),
+                    role,
+                    term,
+                    log_parts: s.log_parts.clone(),
+                    lines: log.starts.len() as u64,
+                    events: s.log.as_ref().map_or_else(Vec::new, |l| l.events.clone()),
+                    status: s.status.clone(),
+                    memory: s.memory.clone(),
+                }
+            })
+            .collect(),
+        findings: d
+            .findings
+            .iter()
+            .map(|f| FindingView {
+                finding: f.clone(),
+                server: d.server_short(f),
+                evidence: f
+                    .evidence
+                    .iter()
+                    .map(|r| {
+                        let text = logs.get(r.server).map_or(String::new(), |l| {
+                            String::from_utf8_lossy(l.line(r.line as usize)).into_owned()
+                        });
+                        (r.server, r.line, text)
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
+    let t = d.timeline;
     let json = serde_json::to_string(&t).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
     post(&[
         ("type", "done".into()),
         ("timeline", json.into()),
+        (
+            "diagnosis",
+            serde_json::to_string(&view).unwrap_or_default().into(),
+        ),
         ("parseMs", parse_ms.into()),
     ]);
+    LOGS.with(|c| *c.borrow_mut() = logs);
+    ROWS.with(|c| c.borrow_mut().clear());
     // The cluster check costs about another pass: the page draws first.
+    let refs: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|f| (f.name.as_str(), f.bytes.as_slice()))
+        .collect();
     let check = timeline::check_files(&refs, &t);
     post(&[
         ("type", "check".into()),
@@ -118,10 +330,126 @@ fn load(msg: &JsValue) {
         ),
     ]);
     drop(refs);
-    for (f, l) in files.iter_mut().zip(&t.lanes) {
-        f.clustered = l.clustered;
+    for f in files.iter_mut() {
+        f.clustered = t
+            .lanes
+            .iter()
+            .find(|l| l.name == f.name)
+            .is_some_and(|l| l.clustered);
     }
     FILES.with(|cell| *cell.borrow_mut() = files);
+}
+
+fn level_of(name: &str) -> Option<Level> {
+    Some(match name {
+        "emer" => Level::Emer,
+        "err" => Level::Err,
+        "warn" => Level::Warn,
+        "info" => Level::Info,
+        "dbg" => Level::Dbg,
+        _ => return None,
+    })
+}
+
+fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
+    needle.is_empty()
+        || hay
+            .windows(needle.len())
+            .any(|w| w.eq_ignore_ascii_case(needle))
+}
+
+fn log_query(msg: &JsValue) {
+    let id = get(msg, "id");
+    let server = get(msg, "server").as_f64().unwrap_or(-1.0);
+    let module = get(msg, "module").as_string().unwrap_or_default();
+    let level = level_of(&get(msg, "level").as_string().unwrap_or_default());
+    let text = get(msg, "text").as_string().unwrap_or_default();
+    let needle = text.as_bytes();
+    let focus_server = get(msg, "focusServer").as_f64();
+    let focus_line = get(msg, "focusLine").as_f64();
+    let rows = LOGS.with(|c| {
+        let logs = c.borrow();
+        let mut rows: Vec<(i64, u32, u32)> = Vec::new();
+        for (si, log) in logs.iter().enumerate() {
+            if server >= 0.0 && si != server as usize {
+                continue;
+            }
+            let mut last_ms = i64::MIN;
+            for n in 0..log.starts.len() {
+                let line = log.line(n);
+                let parsed = evidence::log::parse_line(line);
+                if let Some(p) = &parsed {
+                    last_ms = p.time_ms;
+                }
+                if !module.is_empty() && parsed.as_ref().is_none_or(|p| p.module != module) {
+                    continue;
+                }
+                if let Some(lv) = level {
+                    if parsed.as_ref().is_none_or(|p| p.level > lv) {
+                        continue;
+                    }
+                }
+                if !contains_ci(line, needle) {
+                    continue;
+                }
+                rows.push((last_ms, si as u32, n as u32));
+            }
+        }
+        if server < 0.0 {
+            // All servers: merged by time (stable, so each log keeps its order).
+            rows.sort_by_key(|r| r.0);
+        }
+        rows.into_iter().map(|(_, s, l)| (s, l)).collect::<Vec<_>>()
+    });
+    let focus_row = match (focus_server, focus_line) {
+        (Some(s), Some(l)) => {
+            let key = (s as u32, l as u32);
+            rows.iter()
+                .position(|&r| r == key)
+                .or_else(|| rows.iter().position(|&r| r.0 == key.0 && r.1 >= key.1))
+                .map_or(JsValue::NULL, |p| (p as f64).into())
+        }
+        _ => JsValue::NULL,
+    };
+    let total = rows.len() as f64;
+    ROWS.with(|c| *c.borrow_mut() = rows);
+    post(&[
+        ("type", "log-result".into()),
+        ("id", id),
+        ("total", total.into()),
+        ("focusRow", focus_row),
+    ]);
+}
+
+fn log_lines(msg: &JsValue) {
+    let id = get(msg, "id");
+    let start = get(msg, "start").as_f64().unwrap_or(0.0).max(0.0) as usize;
+    let count = get(msg, "count").as_f64().unwrap_or(0.0).clamp(0.0, 2000.0) as usize;
+    let out: Vec<(u32, u32, String)> = ROWS.with(|r| {
+        LOGS.with(|l| {
+            let rows = r.borrow();
+            let logs = l.borrow();
+            rows.iter()
+                .skip(start)
+                .take(count)
+                .map(|&(s, n)| {
+                    let text = logs.get(s as usize).map_or(String::new(), |log| {
+                        String::from_utf8_lossy(log.line(n as usize)).into_owned()
+                    });
+                    (s, n, text)
+                })
+                .collect()
+        })
+    });
+    post(&[
+        ("type", "log-lines".into()),
+        ("id", id),
+        ("start", (start as f64).into()),
+        (
+            "rows",
+            serde_json::to_string(&out).unwrap_or_default().into(),
+        ),
+    ]);
 }
 
 fn inspect(msg: &JsValue) {

@@ -1,0 +1,584 @@
+//! The operator-evidence parts of the explorer page: the inputs panel, the
+//! findings list, the servers' last `cluster/status`, the log tracks under
+//! the lanes and the virtualized log panel (whose lines the worker serves).
+//! A child module of `app`, so it works on `App`'s state directly.
+
+use super::*;
+use crate::draw::{TrackMark, TrackSpan};
+use crate::evidence_view::ServerView;
+use evidence::events::EventKind;
+
+/// Height of one log panel row, in CSS pixels.
+const ROW: f64 = 18.0;
+/// Rows visible in the log panel.
+const VIEW: usize = 18;
+/// Rows asked of the worker at a time.
+const WINDOW: usize = 120;
+
+/// One change of the log panel's filters.
+pub enum LogFilter {
+    Server(i32),
+    Module(String),
+    Level(String),
+    Text(String),
+}
+
+/// The log panel: filters, the worker's selection, the rows loaded around
+/// the visible ones.
+#[derive(Default)]
+pub struct LogPanel {
+    pub open: bool,
+    /// Server index, or -1 for all servers (merged by time).
+    pub server: i32,
+    pub module: String,
+    pub level: String,
+    pub text: String,
+    /// Id of the last query: answers to older ones are dropped.
+    pub query: u32,
+    pub total: usize,
+    /// Rows `start..start + rows.len()` of the selection: (server, line, text).
+    pub start: usize,
+    pub rows: Vec<(u32, u32, String)>,
+    /// First visible row.
+    pub first: usize,
+    pub requested: Option<usize>,
+    pub scroll_to: Option<usize>,
+    pub focus: Option<(usize, u64)>,
+}
+
+impl LogPanel {
+    pub fn apply(&mut self, f: LogFilter) {
+        match f {
+            LogFilter::Server(s) => self.server = s,
+            LogFilter::Module(m) => self.module = m.trim().to_string(),
+            LogFilter::Level(l) => self.level = l,
+            LogFilter::Text(t) => self.text = t,
+        }
+    }
+}
+
+fn mark(pos: f64, color: &'static str, glyph: &'static str, tip: String, line: u64) -> TrackMark {
+    TrackMark {
+        pos,
+        color,
+        glyph,
+        tip,
+        line,
+    }
+}
+
+/// One server's log events as marks and spans on the index axis.
+fn track(si: usize, s: &ServerView, map: &TimeMap) -> LogTrack {
+    let mut tr = LogTrack {
+        server: si,
+        label: format!("{} log", s.name),
+        sub: match (&s.short, &s.role, s.term) {
+            (sid, Some(r), Some(t)) => format!("{sid} {r} t{t}"),
+            (sid, _, _) => format!("server {sid}"),
+        },
+        ..Default::default()
+    };
+    let mut down: Vec<(String, i64, u64)> = Vec::new();
+    let pos = |ms: i64| map.index_of(ms);
+    let tip = |ms: i64, line: u64, what: String| {
+        format!(
+            "{} · {} UTC · line {}\n{what}",
+            s.label(),
+            utc_datetime(ms),
+            line + 1
+        )
+    };
+    let mut last_ms = None;
+    for e in &s.events {
+        let Some(p) = pos(e.time_ms) else { continue };
+        last_ms = Some(e.time_ms);
+        let what = format!("{}: {:?}", e.kind.name(), e.kind);
+        let t = tip(e.time_ms, e.line, what);
+        let m = |c, g| Some(mark(p, c, g, t.clone(), e.line));
+        let mk = match &e.kind {
+            EventKind::ElectionStarted { .. } => m("#d97706", "E"),
+            EventKind::ElectionWon { .. } => m("#1d2430", "L"),
+            EventKind::LeaderIs { .. } => m("#64748b", ""),
+            EventKind::TransferStarted { .. } | EventKind::TransferReceived { .. } => {
+                m("#7c3aed", "T")
+            }
+            EventKind::ProbeTimeout { peer, .. } => {
+                if !down.iter().any(|d| &d.0 == peer) {
+                    down.push((peer.clone(), e.time_ms, e.line));
+                }
+                m("#dc2626", "P")
+            }
+            EventKind::SnapshotSending { .. } | EventKind::SnapshotInstalled { .. } => {
+                m("#7c3aed", "S")
+            }
+            EventKind::Compacting { .. } | EventKind::SnapshotWritten { .. } => m("#0f766e", "C"),
+            EventKind::ServerStart { .. } => m("#111827", "▶"),
+            EventKind::ServerExit { .. } => m("#111827", "■"),
+            EventKind::Truncating { .. }
+            | EventKind::StaleTerm { .. }
+            | EventKind::AppendRejected { .. } => m("#b45309", "!"),
+            EventKind::AddingServer { .. }
+            | EventKind::AddServerResult { .. }
+            | EventKind::ServerAdded { .. }
+            | EventKind::ServerRemoved { .. }
+            | EventKind::Leaving { .. }
+            | EventKind::Left { .. } => m("#d97706", "M"),
+            EventKind::LongPoll { wall_ms, .. } => {
+                // The warning is logged when the poll ends: the span ends there.
+                let from = pos(e.time_ms - *wall_ms as i64).unwrap_or(p);
+                tr.spans.push(TrackSpan {
+                    from,
+                    to: p,
+                    color: "rgba(220,38,38,0.35)",
+                    tip: t.clone(),
+                    line: e.line,
+                });
+                None
+            }
+            EventKind::ConnectionLost { peer, .. } => {
+                if !down.iter().any(|d| &d.0 == peer) {
+                    down.push((peer.clone(), e.time_ms, e.line));
+                }
+                None
+            }
+            EventKind::Connected { peer } => {
+                if let Some(k) = down.iter().position(|d| &d.0 == peer) {
+                    let (peer, from, line) = down.remove(k);
+                    tr.spans.push(TrackSpan {
+                        from: pos(from).unwrap_or(p),
+                        to: p,
+                        color: "rgba(100,116,139,0.3)",
+                        tip: tip(from, line, format!("disconnected from {peer}")),
+                        line,
+                    });
+                }
+                None
+            }
+            EventKind::MemoryPeak { kb, .. } => {
+                tr.memory.push((p, *kb as f64));
+                None
+            }
+            EventKind::MemoryGrew { to_kb, .. } => {
+                tr.memory.push((p, *to_kb as f64));
+                None
+            }
+            _ => None,
+        };
+        tr.marks.extend(mk);
+    }
+    if let Some(end) = last_ms.and_then(pos) {
+        for (peer, from, line) in down {
+            tr.spans.push(TrackSpan {
+                from: pos(from).unwrap_or(end),
+                to: end,
+                color: "rgba(100,116,139,0.3)",
+                tip: tip(
+                    from,
+                    line,
+                    format!("disconnected from {peer} (to the end of the log)"),
+                ),
+                line,
+            });
+        }
+    }
+    tr
+}
+
+fn when(ms: Option<i64>) -> String {
+    ms.map_or("—".to_string(), utc_datetime)
+}
+
+impl App {
+    pub(super) fn set_diagnosis(&mut self, d: DiagView) {
+        let mut order: Vec<usize> = (0..d.findings.len()).collect();
+        order.sort_by_key(|&i| d.findings[i].finding.time_ms.unwrap_or(i64::MAX));
+        self.finding_order = order;
+        self.selected_finding = None;
+        self.focus_pos = None;
+        self.time_map = self
+            .timeline
+            .as_ref()
+            .map_or_else(TimeMap::default, |t| TimeMap::new(t));
+        self.tracks = Rc::new(if self.time_map.is_empty() {
+            Vec::new()
+        } else {
+            d.servers
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.lines > 0)
+                .map(|(i, s)| track(i, s, &self.time_map))
+                .collect()
+        });
+        if d.inputs.is_empty() && !d.ignored.is_empty() {
+            let why: Vec<String> = d
+                .ignored
+                .iter()
+                .map(|i| {
+                    format!(
+                        "{} is not an OVSDB database file, ovsdb-server log, cluster/status or memory/show output ({}).",
+                        i.path, i.reason
+                    )
+                })
+                .collect();
+            self.error = Some(match self.error.take() {
+                Some(e) => format!("{e}\n{}", why.join("\n")),
+                None => why.join("\n"),
+            });
+        }
+        self.log.query = 0;
+        self.log.total = 0;
+        self.log.rows.clear();
+        self.log.requested = None;
+        self.log.focus = None;
+        if self.log.server >= d.servers.len() as i32 {
+            self.log.server = -1;
+        }
+        self.diag = Some(Rc::new(d));
+        if self.log.open {
+            self.query_log(None);
+        }
+        self.dirty = true;
+    }
+
+    pub(super) fn focus_finding(&mut self, i: usize) {
+        let Some(d) = self.diag.clone() else { return };
+        let Some(fv) = d.findings.get(i) else { return };
+        self.selected_finding = Some(i);
+        let f = &fv.finding;
+        let pos = f
+            .index
+            .map(|x| x as f64)
+            .or_else(|| f.time_ms.and_then(|t| self.time_map.index_of(t)));
+        if let (Some(p), true) = (pos, self.timeline.is_some()) {
+            let z = self.vp.zoom_level();
+            self.vp.set_zoom_level(z, p);
+            self.focus_pos = Some(p);
+            self.dirty = true;
+            self.update_hash();
+        }
+        if let Some(&(s, line, _)) = fv.evidence.first() {
+            self.open_log_at(s, line);
+        }
+    }
+
+    fn open_log_at(&mut self, server: usize, line: u64) {
+        self.log.open = true;
+        if self.log.server >= 0 && self.log.server != server as i32 {
+            self.log.server = server as i32;
+        }
+        self.query_log(Some((server, line)));
+    }
+
+    pub(super) fn query_log(&mut self, focus: Option<(usize, u64)>) {
+        let Some(w) = &self.worker else { return };
+        self.log.query += 1;
+        self.log.focus = focus;
+        self.log.rows.clear();
+        self.log.requested = None;
+        let msg = Object::new();
+        let set = |k: &str, v: JsValue| {
+            let _ = Reflect::set(&msg, &k.into(), &v);
+        };
+        set("type", "log-query".into());
+        set("id", self.log.query.into());
+        set("server", self.log.server.into());
+        set("module", self.log.module.as_str().into());
+        set("level", self.log.level.as_str().into());
+        set("text", self.log.text.as_str().into());
+        if let Some((s, l)) = focus {
+            set("focusServer", (s as f64).into());
+            set("focusLine", (l as f64).into());
+        }
+        let _ = w.post_message(&msg);
+    }
+
+    fn request_rows(&mut self) {
+        let lp = &self.log;
+        let end = (lp.first + VIEW).min(lp.total);
+        let loaded = lp.start <= lp.first && lp.start + lp.rows.len() >= end;
+        let from = lp.first.saturating_sub(WINDOW / 4);
+        if loaded || lp.total == 0 || lp.requested == Some(from) {
+            return;
+        }
+        let Some(w) = &self.worker else { return };
+        let msg = Object::new();
+        let _ = Reflect::set(&msg, &"type".into(), &"log-lines".into());
+        let _ = Reflect::set(&msg, &"id".into(), &lp.query.into());
+        let _ = Reflect::set(&msg, &"start".into(), &(from as f64).into());
+        let _ = Reflect::set(&msg, &"count".into(), &(WINDOW as f64).into());
+        let _ = w.post_message(&msg);
+        self.log.requested = Some(from);
+    }
+
+    pub(super) fn on_log_result(&mut self, data: &JsValue) -> bool {
+        if js_get(data, "id").as_f64() != Some(self.log.query as f64) {
+            return false;
+        }
+        self.log.total = js_get(data, "total").as_f64().unwrap_or(0.0) as usize;
+        let row = js_get(data, "focusRow").as_f64().map(|r| r as usize);
+        self.log.first = row.unwrap_or(0).saturating_sub(3);
+        self.log.scroll_to = Some(self.log.first);
+        self.request_rows();
+        true
+    }
+
+    pub(super) fn on_log_lines(&mut self, data: &JsValue) -> bool {
+        if js_get(data, "id").as_f64() != Some(self.log.query as f64) {
+            return false;
+        }
+        self.log.start = js_get(data, "start").as_f64().unwrap_or(0.0) as usize;
+        self.log.rows = serde_json::from_str(&js_get(data, "rows").as_string().unwrap_or_default())
+            .unwrap_or_default();
+        self.log.requested = None;
+        true
+    }
+
+    pub(super) fn log_scrolled(&mut self, top: f64) -> bool {
+        let first = (top / ROW).floor().max(0.0) as usize;
+        if first == self.log.first {
+            return false;
+        }
+        self.log.first = first;
+        self.request_rows();
+        true
+    }
+
+    /// After a render: scroll the log panel to where a query asked.
+    pub(super) fn log_rendered(&mut self) {
+        if !self.log.open {
+            return;
+        }
+        if let (Some(r), Some(el)) = (self.log.scroll_to, self.log_scroll.cast::<HtmlElement>()) {
+            self.log.scroll_to = None;
+            el.set_scroll_top((r as f64 * ROW) as i32);
+        }
+    }
+
+    pub(super) fn track_tip(&self, x: f64, y: f64) -> Option<String> {
+        let t = self.timeline.as_ref()?;
+        draw::track_hit(&self.tracks, &self.vp, &self.layout(), t.lanes.len(), x, y)
+            .map(|(_, tip, _)| tip)
+    }
+
+    pub(super) fn click_track(&mut self, x: f64, y: f64) -> bool {
+        let Some(t) = self.timeline.as_ref() else {
+            return false;
+        };
+        let Some((k, _, line)) =
+            draw::track_hit(&self.tracks, &self.vp, &self.layout(), t.lanes.len(), x, y)
+        else {
+            return false;
+        };
+        let server = self.tracks[k].server;
+        self.open_log_at(server, line);
+        true
+    }
+
+    fn server_label(&self, i: Option<usize>) -> String {
+        self.diag
+            .as_ref()
+            .and_then(|d| i.and_then(|i| d.servers.get(i)))
+            .map_or("—".to_string(), |s| {
+                if s.short.is_empty() {
+                    s.name.clone()
+                } else {
+                    format!("{} ({})", s.short, s.name)
+                }
+            })
+    }
+
+    pub(super) fn view_inputs(&self) -> Html {
+        let Some(d) = &self.diag else {
+            return html! {};
+        };
+        html! {
+            <section class="inputs" aria-label="Inputs">
+                <h2 data-testid="inputs-found" data-value={d.inputs.len().to_string()}>
+                    { format!("Inputs: {} used", d.inputs.len()) }
+                </h2>
+                <table>
+                    <tr><th>{ "input" }</th><th>{ "kind" }</th><th>{ "server" }</th><th>{ "bytes" }</th></tr>
+                    { for d.inputs.iter().map(|i| html! {
+                        <tr data-testid="input-row" data-path={i.path.clone()} data-kind={i.kind.name()}
+                            data-server={i.server.and_then(|k| d.servers.get(k)).map_or(String::new(), |s| s.short.clone())}>
+                            <td class="path">{ i.path.clone() }</td>
+                            <td>{ i.kind.name() }</td>
+                            <td>{ self.server_label(i.server) }</td>
+                            <td class="num">{ human_bytes(i.bytes as f64) }</td>
+                        </tr>
+                    }) }
+                </table>
+                <h3 data-testid="inputs-ignored" data-value={d.ignored.len().to_string()}>
+                    { format!("Ignored: {}", d.ignored.len()) }
+                </h3>
+                if !d.ignored.is_empty() {
+                    <table>
+                        <tr><th>{ "input" }</th><th>{ "why" }</th></tr>
+                        { for d.ignored.iter().map(|i| html! {
+                            <tr data-testid="ignored-row" data-path={i.path.clone()}>
+                                <td class="path">{ i.path.clone() }</td><td>{ i.reason.clone() }</td>
+                            </tr>
+                        }) }
+                    </table>
+                }
+            </section>
+        }
+    }
+
+    pub(super) fn view_findings(&self, ctx: &Context<Self>) -> Html {
+        let Some(d) = &self.diag else {
+            return html! {};
+        };
+        let link = ctx.link();
+        html! {
+            <section class="findings" aria-label="Findings">
+                <h2 data-testid="findings-count" data-value={d.findings.len().to_string()}>
+                    { format!("Findings: {}", d.findings.len()) }
+                    <button data-testid="log-toggle" title="Show / hide the log panel (l)"
+                        aria-pressed={self.log.open.to_string()} onclick={link.callback(|_| Msg::ToggleLog)}>{ "Log" }</button>
+                </h2>
+                if d.findings.is_empty() {
+                    <p class="hint">{ "Nothing found in these inputs." }</p>
+                }
+                <ol>
+                    { for self.finding_order.iter().map(|&i| {
+                        let fv = &d.findings[i];
+                        let f = &fv.finding;
+                        let onclick = link.callback(move |_| Msg::Finding(i));
+                        let selected = self.selected_finding == Some(i);
+                        html! {
+                            <li data-testid="finding" data-kind={f.kind.clone()} data-server={fv.server.clone()}
+                                data-time-ms={f.time_ms.map_or(String::new(), |t| t.to_string())}
+                                data-severity={f.severity.name()} data-cause={f.cause.clone().unwrap_or_default()}
+                                data-index={f.index.map_or(String::new(), |x| x.to_string())}
+                                data-selected={selected.to_string()}
+                                class={classes!("finding", format!("sev-{}", f.severity.name()), selected.then_some("selected"))}
+                                title="Show on the timeline and in the log (n / p: next / previous)"
+                                tabindex="0" {onclick}>
+                                <div class="fhead">
+                                    <span class="sev">{ f.severity.name() }</span>
+                                    <b>{ f.kind.clone() }</b>
+                                    <span class="who">{ if fv.server.is_empty() { String::new() } else { format!("server {}", fv.server) } }</span>
+                                    <span class="when">{ when(f.time_ms) }</span>
+                                    if let Some(c) = &f.cause { <span class="cause">{ format!("cause: {c}") }</span> }
+                                    if let Some(ms) = f.duration_ms { <span>{ format!("{ms} ms") }</span> }
+                                    if let Some(x) = f.index { <span>{ format!("index {x}") }</span> }
+                                </div>
+                                <p>{ f.summary.clone() }</p>
+                                if !fv.evidence.is_empty() {
+                                    <ul class="evidence">
+                                        { for fv.evidence.iter().take(6).map(|(s, line, text)| html! {
+                                            <li data-testid="finding-evidence">
+                                                <code>{ format!("{}:{}", d.servers.get(*s).map_or("?", |x| x.name.as_str()), line + 1) }</code>
+                                                { " " }{ text.clone() }
+                                            </li>
+                                        }) }
+                                    </ul>
+                                }
+                            </li>
+                        }
+                    }) }
+                </ol>
+            </section>
+        }
+    }
+
+    pub(super) fn view_log(&self, ctx: &Context<Self>) -> Html {
+        let (Some(d), true) = (&self.diag, self.log.open) else {
+            return html! {};
+        };
+        let link = ctx.link();
+        let lp = &self.log;
+        let lo = lp.first.saturating_sub(5);
+        let hi = lp.first + VIEW + 5;
+        let label = |s: u32| {
+            d.servers
+                .get(s as usize)
+                .map_or("?".to_string(), |x| x.name.clone())
+        };
+        html! {
+            <section class="logpanel" data-testid="log-panel" data-total={lp.total.to_string()}
+                data-server={lp.server.to_string()} aria-label="Log">
+                <div class="logfilters">
+                    <select data-testid="log-server" title="Server"
+                        onchange={link.callback(|e: Event| Msg::LogFilter(LogFilter::Server(
+                            e.target_unchecked_into::<HtmlSelectElement>().value().parse().unwrap_or(-1))))}>
+                        <option value="-1" selected={lp.server < 0}>{ "all servers" }</option>
+                        { for d.servers.iter().enumerate().filter(|(_, s)| s.lines > 0).map(|(i, s)| html! {
+                            <option value={i.to_string()} selected={lp.server == i as i32}>{ format!("{} ({})", s.name, s.label()) }</option>
+                        }) }
+                    </select>
+                    <input data-testid="log-module" placeholder="module: raft, reconnect…" value={lp.module.clone()} title="Module"
+                        oninput={link.callback(|e: InputEvent| Msg::LogFilter(LogFilter::Module(e.target_unchecked_into::<HtmlInputElement>().value())))} />
+                    <select data-testid="log-level" title="Level and above"
+                        onchange={link.callback(|e: Event| Msg::LogFilter(LogFilter::Level(e.target_unchecked_into::<HtmlSelectElement>().value())))}>
+                        { for [("", "any level"), ("err", "ERR and worse"), ("warn", "WARN and worse"), ("info", "INFO and worse"), ("dbg", "DBG and worse")].iter().map(|(v, t)| html! {
+                            <option value={*v} selected={lp.level == *v}>{ *t }</option>
+                        }) }
+                    </select>
+                    <input data-testid="log-text" placeholder="text" value={lp.text.clone()} title="Lines containing this text (any case)"
+                        oninput={link.callback(|e: InputEvent| Msg::LogFilter(LogFilter::Text(e.target_unchecked_into::<HtmlInputElement>().value())))} />
+                    <span data-testid="log-total" data-value={lp.total.to_string()}>{ format!("{} lines", lp.total) }</span>
+                    <button onclick={link.callback(|_| Msg::ToggleLog)} title="Close (l)">{ "×" }</button>
+                </div>
+                <div class="logscroll" ref={self.log_scroll.clone()} style={format!("height:{}px", VIEW as f64 * ROW)}
+                    onscroll={link.callback(|e: Event| Msg::LogScroll(e.target_unchecked_into::<HtmlElement>().scroll_top() as f64))}>
+                    <div class="logspace" style={format!("height:{}px", lp.total as f64 * ROW)}>
+                        { for lp.rows.iter().enumerate().map(|(k, r)| (lp.start + k, r)).filter(|(row, _)| *row >= lo && *row < hi).map(|(row, (s, n, text))| {
+                            let focus = lp.focus == Some((*s as usize, *n as u64));
+                            html! {
+                                <div data-testid="log-line" data-server={d.servers.get(*s as usize).map_or(String::new(), |x| x.label().to_string())}
+                                    data-line={(n + 1).to_string()} data-row={row.to_string()}
+                                    class={classes!("log-line", focus.then_some("focus"))}
+                                    style={format!("top:{}px", row as f64 * ROW)}>
+                                    <span class="ln">{ format!("{}:{}", label(*s), n + 1) }</span>{ text.clone() }
+                                </div>
+                            }
+                        }) }
+                    </div>
+                </div>
+            </section>
+        }
+    }
+
+    pub(super) fn view_status(&self) -> Html {
+        let Some(d) = &self.diag else {
+            return html! {};
+        };
+        if d.servers.is_empty() {
+            return html! {};
+        }
+        let opt = |v: Option<u64>| v.map_or("—".to_string(), |x| x.to_string());
+        html! {
+            <section class="status" aria-label="Servers">
+                <h2>{ "Servers: the evidence of each" }</h2>
+                <table>
+                    <tr><th>{ "server" }</th><th>{ "address" }</th><th>{ "file" }</th><th>{ "log" }</th>
+                        <th>{ "role · term" }</th><th>{ "leader" }</th><th>{ "log range" }</th>
+                        <th>{ "not committed / applied" }</th><th>{ "peers: next / match" }</th><th>{ "memory" }</th></tr>
+                    { for d.servers.iter().map(|s| {
+                        let st = s.status.as_ref();
+                        html! {
+                            <tr data-testid="server-status" data-server={s.short.clone()}
+                                data-role={s.role.clone().unwrap_or_default()} data-term={s.term.map_or(String::new(), |t| t.to_string())}>
+                                <td title={s.server_id.clone().unwrap_or_default()}>{ format!("{} ({})", s.label(), s.name) }</td>
+                                <td>{ s.address.clone().unwrap_or_else(|| "—".into()) }</td>
+                                <td>{ s.lane_name.clone().unwrap_or_else(|| "—".into()) }</td>
+                                <td title={s.log_parts.join("\n")}>{ if s.lines > 0 { format!("{} lines", s.lines) } else { "—".into() } }</td>
+                                <td>{ format!("{} · {}", s.role.clone().unwrap_or_else(|| "—".into()), opt(s.term)) }</td>
+                                <td>{ st.map_or("—".to_string(), |st| st.leader.clone()) }</td>
+                                <td>{ st.map_or("—".to_string(), |st| format!("{}–{}", opt(st.log_first), opt(st.log_last))) }</td>
+                                <td>{ st.map_or("—".to_string(), |st| format!("{} / {}", opt(st.not_committed), opt(st.not_applied))) }</td>
+                                <td>{ st.map_or("—".to_string(), |st| st.servers.iter().filter(|p| !p.is_self)
+                                        .map(|p| format!("{} {}/{}", p.sid, opt(p.next_index), opt(p.match_index)))
+                                        .collect::<Vec<_>>().join(", ")) }</td>
+                                <td>{ s.memory.as_ref().map_or("—".to_string(), |m| m.iter().take(4)
+                                        .map(|(k, v)| format!("{k}:{v}")).collect::<Vec<_>>().join(" ")) }</td>
+                            </tr>
+                        }
+                    }) }
+                </table>
+            </section>
+        }
+    }
+}

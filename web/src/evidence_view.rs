@@ -1,0 +1,62 @@
+//! What the parser worker hands the page about the operator evidence: the
+//! `evidence::diagnose::Diagnosis` without its timeline (sent on its own, as
+//! before) and without the log text (the worker keeps it and serves line
+//! ranges), plus the text of the lines the findings cite.
+//!
+//! Shared by the page (`src/main.rs`) and the worker (`src/bin/worker.rs`,
+//! through `#[path]`); plain data, no logic.
+
+use evidence::collect::Ignored;
+use evidence::diagnose::InputUse;
+use evidence::events::Event;
+use evidence::findings::Finding;
+use evidence::status::ClusterStatus;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct DiagView {
+    pub inputs: Vec<InputUse>,
+    pub ignored: Vec<Ignored>,
+    pub servers: Vec<ServerView>,
+    /// In the core's order (by time).
+    pub findings: Vec<FindingView>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ServerView {
+    /// 4-hex short ID, or "" when no input names it.
+    pub short: String,
+    pub name: String,
+    pub server_id: Option<String>,
+    pub address: Option<String>,
+    /// Name of its database file's lane in the timeline.
+    pub lane_name: Option<String>,
+    pub role: Option<String>,
+    pub term: Option<u64>,
+    pub log_parts: Vec<String>,
+    /// Lines of its joined log (0 without a log).
+    pub lines: u64,
+    pub events: Vec<Event>,
+    pub status: Option<ClusterStatus>,
+    pub memory: Option<Vec<(String, u64)>>,
+}
+
+impl ServerView {
+    /// The short ID, or the name when no input names the server.
+    pub fn label(&self) -> &str {
+        if self.short.is_empty() {
+            &self.name
+        } else {
+            &self.short
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FindingView {
+    pub finding: Finding,
+    /// `Diagnosis::server_short` of the finding ("" for none).
+    pub server: String,
+    /// The cited lines: server index, 0-based line, text.
+    pub evidence: Vec<(usize, u64, String)>,
+}
