@@ -25,7 +25,6 @@ pub enum LogFilter {
 
 /// The log panel: filters, the worker's selection, the rows loaded around
 /// the visible ones.
-#[derive(Default)]
 pub struct LogPanel {
     pub open: bool,
     /// Server index, or -1 for all servers (merged by time).
@@ -44,6 +43,26 @@ pub struct LogPanel {
     pub requested: Option<usize>,
     pub scroll_to: Option<usize>,
     pub focus: Option<(usize, u64)>,
+}
+
+impl Default for LogPanel {
+    fn default() -> Self {
+        LogPanel {
+            open: false,
+            server: -1,
+            module: String::new(),
+            level: String::new(),
+            text: String::new(),
+            query: 0,
+            total: 0,
+            start: 0,
+            rows: Vec::new(),
+            first: 0,
+            requested: None,
+            scroll_to: None,
+            focus: None,
+        }
+    }
 }
 
 impl LogPanel {
