@@ -429,13 +429,15 @@ pub fn diagnose_with(
                 });
                 servers.len() - 1
             }),
-            None => nearest_server(&servers, &inputs, &paths[0]).unwrap_or_else(|| {
-                servers.push(Server {
-                    name: name_for(&paths[0]),
-                    ..Default::default()
-                });
-                servers.len() - 1
-            }),
+            None => by_peer_addresses(&servers, &joined)
+                .or_else(|| nearest_server(&servers, &inputs, &paths[0]))
+                .unwrap_or_else(|| {
+                    servers.push(Server {
+                        name: name_for(&paths[0]),
+                        ..Default::default()
+                    });
+                    servers.len() - 1
+                }),
         };
         for (p, (_, item, _)) in paths.iter().zip(&parts) {
             inputs.push(InputUse {
@@ -493,6 +495,42 @@ pub fn diagnose_with(
         servers,
         timeline,
         findings: found,
+    }
+}
+
+/// A log that never names its own server (its first rotated part is gone)
+/// still names the peers it connects to: the one known server whose
+/// address it never dials is the log's own.
+fn by_peer_addresses(servers: &[Server], log: &LogFile) -> Option<usize> {
+    let dialed: Vec<&str> = log
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Connecting { peer } | EventKind::Connected { peer } => Some(peer.as_str()),
+            EventKind::LearnedRemoteAddress { address, .. } => Some(address.as_str()),
+            _ => None,
+        })
+        .collect();
+    if dialed.is_empty() {
+        return None;
+    }
+    let with_addr: Vec<usize> = (0..servers.len())
+        .filter(|&k| servers[k].address.is_some())
+        .collect();
+    // Only when the log's peers are all servers we know.
+    if !dialed.iter().all(|d| {
+        with_addr
+            .iter()
+            .any(|&k| servers[k].address.as_deref() == Some(d))
+    }) {
+        return None;
+    }
+    let mut own = with_addr
+        .into_iter()
+        .filter(|&k| !dialed.contains(&servers[k].address.as_deref().unwrap_or("")));
+    match (own.next(), own.next()) {
+        (Some(k), None) => Some(k),
+        _ => None,
     }
 }
 

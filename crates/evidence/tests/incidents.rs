@@ -335,3 +335,32 @@ fn no_quorum_left_gives_recovery_advice() {
     }
     assert_eq!(d.exit_code(), 1);
 }
+
+#[test]
+fn a_log_that_never_names_its_server_is_matched_by_the_peers_it_dials() {
+    let dir = root().join("tests/fixtures/incidents/leader-pause");
+    let log = std::fs::read_to_string(dir.join("s3.ovsdb-server.log")).unwrap();
+    // What a rotated-away start leaves: no "local server ID" line.
+    let cut: String = log
+        .lines()
+        .filter(|l| !l.contains("local server ID is"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(cut.len() < log.len());
+    let mut c = Collector::new(Limits::default());
+    for s in ["s1", "s2", "s3"] {
+        let p = dir.join(format!("{s}.db"));
+        c.add_bytes(&p.to_string_lossy(), &std::fs::read(&p).unwrap());
+    }
+    c.add_bytes("elsewhere/unnamed.log", cut.as_bytes());
+    let d = diagnose(c.finish(), &Knobs::default(), &mut |_| {});
+    let f = facts("leader-pause");
+    let want = short_of(&f, "s3");
+    let used = d
+        .inputs
+        .iter()
+        .find(|i| i.path == "elsewhere/unnamed.log")
+        .expect("the log is used");
+    let k = used.server.expect("matched to a server");
+    assert_eq!(d.servers[k].short, want);
+}
