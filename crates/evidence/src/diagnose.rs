@@ -5,8 +5,10 @@
 //! Matching inputs to servers goes by what they say, in this order:
 //! 1. a database file's header names its server (full server ID) and cluster;
 //! 2. `cluster/status` names its server, address and cluster;
-//! 3. a log names its server in `local server ID is 5db5`; rotated parts
-//!    (`x.log`, `x.log.1`, `x.log.2.gz`) are joined in time order first;
+//! 3. a log names its server in `local server ID is 5db5` (or, when that
+//!    line was rotated away, it is the one known server whose address the
+//!    log never dials); rotated parts (`x.log`, `x.log.1`, `x.log.2.gz`) are
+//!    joined in time order first;
 //! 4. what names nothing (`memory/show`, a log part without that line) joins
 //!    the server whose other inputs sit in the same folder, or share its name
 //!    stem (`s1.memory-show.txt` with `s1.db`).
