@@ -132,7 +132,10 @@ pub fn sizes(log: &Log<'_>, at: Option<u64>) -> SizeReport {
     let per_entry: BTreeMap<usize, ovsdb_log::EntrySize> =
         replay.entries.iter().map(|e| (e.record, *e)).collect();
     // A replay with ovsdb_log's Db to rewrite each record in both modes.
-    let mut db: Option<ovsdb_log::Db> = None;
+    let mut db: Option<ovsdb_log::Db> = log
+        .schema
+        .as_ref()
+        .map(|s| ovsdb_log::Db::new((**s).clone()));
     let mut replay_ok = rep.modes;
     for e in &log.entries {
         let body = log.body(e);
