@@ -504,6 +504,13 @@ fn cut_at(dir: &TempDir, src: &Path, i: u64, tag: &str) -> PathBuf {
     }
 }
 
+/// (added, removed, changed uuid → columns) of one table.
+type TableChange = (
+    BTreeSet<String>,
+    BTreeSet<String>,
+    BTreeMap<String, BTreeSet<String>>,
+);
+
 #[test]
 fn diff_equals_the_difference_of_real_dumps() {
     if !ovs_tools("diff_equals_the_difference_of_real_dumps") {
@@ -522,14 +529,7 @@ fn diff_equals_the_difference_of_real_dumps() {
         let dir = TempDir::new("diff");
         let a = query_all(&cut_at(&dir, &path, i, "a"));
         let b = query_all(&cut_at(&dir, &path, j, "b"));
-        let mut want: BTreeMap<
-            String,
-            (
-                BTreeSet<String>,
-                BTreeSet<String>,
-                BTreeMap<String, BTreeSet<String>>,
-            ),
-        > = BTreeMap::new();
+        let mut want: BTreeMap<String, TableChange> = BTreeMap::new();
         let names: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
         let empty = BTreeMap::new();
         for t in names {

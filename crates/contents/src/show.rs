@@ -185,7 +185,7 @@ fn show_nb(db: &Database) -> String {
                     out.push_str(&format!("        tag: {tag}\n"));
                 }
                 let addrs = strings(ps, p, "addresses");
-                if !addrs.is_empty() && !(addrs.len() == 1 && addrs[0] == "router") {
+                if !(addrs.is_empty() || addrs.len() == 1 && addrs[0] == "router") {
                     out.push_str(&format!("        addresses: {}\n", quoted_list(&addrs)));
                 }
                 if let Some(rp) = smap_get(ps, p, "options", "router-port") {
