@@ -4,6 +4,7 @@
 //! Modules are owned by the area they expose: `formats` (inspect, dump, check,
 //! convert), `simulate` (simulate, compare) and `idl` (idl-experiment).
 
+mod contents;
 mod diagnose;
 mod formats;
 mod generate;
@@ -26,6 +27,11 @@ USAGE:
   ovsdb-scope idl-experiment NAME [params] [--json]
   ovsdb-scope generate southbound OUTDIR [--size-mb N] [...]   (large test files)
   ovsdb-scope diagnose [--json] [--set KNOB=VALUE]... PATH...   (files, folders, archives)
+  ovsdb-scope show FILE [--at INDEX]                  (like ovn-nbctl/ovn-sbctl/ovs-vsctl show)
+  ovsdb-scope find FILE TABLE [CONDITION...] [--at INDEX] [--json]
+  ovsdb-scope history FILE UUID [--json]
+  ovsdb-scope diff FILE --from I --to J [--json]
+  ovsdb-scope sizes FILE... [--by table|column|client] [--at INDEX] [--json]
 ";
 
 fn main() -> ExitCode {
@@ -45,6 +51,11 @@ fn main() -> ExitCode {
         "idl-experiment" => idl::experiment(rest),
         "diagnose" => diagnose::diagnose(rest),
         "generate" => generate::generate(rest),
+        "show" => contents::show(rest),
+        "find" => contents::find(rest),
+        "history" => contents::history(rest),
+        "diff" => contents::diff(rest),
+        "sizes" => contents::sizes(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             0

@@ -25,6 +25,7 @@ pub mod db;
 pub mod error;
 pub mod json;
 pub mod schema;
+pub mod strings;
 pub mod types;
 pub mod uuid;
 

@@ -1,0 +1,382 @@
+//! show, find, history, diff, sizes (owned by the contents area): argument
+//! parsing, file reading and printing around the `contents` crate.
+
+use contents::{database_at, Log, Upto};
+use ovsdb::Json;
+
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        if let Err(e) = write!(std::io::stdout().lock(), $($arg)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(141);
+            }
+            panic!("failed printing to stdout: {e}");
+        }
+    }};
+}
+
+const SHOW_HELP: &str = "\
+ovsdb-scope show FILE [--at INDEX]
+  Overview of the database at INDEX (default: the last committed entry;
+  standalone files: after all txn records, or after the first INDEX):
+  OVN_Northbound like `ovn-nbctl show`, OVN_Southbound like `ovn-sbctl show`,
+  Open_vSwitch like `ovs-vsctl show`, other databases a table summary.
+  Example: ovsdb-scope show static/samples/standalone/nb.db
+  Exit codes: 0 ok, 2 bad input or usage.
+";
+
+const FIND_HELP: &str = "\
+ovsdb-scope find FILE TABLE [CONDITION...] [--at INDEX] [--json]
+  Rows of TABLE satisfying every CONDITION, as `ovn-nbctl find` does:
+  column[:key]OP value with OP one of = != < > <= >= {=} {!=} {<} {>} {<=} {>=}
+  {in} {not-in}; values in the ovs-vsctl syntax ({a=1, b=2}, [x, y], \"quoted\").
+  --json prints {\"data\":[[...]],\"headings\":[...]} like --format=json.
+  Example: ovsdb-scope find nb.db Logical_Switch_Port 'addresses{>=}\"0a:00:00:00:01:06 192.0.2.6\"'
+  Exit codes: 0 ok, 2 bad input or usage.
+";
+
+const HISTORY_HELP: &str = "\
+ovsdb-scope history FILE UUID [--json]
+  Every entry whose record inserts, modifies or deletes row UUID (the
+  snapshot too): record, offset, index, term, date, comment, and the
+  column changes (old -> new; `stored` is the value as the record holds it).
+  Example: ovsdb-scope history static/samples/sb-scale/s1.db 3e9f...-...
+  Exit codes: 0 ok, 2 bad input or usage.
+";
+
+const DIFF_HELP: &str = "\
+ovsdb-scope diff FILE --from I --to J [--json]
+  Rows added, removed and changed per table between the database at index
+  I and at index J (standalone: after I and after J txn records), with the
+  changed columns (old -> new).
+  Example: ovsdb-scope diff static/samples/ls-add-follower/s1.db --from 3 --to 8
+  Exit codes: 0 ok, 2 bad input or usage.
+";
+
+const SIZES_HELP: &str = "\
+ovsdb-scope sizes FILE... [--by table|column|client] [--at INDEX] [--json]
+  Bytes of the entry records by table, by column and by client (the
+  `_comment` up to its first ':'), as stored, with full values and with
+  diffs; the 20 largest entries; and the compaction what-if (a snapshot at
+  INDEX, default the last, against the bytes after the header/schema).
+  Attribution: each table member `\"T\":{...}` (with its leading comma)
+  goes to table T, each `\"col\":value` in it to T.col, the rest of the
+  member to T.(rows); the header line, Raft envelope, _date, _comment and
+  _is_diff go to (record). So --by table and --by column sum exactly to
+  `inspect --json`'s entry_bytes.stored (and full/diff to its full/diff).
+  Example: ovsdb-scope sizes --by table static/samples/sb-scale/s1.db
+  Exit codes: 0 ok, 2 bad input or usage.
+";
+
+fn read(path: &str) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("{path}: {e}"))
+}
+
+struct Args {
+    pos: Vec<String>,
+    json: bool,
+    at: Option<u64>,
+    from: Option<u64>,
+    to: Option<u64>,
+    by: Option<String>,
+}
+
+fn parse(args: &[String], help: &str, allowed: &[&str]) -> Result<Option<Args>, String> {
+    let mut a = Args {
+        pos: Vec::new(),
+        json: false,
+        at: None,
+        from: None,
+        to: None,
+        by: None,
+    };
+    let mut it = args.iter();
+    while let Some(x) = it.next() {
+        let num = |v: Option<&String>, name: &str| -> Result<u64, String> {
+            v.ok_or(format!("{name} needs a value"))?
+                .parse()
+                .map_err(|_| format!("{name}: not a number"))
+        };
+        let flag = x.as_str();
+        if flag.starts_with("--") && !allowed.contains(&flag) && flag != "--help" {
+            return Err(format!("unknown option {flag}"));
+        }
+        match flag {
+            "-h" | "--help" => {
+                print!("{help}");
+                return Ok(None);
+            }
+            "--json" => a.json = true,
+            "--at" => a.at = Some(num(it.next(), "--at")?),
+            "--from" => a.from = Some(num(it.next(), "--from")?),
+            "--to" => a.to = Some(num(it.next(), "--to")?),
+            "--by" => {
+                let v = it.next().ok_or("--by needs table, column or client")?;
+                if !matches!(v.as_str(), "table" | "column" | "client") {
+                    return Err(format!("--by {v}: expected table, column or client"));
+                }
+                a.by = Some(v.clone());
+            }
+            _ => a.pos.push(x.clone()),
+        }
+    }
+    Ok(Some(a))
+}
+
+fn run(
+    args: &[String],
+    help: &str,
+    allowed: &[&str],
+    f: impl FnOnce(Args) -> Result<(), String>,
+) -> u8 {
+    match parse(args, help, allowed) {
+        Ok(None) => 0,
+        Ok(Some(a)) => match f(a) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("ovsdb-scope: {e}");
+                2
+            }
+        },
+        Err(e) => {
+            eprintln!("ovsdb-scope: {e}\n{help}");
+            2
+        }
+    }
+}
+
+fn upto(at: Option<u64>) -> Upto {
+    at.map_or(Upto::Committed, Upto::Index)
+}
+
+fn warn(path: &str, e: &Option<ovsdb_log::LogError>) {
+    if let Some(e) = e {
+        eprintln!("ovsdb-scope: {path}: {e} (using the records before it)");
+    }
+}
+
+pub fn show(args: &[String]) -> u8 {
+    run(args, SHOW_HELP, &["--at"], |a| {
+        let [path] = a.pos.as_slice() else {
+            return Err(format!("show takes one FILE\n{SHOW_HELP}"));
+        };
+        let bytes = read(path)?;
+        let (db, err) = database_at(&bytes, upto(a.at)).map_err(|e| format!("{path}: {e}"))?;
+        warn(path, &err);
+        out!("{}", contents::show::show(&db));
+        Ok(())
+    })
+}
+
+pub fn find(args: &[String]) -> u8 {
+    run(args, FIND_HELP, &["--at", "--json"], |a| {
+        let [path, table, conds @ ..] = a.pos.as_slice() else {
+            return Err(format!("find takes FILE TABLE [CONDITION...]\n{FIND_HELP}"));
+        };
+        let bytes = read(path)?;
+        let (db, err) = database_at(&bytes, upto(a.at)).map_err(|e| format!("{path}: {e}"))?;
+        warn(path, &err);
+        let (ts, rows) = contents::find::find(&db, table, conds).map_err(|e| e.to_string())?;
+        if a.json {
+            out!(
+                "{}\n",
+                contents::find::find_json(ts, &rows).to_string_compact()
+            );
+        } else {
+            out!("{}", contents::find::find_text(ts, &rows));
+        }
+        Ok(())
+    })
+}
+
+pub fn history(args: &[String]) -> u8 {
+    run(args, HISTORY_HELP, &["--json"], |a| {
+        let [path, uuid] = a.pos.as_slice() else {
+            return Err(format!("history takes FILE UUID\n{HISTORY_HELP}"));
+        };
+        let u = ovsdb::Uuid::parse(uuid).ok_or(format!("{uuid}: not a UUID"))?;
+        let bytes = read(path)?;
+        let log = Log::load(&bytes);
+        warn(path, &log.error);
+        let items = contents::history::history(&log, &u).map_err(|e| format!("{path}: {e}"))?;
+        if a.json {
+            out!(
+                "{}\n",
+                contents::history::history_json(&u, &items).to_string_compact()
+            );
+            return Ok(());
+        }
+        if items.is_empty() {
+            out!("no entry mentions {u}\n");
+        }
+        for it in &items {
+            let e = it.entry;
+            let opt = |v: Option<u64>| v.map_or("-".into(), |x: u64| x.to_string());
+            out!(
+                "record {} (offset {}) index {} term {} {} {} {}{}\n",
+                e.record,
+                e.offset,
+                opt(e.index),
+                opt(e.term),
+                e.date_ms.map_or("-".into(), timeline::time::utc_datetime),
+                it.change.name(),
+                it.table,
+                e.comment
+                    .as_ref()
+                    .map_or(String::new(), |c| format!("  \"{c}\""))
+            );
+            for c in &it.columns {
+                out!(
+                    "    {}: {} -> {}\n",
+                    c.column,
+                    c.old.as_deref().unwrap_or("-"),
+                    c.new.as_deref().unwrap_or("-")
+                );
+            }
+        }
+        Ok(())
+    })
+}
+
+pub fn diff(args: &[String]) -> u8 {
+    run(args, DIFF_HELP, &["--from", "--to", "--json"], |a| {
+        let [path] = a.pos.as_slice() else {
+            return Err(format!("diff takes one FILE\n{DIFF_HELP}"));
+        };
+        let (Some(i), Some(j)) = (a.from, a.to) else {
+            return Err(format!("diff needs --from I and --to J\n{DIFF_HELP}"));
+        };
+        let bytes = read(path)?;
+        let (from, e1) = database_at(&bytes, Upto::Index(i)).map_err(|e| format!("{path}: {e}"))?;
+        let (to, e2) = database_at(&bytes, Upto::Index(j)).map_err(|e| format!("{path}: {e}"))?;
+        warn(path, &e1.or(e2));
+        let d = contents::diff::diff(&from, &to);
+        if a.json {
+            out!("{}\n", contents::diff::diff_json(&d).to_string_compact());
+        } else {
+            out!("{}", contents::diff::diff_text(&d));
+        }
+        Ok(())
+    })
+}
+
+pub fn sizes(args: &[String]) -> u8 {
+    run(args, SIZES_HELP, &["--by", "--at", "--json"], |a| {
+        if a.pos.is_empty() {
+            return Err(format!("sizes takes FILE...\n{SIZES_HELP}"));
+        }
+        let mut all = Vec::new();
+        for path in &a.pos {
+            let bytes = read(path)?;
+            let log = Log::load(&bytes);
+            warn(path, &log.error);
+            let r = contents::sizes::sizes(&log, a.at);
+            if a.json {
+                let mut j = contents::sizes::sizes_json(&r, a.by.as_deref());
+                if let Json::Object(o) = &mut j {
+                    let mut p = ovsdb::Object::new();
+                    p.push_unchecked("path", Json::String(path.clone()));
+                    for (k, v) in o.iter() {
+                        p.push_unchecked(k.to_string(), v.clone());
+                    }
+                    j = Json::Object(p);
+                }
+                all.push(j);
+            } else {
+                print_sizes(path, &r, a.by.as_deref());
+            }
+        }
+        if a.json {
+            out!("{}\n", Json::Array(all).to_string_compact());
+        }
+        Ok(())
+    })
+}
+
+fn print_sizes(path: &str, r: &contents::sizes::SizeReport, by: Option<&str>) {
+    let m = |v: u64| if r.modes { v.to_string() } else { "-".into() };
+    out!(
+        "{path}: {} entries, stored {} full {} diff {}\n",
+        r.entries,
+        r.total.stored,
+        m(r.total.full),
+        m(r.total.diff)
+    );
+    let want = |k: &str| by.is_none_or(|b| b == k);
+    let table = |title: &str, rows: Vec<(String, contents::sizes::Bytes)>| {
+        out!(
+            "  by {title}:{:>w$}{:>12}{:>12}{:>12}\n",
+            "",
+            "stored",
+            "full",
+            "diff",
+            w = 40usize.saturating_sub(title.len() + 4)
+        );
+        let mut rows = rows;
+        rows.sort_by(|a, b| b.1.stored.cmp(&a.1.stored).then(a.0.cmp(&b.0)));
+        for (k, v) in rows {
+            out!(
+                "    {k:<38}{:>12}{:>12}{:>12}\n",
+                v.stored,
+                m(v.full),
+                m(v.diff)
+            );
+        }
+    };
+    if want("table") {
+        table(
+            "table",
+            r.by_table.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+        );
+    }
+    if want("column") {
+        table(
+            "column",
+            r.by_column
+                .iter()
+                .map(|((t, c), v)| {
+                    let k = if t == contents::sizes::RECORD {
+                        t.clone()
+                    } else {
+                        format!("{t}.{c}")
+                    };
+                    (k, *v)
+                })
+                .collect(),
+        );
+    }
+    if want("client") {
+        table(
+            "client",
+            r.by_client.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+        );
+    }
+    out!("  largest entries:\n");
+    for b in &r.largest {
+        out!(
+            "    record {:>7} index {:>9} {:>10} bytes  {}  {}\n",
+            b.record,
+            b.index.map_or("-".into(), |i| i.to_string()),
+            b.stored,
+            b.top_table.as_deref().unwrap_or("-"),
+            short(b.comment.as_deref().unwrap_or(""))
+        );
+    }
+    if let Some(c) = &r.compaction {
+        out!(
+            "  compaction at {}: snapshot {} bytes vs {} bytes of log after the header\n",
+            c.at,
+            c.snapshot_bytes,
+            c.log_bytes
+        );
+    }
+}
+
+fn short(s: &str) -> String {
+    if s.chars().count() > 60 {
+        format!("{}...", s.chars().take(57).collect::<String>())
+    } else {
+        s.to_string()
+    }
+}

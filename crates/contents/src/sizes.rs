@@ -1,0 +1,390 @@
+//! `sizes`: where a file's bytes go.
+//!
+//! Attribution rule (stored bytes, exact): every entry record's bytes
+//! (header line + body; the same records `inspect --json` counts in
+//! `entry_bytes.stored`) are split into
+//! * for each table member of the txn: `"Table":{...}` plus the comma
+//!   before it (when it is not the first member) → that table; inside it,
+//!   each `"column":value` plus the comma before it → that column, and
+//!   the rest of the table member (its name, braces, row UUID keys,
+//!   commas between rows, `null` of deleted rows) → pseudo-column
+//!   `(rows)` of the table;
+//! * everything else (header line, the Raft envelope `term`/`index`/`eid`,
+//!   `_date`, `_comment`, `_is_diff`, braces) → pseudo-table `(record)`.
+//!
+//! So `--by table` and `--by column` sum to the stored entry bytes.
+//! Full-value and diff sizes use the same rule on the record as
+//! `ovsdb_log::Db::transform_txn` rewrites it for that storage mode; the
+//! `(record)` row takes the difference to `ovsdb_log`'s per-entry size
+//! ([`ovsdb_log::EntrySize`]), so those columns sum to `inspect`'s
+//! `entry_bytes.full`/`diff`. Records never applied (superseded, or after a
+//! replay error) count at their stored size in every mode.
+
+use crate::layout::{walk_txn, TxnLayout};
+use crate::load::{EntryKind, Log};
+use ovsdb::{Json, Object};
+use std::collections::BTreeMap;
+
+/// Bytes in the three storage views.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Bytes {
+    pub stored: u64,
+    pub full: u64,
+    pub diff: u64,
+}
+
+impl Bytes {
+    fn add(&mut self, o: Bytes) {
+        self.stored += o.stored;
+        self.full += o.full;
+        self.diff += o.diff;
+    }
+}
+
+/// One of the largest entries.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BigEntry {
+    pub record: usize,
+    pub offset: u64,
+    pub index: Option<u64>,
+    pub stored: u64,
+    pub comment: Option<String>,
+    /// The table with the most bytes in it.
+    pub top_table: Option<String>,
+}
+
+/// The compaction what-if.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compaction {
+    /// Index (clustered) or txn count (standalone) of the snapshot.
+    pub at: u64,
+    /// Bytes of a record holding `[schema, all rows]` (clustered) or of the
+    /// schema record plus one txn record with all rows (standalone).
+    pub snapshot_bytes: u64,
+    /// Bytes the file holds after its header (clustered) or schema record
+    /// (standalone): what compaction would replace.
+    pub log_bytes: u64,
+}
+
+/// The size report of one file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SizeReport {
+    pub entries: usize,
+    pub total: Bytes,
+    /// Whether full/diff could be computed (no replay error).
+    pub modes: bool,
+    pub by_table: BTreeMap<String, Bytes>,
+    /// (table, column) → bytes; pseudo-columns `(rows)`, `(record)`.
+    pub by_column: BTreeMap<(String, String), Bytes>,
+    /// Client (the `_comment` up to its first `:` or space; `(none)`).
+    pub by_client: BTreeMap<String, Bytes>,
+    pub largest: Vec<BigEntry>,
+    pub compaction: Option<Compaction>,
+}
+
+pub const RECORD: &str = "(record)";
+pub const ROWS: &str = "(rows)";
+
+/// The client of a `_comment`: text before the first `:` (or space).
+pub fn client_of(comment: Option<&str>) -> String {
+    match comment.map(str::trim) {
+        Some(c) if !c.is_empty() => c
+            .split([':', ' '])
+            .next()
+            .filter(|s| !s.is_empty())
+            .unwrap_or(c)
+            .to_string(),
+        _ => "(none)".into(),
+    }
+}
+
+type Split = (BTreeMap<String, u64>, BTreeMap<(String, String), u64>);
+
+fn split(layout: &TxnLayout) -> Split {
+    let mut t = BTreeMap::new();
+    let mut c = BTreeMap::new();
+    for ts in &layout.tables {
+        *t.entry(ts.name.clone()).or_insert(0) += ts.bytes;
+        let mut cols = 0;
+        for r in &ts.rows {
+            for col in r.columns.iter().flatten() {
+                *c.entry((ts.name.clone(), col.name.clone())).or_insert(0) += col.bytes;
+                cols += col.bytes;
+            }
+        }
+        *c.entry((ts.name.clone(), ROWS.to_string())).or_insert(0) += ts.bytes - cols;
+    }
+    (t, c)
+}
+
+fn layout_of_json(j: &Json) -> Option<TxnLayout> {
+    let s = j.to_string_compact();
+    walk_txn(s.as_bytes(), 0, true).ok()
+}
+
+/// Computes the report; `at` picks the compaction snapshot's index
+/// (default: the last applied).
+pub fn sizes(log: &Log<'_>, at: Option<u64>) -> SizeReport {
+    let mut rep = SizeReport::default();
+    let replay = ovsdb_log::replay(log.bytes, ovsdb_log::Upto::All);
+    let (_, full, diff) = replay.totals();
+    rep.modes = full.is_some() && diff.is_some();
+    let per_entry: BTreeMap<usize, ovsdb_log::EntrySize> =
+        replay.entries.iter().map(|e| (e.record, *e)).collect();
+    // A replay with ovsdb_log's Db to rewrite each record in both modes.
+    let mut db: Option<ovsdb_log::Db> = log
+        .schema
+        .as_ref()
+        .map(|s| ovsdb_log::Db::new((**s).clone()));
+    let mut replay_ok = rep.modes;
+    for e in &log.entries {
+        let body = log.body(e);
+        let parsed = e
+            .txn
+            .and_then(|(a, b)| ovsdb::json::parse_value(&body[a..b]).ok());
+        if e.kind == EntryKind::Snapshot {
+            if let (Some(s), Some(t)) = (&e.schema, &parsed) {
+                let mut d = ovsdb_log::Db::new((**s).clone());
+                replay_ok &= d.apply_txn(t).is_ok();
+                db = Some(d);
+            }
+            continue;
+        }
+        let layout = e
+            .txn
+            .and_then(|(a, _)| walk_txn(body, a, true).ok())
+            .unwrap_or_default();
+        let (st, sc) = split(&layout);
+        let sum_t: u64 = st.values().sum();
+        let mut modes: Option<(Split, Split)> = None;
+        if replay_ok && !e.superseded {
+            match (&e.schema, &parsed) {
+                (Some(s), Some(t)) => {
+                    let mut d = ovsdb_log::Db::new((**s).clone());
+                    let f = d.transform_txn(t, ovsdb_log::Mode::Full).ok();
+                    let df = d.transform_txn(t, ovsdb_log::Mode::Diff).ok();
+                    replay_ok &= d.apply_txn(t).is_ok();
+                    db = Some(d);
+                    modes = f.zip(df).and_then(|(f, df)| {
+                        Some((split(&layout_of_json(&f)?), split(&layout_of_json(&df)?)))
+                    });
+                }
+                (Some(s), None) => {
+                    db = db.and_then(|d| d.convert((**s).clone()).ok());
+                    replay_ok &= db.is_some();
+                }
+                (None, Some(t)) => match db.as_mut() {
+                    Some(d) => {
+                        let f = d.transform_txn(t, ovsdb_log::Mode::Full).ok();
+                        let df = d.transform_txn(t, ovsdb_log::Mode::Diff).ok();
+                        replay_ok &= d.apply_txn(t).is_ok();
+                        modes = f.zip(df).and_then(|(f, df)| {
+                            Some((split(&layout_of_json(&f)?), split(&layout_of_json(&df)?)))
+                        });
+                    }
+                    None => replay_ok = false,
+                },
+                (None, None) => {}
+            }
+        }
+        let sizes = per_entry.get(&e.record);
+        let efull = sizes.map_or(e.stored, |s| s.full);
+        let ediff = sizes.map_or(e.stored, |s| s.diff);
+        let ((ft, fc), (dt, dc)) = match modes {
+            Some(m) if sizes.is_some() => m,
+            _ => ((st.clone(), sc.clone()), (st.clone(), sc.clone())),
+        };
+        let sum_ft: u64 = ft.values().sum();
+        let sum_dt: u64 = dt.values().sum();
+        let rec = Bytes {
+            stored: e.stored - sum_t,
+            full: efull.saturating_sub(sum_ft),
+            diff: ediff.saturating_sub(sum_dt),
+        };
+        let mut tables: BTreeMap<String, Bytes> = BTreeMap::new();
+        for (k, v) in &st {
+            tables.entry(k.clone()).or_default().stored += v;
+        }
+        for (k, v) in &ft {
+            tables.entry(k.clone()).or_default().full += v;
+        }
+        for (k, v) in &dt {
+            tables.entry(k.clone()).or_default().diff += v;
+        }
+        let mut cols: BTreeMap<(String, String), Bytes> = BTreeMap::new();
+        for (k, v) in &sc {
+            cols.entry(k.clone()).or_default().stored += v;
+        }
+        for (k, v) in &fc {
+            cols.entry(k.clone()).or_default().full += v;
+        }
+        for (k, v) in &dc {
+            cols.entry(k.clone()).or_default().diff += v;
+        }
+        let top = st.iter().max_by_key(|(_, v)| **v).map(|(k, _)| k.clone());
+        for (k, v) in tables {
+            rep.by_table.entry(k).or_default().add(v);
+        }
+        rep.by_table.entry(RECORD.into()).or_default().add(rec);
+        for (k, v) in cols {
+            rep.by_column.entry(k).or_default().add(v);
+        }
+        rep.by_column
+            .entry((RECORD.into(), RECORD.into()))
+            .or_default()
+            .add(rec);
+        let all = Bytes {
+            stored: e.stored,
+            full: rec.full + sum_ft,
+            diff: rec.diff + sum_dt,
+        };
+        rep.by_client
+            .entry(client_of(e.comment.as_deref()))
+            .or_default()
+            .add(all);
+        rep.total.add(all);
+        rep.entries += 1;
+        rep.largest.push(BigEntry {
+            record: e.record,
+            offset: e.offset,
+            index: e.index,
+            stored: e.stored,
+            comment: e.comment.clone(),
+            top_table: top,
+        });
+    }
+    rep.modes &= replay_ok;
+    rep.largest
+        .sort_by(|a, b| b.stored.cmp(&a.stored).then(a.record.cmp(&b.record)));
+    rep.largest.truncate(20);
+    rep.compaction = compaction(log, at);
+    rep
+}
+
+fn compaction(log: &Log<'_>, at: Option<u64>) -> Option<Compaction> {
+    let format = log.format?;
+    let upto = at.map_or(ovsdb_log::Upto::All, ovsdb_log::Upto::Index);
+    let (db, _) = ovsdb_log::replay_database(log.bytes, upto);
+    let db = db?;
+    let schema = db.schema().to_json();
+    let data = Json::Object(db.snapshot_json());
+    let at = match (at, format) {
+        (Some(i), _) => i,
+        (None, ovsdb_log::Format::Clustered) => log
+            .entries
+            .iter()
+            .filter(|e| !e.superseded)
+            .filter_map(|e| e.index)
+            .max()
+            .unwrap_or(0),
+        (None, ovsdb_log::Format::Standalone) => log.entries.len() as u64,
+    };
+    let rs = |n: usize| ovsdb_log::sizes::record_size(format, n as u64);
+    let snapshot_bytes = match format {
+        ovsdb_log::Format::Standalone => rs(schema.serialized_len()) + rs(data.serialized_len()),
+        ovsdb_log::Format::Clustered => {
+            let mut o = Object::new();
+            o.push_unchecked("prev_data", Json::Array(vec![schema, data]));
+            rs(Json::Object(o).serialized_len())
+        }
+    };
+    let first_len = ovsdb_log::Framer::new(log.bytes)
+        .next()
+        .and_then(Result::ok)
+        .map_or(0, |r| r.total_len());
+    let log_bytes = log
+        .error
+        .as_ref()
+        .map_or(log.bytes.len() as u64, |e| e.offset)
+        .saturating_sub(first_len);
+    Some(Compaction {
+        at,
+        snapshot_bytes,
+        log_bytes,
+    })
+}
+
+fn bytes_json(b: &Bytes, modes: bool) -> Json {
+    let mut o = Object::new();
+    o.push_unchecked("stored", Json::Integer(b.stored as i64));
+    let m = |v: u64| {
+        if modes {
+            Json::Integer(v as i64)
+        } else {
+            Json::Null
+        }
+    };
+    o.push_unchecked("full", m(b.full));
+    o.push_unchecked("diff", m(b.diff));
+    Json::Object(o)
+}
+
+/// The JSON report (`by` limits the breakdowns to one of `table`,
+/// `column`, `client`; None gives all).
+pub fn sizes_json(r: &SizeReport, by: Option<&str>) -> Json {
+    let mut o = Object::new();
+    o.push_unchecked("entries", Json::Integer(r.entries as i64));
+    o.push_unchecked("total", bytes_json(&r.total, r.modes));
+    let want = |k: &str| by.is_none_or(|b| b == k);
+    if want("table") {
+        let mut t = Object::new();
+        for (k, v) in &r.by_table {
+            t.push_unchecked(k.clone(), bytes_json(v, r.modes));
+        }
+        o.push_unchecked("by_table", Json::Object(t));
+    }
+    if want("column") {
+        let mut t = Object::new();
+        for ((tb, c), v) in &r.by_column {
+            let key = if tb == RECORD {
+                RECORD.to_string()
+            } else {
+                format!("{tb}.{c}")
+            };
+            t.push_unchecked(key, bytes_json(v, r.modes));
+        }
+        o.push_unchecked("by_column", Json::Object(t));
+    }
+    if want("client") {
+        let mut t = Object::new();
+        for (k, v) in &r.by_client {
+            t.push_unchecked(k.clone(), bytes_json(v, r.modes));
+        }
+        o.push_unchecked("by_client", Json::Object(t));
+    }
+    let largest = r
+        .largest
+        .iter()
+        .map(|b| {
+            let mut e = Object::new();
+            e.push_unchecked("record", Json::Integer(b.record as i64));
+            e.push_unchecked("offset", Json::Integer(b.offset as i64));
+            e.push_unchecked(
+                "index",
+                b.index.map_or(Json::Null, |i| Json::Integer(i as i64)),
+            );
+            e.push_unchecked("stored", Json::Integer(b.stored as i64));
+            e.push_unchecked(
+                "comment",
+                b.comment.clone().map_or(Json::Null, Json::String),
+            );
+            e.push_unchecked(
+                "top_table",
+                b.top_table.clone().map_or(Json::Null, Json::String),
+            );
+            Json::Object(e)
+        })
+        .collect();
+    o.push_unchecked("largest", Json::Array(largest));
+    o.push_unchecked(
+        "compaction",
+        r.compaction.as_ref().map_or(Json::Null, |c| {
+            let mut e = Object::new();
+            e.push_unchecked("at", Json::Integer(c.at as i64));
+            e.push_unchecked("snapshot_bytes", Json::Integer(c.snapshot_bytes as i64));
+            e.push_unchecked("log_bytes", Json::Integer(c.log_bytes as i64));
+            Json::Object(e)
+        }),
+    );
+    Json::Object(o)
+}
