@@ -12,6 +12,7 @@ pub mod raft;
 mod rawtxn;
 pub mod record;
 pub mod replay;
+pub mod scan;
 pub mod sizes;
 pub mod skim;
 pub mod summary;
@@ -25,6 +26,7 @@ pub use error::{ErrorKind, LogError};
 pub use framing::{Format, Frame, Framer, RawRecord, Skip};
 pub use raft::{ClusterHeader, Entry, RaftRecord, RecordBody, Servers, Snapshot};
 pub use replay::{Db, Mode};
+pub use scan::{split_data, Event, LogScan, ScanOptions, Verdict};
 pub use sizes::{replay, replay_database, EntrySize, Replay, Upto};
 pub use summary::{
     summarize, summarize_cluster, summarize_detailed, summarize_records, ClusterSummary,
