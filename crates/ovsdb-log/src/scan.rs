@@ -30,6 +30,9 @@ pub struct ScanOptions {
     /// Do not compute SHA-1: the caller verified every record's hash
     /// already (e.g. on another thread). Salvage searches still hash.
     pub trust_sha1: bool,
+    /// Framing only: every good record is an [`Event::Frame`], nothing is
+    /// decoded (to verify a file's framing and hashes on its own).
+    pub frames_only: bool,
 }
 
 /// A transaction read on the way ([`ScanOptions::txn`]); applied with
@@ -83,6 +86,8 @@ pub enum Event<'a> {
         note: String,
         comment: Option<String>,
     },
+    /// A good record, not decoded ([`ScanOptions::frames_only`]).
+    Frame { raw: RawRecord<'a> },
     /// A damaged span between good records, stepped over.
     Skipped(Skip),
     /// The error that ends the walk (a damaged tail); nothing follows.
@@ -101,7 +106,8 @@ impl<'a> Event<'a> {
             | Event::Vote { raw, .. }
             | Event::Leader { raw, .. }
             | Event::CommitIndex { raw, .. }
-            | Event::Note { raw, .. } => Some(raw),
+            | Event::Note { raw, .. }
+            | Event::Frame { raw } => Some(raw),
             _ => None,
         }
     }
@@ -417,6 +423,10 @@ impl LogScan {
             };
             let format = self.format().unwrap_or(Format::Clustered);
             let raw = self.raw(&d);
+            if self.opts.frames_only {
+                f(Event::Frame { raw });
+                continue;
+            }
             let (verdict, log_end) = match decode(raw, format, self.opts, self.log_end) {
                 Err(e) => (Verdict::Reject(e), None),
                 Ok((ev, trunc, log_end)) => {
