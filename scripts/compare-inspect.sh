@@ -40,5 +40,19 @@ check() {
 }
 for f in "${inputs[@]}"; do check "$f"; done
 for d in static/samples/*/; do check "$d"*.db; done
+# check: same output and status on every sample cluster, damaged ones too.
+checkc() {
+  "$OLD" check "$@" > "$W/a" 2>&1; ra=$?
+  "$NEW" check "$@" > "$W/b" 2>&1; rb=$?
+  n=$((n+1))
+  if ! cmp -s "$W/a" "$W/b" || [ $ra != $rb ]; then echo "CHECK DIFF: $*"; fail=1; fi
+}
+for d in static/samples/*/; do checkc "$d"*.db; done
+for f in "${inputs[@]}"; do checkc "$f"; done
+for d in static/samples/*/; do
+  b=$(basename "$d"); [ -f "$W/flip-$b-s1.db" ] && checkc "$W/flip-$b-s1.db" "$d"s2.db "$d"s3.db
+  [ -f "$W/hole-$b-s1.db" ] && checkc "$W/hole-$b-s1.db" "$d"s2.db "$d"s3.db
+  [ -f "$W/trunc-$b-s1.db" ] && checkc "$W/trunc-$b-s1.db" "$d"s2.db "$d"s3.db
+done
 echo "$n comparisons, $([ $fail = 0 ] && echo identical || echo DIFFERENCES)"
 exit $fail

@@ -438,13 +438,16 @@ pub fn check(args: &[String]) -> u8 {
     // need of each (a few digests per entry).
     let mut checker = ovsdb_log::Checker::new();
     for path in args {
-        match read_file(path) {
-            Ok(b) => checker.add_file(path, &b),
-            Err(e) => {
-                eprintln!("ovsdb-scope: {e}");
-                return 2;
-            }
+        // Read in chunks: one record of one file in memory at a time.
+        let mut fc = checker.begin_file(path);
+        let read = scan_file(path, ovsdb_log::ScanOptions::default(), &mut |ev| {
+            fc.on_event(&mut checker, &ev)
+        });
+        if let Err(e) = read {
+            eprintln!("ovsdb-scope: {e}");
+            return 2;
         }
+        checker.end_file(fc);
     }
     let rep = checker.finish();
     for w in &rep.warnings {

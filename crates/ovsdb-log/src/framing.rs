@@ -315,7 +315,6 @@ impl<'a> Framer<'a> {
         f
     }
 
-
     /// A reader that accepts any space-free first magic (the log layer's own
     /// behaviour; the unit tests of OVS use `MORE_MAGIC`).
     pub fn any_magic(data: &'a [u8]) -> Self {

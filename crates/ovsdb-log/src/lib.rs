@@ -21,7 +21,9 @@ pub mod synth_sb;
 pub mod uuid;
 pub mod writer;
 
-pub use check::{check_cluster, CheckReport, Checker, PairCount, UnknownSpan, Violation};
+pub use check::{
+    check_cluster, CheckReport, Checker, FileCheck, PairCount, UnknownSpan, Violation,
+};
 pub use error::{ErrorKind, LogError};
 pub use framing::{Format, Frame, Framer, RawRecord, Skip};
 pub use raft::{ClusterHeader, Entry, RaftRecord, RecordBody, Servers, Snapshot};

@@ -48,12 +48,21 @@ pub enum Event<'a> {
         header: Box<ClusterHeader>,
     },
     /// Record 0 of a standalone file.
-    Schema { raw: RawRecord<'a>, schema: Json },
+    Schema {
+        raw: RawRecord<'a>,
+        schema: Json,
+    },
     /// A txn record of a standalone file (its body is a JSON object).
-    Txn { raw: RawRecord<'a> },
+    Txn {
+        raw: RawRecord<'a>,
+    },
     /// Before an [`Event::Entry`] whose index is at or below the end of
     /// the log: the entries `from..=to` of earlier records are replaced.
-    Truncate { record: usize, from: u64, to: u64 },
+    Truncate {
+        record: usize,
+        from: u64,
+        to: u64,
+    },
     /// A log entry. `entry.data` is an empty placeholder when present: the
     /// bytes are in `data`, the transaction (if read) in `txn`.
     Entry {
@@ -87,7 +96,9 @@ pub enum Event<'a> {
         comment: Option<String>,
     },
     /// A good record, not decoded ([`ScanOptions::frames_only`]).
-    Frame { raw: RawRecord<'a> },
+    Frame {
+        raw: RawRecord<'a>,
+    },
     /// A damaged span between good records, stepped over.
     Skipped(Skip),
     /// The error that ends the walk (a damaged tail); nothing follows.
@@ -338,7 +349,10 @@ impl LogScan {
             if fr.need_more {
                 return Step::NeedMore;
             }
-            let magic = fr.magic().map(str::to_string);
+            let magic = match self.magic {
+                None => fr.magic().map(str::to_string),
+                Some(_) => None,
+            };
             match got {
                 None => return Step::End,
                 Some(Ok(r)) => {

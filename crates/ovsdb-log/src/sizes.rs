@@ -900,7 +900,11 @@ impl Structure {
         match ev {
             E::Header { header, .. } => self.prev_index = header.prev_index(),
             E::Entry { raw, entry, .. } => {
-                while self.surviving.last().is_some_and(|(i, _)| *i >= entry.index) {
+                while self
+                    .surviving
+                    .last()
+                    .is_some_and(|(i, _)| *i >= entry.index)
+                {
                     if let Some((_, rec)) = self.surviving.pop() {
                         self.superseded.insert(rec);
                     }

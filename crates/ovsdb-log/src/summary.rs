@@ -2,9 +2,9 @@
 
 use crate::error::LogError;
 use crate::framing::{Format, Skip};
-use crate::scan::{Event, LogScan, ScanOptions, Verdict};
 use crate::raft::RecordBody;
 use crate::record::Record;
+use crate::scan::{Event, LogScan, ScanOptions, Verdict};
 use crate::uuid::Uuid;
 use ovsdb::json::{Json, Object};
 
@@ -349,7 +349,8 @@ impl Summarizer {
                 match raw.decode(Format::Clustered) {
                     Ok(Record::Raft(r)) => {
                         if let RecordBody::Entry(e) = &r.body {
-                            conversion_version = e.data.as_ref().and_then(schema_version_of_payload);
+                            conversion_version =
+                                e.data.as_ref().and_then(schema_version_of_payload);
                         }
                     }
                     Ok(_) => {}

@@ -16,7 +16,9 @@ fn inputs() -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     let mut dirs = vec![root().join("static/samples"), root().join("tests/fixtures")];
     while let Some(d) = dirs.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in rd.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -46,7 +48,9 @@ fn damaged(b: &[u8]) -> Vec<(String, Vec<u8>)> {
     }
     v.push(("hole".into(), h));
     let mut g = b[..n / 2].to_vec();
-    g.extend_from_slice(b"OVSDB CLUSTER 99999999 0123456789012345678901234567890123456789\ngarbage\n");
+    g.extend_from_slice(
+        b"OVSDB CLUSTER 99999999 0123456789012345678901234567890123456789\ngarbage\n",
+    );
     g.extend_from_slice(&b[n / 2..]);
     v.push(("garbage".into(), g));
     v.push(("empty".into(), Vec::new()));
@@ -54,9 +58,15 @@ fn damaged(b: &[u8]) -> Vec<(String, Vec<u8>)> {
 }
 
 fn fingerprint(ev: &Event<'_>) -> String {
-    let r = ev
-        .raw()
-        .map(|r| format!("{} {} {} {:?}", r.index, r.offset, r.total_len(), &r.sha1[..4]));
+    let r = ev.raw().map(|r| {
+        format!(
+            "{} {} {} {:?}",
+            r.index,
+            r.offset,
+            r.total_len(),
+            &r.sha1[..4]
+        )
+    });
     match ev {
         Event::Skipped(k) => format!("skip {k:?}"),
         Event::Tail(e) => format!("tail {e:?}"),
@@ -163,8 +173,11 @@ fn chunked_walks_match_one_push_and_the_framer() {
                         e.clone()
                     } else {
                         let w: Vec<&str> = e.split(['(', ' ', '"']).collect();
-                        let nums: Vec<&str> =
-                            w.iter().copied().filter(|x| x.parse::<u64>().is_ok()).collect();
+                        let nums: Vec<&str> = w
+                            .iter()
+                            .copied()
+                            .filter(|x| x.parse::<u64>().is_ok())
+                            .collect();
                         format!("{} {}", nums[0], nums[1])
                     }
                 })
