@@ -125,7 +125,7 @@ fn summarize_file(path: &str) -> Result<FileSummary, String> {
         sum.finish(&scan)
     };
     match end {
-        SummaryEnd::Done(s, _) => Ok(s),
+        SummaryEnd::Done(s, _) => Ok(*s),
         SummaryEnd::Again(mut pass) => {
             let opts = ScanOptions {
                 trust_sha1: trust,
@@ -135,7 +135,7 @@ fn summarize_file(path: &str) -> Result<FileSummary, String> {
                 pass.on_event(&ev);
                 Verdict::Keep
             })?;
-            Ok(pass.finish().0)
+            Ok((*pass).finish().0)
         }
     }
 }

@@ -238,13 +238,13 @@ fn summarize_impl(bytes: &[u8], with_sizes: bool) -> (FileSummary, Vec<crate::si
     scan.push(bytes, &mut |ev| sum.on_event(&ev));
     scan.finish(&mut |ev| sum.on_event(&ev));
     match sum.finish(&scan) {
-        SummaryEnd::Done(s, e) => (s, e),
+        SummaryEnd::Done(s, e) => (*s, e),
         SummaryEnd::Again(mut pass) => {
             LogScan::scan_all(bytes, pass.options(), &mut |ev| {
                 pass.on_event(&ev);
                 Verdict::Keep
             });
-            pass.finish()
+            (*pass).finish()
         }
     }
 }
@@ -266,8 +266,8 @@ pub struct Summarizer {
 /// own entries, or whose payloads the one-pass replay could not apply) a
 /// second walk over the same bytes is needed for the sizes.
 pub enum SummaryEnd {
-    Done(FileSummary, Vec<crate::sizes::EntrySize>),
-    Again(SecondPass),
+    Done(Box<FileSummary>, Vec<crate::sizes::EntrySize>),
+    Again(Box<SecondPass>),
 }
 
 /// The second walk of [`SummaryEnd::Again`]: feed every event of a new
@@ -469,7 +469,7 @@ impl Summarizer {
         if !self.with_sizes || !s.skipped.is_empty() {
             // What a skipped span held is unknown, so is every size that
             // depends on replaying through it.
-            return SummaryEnd::Done(s, entries);
+            return SummaryEnd::Done(Box::new(s), entries);
         }
         let mut stream = self.stream;
         let r = match s.format {
@@ -488,7 +488,7 @@ impl Summarizer {
                     s.records,
                     crate::sizes::Upto::All,
                 );
-                return SummaryEnd::Again(SecondPass { s, pass });
+                return SummaryEnd::Again(Box::new(SecondPass { s, pass }));
             }
             Some(Format::Standalone) => Some(
                 self.standalone
@@ -507,7 +507,7 @@ impl Summarizer {
                 entries = r.entries;
             }
         }
-        SummaryEnd::Done(s, entries)
+        SummaryEnd::Done(Box::new(s), entries)
     }
 }
 

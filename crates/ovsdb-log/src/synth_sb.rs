@@ -127,7 +127,7 @@ fn flow_row(st: &mut State, dp: usize) -> (Uuid, Json) {
         ("logical_datapath", uuid_ref(st.datapaths[dp])),
         (
             "pipeline",
-            s(if n % 2 == 0 { "ingress" } else { "egress" }),
+            s(if n.is_multiple_of(2) { "ingress" } else { "egress" }),
         ),
         ("table_id", int(table)),
         ("priority", int(50 + (n % 60) * 10)),

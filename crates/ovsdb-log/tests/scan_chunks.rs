@@ -134,7 +134,7 @@ fn summary_chunked(bytes: &[u8], chunk: usize) -> String {
     }
     scan.finish(&mut |ev| sum.on_event(&ev));
     let (s, e) = match sum.finish(&scan) {
-        SummaryEnd::Done(s, e) => (s, e),
+        SummaryEnd::Done(s, e) => (*s, e),
         SummaryEnd::Again(mut p) => {
             let mut scan = LogScan::new(p.options());
             for c in bytes.chunks(chunk.max(1)) {
@@ -147,7 +147,7 @@ fn summary_chunked(bytes: &[u8], chunk: usize) -> String {
                 p.on_event(&ev);
                 Verdict::Keep
             });
-            p.finish()
+            (*p).finish()
         }
     };
     format!("{} {e:?}", s.to_json(None))
