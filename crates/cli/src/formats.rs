@@ -4,7 +4,7 @@
 //! byte slices.
 
 use ovsdb::json::{Json, Object};
-use ovsdb_log::{summarize, summarize_cluster, FileSummary, Format};
+use ovsdb_log::{summarize_cluster, FileSummary, Format};
 
 /// `println!` that ends the process quietly (status 141, as a shell reports
 /// death by SIGPIPE) when stdout is a closed pipe (`dump FILE | head`),
@@ -23,6 +23,121 @@ macro_rules! outln {
 
 fn read_file(path: &str) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("{path}: {e}"))
+}
+
+/// Size of the chunks files are read in: the core's scanner keeps only
+/// the record being read, so memory does not grow with the file.
+const CHUNK: usize = 4 << 20;
+
+/// Reads `path` in chunks and hands each to `f`.
+fn read_chunks(path: &str, f: &mut dyn FnMut(&[u8])) -> Result<(), String> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("{path}: {e}")),
+        };
+        f(&buf[..n]);
+    }
+}
+
+/// One streaming walk of `path` with the scanner's options `opts`,
+/// events to `f`.
+fn scan_file(
+    path: &str,
+    opts: ovsdb_log::ScanOptions,
+    f: &mut dyn FnMut(ovsdb_log::Event<'_>) -> ovsdb_log::Verdict,
+) -> Result<(), String> {
+    let mut scan = ovsdb_log::LogScan::new(opts);
+    read_chunks(path, &mut |c| scan.push(c, f))?;
+    scan.finish(f);
+    Ok(())
+}
+
+/// The summary of one file, read in chunks on two threads: a reader
+/// thread reads the file and verifies every record's SHA-1 (a framing-only
+/// walk) while this thread summarizes the same chunks trusting the
+/// hashes. When the verifier finds any damage the trusting result is
+/// thrown away and the file is summarized again with the hashes checked,
+/// so the result is always that of `ovsdb_log::summarize`.
+fn summarize_file(path: &str) -> Result<FileSummary, String> {
+    use ovsdb_log::summary::{Summarizer, SummaryEnd};
+    use ovsdb_log::{Event, LogScan, ScanOptions, Verdict};
+    use std::sync::{mpsc, Arc};
+    let (tx, rx) = mpsc::sync_channel::<Arc<Vec<u8>>>(4);
+    let owned = path.to_string();
+    let verifier = std::thread::spawn(move || -> Result<bool, String> {
+        use std::io::Read;
+        let mut file = std::fs::File::open(&owned).map_err(|e| format!("{owned}: {e}"))?;
+        let mut scan = LogScan::new(ScanOptions {
+            frames_only: true,
+            ..ScanOptions::default()
+        });
+        let mut clean = true;
+        let mut f = |ev: Event<'_>| {
+            if matches!(ev, Event::Skipped(_) | Event::Tail(_)) {
+                clean = false;
+            }
+            Verdict::Keep
+        };
+        loop {
+            let mut buf = vec![0u8; CHUNK];
+            let n = match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(format!("{owned}: {e}")),
+            };
+            buf.truncate(n);
+            let chunk = Arc::new(buf);
+            // The summarizing side may have stopped; keep verifying.
+            let _ = tx.send(Arc::clone(&chunk));
+            scan.push(&chunk, &mut f);
+        }
+        drop(tx);
+        scan.finish(&mut f);
+        Ok(clean)
+    });
+    let mut sum = Summarizer::new(true);
+    let mut scan = LogScan::new(ScanOptions {
+        trust_sha1: true,
+        ..sum.options()
+    });
+    for chunk in rx.iter() {
+        scan.push(&chunk, &mut |ev| sum.on_event(&ev));
+    }
+    scan.finish(&mut |ev| sum.on_event(&ev));
+    let clean = verifier
+        .join()
+        .map_err(|_| format!("{path}: reader thread failed"))??;
+    let trust = clean;
+    let end = if clean {
+        sum.finish(&scan)
+    } else {
+        let mut sum = Summarizer::new(true);
+        let mut scan = LogScan::new(sum.options());
+        read_chunks(path, &mut |c| scan.push(c, &mut |ev| sum.on_event(&ev)))?;
+        scan.finish(&mut |ev| sum.on_event(&ev));
+        sum.finish(&scan)
+    };
+    match end {
+        SummaryEnd::Done(s, _) => Ok(*s),
+        SummaryEnd::Again(mut pass) => {
+            let opts = ScanOptions {
+                trust_sha1: trust,
+                ..pass.options()
+            };
+            scan_file(path, opts, &mut |ev| {
+                pass.on_event(&ev);
+                Verdict::Keep
+            })?;
+            Ok((*pass).finish().0)
+        }
+    }
 }
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
@@ -114,9 +229,8 @@ pub fn inspect(args: &[String]) -> u8 {
     let mut summaries = Vec::new();
     let mut code = 0u8;
     for path in &files {
-        match read_file(path) {
-            Ok(bytes) => {
-                let s = summarize(&bytes);
+        match summarize_file(path) {
+            Ok(s) => {
                 for k in &s.skipped {
                     eprintln!(
                         "ovsdb-scope: {path}: skipped {} bytes: {}",
@@ -324,13 +438,16 @@ pub fn check(args: &[String]) -> u8 {
     // need of each (a few digests per entry).
     let mut checker = ovsdb_log::Checker::new();
     for path in args {
-        match read_file(path) {
-            Ok(b) => checker.add_file(path, &b),
-            Err(e) => {
-                eprintln!("ovsdb-scope: {e}");
-                return 2;
-            }
+        // Read in chunks: one record of one file in memory at a time.
+        let mut fc = checker.begin_file(path);
+        let read = scan_file(path, ovsdb_log::ScanOptions::default(), &mut |ev| {
+            fc.on_event(&mut checker, &ev)
+        });
+        if let Err(e) = read {
+            eprintln!("ovsdb-scope: {e}");
+            return 2;
         }
+        checker.end_file(fc);
     }
     let rep = checker.finish();
     for w in &rep.warnings {

@@ -3,11 +3,9 @@
 //! violations are collected.
 
 use crate::error::LogError;
-use crate::framing::{Format, Frame, Framer};
 use crate::raft::{ClusterHeader, RecordBody, Servers};
-use crate::record::Record;
+use crate::scan::{Event, LogScan, ScanOptions, Verdict};
 use crate::uuid::Uuid;
-use ovsdb::json::Json;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -184,13 +182,6 @@ impl SlimLog {
 /// one-digit length (57 bytes) plus `{"term":1,"index":1}`.
 const MIN_ENTRY_RECORD: u64 = 57 + 20;
 
-fn fr_magic(bytes: &[u8]) -> &str {
-    let line = &bytes[..bytes.len().min(crate::framing::MAX_HEADER_LINE)];
-    let rest = line.strip_prefix(b"OVSDB ").unwrap_or(b"");
-    let end = rest.iter().position(|&b| b == b' ').unwrap_or(0);
-    std::str::from_utf8(&rest[..end]).unwrap_or("")
-}
-
 /// The digest of an entry's meaning (see [`Slim::meaning`]); `data` is
 /// the raw `data` value, parsed here and dropped.
 fn meaning_digest(
@@ -295,56 +286,39 @@ impl Checker {
     /// Reads one clustered file and checks its own records. Nothing of
     /// `bytes` is kept.
     pub fn add_file(&mut self, name: &str, bytes: &[u8]) {
-        if let Err(e) = self.add_file_impl(name, bytes) {
-            self.unreadable.push((name.to_string(), e));
+        self.add_file_chunks(name, [bytes]);
+    }
+
+    /// Reads one clustered file given as chunks (a [`LogScan`] walk per
+    /// file; nothing of the bytes is kept) and checks its own records.
+    pub fn add_file_chunks<'c>(&mut self, name: &str, chunks: impl IntoIterator<Item = &'c [u8]>) {
+        let mut fc = FileCheck::new(name);
+        let mut scan = LogScan::new(ScanOptions::default());
+        for c in chunks {
+            scan.push(c, &mut |ev| fc.on_event(self, &ev));
+        }
+        scan.finish(&mut |ev| fc.on_event(self, &ev));
+        self.end_file(fc);
+    }
+
+    /// Starts a file for a walk the caller drives: feed every event of a
+    /// [`LogScan`] (default options) to [`FileCheck::on_event`], then
+    /// [`Checker::end_file`].
+    pub fn begin_file(&self, name: &str) -> FileCheck {
+        FileCheck::new(name)
+    }
+
+    /// Ends a file started with [`Checker::begin_file`].
+    pub fn end_file(&mut self, fc: FileCheck) {
+        let name = fc.name.clone();
+        match fc.end() {
+            Err(e) => self.unreadable.push((name, e)),
+            Ok(Some(log)) => self.logs.push(log),
+            Ok(None) => {}
         }
     }
 
-    fn add_file_impl(&mut self, name: &str, bytes: &[u8]) -> Result<(), LogError> {
-        let mut fr = Framer::new(bytes);
-        // Record 0: the header, decoded fully (its snapshot data dropped).
-        let header: ClusterHeader = match fr.next_frame() {
-            None => {
-                return Err(LogError {
-                    record: 0,
-                    offset: 0,
-                    kind: crate::ErrorKind::EmptyFile,
-                })
-            }
-            Some(Err(e)) => return Err(e),
-            // No header, no identity: nothing to check against.
-            Some(Ok(Frame::Skipped(k))) => return Err(k.error),
-            Some(Ok(Frame::Record(raw))) => {
-                if Format::from_magic(fr_magic(bytes)) != Some(Format::Clustered) {
-                    return Err(raw.error(crate::ErrorKind::UnknownMagic {
-                        magic: fr_magic(bytes).to_string(),
-                    }));
-                }
-                match raw.decode(Format::Clustered)? {
-                    Record::Header(mut h) => {
-                        if let Some(s) = h.snapshot.as_mut() {
-                            s.data = Json::Null;
-                        }
-                        h
-                    }
-                    _ => {
-                        return Err(raw.error(crate::ErrorKind::BadRecord {
-                            message: "record 0 is not a header".into(),
-                        }))
-                    }
-                }
-            }
-        };
-        // The identity checks only need the header.
-        if header.is_joining() {
-            self.id_warnings
-                .push(format!("{name} has not joined the cluster, omitting"));
-            // Like check-cluster, the rest of the file must still read.
-            while let Some(f) = fr.next_frame() {
-                f?;
-            }
-            return Ok(());
-        }
+    fn header(&mut self, name: &str, header: &ClusterHeader) -> FileState {
         let sid = Some(header.server_id);
         if let Some((_, other)) = self.sids.iter().find(|(s, _)| *s == header.server_id) {
             self.id_violations.push(violation(
@@ -398,7 +372,7 @@ impl Checker {
         let me = header.server_id.short4();
         let in_servers = |s: &Servers| s.0.iter().any(|(id, _)| id.short4() == me);
         let prev_index = header.prev_index();
-        let mut log = SlimLog {
+        let log = SlimLog {
             file: name.to_string(),
             server_id: header.server_id,
             in_prev_servers: header.prev_servers.as_ref().is_some_and(in_servers),
@@ -410,297 +384,22 @@ impl Checker {
         if snap_term != 0 {
             self.any_term = true;
         }
-        let mut term = 0u64;
-        let mut vote: Option<Uuid> = None;
-        let mut leader: Option<Uuid> = None;
-        let mut commit_index = prev_index;
+        let commit_index = prev_index;
         let before = self.violations.len();
-        // A skipped span whose entries are not placed yet: (position in
-        // `self.unknown`, entries it can hold at most).
-        let mut pending: Option<(usize, u64)> = None;
-        let mut buf = Vec::new();
-        let mut stopped = false;
-        while let Some(frame) = fr.next_frame() {
-            let raw = match frame? {
-                Frame::Record(raw) => raw,
-                Frame::Skipped(k) => {
-                    log.skipped = true;
-                    // The span may have replaced any entry not committed
-                    // yet, and added entries after the last one.
-                    let from = commit_index.saturating_add(1).max(log.log_start);
-                    let mut indexes = None;
-                    for i in from..log.log_end() {
-                        log.entries[(i - log.log_start) as usize] = None;
-                        indexes = Some((indexes.map_or(i, |(a, _)| a), i));
-                    }
-                    let most = k.bytes / MIN_ENTRY_RECORD;
-                    pending = Some((self.unknown.len(), most));
-                    self.unknown.push(UnknownSpan {
-                        file: name.to_string(),
-                        server: sid,
-                        record: k.record,
-                        offset: k.offset,
-                        bytes: k.bytes,
-                        error: k.error,
-                        indexes,
-                    });
-                    continue;
-                }
-            };
-            let k = raw.index;
-            let (rec, range) = match raw.decode_light_payload(Format::Clustered) {
-                Ok(x) => x,
-                Err(e) => {
-                    fr.reject(&raw, e);
-                    continue;
-                }
-            };
-            let Record::Raft(r) = rec else { continue };
-            let slim = match &r.body {
-                RecordBody::Entry(e) => {
-                    let data = range.and_then(|(a, b)| raw.body.get(a..b));
-                    match meaning_digest(e, data, &mut buf) {
-                        Ok(meaning) => Some(Slim {
-                            term: e.term,
-                            record: k,
-                            body: raw.sha1,
-                            meaning,
-                            lists_me: e.servers.as_ref().is_some_and(in_servers),
-                        }),
-                        Err(m) => {
-                            fr.reject(&raw, raw.error(crate::ErrorKind::BadJson { message: m }));
-                            continue;
-                        }
-                    }
-                }
-                _ => None,
-            };
-            if stopped {
-                continue;
-            }
-            // Like check-cluster, which stops at the first violation, stop
-            // checking this file after its first one (later records would
-            // only repeat it); the rest must still read.
-            if self.violations.len() > before {
-                self.warnings
-                    .push(format!("{name}: records from {k} on not checked"));
-                stopped = true;
-                continue;
-            }
-            if let Some(t) = r.term() {
-                if t != 0 {
-                    self.any_term = true;
-                }
-                if t > term {
-                    term = t;
-                    vote = None;
-                    leader = None;
-                }
-            }
-            match r.body {
-                RecordBody::Entry(e) => {
-                    let slim = slim.expect("entries have a digest");
-                    let v = |rule, msg| {
-                        violation(name, sid, Some(k), Some(e.term), Some(e.index), rule, msg)
-                    };
-                    if e.index < commit_index {
-                        let log_end = log.log_end();
-                        self.violations.push(v(
-                            "no-truncate-committed",
-                            format!(
-                                "attempts to truncate log from {} to {} entries, but commit index is already {commit_index}",
-                                log_end - log.log_start,
-                                e.index.saturating_sub(log.log_start)
-                            ),
-                        ));
-                        continue;
-                    }
-                    if e.index > log.log_end() {
-                        // Entries a skipped span held (as many as it can).
-                        let gap = e.index - log.log_end();
-                        match pending {
-                            Some((u, most)) if gap <= most => {
-                                let first = log.log_end();
-                                log.entries.resize(log.entries.len() + gap as usize, None);
-                                let span = &mut self.unknown[u];
-                                let lo = span.indexes.map_or(first, |(a, _)| a);
-                                span.indexes = Some((lo, e.index - 1));
-                            }
-                            _ => {
-                                let log_end = log.log_end();
-                                self.violations.push(v(
-                                    "no-skip",
-                                    format!("skips past expected index {log_end}"),
-                                ));
-                                continue;
-                            }
-                        }
-                    }
-                    pending = None;
-                    let log_end = log.log_end();
-                    if e.index < log_end {
-                        if leader == sid {
-                            self.violations.push(v(
-                                "leader-append-only",
-                                format!(
-                                    "leader truncates its own log from {} to {} entries",
-                                    log_end - log.log_start,
-                                    e.index.saturating_sub(log.log_start)
-                                ),
-                            ));
-                        } else {
-                            self.warnings.push(format!(
-                                "{name}: record {k} truncates log from {} to {} entries",
-                                log_end - log.log_start,
-                                e.index.saturating_sub(log.log_start)
-                            ));
-                        }
-                        log.entries
-                            .truncate((e.index.saturating_sub(log.log_start)) as usize);
-                    }
-                    // Unknown previous term: nothing to compare with.
-                    if let Some(prev_term) = log.last_term(snap_term) {
-                        if e.term < prev_term {
-                            self.violations.push(v(
-                                "term-order",
-                                format!(
-                                    "term {} precedes previous entry's term {prev_term}",
-                                    e.term
-                                ),
-                            ));
-                        }
-                    }
-                    log.entries.push(Some(slim));
-                }
-                RecordBody::Term { .. } => {}
-                RecordBody::Vote { term: t, vote: v } => {
-                    if t < term {
-                        self.violations.push(violation(
-                            name,
-                            sid,
-                            Some(k),
-                            Some(t),
-                            None,
-                            "vote-term",
-                            format!("votes for {v} in term {t} but current term is {term}"),
-                        ));
-                    } else if let Some(old) = vote.filter(|o| *o != v) {
-                        self.violations.push(violation(
-                            name,
-                            sid,
-                            Some(k),
-                            Some(t),
-                            None,
-                            "one-vote-per-term",
-                            format!("votes for {v} in term {t} but already voted for {old}"),
-                        ));
-                    } else {
-                        vote = Some(v);
-                    }
-                }
-                RecordBody::Note { note } => {
-                    if note == "left" {
-                        self.warnings.push(format!(
-                            "{name}: record {k} shows that the server left the cluster"
-                        ));
-                    }
-                }
-                RecordBody::CommitIndex { commit_index: c } => {
-                    let log_end = log.log_end();
-                    if c < commit_index {
-                        self.violations.push(violation(
-                            name,
-                            sid,
-                            Some(k),
-                            None,
-                            Some(c),
-                            "commit-monotonic",
-                            format!("commit index regresses from {commit_index} to {c}"),
-                        ));
-                        continue;
-                    }
-                    if c >= log_end {
-                        // A skipped span may have held the entries up to c.
-                        let gap = c + 1 - log_end;
-                        match &mut pending {
-                            Some((u, most)) if gap <= *most => {
-                                log.entries.resize(log.entries.len() + gap as usize, None);
-                                *most -= gap;
-                                let span = &mut self.unknown[*u];
-                                let lo = span.indexes.map_or(log_end, |(a, _)| a);
-                                span.indexes = Some((lo, c));
-                            }
-                            _ => {
-                                self.violations.push(violation(
-                                    name,
-                                    sid,
-                                    Some(k),
-                                    None,
-                                    Some(c),
-                                    "commit-within-log",
-                                    format!(
-                                        "advances commit index to {c} but last log index is {}",
-                                        log_end - 1
-                                    ),
-                                ));
-                                continue;
-                            }
-                        }
-                    }
-                    commit_index = c;
-                    let slot = self.commits.entry(term).or_insert((0, name.to_string()));
-                    if c > slot.0 {
-                        *slot = (c, name.to_string());
-                    }
-                }
-                RecordBody::Leader { term: t, leader: l } => {
-                    if let Some(old) = leader.filter(|o| *o != l && t == term) {
-                        self.violations.push(violation(
-                            name,
-                            sid,
-                            Some(k),
-                            Some(t),
-                            None,
-                            "election-safety",
-                            format!(
-                                "term {t} has two different leaders {old} and {l} in this file"
-                            ),
-                        ));
-                    }
-                    if t == term {
-                        leader = Some(l);
-                    }
-                    match self.leaders.get(&t) {
-                        Some((other, f)) if *other != l => {
-                            self.violations.push(violation(
-                                name,
-                                sid,
-                                Some(k),
-                                Some(t),
-                                None,
-                                "election-safety",
-                                format!(
-                                    "term {t} has two different leaders: {other} (per {f}) and {l}"
-                                ),
-                            ));
-                        }
-                        Some(_) => {}
-                        None => {
-                            self.leaders.insert(t, (l, name.to_string()));
-                        }
-                    }
-                    if Some(l) == sid {
-                        if pending.is_some() {
-                            self.leader_log_unknown.insert(t);
-                        }
-                        let le = self.leader_log_end.entry(t).or_insert(0);
-                        *le = (*le).max(log.log_end());
-                    }
-                }
-            }
+        FileState {
+            sid,
+            me,
+            log,
+            snap_term,
+            term: 0,
+            vote: None,
+            leader: None,
+            commit_index,
+            before,
+            pending: None,
+            buf: Vec::new(),
+            stopped: false,
         }
-        self.logs.push(log);
-        Ok(())
     }
 
     /// The cross-file rules, and the report.
@@ -843,6 +542,407 @@ impl Checker {
             });
         }
         rep
+    }
+}
+
+/// One file of a [`Checker`] while its walk is under way.
+pub struct FileCheck {
+    name: String,
+    state: Option<FileState>,
+    joining: bool,
+    error: Option<LogError>,
+    started: bool,
+}
+
+struct FileState {
+    sid: Option<Uuid>,
+    me: String,
+    log: SlimLog,
+    snap_term: u64,
+    term: u64,
+    vote: Option<Uuid>,
+    leader: Option<Uuid>,
+    commit_index: u64,
+    before: usize,
+    /// A skipped span whose entries are not placed yet: (position in
+    /// `unknown`, entries it can hold at most).
+    pending: Option<(usize, u64)>,
+    buf: Vec<u8>,
+    stopped: bool,
+}
+
+impl FileCheck {
+    fn new(name: &str) -> FileCheck {
+        FileCheck {
+            name: name.to_string(),
+            state: None,
+            joining: false,
+            error: None,
+            started: false,
+        }
+    }
+
+    fn end(self) -> Result<Option<SlimLog>, LogError> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        if !self.started {
+            return Err(LogError {
+                record: 0,
+                offset: 0,
+                kind: crate::ErrorKind::EmptyFile,
+            });
+        }
+        Ok(self.state.map(|s| s.log))
+    }
+
+    /// Takes one event of the file's walk.
+    pub fn on_event(&mut self, ck: &mut Checker, ev: &Event<'_>) -> Verdict {
+        if self.error.is_some() {
+            return Verdict::Keep;
+        }
+        let first = !self.started;
+        self.started = true;
+        let name = self.name.clone();
+        let name = name.as_str();
+        if first {
+            // Record 0: the header; no header, no identity.
+            match ev {
+                Event::Tail(e) => self.error = Some(e.clone()),
+                Event::Skipped(k) => self.error = Some(k.error.clone()),
+                Event::Header { header, .. } => {
+                    if header.is_joining() {
+                        ck.id_warnings
+                            .push(format!("{name} has not joined the cluster, omitting"));
+                        self.joining = true;
+                    } else {
+                        self.state = Some(ck.header(name, header));
+                    }
+                }
+                other => {
+                    if let Some(raw) = other.raw() {
+                        self.error = Some(raw.error(crate::ErrorKind::UnknownMagic {
+                            magic: "JSON".to_string(),
+                        }));
+                    }
+                }
+            }
+            return Verdict::Keep;
+        }
+        if let Event::Tail(e) = ev {
+            // Like check-cluster, the rest of the file must still read.
+            self.error = Some(e.clone());
+            return Verdict::Keep;
+        }
+        let Some(st) = self.state.as_mut() else {
+            return Verdict::Keep;
+        };
+        let sid = st.sid;
+        let me = st.me.clone();
+        let in_servers = |s: &Servers| s.0.iter().any(|(id, _)| id.short4() == me);
+        let snap_term = st.snap_term;
+        let raw = match ev {
+            Event::Skipped(k) => {
+                let log = &mut st.log;
+                log.skipped = true;
+                // The span may have replaced any entry not committed
+                // yet, and added entries after the last one.
+                let from = st.commit_index.saturating_add(1).max(log.log_start);
+                let mut indexes = None;
+                for i in from..log.log_end() {
+                    log.entries[(i - log.log_start) as usize] = None;
+                    indexes = Some((indexes.map_or(i, |(a, _)| a), i));
+                }
+                let most = k.bytes / MIN_ENTRY_RECORD;
+                st.pending = Some((ck.unknown.len(), most));
+                ck.unknown.push(UnknownSpan {
+                    file: name.to_string(),
+                    server: sid,
+                    record: k.record,
+                    offset: k.offset,
+                    bytes: k.bytes,
+                    error: k.error.clone(),
+                    indexes,
+                });
+                return Verdict::Keep;
+            }
+            _ => match ev.raw() {
+                Some(r) => r,
+                None => return Verdict::Keep,
+            },
+        };
+        let r = match ev {
+            Event::Entry { entry, .. } => RecordBody::Entry(entry.clone()),
+            Event::Term { term, .. } => RecordBody::Term { term: *term },
+            Event::Vote { term, vote, .. } => RecordBody::Vote {
+                term: *term,
+                vote: *vote,
+            },
+            Event::Leader { term, leader, .. } => RecordBody::Leader {
+                term: *term,
+                leader: *leader,
+            },
+            Event::CommitIndex { commit_index, .. } => RecordBody::CommitIndex {
+                commit_index: *commit_index,
+            },
+            Event::Note { note, .. } => RecordBody::Note { note: note.clone() },
+            _ => return Verdict::Keep,
+        };
+        let r = crate::raft::RaftRecord {
+            comment: None,
+            body: r,
+        };
+        let k = raw.index;
+
+        let slim = match &r.body {
+            RecordBody::Entry(e) => {
+                let data = match ev {
+                    Event::Entry { data, .. } => *data,
+                    _ => None,
+                };
+                match meaning_digest(e, data, &mut st.buf) {
+                    Ok(meaning) => Some(Slim {
+                        term: e.term,
+                        record: k,
+                        body: raw.sha1,
+                        meaning,
+                        lists_me: e.servers.as_ref().is_some_and(in_servers),
+                    }),
+                    Err(m) => {
+                        return Verdict::Reject(
+                            raw.error(crate::ErrorKind::BadJson { message: m }),
+                        );
+                    }
+                }
+            }
+            _ => None,
+        };
+        if st.stopped {
+            return Verdict::Keep;
+        }
+        // Like check-cluster, which stops at the first violation, stop
+        // checking this file after its first one (later records would
+        // only repeat it); the rest must still read.
+        if ck.violations.len() > st.before {
+            ck.warnings
+                .push(format!("{name}: records from {k} on not checked"));
+            st.stopped = true;
+            return Verdict::Keep;
+        }
+        if let Some(t) = r.term() {
+            if t != 0 {
+                ck.any_term = true;
+            }
+            if t > st.term {
+                st.term = t;
+                st.vote = None;
+                st.leader = None;
+            }
+        }
+        match r.body {
+            RecordBody::Entry(e) => {
+                let slim = slim.expect("entries have a digest");
+                let v = |rule, msg| {
+                    violation(name, sid, Some(k), Some(e.term), Some(e.index), rule, msg)
+                };
+                if e.index < st.commit_index {
+                    let log_end = st.log.log_end();
+                    ck.violations.push(v(
+                            "no-truncate-committed",
+                            format!(
+                                "attempts to truncate log from {} to {} entries, but commit index is already {}",
+                                log_end - st.log.log_start,
+                                e.index.saturating_sub(st.log.log_start),
+                                st.commit_index
+                            ),
+                        ));
+                    return Verdict::Keep;
+                }
+                if e.index > st.log.log_end() {
+                    // Entries a skipped span held (as many as it can).
+                    let gap = e.index - st.log.log_end();
+                    match st.pending {
+                        Some((u, most)) if gap <= most => {
+                            let first = st.log.log_end();
+                            st.log
+                                .entries
+                                .resize(st.log.entries.len() + gap as usize, None);
+                            let span = &mut ck.unknown[u];
+                            let lo = span.indexes.map_or(first, |(a, _)| a);
+                            span.indexes = Some((lo, e.index - 1));
+                        }
+                        _ => {
+                            let log_end = st.log.log_end();
+                            ck.violations
+                                .push(v("no-skip", format!("skips past expected index {log_end}")));
+                            return Verdict::Keep;
+                        }
+                    }
+                }
+                st.pending = None;
+                let log_end = st.log.log_end();
+                if e.index < log_end {
+                    if st.leader == sid {
+                        ck.violations.push(v(
+                            "st.leader-append-only",
+                            format!(
+                                "st.leader truncates its own log from {} to {} entries",
+                                log_end - st.log.log_start,
+                                e.index.saturating_sub(st.log.log_start)
+                            ),
+                        ));
+                    } else {
+                        ck.warnings.push(format!(
+                            "{name}: record {k} truncates log from {} to {} entries",
+                            log_end - st.log.log_start,
+                            e.index.saturating_sub(st.log.log_start)
+                        ));
+                    }
+                    st.log
+                        .entries
+                        .truncate((e.index.saturating_sub(st.log.log_start)) as usize);
+                }
+                // Unknown previous term: nothing to compare with.
+                if let Some(prev_term) = st.log.last_term(snap_term) {
+                    if e.term < prev_term {
+                        ck.violations.push(v(
+                            "st.term-order",
+                            format!(
+                                "st.term {} precedes previous entry's st.term {prev_term}",
+                                e.term
+                            ),
+                        ));
+                    }
+                }
+                st.log.entries.push(Some(slim));
+            }
+            RecordBody::Term { .. } => {}
+            RecordBody::Vote { term: t, vote: v } => {
+                if t < st.term {
+                    ck.violations.push(violation(
+                        name,
+                        sid,
+                        Some(k),
+                        Some(t),
+                        None,
+                        "st.vote-st.term",
+                        format!("votes for {v} in term {t} but current term is {}", st.term),
+                    ));
+                } else if let Some(old) = st.vote.filter(|o| *o != v) {
+                    ck.violations.push(violation(
+                        name,
+                        sid,
+                        Some(k),
+                        Some(t),
+                        None,
+                        "one-st.vote-per-st.term",
+                        format!("votes for {v} in st.term {t} but already voted for {old}"),
+                    ));
+                } else {
+                    st.vote = Some(v);
+                }
+            }
+            RecordBody::Note { note } => {
+                if note == "left" {
+                    ck.warnings.push(format!(
+                        "{name}: record {k} shows that the server left the cluster"
+                    ));
+                }
+            }
+            RecordBody::CommitIndex { commit_index: c } => {
+                let log_end = st.log.log_end();
+                if c < st.commit_index {
+                    ck.violations.push(violation(
+                        name,
+                        sid,
+                        Some(k),
+                        None,
+                        Some(c),
+                        "commit-monotonic",
+                        format!("commit index regresses from {} to {c}", st.commit_index),
+                    ));
+                    return Verdict::Keep;
+                }
+                if c >= log_end {
+                    // A skipped span may have held the entries up to c.
+                    let gap = c + 1 - log_end;
+                    match &mut st.pending {
+                        Some((u, most)) if gap <= *most => {
+                            st.log
+                                .entries
+                                .resize(st.log.entries.len() + gap as usize, None);
+                            *most -= gap;
+                            let span = &mut ck.unknown[*u];
+                            let lo = span.indexes.map_or(log_end, |(a, _)| a);
+                            span.indexes = Some((lo, c));
+                        }
+                        _ => {
+                            ck.violations.push(violation(
+                                name,
+                                sid,
+                                Some(k),
+                                None,
+                                Some(c),
+                                "commit-within-log",
+                                format!(
+                                    "advances commit index to {c} but last log index is {}",
+                                    log_end - 1
+                                ),
+                            ));
+                            return Verdict::Keep;
+                        }
+                    }
+                }
+                st.commit_index = c;
+                let slot = ck.commits.entry(st.term).or_insert((0, name.to_string()));
+                if c > slot.0 {
+                    *slot = (c, name.to_string());
+                }
+            }
+            RecordBody::Leader { term: t, leader: l } => {
+                if let Some(old) = st.leader.filter(|o| *o != l && t == st.term) {
+                    ck.violations.push(violation(
+                        name,
+                        sid,
+                        Some(k),
+                        Some(t),
+                        None,
+                        "election-safety",
+                        format!("st.term {t} has two different leaders {old} and {l} in this file"),
+                    ));
+                }
+                if t == st.term {
+                    st.leader = Some(l);
+                }
+                match ck.leaders.get(&t) {
+                    Some((other, f)) if *other != l => {
+                        ck.violations.push(violation(
+                            name,
+                            sid,
+                            Some(k),
+                            Some(t),
+                            None,
+                            "election-safety",
+                            format!(
+                                "st.term {t} has two different leaders: {other} (per {f}) and {l}"
+                            ),
+                        ));
+                    }
+                    Some(_) => {}
+                    None => {
+                        ck.leaders.insert(t, (l, name.to_string()));
+                    }
+                }
+                if Some(l) == sid {
+                    if st.pending.is_some() {
+                        ck.leader_log_unknown.insert(t);
+                    }
+                    let le = ck.leader_log_end.entry(t).or_insert(0);
+                    *le = (*le).max(st.log.log_end());
+                }
+            }
+        }
+        Verdict::Keep
     }
 }
 

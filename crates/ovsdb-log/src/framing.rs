@@ -232,6 +232,15 @@ pub struct Framer<'a> {
     rejected: Option<Skip>,
     /// Salvage: a frame read ahead while deciding about `rejected`.
     ahead: Option<Result<Frame<'a>, LogError>>,
+    /// Window mode ([`crate::scan`]): file offset of `data[0]`.
+    base: u64,
+    /// Window mode: more bytes may follow `data` (a decision that depends
+    /// on where the data ends is put off: `need_more` is set instead).
+    partial: bool,
+    /// Window mode: the last read could not be decided on this window.
+    pub(crate) need_more: bool,
+    /// Window mode: trust the header's SHA-1 (a caller verified it).
+    pub(crate) trust_sha1: bool,
 }
 
 /// A span of the file that salvage reading stepped over: one damaged
@@ -279,7 +288,31 @@ impl<'a> Framer<'a> {
             damage_at: None,
             rejected: None,
             ahead: None,
+            base: 0,
+            partial: false,
+            need_more: false,
+            trust_sha1: false,
         }
+    }
+
+    /// A reader over a window of a file: `data` starts at file offset
+    /// `base` with record number `record`; `magic` is the file's magic if
+    /// a header was read before the window. With `partial`, a read whose
+    /// outcome depends on where the data ends sets `need_more` and yields
+    /// nothing, leaving the reader where it was.
+    pub(crate) fn window(
+        data: &'a [u8],
+        base: u64,
+        record: usize,
+        magic: Option<&'a str>,
+        partial: bool,
+    ) -> Self {
+        let mut f = Framer::new(data);
+        f.base = base;
+        f.record = record;
+        f.magic = magic;
+        f.partial = partial;
+        f
     }
 
     /// A reader that accepts any space-free first magic (the log layer's own
@@ -321,18 +354,22 @@ impl<'a> Framer<'a> {
     fn fail(&mut self, offset: usize, kind: ErrorKind) -> LogError {
         let e = LogError {
             record: self.record,
-            offset: offset as u64,
+            offset: self.base + offset as u64,
             kind,
         };
         self.error = Some(e.clone());
         e
     }
 
-    fn read_one(&mut self) -> Option<Result<RawRecord<'a>, LogError>> {
+    pub(crate) fn read_one(&mut self) -> Option<Result<RawRecord<'a>, LogError>> {
         let data = self.data;
         let start = self.pos;
         if start >= data.len() {
-            if start == 0 {
+            if self.partial {
+                self.need_more = true;
+                return None;
+            }
+            if start == 0 && self.base == 0 {
                 return Some(Err(self.fail(0, ErrorKind::EmptyFile)));
             }
             return None;
@@ -343,6 +380,10 @@ impl<'a> Framer<'a> {
         let line = match window.iter().position(|&b| b == b'\n') {
             Some(p) => &window[..=p],
             None => {
+                if rest.len() < MAX_HEADER_LINE && self.partial {
+                    self.need_more = true;
+                    return None;
+                }
                 if rest.len() < MAX_HEADER_LINE {
                     let kind = if b"OVSDB ".starts_with(&rest[..rest.len().min(6)])
                         || rest.starts_with(b"OVSDB ")
@@ -406,6 +447,10 @@ impl<'a> Framer<'a> {
         let available = (data.len() - body_start) as u64;
         let body_rest = &data[body_start..];
         if header.length > available {
+            if self.partial {
+                self.need_more = true;
+                return None;
+            }
             if let Some(actual) = alternative_length(body_rest, &header) {
                 return Some(Err(self.fail(
                     body_start,
@@ -426,8 +471,16 @@ impl<'a> Framer<'a> {
         // header.length <= available, which fits in usize.
         let len = header.length as usize;
         let body = &body_rest[..len];
-        let actual = sha1(body);
+        let actual = if self.trust_sha1 {
+            header.sha1
+        } else {
+            sha1(body)
+        };
         if actual != header.sha1 {
+            if self.partial && !first_line_known(body_rest) {
+                self.need_more = true;
+                return None;
+            }
             if let Some(actual_len) = alternative_length(body_rest, &header) {
                 return Some(Err(self.fail(
                     body_start,
@@ -447,7 +500,7 @@ impl<'a> Framer<'a> {
         }
         let rec = RawRecord {
             index: self.record,
-            offset: start as u64,
+            offset: self.base + start as u64,
             header_len: line.len(),
             body,
             sha1: actual,
@@ -463,13 +516,37 @@ impl<'a> Framer<'a> {
     /// magic before the first header was read) whose body is there and
     /// hashes to the header's SHA-1.
     fn resync_from(&self, from: usize) -> Option<usize> {
+        match self.resync_window(from) {
+            Resync::Found(p) => Some(p),
+            Resync::NotFound | Resync::NeedMore(_) => None,
+        }
+    }
+
+    /// [`Framer::resync_from`] on a window: with `partial`, a candidate
+    /// that cannot be decided yet (or the end of the window reached)
+    /// gives `NeedMore` with the position to search again from.
+    pub(crate) fn resync_window(&self, from: usize) -> Resync {
         let data = self.data;
         let mut at = from;
+        let more = |at: usize| {
+            if self.partial {
+                Resync::NeedMore(at)
+            } else {
+                Resync::NotFound
+            }
+        };
         while at < data.len() {
-            let p = at + find(&data[at..], b"OVSDB ")?;
+            let Some(q) = find(&data[at..], b"OVSDB ") else {
+                // A header may start in the last 5 bytes.
+                return more(data.len().saturating_sub(5).max(at));
+            };
+            let p = at + q;
             at = p + 1;
             let window = &data[p..data.len().min(p + MAX_HEADER_LINE)];
             let Some(lf) = window.iter().position(|&b| b == b'\n') else {
+                if self.partial && window.len() < MAX_HEADER_LINE {
+                    return Resync::NeedMore(p);
+                }
                 continue;
             };
             let Ok(h) = parse_header_line(&window[..=lf]) else {
@@ -480,14 +557,20 @@ impl<'a> Framer<'a> {
                 None => self.accept_any_magic || Format::from_magic(h.magic).is_some(),
             };
             let body_start = p + lf + 1;
-            if !magic_ok || h.length > (data.len() - body_start) as u64 {
+            if !magic_ok {
+                continue;
+            }
+            if h.length > (data.len() - body_start) as u64 {
+                if self.partial {
+                    return Resync::NeedMore(p);
+                }
                 continue;
             }
             if sha1(&data[body_start..body_start + h.length as usize]) == h.sha1 {
-                return Some(p);
+                return Resync::Found(p);
             }
         }
-        None
+        more(at.min(data.len()))
     }
 
     /// Salvage walk: like the iterator, but damage followed by a good
@@ -558,6 +641,20 @@ impl<'a> Framer<'a> {
             },
         }
     }
+}
+
+/// Outcome of a resynchronisation search on a window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Resync {
+    Found(usize),
+    NotFound,
+    NeedMore(usize),
+}
+
+/// Whether [`alternative_length`] can decide on `body_rest` (its first LF
+/// is there, or the 1 GiB scan limit is reached).
+fn first_line_known(body_rest: &[u8]) -> bool {
+    body_rest.len() >= 1 << 30 || body_rest.contains(&b'\n')
 }
 
 /// Position of `needle` in `hay`.

@@ -12,6 +12,7 @@ pub mod raft;
 mod rawtxn;
 pub mod record;
 pub mod replay;
+pub mod scan;
 pub mod sizes;
 pub mod skim;
 pub mod summary;
@@ -20,11 +21,14 @@ pub mod synth_sb;
 pub mod uuid;
 pub mod writer;
 
-pub use check::{check_cluster, CheckReport, Checker, PairCount, UnknownSpan, Violation};
+pub use check::{
+    check_cluster, CheckReport, Checker, FileCheck, PairCount, UnknownSpan, Violation,
+};
 pub use error::{ErrorKind, LogError};
 pub use framing::{Format, Frame, Framer, RawRecord, Skip};
 pub use raft::{ClusterHeader, Entry, RaftRecord, RecordBody, Servers, Snapshot};
 pub use replay::{Db, Mode};
+pub use scan::{split_data, Event, LogScan, ScanOptions, Verdict};
 pub use sizes::{replay, replay_database, EntrySize, Replay, Upto};
 pub use summary::{
     summarize, summarize_cluster, summarize_detailed, summarize_records, ClusterSummary,

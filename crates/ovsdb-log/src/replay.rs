@@ -229,6 +229,12 @@ impl Db {
         }))
     }
 
+    /// Applies a transaction the scanner read on the way
+    /// ([`crate::scan::ScanOptions::txn`]).
+    pub fn apply_scanned(&mut self, t: &crate::scan::ScannedTxn<'_>) -> Result<SizeDelta, String> {
+        self.apply_src(&t.0)
+    }
+
     /// Applies an already-read txn source.
     pub(crate) fn apply_src(&mut self, t: &TxnSrc<'_>) -> Result<SizeDelta, String> {
         let (ops, delta) = self.parse_ops(t)?;

@@ -683,3 +683,236 @@ pub fn replay_database(bytes: &[u8], upto: Upto) -> (Option<ovsdb::Database>, Op
     }
     (db, error)
 }
+
+/// Replay as a consumer of [`crate::scan::LogScan`] events: the second
+/// pass of a clustered replay (the superseded entries known from a first
+/// pass) or a standalone replay. Same rules and results as
+/// `replay_clustered`/`replay_standalone` over the same records.
+pub struct ReplayPass {
+    superseded: std::collections::HashSet<usize>,
+    limit: u64,
+    /// Records from this number on are not looked at.
+    stop_at: usize,
+    stopped: bool,
+    done: bool,
+    standalone: bool,
+    r: Replay,
+}
+
+impl ReplayPass {
+    /// A pass over the first `stop_at` records, skipping the entry
+    /// records in `superseded`; `commit` is the highest commit index of
+    /// the file (for [`Upto::Committed`] and the result's commit index).
+    pub fn new(
+        superseded: std::collections::HashSet<usize>,
+        commit: u64,
+        prev_index: u64,
+        stop_at: usize,
+        upto: Upto,
+    ) -> ReplayPass {
+        let limit = match upto {
+            Upto::All => u64::MAX,
+            Upto::Committed => commit.max(prev_index),
+            Upto::Index(i) => i,
+        };
+        ReplayPass {
+            superseded,
+            limit,
+            stop_at,
+            stopped: false,
+            done: false,
+            standalone: false,
+            r: Replay {
+                format: Some(Format::Clustered),
+                db: None,
+                applied: 0,
+                commit_index: Some(commit.max(prev_index)),
+                entries: Vec::new(),
+                error: None,
+                skipped: Vec::new(),
+            },
+        }
+    }
+
+    /// A standalone replay of every txn record up to `upto`.
+    pub fn standalone(upto: Upto) -> ReplayPass {
+        let mut p = ReplayPass::new(Default::default(), 0, 0, usize::MAX, upto);
+        p.limit = match upto {
+            Upto::All | Upto::Committed => u64::MAX,
+            Upto::Index(i) => i,
+        };
+        p.standalone = true;
+        p.r.format = Some(Format::Standalone);
+        p.r.commit_index = None;
+        p
+    }
+
+    /// Takes one event of the walk.
+    pub fn on_event(&mut self, ev: &crate::scan::Event<'_>) {
+        use crate::scan::Event as E;
+        if self.done {
+            return;
+        }
+        let Some(raw) = ev.raw() else { return };
+        if raw.index >= self.stop_at {
+            self.done = true;
+            return;
+        }
+        match ev {
+            E::Schema { raw, schema } => match schema_from(raw, schema) {
+                Ok(s) => self.r.db = Some(Db::new(s)),
+                Err(e) => self.fail(e),
+            },
+            E::Txn { raw } => self.standalone_txn(raw),
+            E::Header { raw, header } => match db_from_header(raw, header) {
+                Ok(Some(db)) => {
+                    self.r.db = Some(db);
+                    self.r.applied = header.prev_index();
+                }
+                Ok(None) => {}
+                Err(e) => self.fail(e),
+            },
+            E::Entry {
+                raw,
+                entry,
+                data: Some(data_bytes),
+                txn,
+                ..
+            } => self.entry(raw, entry.index, data_bytes, txn.as_ref()),
+            _ => {}
+        }
+    }
+
+    fn fail(&mut self, e: LogError) {
+        self.r.error = Some(e);
+        self.done = true;
+    }
+
+    fn standalone_txn(&mut self, raw: &RawRecord<'_>) {
+        let stored = raw.total_len();
+        let plain = EntrySize {
+            record: raw.index,
+            index: None,
+            stored,
+            full: stored,
+            diff: stored,
+            superseded: false,
+        };
+        let j = match raw.json() {
+            Ok(j) => j,
+            Err(e) => return self.fail(e),
+        };
+        if self.r.applied >= self.limit {
+            self.r.entries.push(plain);
+            return;
+        }
+        let Some(db) = self.r.db.as_mut() else {
+            self.done = true;
+            return;
+        };
+        match db.apply_txn(&j) {
+            Ok(delta) => {
+                self.r.entries.push(EntrySize {
+                    full: resized(Format::Standalone, raw, delta.full),
+                    diff: resized(Format::Standalone, raw, delta.diff),
+                    ..plain
+                });
+                self.r.applied += 1;
+            }
+            Err(m) => self.fail(replay_err(raw, m)),
+        }
+    }
+
+    fn entry(
+        &mut self,
+        raw: &RawRecord<'_>,
+        index: u64,
+        data_bytes: &[u8],
+        txn: Option<&crate::scan::ScannedTxn<'_>>,
+    ) {
+        let stored = raw.total_len();
+        let plain = |superseded| EntrySize {
+            record: raw.index,
+            index: Some(index),
+            stored,
+            full: stored,
+            diff: stored,
+            superseded,
+        };
+        if self.superseded.contains(&raw.index) {
+            self.r.entries.push(plain(true));
+            return;
+        }
+        if self.stopped || index > self.limit {
+            self.stopped = true;
+            self.r.entries.push(plain(false));
+            return;
+        }
+        let res = match (self.r.db.as_mut(), txn) {
+            (Some(db), Some(t)) => Some(db.apply_scanned(t)),
+            (Some(db), None) => db.apply_data_bytes(data_bytes),
+            (None, _) => None,
+        };
+        let res = match res {
+            Some(res) => res.map_err(|m| replay_err(raw, m)),
+            None => match crate::rawtxn::parse_slice(data_bytes) {
+                Ok(data) => apply_data(&mut self.r.db, raw, &data),
+                Err(m) => Err(raw.error(ErrorKind::BadJson { message: m })),
+            },
+        };
+        match res {
+            Ok(delta) => {
+                self.r.entries.push(EntrySize {
+                    full: resized(Format::Clustered, raw, delta.full),
+                    diff: resized(Format::Clustered, raw, delta.diff),
+                    ..plain(false)
+                });
+                self.r.applied = index;
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// The replay; `error` is the error that ended the walk, if any
+    /// (kept unless a replay error came first).
+    pub fn finish(mut self, error: Option<LogError>) -> Replay {
+        if self.r.error.is_none() {
+            self.r.error = error;
+        }
+        self.r
+    }
+}
+
+/// What a first pass over a clustered file learns for a later replay
+/// pass: which entry records a later record superseded, the highest
+/// commit index, the snapshot index.
+#[derive(Debug, Default, Clone)]
+pub struct Structure {
+    pub superseded: std::collections::HashSet<usize>,
+    pub commit: u64,
+    pub prev_index: u64,
+    surviving: Vec<(u64, usize)>,
+}
+
+impl Structure {
+    pub fn on_event(&mut self, ev: &crate::scan::Event<'_>) {
+        use crate::scan::Event as E;
+        match ev {
+            E::Header { header, .. } => self.prev_index = header.prev_index(),
+            E::Entry { raw, entry, .. } => {
+                while self
+                    .surviving
+                    .last()
+                    .is_some_and(|(i, _)| *i >= entry.index)
+                {
+                    if let Some((_, rec)) = self.surviving.pop() {
+                        self.superseded.insert(rec);
+                    }
+                }
+                self.surviving.push((entry.index, raw.index));
+            }
+            E::CommitIndex { commit_index, .. } => self.commit = self.commit.max(*commit_index),
+            _ => {}
+        }
+    }
+}

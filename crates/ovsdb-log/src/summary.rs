@@ -1,9 +1,10 @@
 //! Per-file summary (`inspect`), tolerant of a damaged tail.
 
 use crate::error::LogError;
-use crate::framing::{Format, Frame, Framer, Skip};
+use crate::framing::{Format, Skip};
 use crate::raft::RecordBody;
 use crate::record::Record;
+use crate::scan::{Event, LogScan, ScanOptions, Verdict};
 use crate::uuid::Uuid;
 use ovsdb::json::{Json, Object};
 
@@ -232,88 +233,169 @@ pub fn summarize_records(bytes: &[u8]) -> FileSummary {
 }
 
 fn summarize_impl(bytes: &[u8], with_sizes: bool) -> (FileSummary, Vec<crate::sizes::EntrySize>) {
-    let mut entries = Vec::new();
-    let mut s = FileSummary::empty(bytes.len() as u64);
-    let mut raws = Vec::new();
-    let mut scan = crate::sizes::Scan::new(0);
-    let mut stream = crate::sizes::Stream::new();
-    let mut fr = Framer::new(bytes);
-    let mut terms = std::collections::BTreeSet::new();
-    let mut last_entry: Option<u64> = None;
-    while let Some(frame) = fr.next_frame() {
-        let raw = match frame {
-            Ok(Frame::Record(r)) => r,
-            Ok(Frame::Skipped(k)) => {
-                s.skipped.push(k);
-                continue;
-            }
-            Err(e) => {
-                s.truncated = Some(e);
-                break;
-            }
-        };
-        let format = match raw.index {
-            0 => Format::from_magic(bytes_magic(bytes)).unwrap_or(Format::Clustered),
-            _ => fr.format().unwrap_or(Format::Clustered),
-        };
-        // Record 0 fully (identity, schema); later records without
-        // decoding their payloads, except conversion entries (schema slot
-        // not null) whose schema version is wanted.
-        let mut txn_src = None;
-        let decoded = if raw.index > 0 && with_sizes && format == Format::Clustered {
-            raw.decode_streaming().and_then(|(rec, range, txn)| {
-                txn_src = txn;
-                let conversion = range
-                    .and_then(|(a, b)| raw.body.get(a..b))
-                    .is_some_and(is_schema_payload);
-                if conversion {
-                    raw.decode(format).map(|full| (full, range))
-                } else {
-                    Ok((rec, range))
-                }
-            })
-        } else if raw.index > 0 {
-            raw.decode_light_payload(format).and_then(|(rec, range)| {
-                let conversion = range
-                    .and_then(|(a, b)| raw.body.get(a..b))
-                    .is_some_and(is_schema_payload);
-                if conversion {
-                    raw.decode(format).map(|full| (full, range))
-                } else {
-                    Ok((rec, range))
-                }
-            })
-        } else {
-            raw.decode(format).map(|r| (r, None))
-        };
-        let (rec, data_range) = match decoded {
-            Ok(r) => r,
-            Err(e) => {
-                // A skipped span if a good record follows, else the end.
-                fr.reject(&raw, e);
-                continue;
-            }
-        };
-        if raw.index == 0 {
-            s.format = Some(format);
+    let mut sum = Summarizer::new(with_sizes);
+    let mut scan = LogScan::new(sum.options());
+    scan.push(bytes, &mut |ev| sum.on_event(&ev));
+    scan.finish(&mut |ev| sum.on_event(&ev));
+    match sum.finish(&scan) {
+        SummaryEnd::Done(s, e) => (*s, e),
+        SummaryEnd::Again(mut pass) => {
+            LogScan::scan_all(bytes, pass.options(), &mut |ev| {
+                pass.on_event(&ev);
+                Verdict::Keep
+            });
+            (*pass).finish()
         }
-        if with_sizes && format == Format::Clustered {
-            scan.push(raw.index, &rec, data_range);
-            match &rec {
-                Record::Header(h) => stream.header(&raw, h),
-                Record::Raft(r) => {
-                    if let RecordBody::Entry(e) = &r.body {
-                        stream.entry(&raw, e, txn_src.as_ref());
+    }
+}
+
+/// The per-file summary as a consumer of [`LogScan`] events: feed it
+/// every event of one walk, then [`Summarizer::finish`].
+pub struct Summarizer {
+    s: FileSummary,
+    with_sizes: bool,
+    terms: std::collections::BTreeSet<u64>,
+    last_entry: Option<u64>,
+    structure: crate::sizes::Structure,
+    stream: crate::sizes::Stream,
+    /// Standalone files: the replay runs in the same pass.
+    standalone: Option<crate::sizes::ReplayPass>,
+}
+
+/// How a summary ends: done, or (clustered files whose log replaces its
+/// own entries, or whose payloads the one-pass replay could not apply) a
+/// second walk over the same bytes is needed for the sizes.
+pub enum SummaryEnd {
+    Done(Box<FileSummary>, Vec<crate::sizes::EntrySize>),
+    Again(Box<SecondPass>),
+}
+
+/// The second walk of [`SummaryEnd::Again`]: feed every event of a new
+/// [`LogScan`] (with [`SecondPass::options`]) over the same bytes.
+pub struct SecondPass {
+    s: FileSummary,
+    pass: crate::sizes::ReplayPass,
+}
+
+impl SecondPass {
+    pub fn options(&self) -> ScanOptions {
+        ScanOptions {
+            txn: true,
+            ..ScanOptions::default()
+        }
+    }
+    pub fn on_event(&mut self, ev: &Event<'_>) {
+        self.pass.on_event(ev);
+    }
+    pub fn finish(self) -> (FileSummary, Vec<crate::sizes::EntrySize>) {
+        let mut s = self.s;
+        let r = self.pass.finish(s.truncated.clone());
+        let mut entries = Vec::new();
+        let (_, full, diff) = r.totals();
+        s.entry_bytes.full = full;
+        s.entry_bytes.diff = diff;
+        if full.is_some() {
+            entries = r.entries;
+        }
+        (s, entries)
+    }
+}
+
+impl Summarizer {
+    /// `with_sizes`: also the full/diff sizes (replays the data).
+    pub fn new(with_sizes: bool) -> Summarizer {
+        Summarizer {
+            s: FileSummary::empty(0),
+            with_sizes,
+            terms: Default::default(),
+            last_entry: None,
+            structure: Default::default(),
+            stream: crate::sizes::Stream::new(),
+            standalone: None,
+        }
+    }
+
+    /// The scanner options this consumer needs.
+    pub fn options(&self) -> ScanOptions {
+        ScanOptions {
+            txn: self.with_sizes,
+            ..ScanOptions::default()
+        }
+    }
+
+    /// Takes one event of the walk.
+    pub fn on_event(&mut self, ev: &Event<'_>) -> Verdict {
+        let s = &mut self.s;
+        let raw = match ev {
+            Event::Skipped(k) => {
+                s.skipped.push(k.clone());
+                return Verdict::Keep;
+            }
+            Event::Tail(e) => {
+                s.truncated = Some(e.clone());
+                return Verdict::Keep;
+            }
+            Event::Truncate { .. } => return Verdict::Keep,
+            _ => match ev.raw() {
+                Some(r) => r,
+                None => return Verdict::Keep,
+            },
+        };
+        // Conversion entries (schema slot not null): their schema version
+        // is wanted, so they are decoded fully.
+        let mut conversion_version = None;
+        if let Event::Entry { data: Some(d), .. } = ev {
+            if is_schema_payload(d) {
+                match raw.decode(Format::Clustered) {
+                    Ok(Record::Raft(r)) => {
+                        if let RecordBody::Entry(e) = &r.body {
+                            conversion_version =
+                                e.data.as_ref().and_then(schema_version_of_payload);
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(e) => return Verdict::Reject(e),
+                }
+            }
+        }
+        match ev {
+            Event::Header { .. } => s.format = Some(Format::Clustered),
+            Event::Schema { .. } => s.format = Some(Format::Standalone),
+            _ => {}
+        }
+        if self.with_sizes {
+            match ev {
+                Event::Header { raw, header } => {
+                    self.structure.on_event(ev);
+                    self.stream.header(raw, header);
+                }
+                Event::Entry {
+                    raw, entry, txn, ..
+                } => {
+                    self.structure.on_event(ev);
+                    self.stream.entry(raw, entry, txn.as_ref().map(|t| &t.0));
+                }
+                Event::CommitIndex { .. } => self.structure.on_event(ev),
+                Event::Schema { .. } => {
+                    let mut p = crate::sizes::ReplayPass::standalone(crate::sizes::Upto::All);
+                    p.on_event(ev);
+                    self.standalone = Some(p);
+                }
+                Event::Txn { .. } => {
+                    if let Some(p) = self.standalone.as_mut() {
+                        p.on_event(ev);
                     }
                 }
                 _ => {}
             }
-            raws.push(raw);
         }
         s.records += 1;
-        s.record_kinds.bump(rec.kind_name());
-        match rec {
-            Record::Header(h) => {
+        if let Some(k) = ev.kind_name() {
+            s.record_kinds.bump(k);
+        }
+        let terms = &mut self.terms;
+        match ev {
+            Event::Header { header: h, .. } => {
                 s.database = Some(h.name.clone());
                 s.server_id = Some(h.server_id);
                 s.cluster_id = h.cluster_id;
@@ -325,60 +407,71 @@ fn summarize_impl(bytes: &[u8], with_sizes: bool) -> (FileSummary, Vec<crate::si
                     s.schema_version = schema_version_of_payload(&snap.data);
                 }
             }
-            Record::Raft(r) => {
-                if let Some(t) = r.term() {
-                    terms.insert(t);
-                }
-                match &r.body {
-                    RecordBody::Entry(e) => {
-                        last_entry = Some(e.index);
-                        if let Some(d) = &e.data {
-                            s.entry_bytes.stored += raw.total_len();
-                            if let Some(v) = schema_version_of_payload(d) {
-                                s.schema_version = Some(v);
-                            }
-                        }
+            Event::Entry { raw, entry: e, .. } => {
+                terms.insert(e.term);
+                self.last_entry = Some(e.index);
+                if e.data.is_some() {
+                    s.entry_bytes.stored += raw.total_len();
+                    if let Some(v) = conversion_version {
+                        s.schema_version = Some(v);
                     }
-                    RecordBody::Vote { term, vote } => s.votes.push(TermSid {
-                        term: *term,
-                        sid: *vote,
-                    }),
-                    RecordBody::Leader { term, leader } => s.leaders.push(TermSid {
-                        term: *term,
-                        sid: *leader,
-                    }),
-                    RecordBody::CommitIndex { commit_index } => {
-                        s.commit_index = Some(s.commit_index.unwrap_or(0).max(*commit_index))
-                    }
-                    RecordBody::Term { .. } | RecordBody::Note { .. } => {}
                 }
             }
-            Record::Schema(j) => {
+            Event::Term { term, .. } => {
+                terms.insert(*term);
+            }
+            Event::Vote { term, vote, .. } => {
+                terms.insert(*term);
+                s.votes.push(TermSid {
+                    term: *term,
+                    sid: *vote,
+                })
+            }
+            Event::Leader { term, leader, .. } => {
+                terms.insert(*term);
+                s.leaders.push(TermSid {
+                    term: *term,
+                    sid: *leader,
+                })
+            }
+            Event::CommitIndex { commit_index, .. } => {
+                s.commit_index = Some(s.commit_index.unwrap_or(0).max(*commit_index))
+            }
+            Event::Schema { schema: j, .. } => {
                 s.database = j.get("name").and_then(Json::as_str).map(str::to_string);
                 s.schema_version = j.get("version").and_then(Json::as_str).map(str::to_string);
             }
-            Record::Txn(_) => s.entry_bytes.stored += raw.total_len(),
+            Event::Txn { raw } => s.entry_bytes.stored += raw.total_len(),
+            _ => {}
         }
+        Verdict::Keep
     }
-    if s.format.is_none() {
-        // Record 0 unread: the format is the magic of the first good
-        // header, if any.
-        let empty = s
-            .truncated
-            .as_ref()
-            .is_some_and(|e| matches!(e.kind, crate::ErrorKind::EmptyFile));
-        if (s.records == 0 && s.truncated.is_some() && !empty) || !s.skipped.is_empty() {
-            s.format = fr.format();
+
+    /// Ends the summary of a walk that `scan` made (for its format and
+    /// size).
+    pub fn finish(self, scan: &LogScan) -> SummaryEnd {
+        let mut s = self.s;
+        s.bytes = scan.bytes();
+        let mut entries = Vec::new();
+        if s.format.is_none() {
+            // Record 0 unread: the format is the magic of the first good
+            // header, if any.
+            let empty = s
+                .truncated
+                .as_ref()
+                .is_some_and(|e| matches!(e.kind, crate::ErrorKind::EmptyFile));
+            if (s.records == 0 && s.truncated.is_some() && !empty) || !s.skipped.is_empty() {
+                s.format = scan.format();
+            }
         }
-    }
-    s.terms = terms.into_iter().collect();
-    s.last_index = last_entry.or(s.snapshot_index);
-    if with_sizes && !s.skipped.is_empty() {
-        // What a skipped span held is unknown, so is every size that
-        // depends on replaying through it.
-        return (s, entries);
-    }
-    if with_sizes {
+        s.terms = self.terms.into_iter().collect();
+        s.last_index = self.last_entry.or(s.snapshot_index);
+        if !self.with_sizes || !s.skipped.is_empty() {
+            // What a skipped span held is unknown, so is every size that
+            // depends on replaying through it.
+            return SummaryEnd::Done(Box::new(s), entries);
+        }
+        let mut stream = self.stream;
         let r = match s.format {
             Some(Format::Clustered) if stream.ok && stream.db.is_some() => {
                 s.entry_bytes.full = Some(stream.full);
@@ -387,25 +480,23 @@ fn summarize_impl(bytes: &[u8], with_sizes: bool) -> (FileSummary, Vec<crate::si
                 None
             }
             Some(Format::Clustered) => {
-                scan.stop_at = raws.len();
-                scan.error = s.truncated.clone();
-                let empty = crate::sizes::Replay {
-                    format: None,
-                    db: None,
-                    applied: 0,
-                    commit_index: None,
-                    entries: Vec::new(),
-                    error: None,
-                    skipped: Vec::new(),
-                };
-                Some(crate::sizes::replay_clustered(
-                    &raws,
-                    scan,
+                let st = self.structure;
+                let pass = crate::sizes::ReplayPass::new(
+                    st.superseded,
+                    st.commit,
+                    st.prev_index,
+                    s.records,
                     crate::sizes::Upto::All,
-                    empty,
-                ))
+                );
+                return SummaryEnd::Again(Box::new(SecondPass { s, pass }));
             }
-            Some(Format::Standalone) => Some(crate::sizes::replay(bytes, crate::sizes::Upto::All)),
+            Some(Format::Standalone) => Some(
+                self.standalone
+                    .unwrap_or_else(|| {
+                        crate::sizes::ReplayPass::standalone(crate::sizes::Upto::All)
+                    })
+                    .finish(s.truncated.clone()),
+            ),
             None => None,
         };
         if let Some(r) = r {
@@ -416,8 +507,8 @@ fn summarize_impl(bytes: &[u8], with_sizes: bool) -> (FileSummary, Vec<crate::si
                 entries = r.entries;
             }
         }
+        SummaryEnd::Done(Box::new(s), entries)
     }
-    (s, entries)
 }
 
 /// The `skipped` array of `inspect --json`: record, offset and length of
@@ -438,13 +529,6 @@ pub fn skipped_json(skipped: &[Skip]) -> Json {
             })
             .collect(),
     )
-}
-
-fn bytes_magic(bytes: &[u8]) -> &str {
-    let line = &bytes[..bytes.len().min(crate::framing::MAX_HEADER_LINE)];
-    let rest = line.strip_prefix(b"OVSDB ").unwrap_or(b"");
-    let end = rest.iter().position(|&b| b == b' ').unwrap_or(0);
-    std::str::from_utf8(&rest[..end]).unwrap_or("")
 }
 
 /// Whether a raw `data` value has a non-null schema slot (a conversion).
