@@ -345,10 +345,18 @@ impl App {
         if js_get(data, "id").as_f64() != Some(self.log.query as f64) {
             return false;
         }
-        self.log.start = js_get(data, "start").as_f64().unwrap_or(0.0) as usize;
+        let start = js_get(data, "start").as_f64().unwrap_or(0.0) as usize;
+        // Only the window asked for last: an older answer arriving after a
+        // newer one must not replace it.
+        if self.log.requested.is_some_and(|r| r != start) {
+            return false;
+        }
+        self.log.start = start;
         self.log.rows = serde_json::from_str(&js_get(data, "rows").as_string().unwrap_or_default())
             .unwrap_or_default();
         self.log.requested = None;
+        // The view may have scrolled on while the rows were on their way.
+        self.request_rows();
         true
     }
 
