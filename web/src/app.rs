@@ -5,7 +5,9 @@
 use std::rc::Rc;
 
 use js_sys::{Array, Object, Reflect};
-use timeline::{EntryDetail, Hit, Lane, LaneIndex, Layout, StorageMode, Timeline, Viewport};
+use timeline::{
+    EntryDetail, Hit, Lane, LaneIndex, Layout, MarkerKind, StorageMode, Timeline, Viewport,
+};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{
@@ -1234,9 +1236,34 @@ impl App {
         let Some(t) = &self.timeline else {
             return html! {};
         };
+        // Damage in the middle was stepped over (the rest of the file is
+        // read); damage at the end stops the file.
+        let skipped = t.lanes.iter().flat_map(|l| {
+            l.markers.iter().filter_map(move |m| match &m.kind {
+                MarkerKind::Skipped {
+                    offset,
+                    bytes,
+                    reason,
+                    ..
+                } => Some((l, m.record, *offset, *bytes, reason)),
+                _ => None,
+            })
+        });
         html! {
+            <>
+            { for skipped.map(|(l, record, offset, bytes, reason)| html! {
+                <div class="warning" role="status" data-testid="damage-banner" data-kind="skipped"
+                    data-record={record.to_string()} data-offset={offset.to_string()}
+                    data-bytes={bytes.to_string()}>
+                    { format!(
+                        "{} is damaged at record {record} (byte offset {offset}): {reason}. \
+                         {bytes} bytes were skipped; reading went on at the next valid record.",
+                        l.name
+                    ) }
+                </div>
+            }) }
             { for t.lanes.iter().filter_map(|l| l.truncated.as_ref().map(|tr| (l, tr))).map(|(l, tr)| html! {
-                <div class="warning" role="status" data-testid="damage-banner"
+                <div class="warning" role="status" data-testid="damage-banner" data-kind="truncated"
                     data-record={tr.record.to_string()} data-offset={tr.offset.to_string()}>
                     { format!(
                         "{} is damaged at record {} (byte offset {}): {}. The {} records before it are shown.",
@@ -1244,6 +1271,7 @@ impl App {
                     ) }
                 </div>
             }) }
+            </>
         }
     }
 
