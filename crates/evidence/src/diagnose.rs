@@ -100,6 +100,16 @@ impl Server {
         (role.map(str::to_string), term)
     }
 
+    /// How the server is named in output: its short ID, or its name when
+    /// no input says its ID.
+    pub fn label(&self) -> String {
+        if self.short.is_empty() {
+            self.name.clone()
+        } else {
+            self.short.clone()
+        }
+    }
+
     /// Text of line `line` of the joined log.
     pub fn line_text(&self, line: u64) -> Option<String> {
         let text = &self.log_text;
@@ -585,13 +595,7 @@ impl Diagnosis {
     pub fn server_short(&self, f: &Finding) -> String {
         f.server
             .and_then(|i| self.servers.get(i))
-            .map_or(String::new(), |s| {
-                if s.short.is_empty() {
-                    s.name.clone()
-                } else {
-                    s.short.clone()
-                }
-            })
+            .map_or(String::new(), Server::label)
     }
 
     /// The JSON of `ovsdb-scope diagnose --json`.
@@ -674,14 +678,7 @@ impl Diagnosis {
                     .map(|r| {
                         let sv = &self.servers[r.server];
                         let mut e = Object::new();
-                        e.push_unchecked(
-                            "server",
-                            Json::String(if sv.short.is_empty() {
-                                sv.name.clone()
-                            } else {
-                                sv.short.clone()
-                            }),
-                        );
+                        e.push_unchecked("server", Json::String(sv.label()));
                         e.push_unchecked("line", Json::Integer(r.line as i64 + 1));
                         e.push_unchecked("text", s(sv.line_text(r.line)));
                         Json::Object(e)
