@@ -61,6 +61,9 @@ pub struct Server {
     /// the web worker keeps them and serves lines on request).
     #[cfg_attr(feature = "serde", serde(skip))]
     pub log_text: Vec<u8>,
+    /// Where each part (in the joined order) starts in `log_text`.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub log_part_base: Vec<usize>,
     pub status: Option<ClusterStatus>,
     pub memory: Option<Vec<(String, u64)>>,
 }
@@ -110,25 +113,15 @@ impl Server {
         }
     }
 
-    /// Text of line `line` of the joined log.
+    /// Text of line `line` of the joined log (at most 4 KiB), read back
+    /// through the log's line index.
     pub fn line_text(&self, line: u64) -> Option<String> {
-        let text = &self.log_text;
-        let mut start = 0usize;
-        let mut n = 0u64;
-        while n < line {
-            let p = text[start..].iter().position(|&b| b == b'\n')?;
-            start += p + 1;
-            n += 1;
-        }
-        if start >= text.len() {
-            return None;
-        }
-        let end = text[start..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(text.len(), |p| start + p);
-        let end = end.min(start + 4096);
-        Some(String::from_utf8_lossy(&text[start..end]).into_owned())
+        let log = self.log.as_ref()?;
+        let li = log.index.get(usize::try_from(line).ok()?)?;
+        let start = self.log_part_base.get(li.part as usize)? + usize::try_from(li.offset).ok()?;
+        let end = start.checked_add((li.len as usize).min(4096))?;
+        let bytes = self.log_text.get(start..end.min(self.log_text.len()))?;
+        Some(String::from_utf8_lossy(bytes).into_owned())
     }
 }
 
@@ -199,20 +192,6 @@ fn name_for(path: &str) -> String {
         }
     }
     s.to_string()
-}
-
-fn log_cluster(log: &LogFile) -> Option<String> {
-    log.events.iter().find_map(|e| match &e.kind {
-        EventKind::LearnedClusterId { cid } => Some(cid.clone()),
-        _ => None,
-    })
-}
-
-fn log_sid(log: &LogFile) -> Option<String> {
-    log.events.iter().find_map(|e| match &e.kind {
-        EventKind::LocalServerId { sid } => Some(sid.clone()),
-        _ => None,
-    })
 }
 
 /// How [`diagnose`] runs.
@@ -393,28 +372,28 @@ pub fn diagnose_with(
         });
     }
 
-    // 3. Logs: group rotated parts, join, match.
-    let mut groups: BTreeMap<String, Vec<(u64, &Item, LogFile)>> = BTreeMap::new();
-    for item in unique.iter().filter(|i| i.kind == InputKind::ServerLog) {
-        let lf = log::read_log(&item.bytes);
-        let (base, n) = crate::collect::rotation(&item.path)
-            .map(|(b, n)| (b.to_string(), n as u64))
-            .unwrap_or_else(|| (item.path.clone(), 0));
-        groups.entry(base).or_default().push((n, item, lf));
-    }
-    for (_, mut parts) in groups {
-        // Oldest part first: higher rotation numbers are older.
-        parts.sort_by_key(|(n, _, lf)| (lf.first_ms.unwrap_or(i64::MAX), std::cmp::Reverse(*n)));
-        let paths: Vec<String> = parts.iter().map(|(_, i, _)| i.path.clone()).collect();
+    // 3. Logs: group rotated parts (oldest first), read each part once,
+    // join them in time order, match.
+    for group in crate::collect::log_groups(&unique) {
+        let items: Vec<&Item> = group.parts.iter().map(|&i| &unique[i]).collect();
+        let joined = log::join(items.iter().map(|i| log::read_log(&i.bytes)).collect());
+        // The joined text, part after part in the joined order, so that
+        // line n of the joined log is where its index says.
         let mut text = Vec::new();
-        for (_, item, _) in &parts {
+        let mut part_base = Vec::with_capacity(joined.parts.len());
+        let mut paths = Vec::with_capacity(joined.parts.len());
+        let mut sizes = Vec::with_capacity(joined.parts.len());
+        for p in &joined.parts {
+            let item = items[p.source];
+            part_base.push(text.len());
+            paths.push(item.path.clone());
+            sizes.push(item.bytes.len() as u64);
             text.extend_from_slice(&item.bytes);
-            if !item.bytes.ends_with(b"\n") && !item.bytes.is_empty() {
+            if !item.bytes.is_empty() && !item.bytes.ends_with(b"\n") {
                 text.push(b'\n');
             }
         }
-        let joined = log::read_log(&text);
-        if let (Some(cid), false) = (log_cluster(&joined), file_clusters.is_empty()) {
+        if let (Some(cid), false) = (joined.cluster_id.clone(), file_clusters.is_empty()) {
             if !file_clusters.iter().any(|c| c.starts_with(&cid)) {
                 for p in &paths {
                     ignored.push(Ignored {
@@ -432,7 +411,7 @@ pub fn diagnose_with(
                 continue;
             }
         }
-        let k = match log_sid(&joined) {
+        let k = match joined.server_id.clone() {
             Some(sid) => find_short(&servers, &sid).unwrap_or_else(|| {
                 servers.push(Server {
                     short: sid.clone(),
@@ -451,18 +430,19 @@ pub fn diagnose_with(
                     servers.len() - 1
                 }),
         };
-        for (p, (_, item, _)) in paths.iter().zip(&parts) {
+        for (p, bytes) in paths.iter().zip(sizes) {
             inputs.push(InputUse {
                 path: p.clone(),
                 kind: InputKind::ServerLog,
                 server: Some(k),
-                bytes: item.bytes.len() as u64,
+                bytes,
             });
         }
         let s = &mut servers[k];
         s.log_parts = paths;
         s.log = Some(joined);
         s.log_text = text;
+        s.log_part_base = part_base;
     }
 
     // 4. memory/show and coverage/show: by folder or name stem.

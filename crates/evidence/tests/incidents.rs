@@ -364,3 +364,28 @@ fn a_log_that_never_names_its_server_is_matched_by_the_peers_it_dials() {
     let k = used.server.expect("matched to a server");
     assert_eq!(d.servers[k].short, want);
 }
+
+#[test]
+fn evidence_lines_are_the_servers_own_lines() {
+    for scen in [
+        "leader-pause",
+        "election-storm",
+        "follower-catchup-snapshot",
+        "no-quorum",
+    ] {
+        let d = incident(scen);
+        let mut checked = 0;
+        for f in &d.findings {
+            for r in &f.evidence {
+                let s = &d.servers[r.server];
+                // One part per server here: its text split by LF, independently.
+                let path = root().join(&s.log_parts[0]);
+                let text = std::fs::read_to_string(path).unwrap();
+                let want = text.lines().nth(r.line as usize).unwrap();
+                assert_eq!(s.line_text(r.line).as_deref(), Some(want), "{scen}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 0, "{scen}");
+    }
+}
