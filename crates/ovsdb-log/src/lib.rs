@@ -7,6 +7,7 @@
 pub mod check;
 pub mod convert;
 pub mod error;
+pub mod facts;
 pub mod framing;
 pub mod raft;
 mod rawtxn;

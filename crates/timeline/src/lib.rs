@@ -9,6 +9,7 @@
 //! cheap. Sans-IO: it takes bytes and returns values, and never draws.
 
 pub mod inspect;
+pub mod load;
 pub mod model;
 pub mod time;
 pub mod view;

@@ -275,7 +275,7 @@ pub struct Timeline {
     pub cluster: ClusterInfo,
 }
 
-fn json_servers(s: &ovsdb_log::Servers) -> Vec<(String, String)> {
+pub(crate) fn json_servers(s: &ovsdb_log::Servers) -> Vec<(String, String)> {
     s.0.iter()
         .map(|(sid, addr)| (sid.to_string(), addr.clone()))
         .collect()
@@ -317,7 +317,7 @@ fn txn_counts(t: &TxnRecord) -> (u32, u32) {
     (t.tables.len() as u32, rows as u32)
 }
 
-fn summary_of(name: &str, s: &ovsdb_log::FileSummary) -> LaneSummary {
+pub(crate) fn summary_of(name: &str, s: &ovsdb_log::FileSummary) -> LaneSummary {
     let clustered = s.format == Some(Format::Clustered);
     LaneSummary {
         format: s.format.map_or("", |f| f.name()).to_string(),
@@ -351,10 +351,12 @@ fn summary_of(name: &str, s: &ovsdb_log::FileSummary) -> LaneSummary {
 /// damaged tail is reported in `truncated` with everything before it kept.
 /// `progress` is called now and then with the number of bytes read.
 pub fn build_lane(name: &str, bytes: &[u8], progress: &mut dyn FnMut(u64)) -> Lane {
-    build_lane_and_summary(name, bytes, progress).0
+    let mut ck = ovsdb_log::Checker::new();
+    crate::load::FileLoad::load_bytes(name, bytes, &mut ck, false, progress).lane
 }
 
-fn build_lane_and_summary(
+#[doc(hidden)]
+pub fn old_build_lane_and_summary(
     name: &str,
     bytes: &[u8],
     progress: &mut dyn FnMut(u64),
@@ -620,29 +622,44 @@ fn build_lane_and_summary(
 /// Builds the timeline of several files of one cluster (or one file).
 /// `files` are `(name, bytes)`; lanes keep the given order.
 pub fn build_timeline(files: &[(&str, &[u8])], progress: &mut dyn FnMut(u64)) -> Timeline {
-    let mut t = build_timeline_unchecked(files, progress);
-    t.apply_check(check_files(files, &t));
-    t
+    build_timeline_with(files, true, progress)
 }
 
-/// [`build_timeline`] without the core's cluster check, which costs about
-/// another pass over the files: the web worker sends this first, then the
-/// result of [`check_files`].
+/// [`build_timeline`] without the core's cluster check.
 pub fn build_timeline_unchecked(
     files: &[(&str, &[u8])],
     progress: &mut dyn FnMut(u64),
 ) -> Timeline {
+    build_timeline_with(files, false, progress)
+}
+
+fn build_timeline_with(
+    files: &[(&str, &[u8])],
+    check: bool,
+    progress: &mut dyn FnMut(u64),
+) -> Timeline {
+    let mut load = crate::load::TimelineLoad::new(check);
     let mut done = 0u64;
+    for (name, bytes) in files {
+        let base = done;
+        load.add_bytes(name, bytes, &mut |n| progress(base + n));
+        done += bytes.len() as u64;
+    }
+    load.finish()
+}
+
+#[doc(hidden)]
+pub fn old_build_timeline(files: &[(&str, &[u8])]) -> Timeline {
     let mut lanes = Vec::with_capacity(files.len());
     let mut summaries = Vec::with_capacity(files.len());
     for (name, bytes) in files {
-        let base = done;
-        let (lane, summary) = build_lane_and_summary(name, bytes, &mut |n| progress(base + n));
-        done += bytes.len() as u64;
+        let (lane, summary) = old_build_lane_and_summary(name, bytes, &mut |_| {});
         summaries.push(summary);
         lanes.push(lane);
     }
-    finish_timeline(lanes, &summaries)
+    let mut t = finish_timeline(lanes, &summaries);
+    t.apply_check(check_files(files, &t));
+    t
 }
 
 /// Assembles lanes into a timeline: x range and cluster view (the check is
@@ -799,6 +816,12 @@ pub fn check_files(files: &[(&str, &[u8])], t: &Timeline) -> CheckResult {
         return r;
     }
     let report = ovsdb_log::check_cluster(&checked);
+    add_report(&mut r, &report, t);
+    r
+}
+
+/// Puts a check report's unknown spans and violations on `r`.
+pub(crate) fn add_report(r: &mut CheckResult, report: &ovsdb_log::CheckReport, t: &Timeline) {
     for u in &report.unknown {
         r.problems.push(format!("check: {u}"));
     }
@@ -819,7 +842,6 @@ pub fn check_files(files: &[(&str, &[u8])], t: &Timeline) -> CheckResult {
             ));
         }
     }
-    r
 }
 
 impl Lane {
