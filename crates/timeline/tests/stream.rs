@@ -83,30 +83,6 @@ fn refs(files: &[(String, Vec<u8>)]) -> Vec<(&str, &[u8])> {
 }
 
 #[test]
-fn one_pass_equals_the_old_walks() {
-    let mut compared = 0;
-    for (dir, files) in clusters() {
-        let mut cases = vec![("as is".to_string(), files.clone())];
-        for (k, d) in damaged(&files[0].1) {
-            let mut f = files.clone();
-            f[0].1 = d;
-            cases.push((k.to_string(), f));
-        }
-        for (what, files) in cases {
-            let old = timeline::model::old_build_timeline(&refs(&files));
-            let new = timeline::build_timeline(&refs(&files), &mut |_| {});
-            assert_eq!(
-                format!("{old:#?}"),
-                format!("{new:#?}"),
-                "{dir} ({what}): one pass differs from the old walks"
-            );
-            compared += 1;
-        }
-    }
-    assert!(compared >= 40);
-}
-
-#[test]
 fn chunks_of_any_size_give_the_same_timeline() {
     for (dir, files) in clusters() {
         let whole = timeline::build_timeline(&refs(&files), &mut |_| {});
