@@ -211,7 +211,10 @@ mod tests {
         assert_eq!(t.comment.as_deref(), Some("ovn-nbctl: ls-add ls0"));
         assert!(t.diff);
         // Seconds, as old files write it.
-        assert_eq!(both(r#"{"_date":1300000000}"#).unwrap().date_ms, Some(1300000000000));
+        assert_eq!(
+            both(r#"{"_date":1300000000}"#).unwrap().date_ms,
+            Some(1300000000000)
+        );
         // Escapes fall back to the tree.
         let t = both(r#"{"T\u0061ble":{"x":null},"_comment":"a\"b"}"#).unwrap();
         assert_eq!((t.tables, t.rows), (1, 1));

@@ -320,7 +320,27 @@ pub(crate) struct Stream {
     pub full: u64,
     pub diff: u64,
     pub entries: Vec<EntrySize>,
+    /// Entries with data not applied yet (a later entry may still replace
+    /// them), in index order, with a copy of their data bytes.
+    pending: std::collections::VecDeque<Pending>,
+    pending_bytes: usize,
+    /// Index of the last applied entry: replacing it or anything before it
+    /// cannot be undone in one pass.
+    applied: u64,
 }
+
+/// An entry waiting to be known final.
+struct Pending {
+    record: usize,
+    index: u64,
+    header_len: usize,
+    data: Vec<u8>,
+    body_len: usize,
+}
+
+/// Data bytes held for entries not known final before the one-pass replay
+/// gives up (a second pass then gives the sizes).
+const MAX_PENDING_BYTES: usize = 64 << 20;
 
 impl Stream {
     pub(crate) fn new() -> Stream {
@@ -331,6 +351,9 @@ impl Stream {
             full: 0,
             diff: 0,
             entries: Vec::new(),
+            pending: Default::default(),
+            pending_bytes: 0,
+            applied: 0,
         }
     }
 
@@ -340,46 +363,119 @@ impl Stream {
             Err(_) => self.ok = false,
         }
         self.log_end = h.prev_index().saturating_add(1);
+        self.applied = h.prev_index();
     }
 
+    fn give_up(&mut self) {
+        self.ok = false;
+        self.pending.clear();
+        self.pending_bytes = 0;
+    }
+
+    /// An entry: held until it is known final (committed, or the end of
+    /// the file), because a later entry at the same index replaces it
+    /// (Raft's log truncation) and a replayed transaction cannot be taken
+    /// back. Replaced entries count at their stored size in every mode, as
+    /// the two-pass replay counts them.
     pub(crate) fn entry(
         &mut self,
         raw: &RawRecord<'_>,
         e: &crate::raft::Entry,
-        txn: Option<&crate::rawtxn::TxnSrc<'_>>,
+        data: Option<&[u8]>,
     ) {
         if !self.ok {
             return;
         }
         if e.index < self.log_end {
-            self.ok = false;
-            return;
+            if e.index <= self.applied {
+                // Replaces an entry already applied.
+                return self.give_up();
+            }
+            while self.pending.back().is_some_and(|p| p.index >= e.index) {
+                let p = self.pending.pop_back().expect("checked");
+                self.pending_bytes -= p.data.len();
+                let stored = (p.header_len + p.body_len) as u64;
+                self.full += stored;
+                self.diff += stored;
+                self.entries.push(EntrySize {
+                    record: p.record,
+                    index: Some(p.index),
+                    stored,
+                    full: stored,
+                    diff: stored,
+                    superseded: true,
+                });
+            }
         }
         self.log_end = e.index.saturating_add(1);
         if e.data.is_none() {
             return;
         }
-        let (Some(db), Some(t)) = (self.db.as_mut(), txn) else {
-            self.ok = false;
-            return;
+        let (Some(_), Some(data)) = (self.db.as_ref(), data) else {
+            return self.give_up();
         };
-        match db.apply_src(t) {
-            Ok(delta) => {
-                let full = resized(Format::Clustered, raw, delta.full);
-                let diff = resized(Format::Clustered, raw, delta.diff);
-                self.full += full;
-                self.diff += diff;
-                self.entries.push(EntrySize {
-                    record: raw.index,
-                    index: Some(e.index),
-                    stored: raw.total_len(),
-                    full,
-                    diff,
-                    superseded: false,
-                });
-            }
-            Err(_) => self.ok = false,
+        self.pending_bytes += data.len();
+        if self.pending_bytes > MAX_PENDING_BYTES {
+            return self.give_up();
         }
+        self.pending.push_back(Pending {
+            record: raw.index,
+            index: e.index,
+            header_len: raw.header_len,
+            data: data.to_vec(),
+            body_len: raw.body.len(),
+        });
+    }
+
+    /// The commit index reached `c`: entries up to it are final.
+    pub(crate) fn commit(&mut self, c: u64) {
+        while self.ok && self.pending.front().is_some_and(|p| p.index <= c) {
+            let p = self.pending.pop_front().expect("checked");
+            self.apply(p);
+        }
+    }
+
+    /// The end of the file: every entry left is final.
+    pub(crate) fn finish(&mut self) {
+        self.commit(u64::MAX);
+        self.entries.sort_by_key(|e| e.record);
+    }
+
+    fn apply(&mut self, p: Pending) {
+        self.pending_bytes -= p.data.len();
+        let Some(db) = self.db.as_mut() else {
+            return self.give_up();
+        };
+        let res = match db.apply_data_bytes(&p.data) {
+            Some(r) => r.is_ok().then(|| r.ok()).flatten(),
+            None => crate::rawtxn::parse_slice(&p.data).ok().and_then(|data| {
+                let raw = RawRecord {
+                    index: p.record,
+                    offset: 0,
+                    header_len: p.header_len,
+                    body: &[],
+                    sha1: [0; 20],
+                };
+                apply_data(&mut self.db, &raw, &data).ok()
+            }),
+        };
+        let Some(delta) = res else {
+            return self.give_up();
+        };
+        let size =
+            |delta: i64| record_size(Format::Clustered, (p.body_len as i64 + delta).max(0) as u64);
+        let (full, diff) = (size(delta.full), size(delta.diff));
+        self.full += full;
+        self.diff += diff;
+        self.applied = p.index;
+        self.entries.push(EntrySize {
+            record: p.record,
+            index: Some(p.index),
+            stored: (p.header_len + p.body_len) as u64,
+            full,
+            diff,
+            superseded: false,
+        });
     }
 }
 

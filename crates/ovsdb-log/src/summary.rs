@@ -317,10 +317,9 @@ impl Summarizer {
 
     /// The scanner options this consumer needs.
     pub fn options(&self) -> ScanOptions {
-        ScanOptions {
-            txn: self.with_sizes,
-            ..ScanOptions::default()
-        }
+        // The one-pass replay holds each entry's data bytes until it is
+        // final and reads the transaction then, so the scanner need not.
+        ScanOptions::default()
     }
 
     /// Takes one event of the walk.
@@ -370,12 +369,15 @@ impl Summarizer {
                     self.stream.header(raw, header);
                 }
                 Event::Entry {
-                    raw, entry, txn, ..
+                    raw, entry, data, ..
                 } => {
                     self.structure.on_event(ev);
-                    self.stream.entry(raw, entry, txn.as_ref().map(|t| &t.0));
+                    self.stream.entry(raw, entry, *data);
                 }
-                Event::CommitIndex { .. } => self.structure.on_event(ev),
+                Event::CommitIndex { commit_index, .. } => {
+                    self.structure.on_event(ev);
+                    self.stream.commit(*commit_index);
+                }
                 Event::Schema { .. } => {
                     let mut p = crate::sizes::ReplayPass::standalone(crate::sizes::Upto::All);
                     p.on_event(ev);
@@ -472,6 +474,7 @@ impl Summarizer {
             return SummaryEnd::Done(Box::new(s), entries);
         }
         let mut stream = self.stream;
+        stream.finish();
         let r = match s.format {
             Some(Format::Clustered) if stream.ok && stream.db.is_some() => {
                 s.entry_bytes.full = Some(stream.full);

@@ -16,9 +16,9 @@
 //! not apply) gets its full/diff sizes from a replay that knows the final
 //! log ([`FileEnd::Again`]); the caller feeds the same bytes again.
 
-use ovsdb_log::facts::{entry_txn_facts, txn_facts};
-use ovsdb_log::summary::{SecondPass, SummaryEnd, Summarizer};
 use ovsdb_log::check::CheckerMark;
+use ovsdb_log::facts::{entry_txn_facts, txn_facts};
+use ovsdb_log::summary::{SecondPass, Summarizer, SummaryEnd};
 use ovsdb_log::{Checker, Event, FileCheck, FileSummary, Format, LogScan, Skip, Verdict};
 
 use crate::model::{
@@ -132,7 +132,10 @@ impl LaneBuilder {
                 self.log_end = raw.index as u64 + 1;
             }
             Event::Entry {
-                raw, entry: e, data, ..
+                raw,
+                entry: e,
+                data,
+                ..
             } => {
                 self.term_seen(e.term);
                 let lane = &mut self.lane;

@@ -87,7 +87,11 @@ fn chunks_of_any_size_give_the_same_timeline() {
     for (dir, files) in clusters() {
         let whole = timeline::build_timeline(&refs(&files), &mut |_| {});
         let total: usize = files.iter().map(|f| f.1.len()).sum();
-        let sizes: &[usize] = if total < 300_000 { &[1, 7, 4096] } else { &[4096, 65536] };
+        let sizes: &[usize] = if total < 300_000 {
+            &[1, 7, 4096]
+        } else {
+            &[4096, 65536]
+        };
         for &c in sizes {
             let t = chunked(&files, c);
             assert_eq!(t, whole, "{dir}: chunks of {c} bytes");
@@ -96,7 +100,11 @@ fn chunks_of_any_size_give_the_same_timeline() {
             let mut f = files.clone();
             f[0].1 = d;
             let whole = timeline::build_timeline(&refs(&f), &mut |_| {});
-            assert_eq!(chunked(&f, 4096), whole, "{dir} ({k}): chunks of 4096 bytes");
+            assert_eq!(
+                chunked(&f, 4096),
+                whole,
+                "{dir} ({k}): chunks of 4096 bytes"
+            );
         }
     }
 }
