@@ -8,6 +8,7 @@
 //! hit-testing; and per-pixel-column aggregation so drawing 100k entries stays
 //! cheap. Sans-IO: it takes bytes and returns values, and never draws.
 
+pub mod axis;
 pub mod inspect;
 pub mod load;
 pub mod model;
