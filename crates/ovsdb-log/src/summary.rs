@@ -287,6 +287,15 @@ impl SecondPass {
     pub fn on_event(&mut self, ev: &Event<'_>) {
         self.pass.on_event(ev);
     }
+    /// The summary without the second walk: full/diff sizes unknown (when
+    /// the bytes cannot be read again).
+    pub fn without_sizes(self) -> FileSummary {
+        let mut s = self.s;
+        s.entry_bytes.full = None;
+        s.entry_bytes.diff = None;
+        s
+    }
+
     pub fn finish(self) -> (FileSummary, Vec<crate::sizes::EntrySize>) {
         let mut s = self.s;
         let r = self.pass.finish(s.truncated.clone());

@@ -296,6 +296,48 @@ pub struct FileLoad {
     sum: Summarizer,
     lane: LaneBuilder,
     check: Option<FileChecking>,
+    fingerprint: Fingerprint,
+}
+
+/// What identifies a file's content without hashing its bytes again: the
+/// SHA-1 of every record (each header carries it and the scanner verified
+/// it), the places and lengths of damaged spans, and the length. Two copies
+/// of one file have the same; files that differ in any good record do not.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Fingerprint {
+    hash: u64,
+    pub bytes: u64,
+}
+
+impl Fingerprint {
+    fn fold(&mut self, b: &[u8]) {
+        // FNV-1a over the per-record digests.
+        let mut h = if self.hash == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.hash
+        };
+        for &x in b {
+            h ^= u64::from(x);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self.hash = h;
+    }
+
+    fn on_event(&mut self, ev: &Event<'_>) {
+        match ev {
+            Event::Skipped(k) => {
+                self.fold(&k.offset.to_le_bytes());
+                self.fold(&k.bytes.to_le_bytes());
+            }
+            Event::Tail(e) => self.fold(&e.offset.to_le_bytes()),
+            _ => {
+                if let Some(raw) = ev.raw() {
+                    self.fold(&raw.sha1);
+                }
+            }
+        }
+    }
 }
 
 /// A file's part of the cluster check, with what the checker knew before
@@ -311,6 +353,7 @@ pub struct Loaded {
     pub summary: FileSummary,
     /// The file's part of the cluster check (None when not asked for).
     pub check: Option<FileChecking>,
+    pub fingerprint: Fingerprint,
 }
 
 /// How a file's walk ends.
@@ -328,6 +371,7 @@ pub struct SecondLoad {
     lane: LaneBuilder,
     good_end: u64,
     check: Option<FileChecking>,
+    fingerprint: Fingerprint,
 }
 
 impl SecondLoad {
@@ -337,6 +381,19 @@ impl SecondLoad {
             pass.on_event(&ev);
             Verdict::Keep
         });
+    }
+
+    /// Ends without the second walk (the bytes cannot be read again): the
+    /// full/diff sizes are unknown, everything else is there.
+    pub fn without_sizes(self) -> Loaded {
+        let summary = (*self.pass).without_sizes();
+        let lane = self.lane.finish(self.good_end, &summary, &[]);
+        Loaded {
+            lane,
+            summary,
+            check: self.check,
+            fingerprint: self.fingerprint,
+        }
     }
 
     pub fn finish(mut self) -> Loaded {
@@ -351,6 +408,7 @@ impl SecondLoad {
             lane,
             summary,
             check: self.check,
+            fingerprint: self.fingerprint,
         }
     }
 }
@@ -368,6 +426,7 @@ impl FileLoad {
                 file: ck.begin_file(name),
                 mark: ck.mark(),
             }),
+            fingerprint: Fingerprint::default(),
         }
     }
 
@@ -380,6 +439,7 @@ impl FileLoad {
         sum: &mut Summarizer,
         lane: &mut LaneBuilder,
         check: &mut Option<FileChecking>,
+        fp: &mut Fingerprint,
         ck: &mut Checker,
         ev: Event<'_>,
     ) -> Verdict {
@@ -404,6 +464,7 @@ impl FileLoad {
             }
         }
         lane.on_event(&ev);
+        fp.on_event(&ev);
         Verdict::Keep
     }
 
@@ -414,8 +475,11 @@ impl FileLoad {
             sum,
             lane,
             check,
+            fingerprint,
         } = self;
-        scan.push(chunk, &mut |ev| Self::step(sum, lane, check, ck, ev));
+        scan.push(chunk, &mut |ev| {
+            Self::step(sum, lane, check, fingerprint, ck, ev)
+        });
     }
 
     /// Ends the walk.
@@ -425,9 +489,13 @@ impl FileLoad {
             mut sum,
             mut lane,
             mut check,
+            mut fingerprint,
         } = self;
-        scan.finish(&mut |ev| Self::step(&mut sum, &mut lane, &mut check, ck, ev));
+        scan.finish(&mut |ev| {
+            Self::step(&mut sum, &mut lane, &mut check, &mut fingerprint, ck, ev)
+        });
         let good_end = scan.good_end();
+        fingerprint.bytes = scan.bytes();
         match sum.finish(&scan) {
             SummaryEnd::Done(summary, sizes) => {
                 let lane = lane.finish(good_end, &summary, &sizes);
@@ -435,6 +503,7 @@ impl FileLoad {
                     lane,
                     summary: *summary,
                     check,
+                    fingerprint,
                 }))
             }
             SummaryEnd::Again(pass) => FileEnd::Again(Box::new(SecondLoad {
@@ -443,6 +512,7 @@ impl FileLoad {
                 lane,
                 good_end,
                 check,
+                fingerprint,
             })),
         }
     }
@@ -522,6 +592,23 @@ impl TimelineLoad {
         }
         self.lanes.push(l.lane);
         self.summaries.push(l.summary);
+    }
+
+    /// Leaves a finished file out (a copy of one already added, say): what
+    /// its walk told the checker is undone.
+    pub fn discard(&mut self, l: Loaded) {
+        if let Some(c) = l.check {
+            self.checker.rollback(c.mark);
+        }
+    }
+
+    /// Files added so far.
+    pub fn len(&self) -> usize {
+        self.lanes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lanes.is_empty()
     }
 
     /// The whole walk of one file in memory (see [`FileLoad::load_bytes`]).
