@@ -1633,7 +1633,7 @@ impl App {
                         <tr><td>{ "c" }</td><td>{ "show / hide each server's last cluster/status on its lane" }</td></tr>
                         <tr><td>{ "hover" }</td><td>{ "a term band highlights its elections in the logs and its findings; an election in a log highlights its term's bands" }</td></tr>
                     </table>
-                    <p>{ "The URL keeps the sample, zoom and storage mode: copy it to share this view." }</p>
+                    <p>{ "The URL keeps the sample, zoom, storage mode and axis: copy it to share this view." }</p>
                 </div>
             </div>
         }

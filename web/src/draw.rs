@@ -1,7 +1,7 @@
 //! Draws the timeline view model on a 2D canvas. All geometry and hit-testing
 //! come from `timeline::Layout`/`Viewport`; this module only paints.
 
-use timeline::axis::Axis;
+use timeline::axis::{Axis, AxisMode};
 use timeline::{LaneIndex, Layout, MarkerKind, StorageMode, Timeline, Viewport};
 use web_sys::CanvasRenderingContext2d as Ctx;
 
@@ -247,21 +247,27 @@ pub fn draw(ctx: &Ctx, sc: &Scene, ratio: f64) -> Drawn {
             let y_of = |v: u64| size_y + layout.sizes - 2.0 - v as f64 / cmax * bar_h;
             // One point per pixel column (the file size after its last entry),
             // anchored just outside the view so the line reaches the edges.
-            let mut first = true;
+            // On the time axis the size holds until the next entry: steps.
+            let steps = ax.mode == AxisMode::Time;
+            let mut last_y: Option<f64> = None;
+            let mut to = |x: f64, y: f64| {
+                match last_y {
+                    None => ctx.move_to(x, y),
+                    Some(ly) => {
+                        if steps {
+                            ctx.line_to(x, ly);
+                        }
+                        ctx.line_to(x, y);
+                    }
+                }
+                last_y = Some(y);
+            };
             let before = cols.first().and_then(|c| (c.first as usize).checked_sub(1));
             if let Some((b, &p)) = before.and_then(|b| la.entries.get(b).map(|p| (b, p))) {
-                ctx.move_to(x_of(p), y_of(cum[b]));
-                first = false;
+                to(x_of(p), y_of(cum[b]));
             }
             for c in &cols {
-                let x = gx + c.x as f64 + 0.5;
-                let y = y_of(cum[c.last as usize]);
-                if first {
-                    ctx.move_to(x, y);
-                    first = false;
-                } else {
-                    ctx.line_to(x, y);
-                }
+                to(gx + c.x as f64 + 0.5, y_of(cum[c.last as usize]));
             }
             if let Some((a, &p)) = cols
                 .last()
@@ -269,7 +275,7 @@ pub fn draw(ctx: &Ctx, sc: &Scene, ratio: f64) -> Drawn {
                 .filter(|&a| a < cum.len())
                 .and_then(|a| la.entries.get(a).map(|p| (a, p)))
             {
-                ctx.line_to(x_of(p), y_of(cum[a]));
+                to(x_of(p), y_of(cum[a]));
             }
             ctx.stroke();
             ctx.set_line_width(1.0);
