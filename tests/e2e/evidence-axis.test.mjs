@@ -332,6 +332,12 @@ test("each server's last cluster/status is on its lane: role, term, leader, log 
   await page.keyboard.press("t");
   await page.locator("[data-testid=timeline][data-axis=time]").waitFor();
   assert.equal(await boxes.count(), statuses.length);
+  // A finding clicked on the time axis is shown at its own time.
+  const f = page.locator("[data-testid=finding][data-time-ms]:not([data-time-ms=''])").first();
+  const ms = await f.getAttribute("data-time-ms");
+  await f.click();
+  await page.locator(`[data-testid=timeline][data-focus-ms="${ms}"]`).waitFor();
+  assert.equal(Number(await page.getByTestId("timeline").getAttribute("data-focus")), Number(ms));
   noProblems(problems);
   await page.close();
 });
