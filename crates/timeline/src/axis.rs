@@ -16,6 +16,8 @@
 //! mode, so the renderer and the hit-testing never ask which mode is on.
 //! Pure data: no drawing, no clock.
 
+use std::collections::BTreeMap;
+
 use crate::model::{Lane, MarkerKind, Timeline};
 use crate::time;
 use crate::view::{Hit, LaneIndex, Layout, PixelColumn, Viewport};
@@ -315,35 +317,31 @@ impl LaneAxis {
         };
         let index_pos = |i: f64| local.time_of_f(i).or_else(|| map.time_of_f(i));
         // A term band starts at the first record of its term (its vote,
-        // its leader, its first entry) and runs to the next band.
+        // its leader, its first entry) and runs to the next band. One pass
+        // over the records finds each term's first one.
+        let mut first: BTreeMap<u64, f64> = BTreeMap::new();
+        let mut note = |term: u64, p: f64| {
+            let f = first.entry(term).or_insert(p);
+            *f = f.min(p);
+        };
+        for (m, &p) in lane.markers.iter().zip(&markers) {
+            if let MarkerKind::Leader { term, .. } | MarkerKind::Vote { term, .. } = &m.kind {
+                note(*term, p);
+            }
+        }
+        let mut last_term = None;
+        for (e, &p) in lane.entries.iter().zip(&entries) {
+            if last_term != Some(e.term) {
+                last_term = Some(e.term);
+                note(e.term, p);
+            }
+        }
         let mut starts: Vec<f64> = lane
             .bands
             .iter()
-            .map(|b| {
-                let first_marker = lane
-                    .markers
-                    .iter()
-                    .zip(&markers)
-                    .filter(|(m, _)| match &m.kind {
-                        MarkerKind::Leader { term, .. } | MarkerKind::Vote { term, .. } => {
-                            *term == b.term
-                        }
-                        _ => false,
-                    })
-                    .map(|(_, &p)| p)
-                    .fold(f64::INFINITY, f64::min);
-                let first_entry = lane
-                    .entries
-                    .iter()
-                    .zip(&entries)
-                    .find(|(e, _)| e.term == b.term && e.index >= b.start)
-                    .map_or(f64::INFINITY, |(_, &p)| p);
-                let p = first_marker.min(first_entry);
-                if p.is_finite() {
-                    p
-                } else {
-                    index_pos(b.start as f64 - 0.5).unwrap_or(lane_start)
-                }
+            .map(|b| match first.get(&b.term) {
+                Some(&p) => p,
+                None => index_pos(b.start as f64 - 0.5).unwrap_or(lane_start),
             })
             .collect();
         for k in 1..starts.len() {
