@@ -49,23 +49,27 @@ struct Loaded {
     input: Blob,
     input_name: String,
     clustered: bool,
+    /// Record numbers of the entries a later entry replaces (not replayed
+    /// by the inspector).
+    superseded: Vec<usize>,
 }
 
-/// Keeps the bytes of one database file of an input read again.
-struct Capture<'a> {
+/// Feeds one database file of an input read again to the inspector.
+struct ToInspect<'a> {
     path: &'a str,
     on: bool,
-    bytes: Vec<u8>,
     found: bool,
+    stream: &'a mut timeline::inspect::InspectStream,
+    done: bool,
 }
 
-impl DatabaseSink for Capture<'_> {
+impl DatabaseSink for ToInspect<'_> {
     fn begin(&mut self, path: &str) {
         self.on = path == self.path && !self.found;
     }
     fn chunk(&mut self, bytes: &[u8]) {
-        if self.on {
-            self.bytes.extend_from_slice(bytes);
+        if self.on && !self.done {
+            self.done = self.stream.push(bytes);
         }
     }
     fn end(&mut self, _keep: bool) {
@@ -352,6 +356,7 @@ fn load(msg: &JsValue) {
     ]);
     LOGS.with(|c| *c.borrow_mut() = logs);
     ROWS.with(|c| c.borrow_mut().clear());
+    note_memory();
     let files: Vec<Loaded> = t
         .lanes
         .iter()
@@ -362,6 +367,12 @@ fn load(msg: &JsValue) {
                 input: blob.clone(),
                 input_name: input_name.clone(),
                 clustered: l.clustered,
+                superseded: l
+                    .entries
+                    .iter()
+                    .filter(|e| e.superseded)
+                    .map(|e| e.record as usize)
+                    .collect(),
             })
         })
         .collect();
@@ -375,32 +386,65 @@ fn strip_ext(path: &str, input: &str) -> bool {
         .any(|x| input.strip_suffix(x) == Some(path))
 }
 
-/// The bytes of database file `path` of input `blob`, read again through
-/// the collector (archives are unpacked again; other files pass by).
-fn read_back(name: &str, blob: &Blob, path: &str) -> Result<Vec<u8>, String> {
-    let reader = FileReaderSync::new().map_err(|e| format!("no FileReaderSync: {e:?}"))?;
-    let mut cap = Capture {
-        path,
-        on: false,
-        bytes: Vec::new(),
-        found: false,
+/// Inspects record `record` at `offset` of loaded file `f`, reading the
+/// file again from its input: a plain file chunk by chunk up to the record,
+/// an archive unpacked again through the collector. Nothing of the file is
+/// held but the record and the database replayed up to it.
+fn inspect_file(f: &Loaded, record: u64, offset: u64) -> timeline::EntryDetail {
+    let mut stream = timeline::inspect::InspectStream::new(
+        f.clustered,
+        record,
+        offset,
+        f.superseded.iter().copied(),
+    );
+    let reader = match FileReaderSync::new() {
+        Ok(r) => r,
+        Err(e) => {
+            return timeline::EntryDetail {
+                error: Some(format!("no FileReaderSync: {e:?}")),
+                ..Default::default()
+            }
+        }
     };
     let mut nothing = |_: usize| {};
     let mut r = BlobReader {
-        blob: blob.clone(),
+        blob: f.input.clone(),
         reader: &reader,
         pos: 0.0,
         buf: Vec::new(),
         at: 0,
         progress: &mut nothing,
     };
-    let mut c = Collector::new(Limits::default());
-    c.add_streaming(name, &mut r, &mut cap);
-    if cap.found {
-        Ok(cap.bytes)
+    if f.input_name == f.name {
+        let mut buf = vec![0u8; CHUNK as usize];
+        loop {
+            match std::io::Read::read(&mut r, &mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    if stream.push(&buf[..n]) {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    return timeline::EntryDetail {
+                        error: Some(e.to_string()),
+                        ..Default::default()
+                    }
+                }
+            }
+        }
     } else {
-        Err(format!("{path} could not be read again from {name}"))
+        let mut sink = ToInspect {
+            path: &f.name,
+            on: false,
+            found: false,
+            stream: &mut stream,
+            done: false,
+        };
+        let mut c = Collector::new(Limits::default());
+        c.add_streaming(&f.input_name, &mut r, &mut sink);
     }
+    stream.finish()
 }
 
 fn level_of(name: &str) -> Option<Level> {
@@ -533,19 +577,27 @@ fn inspect(msg: &JsValue) {
             ..Default::default()
         };
         match f {
-            Some(f) => match read_back(&f.input_name, &f.input, &f.name) {
-                Ok(bytes) => timeline::inspect_record(&bytes, f.clustered, record, offset),
-                Err(e) => gone(e),
-            },
+            Some(f) => inspect_file(f, record, offset),
             None => gone("that file is no longer loaded".to_string()),
         }
     });
+    note_memory();
     let json = serde_json::to_string(&detail).unwrap_or_default();
     post(&[
         ("type", "detail".into()),
         ("lane", lane.into()),
         ("detail", json.into()),
     ]);
+}
+
+/// The worker's wasm memory in bytes (it only grows, so this is the peak
+/// so far), left on the worker's global scope as `ovsdbScopeWasmBytes` for
+/// benchmarks and tests to read.
+fn note_memory() {
+    let bytes = Reflect::get(&wasm_bindgen::memory(), &JsValue::from_str("buffer"))
+        .and_then(|b| Reflect::get(&b, &JsValue::from_str("byteLength")))
+        .unwrap_or(JsValue::UNDEFINED);
+    let _ = Reflect::set(&scope(), &JsValue::from_str("ovsdbScopeWasmBytes"), &bytes);
 }
 
 fn now() -> f64 {
