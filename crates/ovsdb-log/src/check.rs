@@ -215,10 +215,14 @@ fn meaning_digest(
     match data {
         None => h.update([0u8]),
         Some(d) => {
-            let mut j = ovsdb::json::parse_value(d).map_err(|e| e.to_string())?;
-            j.sort_recursive();
-            buf.clear();
-            j.write_compact(buf);
+            // The canonical text straight from the bytes; the tree when the
+            // fast path steps aside (escapes, reals, bad syntax).
+            if crate::canon::canonical(d, buf).is_none() {
+                let mut j = ovsdb::json::parse_value(d).map_err(|e| e.to_string())?;
+                j.sort_recursive();
+                buf.clear();
+                j.write_compact(buf);
+            }
             h.update([1u8]);
             h.update((buf.len() as u64).to_le_bytes());
             h.update(&buf[..]);
