@@ -256,9 +256,9 @@ mod tests {
         ];
         for c in cases {
             let mut out = Vec::new();
-            match canonical(c.as_bytes(), &mut out) {
-                Some(()) => assert_eq!(Some(out), slow(c.as_bytes()), "{c}"),
-                None => {} // the tree path decides
+            // None: the tree path decides.
+            if canonical(c.as_bytes(), &mut out).is_some() {
+                assert_eq!(Some(out), slow(c.as_bytes()), "{c}");
             }
         }
         let mut out = Vec::new();
