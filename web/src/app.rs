@@ -317,10 +317,22 @@ impl App {
                 let text = js_get(&data, "timeline").as_string().unwrap_or_default();
                 self.parse_ms = js_get(&data, "parseMs").as_f64().unwrap_or(0.0);
                 let t0 = now();
-                let parsed = serde_json::from_str::<Timeline>(&text);
+                let parsed = serde_json::from_str::<Timeline>(&text)
+                    .map_err(|e| e.to_string())
+                    .and_then(|mut t| {
+                        // Each lane's entries come as bytes (timeline::wire).
+                        let lanes: Vec<Vec<u8>> = js_sys::Array::from(&js_get(&data, "entries"))
+                            .iter()
+                            .map(|a| js_sys::Uint8Array::new(&a).to_vec())
+                            .collect();
+                        let refs: Vec<&[u8]> = lanes.iter().map(Vec::as_slice).collect();
+                        timeline::wire::join(&mut t, &refs)?;
+                        Ok(t)
+                    });
                 let diag = serde_json::from_str::<DiagView>(
                     &js_get(&data, "diagnosis").as_string().unwrap_or_default(),
-                );
+                )
+                .map_err(|e| e.to_string());
                 self.decode_ms = now() - t0;
                 match (parsed, diag) {
                     (Ok(t), Ok(d)) => {

@@ -14,6 +14,7 @@ pub mod load;
 pub mod model;
 pub mod time;
 pub mod view;
+pub mod wire;
 
 pub use inspect::{inspect_record, ColumnChange, EntryDetail, RowChange, TableChange};
 pub use model::{

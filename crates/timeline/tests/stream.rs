@@ -108,3 +108,33 @@ fn chunks_of_any_size_give_the_same_timeline() {
         }
     }
 }
+
+#[test]
+fn the_binary_view_model_round_trips_every_sample() {
+    for (dir, files) in clusters() {
+        let t = timeline::build_timeline(&refs(&files), &mut |_| {});
+        let mut light = t.clone();
+        let blobs = timeline::wire::split(&mut light);
+        assert!(light.lanes.iter().all(|l| l.entries.is_empty()));
+        // About 45 bytes an entry, plus its comment's text.
+        let bound: usize = t
+            .lanes
+            .iter()
+            .flat_map(|l| &l.entries)
+            .map(|e| {
+                56 + e.comment.as_ref().map_or(0, String::len)
+                    + e.servers.as_ref().map_or(0, |s| {
+                        s.iter().map(|(a, b)| a.len() + b.len() + 4).sum::<usize>()
+                    })
+            })
+            .sum();
+        let bin: usize = blobs.iter().map(Vec::len).sum();
+        assert!(
+            bin <= bound + 16 * t.lanes.len(),
+            "{dir}: {bin} bytes > {bound}"
+        );
+        let refs: Vec<&[u8]> = blobs.iter().map(Vec::as_slice).collect();
+        timeline::wire::join(&mut light, &refs).unwrap();
+        assert_eq!(light, t, "{dir}");
+    }
+}

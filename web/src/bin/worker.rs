@@ -9,8 +9,10 @@
 //!   held) and keeps the logs and status texts; then diagnoses
 //!   (`evidence::diagnose::diagnose_read`). Replies `progress` messages
 //!   (`phase` "read", `done`/`total` bytes) and then
-//!   `{type: "done", timeline: JSON, diagnosis: JSON}` (see
-//!   `src/evidence_view.rs`); the timeline carries the check.
+//!   `{type: "done", timeline: JSON, entries: [Uint8Array], diagnosis:
+//!   JSON}` (see `src/evidence_view.rs`): the timeline without its lanes'
+//!   entries, which come per lane in `timeline::wire`'s binary form
+//!   (transferred); the timeline carries the check.
 //! - `{type: "inspect", lane, name, record, offset}`: decode one record of a
 //!   loaded file (found by name, else by position), read back from the
 //!   input `Blob` it came from; replies `{type: "detail", detail: JSON}`.
@@ -343,20 +345,7 @@ fn load(msg: &JsValue) {
             })
             .collect(),
     };
-    let t = d.timeline;
-    let json = serde_json::to_string(&t).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
-    post(&[
-        ("type", "done".into()),
-        ("timeline", json.into()),
-        (
-            "diagnosis",
-            serde_json::to_string(&view).unwrap_or_default().into(),
-        ),
-        ("parseMs", parse_ms.into()),
-    ]);
-    LOGS.with(|c| *c.borrow_mut() = logs);
-    ROWS.with(|c| c.borrow_mut().clear());
-    note_memory();
+    let mut t = d.timeline;
     let files: Vec<Loaded> = t
         .lanes
         .iter()
@@ -376,6 +365,37 @@ fn load(msg: &JsValue) {
             })
         })
         .collect();
+    // The entries (most of the model) cross as bytes, moved, not copied;
+    // the rest as JSON.
+    let lanes = timeline::wire::split(&mut t);
+    let json = serde_json::to_string(&t).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+    drop(t);
+    let entries = Array::new();
+    let transfer = Array::new();
+    for b in &lanes {
+        let a = Uint8Array::new_with_length(b.len() as u32);
+        a.copy_from(b);
+        transfer.push(&a.buffer());
+        entries.push(&a);
+    }
+    drop(lanes);
+    let o = Object::new();
+    for (k, v) in [
+        ("type", JsValue::from("done")),
+        ("timeline", json.into()),
+        (
+            "diagnosis",
+            serde_json::to_string(&view).unwrap_or_default().into(),
+        ),
+        ("entries", entries.into()),
+        ("parseMs", parse_ms.into()),
+    ] {
+        let _ = Reflect::set(&o, &JsValue::from_str(k), &v);
+    }
+    let _ = scope().post_message_with_transfer(&o, &transfer);
+    LOGS.with(|c| *c.borrow_mut() = logs);
+    ROWS.with(|c| c.borrow_mut().clear());
+    note_memory();
     FILES.with(|cell| *cell.borrow_mut() = files);
 }
 
