@@ -34,3 +34,34 @@ fn standalone_and_garbage_in_the_browser() {
     assert_eq!(t.lanes[0].summary.records, 0);
     assert!(t.lanes[0].truncated.is_some());
 }
+
+#[wasm_bindgen_test]
+fn chunked_load_wire_and_inspect_stream_in_the_browser() {
+    use timeline::load::{FileEnd, TimelineLoad};
+    let whole = build_timeline(&[("s1.db", S1)], &mut |_| {});
+    let mut load = TimelineLoad::new(true);
+    let mut f = load.begin("s1.db");
+    for c in S1.chunks(4096) {
+        f.push(load.checker(), c);
+    }
+    let FileEnd::Done(l) = f.finish(load.checker()) else {
+        panic!("one pass expected");
+    };
+    load.add(*l);
+    let t = load.finish();
+    assert_eq!(t, whole);
+    let mut light = t.clone();
+    let blobs = timeline::wire::split(&mut light);
+    let refs: Vec<&[u8]> = blobs.iter().map(Vec::as_slice).collect();
+    timeline::wire::join(&mut light, &refs).unwrap();
+    assert_eq!(light, whole);
+    let e = &t.lanes[0].entries[100];
+    let want = timeline::inspect_record(S1, true, e.record as u64, e.offset);
+    let mut s = timeline::inspect::InspectStream::new(true, e.record as u64, e.offset, []);
+    for c in S1.chunks(4096) {
+        if s.push(c) {
+            break;
+        }
+    }
+    assert_eq!(s.finish(), want);
+}
