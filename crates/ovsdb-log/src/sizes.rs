@@ -513,6 +513,12 @@ impl ReplayPass {
         }
     }
 
+    /// What the first walk learnt (so far, or all of it on a second
+    /// walk).
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
     /// The scanner options this consumer needs (a walk that only plans
     /// does not read the transactions on the way).
     pub fn options(&self) -> ScanOptions {
