@@ -69,10 +69,12 @@ pub struct Converter {
 }
 
 impl Converter {
-    /// A conversion to `mode` of the file a first walk planned; the
-    /// plan's damage, if any, is the error (nothing is converted).
+    /// A conversion to `mode` of the file a first walk planned. Damage
+    /// is the error (nothing is converted): the first framing error if
+    /// there is one, else the first record that does not decode (the
+    /// order in which the conversion always checked).
     pub fn new(plan: Plan, mode: Mode) -> Result<Converter, LogError> {
-        if let Some(e) = &plan.damage {
+        if let Some(e) = plan.framing.as_ref().or(plan.damage.as_ref()) {
             return Err(e.clone());
         }
         Ok(Converter {

@@ -167,6 +167,10 @@ pub struct Plan {
     pub damage: Option<LogError>,
     /// Every skipped span of the walk, in file order.
     pub skipped: Vec<Skip>,
+    /// The first framing error of the walk (a span or tail the framer
+    /// could not read, as opposed to a record that does not decode): the
+    /// error a strict reader stops at.
+    pub framing: Option<LogError>,
 }
 
 impl Plan {
@@ -175,10 +179,12 @@ impl Plan {
         match ev {
             Event::Skipped(k) => {
                 self.damage.get_or_insert_with(|| k.error.clone());
+                self.note_framing(&k.error);
                 self.skipped.push(k.clone());
             }
             Event::Tail(e) => {
                 self.damage.get_or_insert_with(|| e.clone());
+                self.note_framing(e);
             }
             _ if self.damage.is_some() => {}
             _ => {
@@ -192,6 +198,16 @@ impl Plan {
                     self.structure.on_event(ev);
                 }
             }
+        }
+    }
+
+    fn note_framing(&mut self, e: &LogError) {
+        let decode = matches!(
+            e.kind,
+            ErrorKind::BadJson { .. } | ErrorKind::NotObject | ErrorKind::BadRecord { .. }
+        );
+        if !decode && self.framing.is_none() {
+            self.framing = Some(e.clone());
         }
     }
 
