@@ -1,6 +1,7 @@
 //! The load pass ([`contents::load::Loader`] over `ovsdb_log::LogScan`)
 //! gives the same [`contents::Log`] fed in chunks of 1, 7 and 4096 bytes as
 //! with the whole file: on every sample and fixture and on damaged copies.
+#![cfg(not(target_arch = "wasm32"))]
 
 use contents::load::Loader;
 use contents::Log;
