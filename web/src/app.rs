@@ -16,12 +16,12 @@ use web_sys::{
 };
 use yew::prelude::*;
 
-use crate::axis::TimeMap;
 use crate::draw::{self, human_bytes, short_sid, LogTrack};
 use crate::evidence_view::DiagView;
 use crate::files::{self, Named};
 use crate::hash::{self, HashState};
 use crate::samples;
+use timeline::axis::{Axis, AxisMode};
 use timeline::time::utc_datetime;
 
 #[path = "evidence_ui.rs"]
@@ -47,6 +47,10 @@ pub enum Msg {
     WorkerFailed(String),
     Cancel,
     SetMode(StorageMode),
+    /// Log-index or wall-time x axis.
+    SetAxis(AxisMode),
+    /// Show / hide each server's last cluster/status on its lane.
+    ToggleLaneStatus,
     Zoom {
         factor: f64,
         anchor: f64,
@@ -147,11 +151,19 @@ pub struct App {
     selected_finding: Option<usize>,
     /// One log track per server with a log, drawn under the lanes.
     tracks: Rc<Vec<LogTrack>>,
-    time_map: TimeMap,
+    /// Positions of everything on the x axis (log index or wall time).
+    axis: Axis,
+    /// The axis asked for (the time axis needs a dated entry).
+    axis_mode: AxisMode,
+    /// The term of the hovered band or log election event: its bands,
+    /// election events and findings are highlighted.
+    hover_term: Option<u64>,
+    /// Whether the servers' last cluster/status boxes are on their lanes.
+    lane_status: bool,
     log: LogPanel,
     log_scroll: NodeRef,
-    /// Axis position of the selected finding (drawn as a cursor).
-    focus_pos: Option<f64>,
+    /// Index and time of the selected finding (drawn as a cursor).
+    focus: Option<(Option<u64>, Option<i64>)>,
 }
 
 fn now() -> f64 {
@@ -333,6 +345,8 @@ impl App {
                     Rc::make_mut(t).apply_check(check);
                     self.dirty = true;
                 }
+                // The check's markers need their positions.
+                self.rebuild_axis();
                 true
             }
             Some("detail") => {
@@ -385,8 +399,13 @@ impl App {
         } else {
             Timeline { lanes: good, ..t }
         };
-        self.vp = Viewport::for_timeline(&t);
-        if let Some(h) = self.pending_view.take() {
+        let pending = self.pending_view.take();
+        if let Some(a) = pending.as_ref().and_then(|h| h.axis) {
+            self.axis_mode = a;
+        }
+        self.axis = Axis::new(&t, self.axis_mode, None);
+        self.vp = self.axis.viewport();
+        if let Some(h) = pending {
             if let Some(m) = h.mode {
                 self.mode = m;
             }
@@ -405,10 +424,41 @@ impl App {
         self.update_hash();
     }
 
+    /// Rebuilds the axis (new log range, new markers, another mode),
+    /// keeping the visible range.
+    fn rebuild_axis(&mut self) {
+        let Some(t) = &self.timeline else { return };
+        let ax = Axis::new(t, self.axis_mode, self.log_span());
+        self.vp = if ax.mode == self.axis.mode {
+            ax.rebound(&self.vp)
+        } else {
+            ax.convert(&self.axis, &self.vp)
+        };
+        self.axis = ax;
+        self.dirty = true;
+    }
+
+    fn set_axis(&mut self, mode: AxisMode) -> bool {
+        let Some(t) = &self.timeline else {
+            return false;
+        };
+        if mode == AxisMode::Time && !Axis::has_time(t) {
+            self.notice =
+                Some("No entry of these files has a date (_date): the time axis needs one.".into());
+            return true;
+        }
+        self.axis_mode = mode;
+        self.rebuild_axis();
+        self.tooltip = None;
+        self.update_hash();
+        true
+    }
+
     fn update_hash(&self) {
         let state = HashState {
             sample: self.sample.clone(),
             mode: Some(self.mode),
+            axis: (self.axis.mode == AxisMode::Time).then_some(AxisMode::Time),
             zoom: Some(self.vp.zoom_level()),
             center: Some(self.vp.center()),
         };
@@ -434,7 +484,7 @@ impl App {
     fn hit(&self, x: f64, y: f64) -> Option<Hit> {
         let t = self.timeline.as_ref()?;
         let (x, y) = self.canvas_point(x, y);
-        self.layout().hit(t, &self.vp, self.mode, x, y)
+        self.axis.hit(t, &self.layout(), &self.vp, self.mode, x, y)
     }
 
     fn tooltip_text(&self, hit: Hit) -> Option<String> {
@@ -474,6 +524,17 @@ impl App {
             Hit::Band { lane, band } => {
                 let b = t.lanes.get(lane)?.bands.get(band)?;
                 let mut s = format!("term {} (indexes {}–{})", b.term, b.start, b.end);
+                if self.axis.mode == AxisMode::Time {
+                    if let Some(&(p0, p1)) =
+                        self.axis.lanes.get(lane).and_then(|a| a.bands.get(band))
+                    {
+                        s.push_str(&format!(
+                            "\n{} – {} UTC",
+                            utc_datetime(p0.round() as i64),
+                            utc_datetime(p1.round() as i64)
+                        ));
+                    }
+                }
                 if let Some(l) = &b.leader {
                     s.push_str(&format!("\nleader {l}"));
                 }
@@ -579,17 +640,27 @@ impl App {
             return;
         };
         let t0 = now();
-        draw::draw(
-            &ctx,
+        let scene = draw::Scene {
             t,
-            &self.lane_index,
+            index: &self.lane_index,
+            ax: &self.axis,
+            vp: &self.vp,
+            layout: &layout,
+            mode: self.mode,
+            highlight: self.hover_term,
+        };
+        let drawn = draw::draw(&ctx, &scene, ratio);
+        let lit = draw::draw_tracks(
+            &ctx,
+            &self.tracks,
+            &self.axis,
             &self.vp,
             &layout,
-            self.mode,
-            ratio,
+            t.lanes.len(),
+            self.hover_term,
         );
-        draw::draw_tracks(&ctx, &self.tracks, &self.vp, &layout, t.lanes.len());
-        if let Some(p) = self.focus_pos {
+        let focus_pos = self.focus.and_then(|(i, ms)| self.axis.place(i, ms));
+        if let Some(p) = focus_pos {
             let x = layout.gutter + self.vp.x_of(p, layout.plot_width());
             if x >= layout.gutter {
                 ctx.set_stroke_style_str("rgba(220,38,38,0.8)");
@@ -627,15 +698,35 @@ impl App {
         );
         let _ = canvas.set_attribute(
             "data-focus",
-            &self.focus_pos.map_or(String::new(), |p| format!("{p:.2}")),
+            &focus_pos.map_or(String::new(), |p| format!("{p:.2}")),
         );
         let _ = canvas.set_attribute(
             "data-focus-ms",
-            &self
-                .focus_pos
-                .and_then(|p| self.time_map.time_of(p))
+            &focus_pos
+                .and_then(|p| self.axis.time_at(p))
                 .map_or(String::new(), |t| t.to_string()),
         );
+        // Test hooks: the axis, its tick labels, the plot's geometry, the
+        // log tracks' rows and what the hovered term highlights.
+        let _ = canvas.set_attribute("data-axis", self.axis.mode.name());
+        let _ = canvas.set_attribute("data-ticks", &drawn.ticks.join(","));
+        let _ = canvas.set_attribute(
+            "data-plot",
+            &format!("{},{}", layout.gutter, layout.plot_width()),
+        );
+        let _ = canvas.set_attribute(
+            "data-track-rows",
+            &(0..self.tracks.len())
+                .map(|i| format!("{:.0}", draw::track_top(&layout, t.lanes.len(), i)))
+                .collect::<Vec<_>>()
+                .join(","),
+        );
+        let _ = canvas.set_attribute(
+            "data-highlight-term",
+            &self.hover_term.map_or(String::new(), |t| t.to_string()),
+        );
+        let _ = canvas.set_attribute("data-highlight-bands", &drawn.highlighted_bands.to_string());
+        let _ = canvas.set_attribute("data-highlight-marks", &lit.to_string());
         let _ = canvas.set_attribute("data-ready", "true");
         self.dirty = false;
     }
@@ -729,10 +820,13 @@ impl Component for App {
             finding_order: Vec::new(),
             selected_finding: None,
             tracks: Rc::new(Vec::new()),
-            time_map: TimeMap::default(),
+            axis: Axis::default(),
+            axis_mode: hash_state.axis.unwrap_or_default(),
+            hover_term: None,
+            lane_status: true,
             log: LogPanel::default(),
             log_scroll: NodeRef::default(),
-            focus_pos: None,
+            focus: None,
         };
         let sample = hash_state
             .sample
@@ -910,6 +1004,11 @@ impl Component for App {
                 self.update_hash();
                 true
             }
+            Msg::SetAxis(a) => self.set_axis(a),
+            Msg::ToggleLaneStatus => {
+                self.lane_status = !self.lane_status;
+                true
+            }
             Msg::Zoom { factor, anchor } => {
                 self.vp.zoom(factor, anchor);
                 self.dirty = true;
@@ -948,10 +1047,28 @@ impl Component for App {
                     }
                     return false;
                 }
-                let tip = self
-                    .hit(x, y)
+                let hit = self.hit(x, y);
+                let track = if hit.is_none() {
+                    self.track_at(x, y)
+                } else {
+                    None
+                };
+                // A term band, or a log election event, links its term.
+                let term = match hit {
+                    Some(Hit::Band { lane, band }) => self
+                        .timeline
+                        .as_ref()
+                        .and_then(|t| t.lanes.get(lane)?.bands.get(band))
+                        .map(|b| b.term),
+                    _ => track.as_ref().and_then(|h| h.term),
+                };
+                if term != self.hover_term {
+                    self.hover_term = term;
+                    self.dirty = true;
+                }
+                let tip = hit
                     .and_then(|h| self.tooltip_text(h))
-                    .or_else(|| self.track_tip(x, y));
+                    .or_else(|| track.map(|h| h.tip));
                 self.tooltip = tip.map(|text| Tooltip { x, y, text });
                 true
             }
@@ -972,6 +1089,9 @@ impl Component for App {
             Msg::PointerLeave => {
                 self.drag_from = None;
                 self.tooltip = None;
+                if self.hover_term.take().is_some() {
+                    self.dirty = true;
+                }
                 true
             }
             Msg::Key(ev) => {
@@ -1005,6 +1125,11 @@ impl Component for App {
                     "f" => Msg::SetMode(StorageMode::Full),
                     "d" => Msg::SetMode(StorageMode::Diff),
                     "l" => Msg::ToggleLog,
+                    "t" => Msg::SetAxis(match self.axis.mode {
+                        AxisMode::Index => AxisMode::Time,
+                        AxisMode::Time => AxisMode::Index,
+                    }),
+                    "c" => Msg::ToggleLaneStatus,
                     "n" | "j" => Msg::StepFinding(1),
                     "p" | "k" => Msg::StepFinding(-1),
                     _ => return false,
@@ -1130,6 +1255,7 @@ impl Component for App {
                             }
                         }) }
                     </div>
+                    { self.view_axis_buttons(ctx) }
                     <button onclick={link.callback(|_| Msg::ExportPng)} data-testid="export-png">{ "PNG" }</button>
                     <button onclick={link.callback(|_| Msg::ExportJson)} data-testid="export-json">{ "JSON" }</button>
                     <button onclick={link.callback(|_| Msg::ToggleHelp)} data-testid="help-button" title="Keys (?)">{ "?" }</button>
@@ -1176,6 +1302,7 @@ impl Component for App {
                                     format!("left:{}px;top:{}px", t.x + 14.0, t.y + 14.0)
                                 }}>{ t.text.clone() }</div>
                         }
+                        { self.view_lane_status() }
                     }
                 </section>
                 { self.view_findings(ctx) }
@@ -1213,6 +1340,39 @@ fn value_dd(id: &'static str, value: String, text: String) -> Html {
 }
 
 impl App {
+    fn view_axis_buttons(&self, ctx: &Context<Self>) -> Html {
+        let link = ctx.link();
+        let mode = self.axis.mode;
+        let can_time = self.timeline.as_ref().is_some_and(|t| Axis::has_time(t));
+        let has_status = self
+            .diag
+            .as_ref()
+            .is_some_and(|d| d.servers.iter().any(|s| s.status.is_some()));
+        html! {
+            <>
+            <div class="modes" role="group" aria-label="X axis">
+                <button data-testid="axis-index" class={classes!((mode == AxisMode::Index).then_some("active"))}
+                    aria-pressed={(mode == AxisMode::Index).to_string()}
+                    title="X axis: Raft log index (t toggles)"
+                    onclick={link.callback(|_| Msg::SetAxis(AxisMode::Index))}>{ "index" }</button>
+                <button data-testid="axis-time" class={classes!((mode == AxisMode::Time).then_some("active"))}
+                    aria-pressed={(mode == AxisMode::Time).to_string()} disabled={!can_time}
+                    title={if can_time {
+                        "X axis: wall time, UTC (t toggles). Entries sit at their _date, records without one between their dated neighbours, log events at their own time."
+                    } else {
+                        "No entry of these files has a date (_date): the time axis needs one."
+                    }}
+                    onclick={link.callback(|_| Msg::SetAxis(AxisMode::Time))}>{ "time" }</button>
+            </div>
+            if has_status {
+                <button data-testid="lane-status-toggle" aria-pressed={self.lane_status.to_string()}
+                    title="Show / hide each server's last cluster/status on its lane (c)"
+                    onclick={link.callback(|_| Msg::ToggleLaneStatus)}>{ "status" }</button>
+            }
+            </>
+        }
+    }
+
     fn view_progress(&self, ctx: &Context<Self>) -> Html {
         let Some(p) = &self.progress else {
             return html! {};
@@ -1469,8 +1629,11 @@ impl App {
                         <tr><td>{ "drag" }</td><td>{ "pan; click an entry to inspect it, a log mark to see its line" }</td></tr>
                         <tr><td>{ "n p (j k)" }</td><td>{ "next / previous finding" }</td></tr>
                         <tr><td>{ "l" }</td><td>{ "show / hide the log panel" }</td></tr>
+                        <tr><td>{ "t" }</td><td>{ "x axis: log index / wall time (UTC, from the entries' _date and the logs)" }</td></tr>
+                        <tr><td>{ "c" }</td><td>{ "show / hide each server's last cluster/status on its lane" }</td></tr>
+                        <tr><td>{ "hover" }</td><td>{ "a term band highlights its elections in the logs and its findings; an election in a log highlights its term's bands" }</td></tr>
                     </table>
-                    <p>{ "The URL keeps the sample, zoom and storage mode: copy it to share this view." }</p>
+                    <p>{ "The URL keeps the sample, zoom, storage mode and axis: copy it to share this view." }</p>
                 </div>
             </div>
         }

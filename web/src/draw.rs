@@ -1,7 +1,7 @@
 //! Draws the timeline view model on a 2D canvas. All geometry and hit-testing
 //! come from `timeline::Layout`/`Viewport`; this module only paints.
 
-use timeline::time;
+use timeline::axis::{Axis, AxisMode};
 use timeline::{LaneIndex, Layout, MarkerKind, StorageMode, Timeline, Viewport};
 use web_sys::CanvasRenderingContext2d as Ctx;
 
@@ -16,26 +16,11 @@ const NODATA: &str = "#9aa3b0";
 const SUPERSEDED: &str = "#d23a3a";
 const COMMIT: &str = "#1f9d55";
 const CUMULATIVE: &str = "#c2410c";
+/// Outline of what the hovered term links (bands and log events).
+const LINK: &str = "#be123c";
 
 fn term_color(term: u64) -> &'static str {
     TERM_COLORS[(term as usize) % TERM_COLORS.len()]
-}
-
-/// A "nice" step (1, 2, 5 × 10^k) giving about `target` ticks over `span`.
-fn nice_step(span: f64, target: f64) -> f64 {
-    let raw = (span / target).max(1.0);
-    let mag = 10f64.powf(raw.log10().floor());
-    let n = raw / mag;
-    let m = if n <= 1.0 {
-        1.0
-    } else if n <= 2.0 {
-        2.0
-    } else if n <= 5.0 {
-        5.0
-    } else {
-        10.0
-    };
-    (m * mag).max(1.0)
 }
 
 pub fn human_bytes(b: f64) -> String {
@@ -52,16 +37,38 @@ pub fn short_sid(sid: &str) -> &str {
     sid.get(..4).unwrap_or(sid)
 }
 
+/// What the page draws on the canvas besides the model: the axis, the
+/// storage mode and the term to highlight (hovered band or log event).
+pub struct Scene<'a> {
+    pub t: &'a Timeline,
+    pub index: &'a [LaneIndex],
+    pub ax: &'a Axis,
+    pub vp: &'a Viewport,
+    pub layout: &'a Layout,
+    pub mode: StorageMode,
+    pub highlight: Option<u64>,
+}
+
+/// What was drawn, for the page's test hooks: the tick labels and how many
+/// term bands were highlighted.
+#[derive(Default)]
+pub struct Drawn {
+    pub ticks: Vec<String>,
+    pub highlighted_bands: usize,
+}
+
 /// Paints everything. `ratio` is the device pixel ratio.
-pub fn draw(
-    ctx: &Ctx,
-    t: &Timeline,
-    index: &[LaneIndex],
-    vp: &Viewport,
-    layout: &Layout,
-    mode: StorageMode,
-    ratio: f64,
-) {
+pub fn draw(ctx: &Ctx, sc: &Scene, ratio: f64) -> Drawn {
+    let Scene {
+        t,
+        index,
+        ax,
+        vp,
+        layout,
+        mode,
+        highlight,
+    } = *sc;
+    let mut drawn = Drawn::default();
     let w = layout.width;
     let h = layout.height(t.lanes.len());
     let _ = ctx.set_transform(ratio, 0.0, 0.0, ratio, 0.0, 0.0);
@@ -71,48 +78,35 @@ pub fn draw(
     let gx = layout.gutter;
     let x_of = |i: f64| gx + vp.x_of(i, pw);
 
-    // Axis: index ticks, and wall-clock time from the entries' _date.
+    // Axis: index ticks with the wall-clock time under them, or UTC time
+    // ticks (the date under the first tick of a day).
     ctx.set_font("11px system-ui, sans-serif");
     ctx.set_text_baseline("alphabetic");
-    let step = nice_step(vp.span(), (pw / 90.0).max(2.0));
-    let mut i = (vp.start / step).ceil() * step;
-    // The day of the first dated tick names the time row; a tick on a
-    // later day than the one before it shows its date.
-    let mut first_day: Option<i64> = None;
-    let mut last_date: Option<i64> = None;
-    while i <= vp.end {
-        let x = x_of(i);
+    for tick in ax.ticks(t, vp, pw, 90.0) {
+        let x = x_of(tick.pos);
         ctx.set_stroke_style_str(GRID);
         ctx.begin_path();
         ctx.move_to(x, layout.axis - 4.0);
         ctx.line_to(x, h);
         ctx.stroke();
         ctx.set_fill_style_str(INK);
-        let _ = ctx.fill_text(&format!("{i:.0}"), x + 2.0, layout.axis - 18.0);
-        if let Some(d) = t.date_at(i as u64) {
+        let _ = ctx.fill_text(&tick.label, x + 2.0, layout.axis - 18.0);
+        if let Some(sub) = &tick.sub {
             ctx.set_fill_style_str(MUTED);
-            let label = match last_date {
-                Some(p) if !time::same_day(p, d) => {
-                    format!(
-                        "{} {}",
-                        time::utc_date(d).get(5..).unwrap_or(""),
-                        time::utc_clock(d)
-                    )
-                }
-                _ => time::utc_clock(d),
-            };
-            let _ = ctx.fill_text(&label, x + 2.0, layout.axis - 6.0);
-            first_day.get_or_insert(d);
-            last_date = Some(d);
+            let _ = ctx.fill_text(sub, x + 2.0, layout.axis - 6.0);
         }
-        i += step;
+        drawn.ticks.push(tick.label);
     }
+    ctx.set_fill_style_str("#ffffff");
+    ctx.fill_rect(0.0, 0.0, gx - 1.0, layout.axis - 2.0);
     ctx.set_fill_style_str(MUTED);
-    let _ = ctx.fill_text("log index", 6.0, layout.axis - 18.0);
-    let day = first_day.map_or("time".to_string(), time::utc_date);
-    let _ = ctx.fill_text(&format!("{day} UTC"), 6.0, layout.axis - 6.0);
+    let (title, day) = ax.titles(vp);
+    let _ = ctx.fill_text(&title, 6.0, layout.axis - 18.0);
+    let _ = ctx.fill_text(&day, 6.0, layout.axis - 6.0);
 
+    let no_lane = timeline::axis::LaneAxis::default();
     for (li, lane) in t.lanes.iter().enumerate() {
+        let la = ax.lanes.get(li).unwrap_or(&no_lane);
         let top = layout.lane_top(li);
         let band_y = top;
         let tick_y = top + layout.band;
@@ -141,14 +135,26 @@ pub fn draw(
         ctx.clip();
 
         // Term bands, with leader (▲) and vote (●) marks.
-        for b in &lane.bands {
-            let x0 = x_of(b.start as f64 - 0.5);
-            let x1 = x_of(b.end.max(b.start) as f64 + 0.5);
+        for (b, &(p0, p1)) in lane.bands.iter().zip(&la.bands) {
+            let x0 = x_of(p0);
+            let x1 = x_of(p1);
             if x1 < gx || x0 > gx + pw {
                 continue;
             }
             ctx.set_fill_style_str(term_color(b.term));
             ctx.fill_rect(x0, band_y, (x1 - x0).max(1.0), layout.band);
+            if highlight == Some(b.term) {
+                drawn.highlighted_bands += 1;
+                ctx.set_stroke_style_str(LINK);
+                ctx.set_line_width(2.5);
+                ctx.stroke_rect(
+                    x0 + 1.0,
+                    band_y + 1.0,
+                    (x1 - x0 - 2.0).max(1.0),
+                    layout.band - 2.0,
+                );
+                ctx.set_line_width(1.0);
+            }
             if x1 - x0 > 60.0 {
                 ctx.set_fill_style_str(INK);
                 let mut label = format!("term {}", b.term);
@@ -158,8 +164,8 @@ pub fn draw(
                 let _ = ctx.fill_text(&label, x0.max(gx) + 4.0, band_y + 12.0);
             }
         }
-        for m in &lane.markers {
-            let x = x_of(m.index as f64);
+        for (m, &p) in lane.markers.iter().zip(&la.markers) {
+            let x = x_of(p);
             match &m.kind {
                 MarkerKind::Leader { .. } => {
                     ctx.set_fill_style_str(INK);
@@ -182,7 +188,7 @@ pub fn draw(
 
         // Entry ticks (aggregated per pixel column) and commit progress.
         let Some(ix) = index.get(li) else { continue };
-        let cols = ix.columns(vp, pw, mode);
+        let cols = ax.columns(li, ix, vp, pw, mode);
         for (color, pick) in [(NODATA, 0u8), (DATA, 1u8), (SUPERSEDED, 2u8)] {
             ctx.set_fill_style_str(color);
             for c in &cols {
@@ -198,16 +204,16 @@ pub fn draw(
                 }
             }
         }
-        if let Some(ci) = lane.summary.commit_index {
-            let x0 = x_of(lane.snapshot_index as f64);
-            let x1 = x_of(ci as f64);
+        if let Some((p0, p1)) = la.committed {
+            let x0 = x_of(p0);
+            let x1 = x_of(p1);
             ctx.set_fill_style_str(COMMIT);
             ctx.fill_rect(x0, tick_y + layout.ticks - 5.0, (x1 - x0).max(1.0), 3.0);
         }
         ctx.set_fill_style_str(COMMIT);
         if lane.commits.len() < 4 * pw as usize {
-            for cp in &lane.commits {
-                let x = x_of(cp.commit_index as f64);
+            for &p in &la.commits {
+                let x = x_of(p);
                 if x >= gx && x <= gx + pw {
                     ctx.fill_rect(x - 0.5, tick_y + layout.ticks - 8.0, 1.0, 6.0);
                 }
@@ -220,7 +226,7 @@ pub fn draw(
         ctx.set_fill_style_str("#f3f5f8");
         ctx.fill_rect(gx, size_y, pw, layout.sizes - 2.0);
         ctx.set_fill_style_str("#5b8def");
-        let col_w = (pw / vp.span()).clamp(1.0, 12.0);
+        let col_w = ax.bar_width(vp, pw);
         ctx.begin_path();
         for c in &cols {
             let hgt = (c.max_bytes as f64 / max * bar_h).max(1.0);
@@ -241,28 +247,35 @@ pub fn draw(
             let y_of = |v: u64| size_y + layout.sizes - 2.0 - v as f64 / cmax * bar_h;
             // One point per pixel column (the file size after its last entry),
             // anchored just outside the view so the line reaches the edges.
-            let mut first = true;
+            // On the time axis the size holds until the next entry: steps.
+            let steps = ax.mode == AxisMode::Time;
+            let mut last_y: Option<f64> = None;
+            let mut to = |x: f64, y: f64| {
+                match last_y {
+                    None => ctx.move_to(x, y),
+                    Some(ly) => {
+                        if steps {
+                            ctx.line_to(x, ly);
+                        }
+                        ctx.line_to(x, y);
+                    }
+                }
+                last_y = Some(y);
+            };
             let before = cols.first().and_then(|c| (c.first as usize).checked_sub(1));
-            if let Some(b) = before {
-                ctx.move_to(x_of(ix.index[b] as f64), y_of(cum[b]));
-                first = false;
+            if let Some((b, &p)) = before.and_then(|b| la.entries.get(b).map(|p| (b, p))) {
+                to(x_of(p), y_of(cum[b]));
             }
             for c in &cols {
-                let x = gx + c.x as f64 + 0.5;
-                let y = y_of(cum[c.last as usize]);
-                if first {
-                    ctx.move_to(x, y);
-                    first = false;
-                } else {
-                    ctx.line_to(x, y);
-                }
+                to(gx + c.x as f64 + 0.5, y_of(cum[c.last as usize]));
             }
-            if let Some(a) = cols
+            if let Some((a, &p)) = cols
                 .last()
                 .map(|c| c.last as usize + 1)
                 .filter(|&a| a < cum.len())
+                .and_then(|a| la.entries.get(a).map(|p| (a, p)))
             {
-                ctx.line_to(x_of(ix.index[a] as f64), y_of(cum[a]));
+                to(x_of(p), y_of(cum[a]));
             }
             ctx.stroke();
             ctx.set_line_width(1.0);
@@ -280,7 +293,7 @@ pub fn draw(
 
         // Markers: snapshot, membership, election timer, notes, checks, damage.
         let mut last_label = f64::NEG_INFINITY;
-        for m in &lane.markers {
+        for (m, &p) in lane.markers.iter().zip(&la.markers) {
             let (color, label) = match &m.kind {
                 MarkerKind::Snapshot { .. } => ("#7c3aed", "snapshot".to_string()),
                 MarkerKind::Membership { servers } => {
@@ -295,7 +308,7 @@ pub fn draw(
                 }
                 MarkerKind::Leader { .. } | MarkerKind::Vote { .. } => continue,
             };
-            let x = x_of(m.index as f64);
+            let x = x_of(p);
             ctx.set_stroke_style_str(color);
             ctx.set_line_width(1.5);
             ctx.begin_path();
@@ -311,8 +324,8 @@ pub fn draw(
                 let _ = ctx.fill_text(&label, x + 3.0, tick_y + 11.0);
             }
         }
-        if let Some(tr) = &lane.truncated {
-            let x = x_of(tr.at_index as f64 - 0.5);
+        if let (Some(tr), Some(p)) = (&lane.truncated, la.truncated) {
+            let x = x_of(p);
             ctx.set_fill_style_str("rgba(210,58,58,0.15)");
             ctx.fill_rect(x, top, gx + pw - x, layout.lane_height());
             ctx.set_fill_style_str(SUPERSEDED);
@@ -327,34 +340,39 @@ pub fn draw(
         ctx.set_stroke_style_str(GRID);
         ctx.stroke_rect(gx, top, pw, layout.lane_height());
     }
+    drawn
 }
 
 /// Height of one server's log track below the database lanes.
 pub const TRACK_H: f64 = 34.0;
 const TRACK_GAP: f64 = 6.0;
 
-/// A point event of a server's log, at an axis position.
+/// A point event of a server's log, at its wall time.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrackMark {
-    pub pos: f64,
+    /// UTC epoch ms of its line.
+    pub ms: i64,
     pub color: &'static str,
     pub glyph: &'static str,
     pub tip: String,
     /// 0-based line in the server's joined log.
     pub line: u64,
+    /// The term of an election event (started, won, leader is): linked
+    /// with the term bands of the lanes.
+    pub term: Option<u64>,
 }
 
 /// A period of a server's log (long poll, disconnected peer).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrackSpan {
-    pub from: f64,
-    pub to: f64,
+    pub from_ms: i64,
+    pub to_ms: i64,
     pub color: &'static str,
     pub tip: String,
     pub line: u64,
 }
 
-/// One server's log track: what its log says, placed on the axis.
+/// One server's log track: what its log says, at its own times.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LogTrack {
     pub server: usize,
@@ -362,8 +380,24 @@ pub struct LogTrack {
     pub sub: String,
     pub marks: Vec<TrackMark>,
     pub spans: Vec<TrackSpan>,
-    /// (position, kB) of the server's memory reports.
-    pub memory: Vec<(f64, f64)>,
+    /// (ms, kB) of the server's memory reports.
+    pub memory: Vec<(i64, f64)>,
+}
+
+impl LogTrack {
+    /// First and last time of anything on the track.
+    pub fn span(&self) -> Option<(i64, i64)> {
+        let times = self
+            .marks
+            .iter()
+            .map(|m| m.ms)
+            .chain(self.spans.iter().flat_map(|s| [s.from_ms, s.to_ms]))
+            .chain(self.memory.iter().map(|m| m.0));
+        times.fold(None, |acc, t| match acc {
+            None => Some((t, t)),
+            Some((a, b)) => Some((a.min(t), b.max(t))),
+        })
+    }
 }
 
 /// Top y of log track `i` for a canvas of `lanes` database lanes.
@@ -376,15 +410,25 @@ pub fn height_with_tracks(layout: &Layout, lanes: usize, tracks: usize) -> f64 {
     track_top(layout, lanes, tracks) + if tracks > 0 { 4.0 } else { 0.0 }
 }
 
-/// What is under `(x, y)` on the log tracks: (track, tooltip, line).
+/// What the pointer is over on a log track.
+pub struct TrackHit {
+    pub track: usize,
+    pub tip: String,
+    pub line: u64,
+    /// The term of the election event under the pointer.
+    pub term: Option<u64>,
+}
+
+/// What is under `(x, y)` on the log tracks.
 pub fn track_hit(
     tracks: &[LogTrack],
+    ax: &Axis,
     vp: &Viewport,
     layout: &Layout,
     lanes: usize,
     x: f64,
     y: f64,
-) -> Option<(usize, String, u64)> {
+) -> Option<TrackHit> {
     if x < layout.gutter {
         return None;
     }
@@ -395,26 +439,50 @@ pub fn track_hit(
     let tr = &tracks[i];
     let pw = layout.plot_width();
     let px = x - layout.gutter;
+    let xo = |ms: i64| ax.at_time(ms).map(|p| vp.x_of(p, pw));
     let best = tr
         .marks
         .iter()
-        .map(|m| ((vp.x_of(m.pos, pw) - px).abs(), m))
+        .filter_map(|m| xo(m.ms).map(|x| ((x - px).abs(), m)))
         .filter(|(d, _)| *d <= 5.0)
         .min_by(|a, b| a.0.total_cmp(&b.0));
     if let Some((_, m)) = best {
-        return Some((i, m.tip.clone(), m.line));
+        return Some(TrackHit {
+            track: i,
+            tip: m.tip.clone(),
+            line: m.line,
+            term: m.term,
+        });
     }
     tr.spans
         .iter()
-        .find(|s| vp.x_of(s.from, pw) - 2.0 <= px && px <= vp.x_of(s.to, pw) + 2.0)
-        .map(|s| (i, s.tip.clone(), s.line))
+        .find(|s| match (xo(s.from_ms), xo(s.to_ms)) {
+            (Some(a), Some(b)) => a - 2.0 <= px && px <= b + 2.0,
+            _ => false,
+        })
+        .map(|s| TrackHit {
+            track: i,
+            tip: s.tip.clone(),
+            line: s.line,
+            term: None,
+        })
 }
 
-/// Paints the log tracks under the database lanes.
-pub fn draw_tracks(ctx: &Ctx, tracks: &[LogTrack], vp: &Viewport, layout: &Layout, lanes: usize) {
+/// Paints the log tracks under the database lanes; returns how many marks
+/// were highlighted for the term `highlight`.
+pub fn draw_tracks(
+    ctx: &Ctx,
+    tracks: &[LogTrack],
+    ax: &Axis,
+    vp: &Viewport,
+    layout: &Layout,
+    lanes: usize,
+    highlight: Option<u64>,
+) -> usize {
     let pw = layout.plot_width();
     let gx = layout.gutter;
-    let x_of = |p: f64| gx + vp.x_of(p, pw);
+    let x_of = |ms: i64| ax.at_time(ms).map(|p| gx + vp.x_of(p, pw));
+    let mut lit = 0;
     for (i, tr) in tracks.iter().enumerate() {
         let top = track_top(layout, lanes, i);
         ctx.set_fill_style_str(INK);
@@ -430,7 +498,9 @@ pub fn draw_tracks(ctx: &Ctx, tracks: &[LogTrack], vp: &Viewport, layout: &Layou
         ctx.set_fill_style_str("#fafbfc");
         ctx.fill_rect(gx, top, pw, TRACK_H);
         for s in &tr.spans {
-            let (x0, x1) = (x_of(s.from), x_of(s.to));
+            let (Some(x0), Some(x1)) = (x_of(s.from_ms), x_of(s.to_ms)) else {
+                continue;
+            };
             if x1 < gx || x0 > gx + pw {
                 continue;
             }
@@ -442,10 +512,13 @@ pub fn draw_tracks(ctx: &Ctx, tracks: &[LogTrack], vp: &Viewport, layout: &Layou
             ctx.set_stroke_style_str("#0f766e");
             ctx.set_line_width(1.5);
             ctx.begin_path();
-            for (k, &(p, kb)) in tr.memory.iter().enumerate() {
-                let (x, y) = (x_of(p), top + TRACK_H - 3.0 - kb / max * (TRACK_H - 8.0));
-                if k == 0 {
+            let mut first = true;
+            for &(ms, kb) in &tr.memory {
+                let Some(x) = x_of(ms) else { continue };
+                let y = top + TRACK_H - 3.0 - kb / max * (TRACK_H - 8.0);
+                if first {
                     ctx.move_to(x, y);
+                    first = false;
                 } else {
                     ctx.line_to(x, y);
                 }
@@ -455,9 +528,16 @@ pub fn draw_tracks(ctx: &Ctx, tracks: &[LogTrack], vp: &Viewport, layout: &Layou
         }
         ctx.set_font("bold 10px system-ui, sans-serif");
         for m in &tr.marks {
-            let x = x_of(m.pos);
+            let Some(x) = x_of(m.ms) else { continue };
             if x < gx - 6.0 || x > gx + pw + 6.0 {
                 continue;
+            }
+            if highlight.is_some() && m.term == highlight {
+                lit += 1;
+                ctx.set_fill_style_str("rgba(190,18,60,0.18)");
+                ctx.fill_rect(x - 5.0, top + 1.0, 10.0, TRACK_H - 2.0);
+                ctx.set_fill_style_str(LINK);
+                ctx.fill_rect(x - 1.5, top + 1.0, 3.0, TRACK_H - 2.0);
             }
             ctx.set_fill_style_str(m.color);
             ctx.fill_rect(x - 0.75, top + 2.0, 1.5, TRACK_H - 4.0);
@@ -467,4 +547,5 @@ pub fn draw_tracks(ctx: &Ctx, tracks: &[LogTrack], vp: &Viewport, layout: &Layou
         ctx.set_stroke_style_str(GRID);
         ctx.stroke_rect(gx, top, pw, TRACK_H);
     }
+    lit
 }

@@ -76,18 +76,26 @@ impl LogPanel {
     }
 }
 
-fn mark(pos: f64, color: &'static str, glyph: &'static str, tip: String, line: u64) -> TrackMark {
+fn mark(
+    ms: i64,
+    color: &'static str,
+    glyph: &'static str,
+    tip: String,
+    line: u64,
+    term: Option<u64>,
+) -> TrackMark {
     TrackMark {
-        pos,
+        ms,
         color,
         glyph,
         tip,
         line,
+        term,
     }
 }
 
-/// One server's log events as marks and spans on the index axis.
-fn track(si: usize, s: &ServerView, map: &TimeMap) -> LogTrack {
+/// One server's log events as marks and spans at their wall times.
+fn track(si: usize, s: &ServerView) -> LogTrack {
     let mut tr = LogTrack {
         server: si,
         label: format!("{} log", s.name),
@@ -98,7 +106,6 @@ fn track(si: usize, s: &ServerView, map: &TimeMap) -> LogTrack {
         ..Default::default()
     };
     let mut down: Vec<(String, i64, u64)> = Vec::new();
-    let pos = |ms: i64| map.index_of(ms);
     let tip = |ms: i64, line: u64, what: String| {
         format!(
             "{} · {} UTC · line {}\n{what}",
@@ -109,21 +116,24 @@ fn track(si: usize, s: &ServerView, map: &TimeMap) -> LogTrack {
     };
     let mut last_ms = None;
     for e in &s.events {
-        let Some(p) = pos(e.time_ms) else { continue };
-        last_ms = Some(e.time_ms);
+        let p = e.time_ms;
+        last_ms = Some(p);
         let what = format!("{}: {:?}", e.kind.name(), e.kind);
-        let t = tip(e.time_ms, e.line, what);
-        let m = |c, g| Some(mark(p, c, g, t.clone(), e.line));
+        let t = tip(p, e.line, what);
+        let m = |c, g| Some(mark(p, c, g, t.clone(), e.line, None));
+        // Election events carry their term: hovering one highlights the
+        // term's bands in the lanes.
+        let elected = |c, g, term: u64| Some(mark(p, c, g, t.clone(), e.line, Some(term)));
         let mk = match &e.kind {
-            EventKind::ElectionStarted { .. } => m("#d97706", "E"),
-            EventKind::ElectionWon { .. } => m("#1d2430", "L"),
-            EventKind::LeaderIs { .. } => m("#64748b", ""),
+            EventKind::ElectionStarted { term, .. } => elected("#d97706", "E", *term),
+            EventKind::ElectionWon { term, .. } => elected("#1d2430", "L", *term),
+            EventKind::LeaderIs { term, .. } => elected("#64748b", "", *term),
             EventKind::TransferStarted { .. } | EventKind::TransferReceived { .. } => {
                 m("#7c3aed", "T")
             }
             EventKind::ProbeTimeout { peer, .. } => {
                 if !down.iter().any(|d| &d.0 == peer) {
-                    down.push((peer.clone(), e.time_ms, e.line));
+                    down.push((peer.clone(), p, e.line));
                 }
                 m("#dc2626", "P")
             }
@@ -144,10 +154,9 @@ fn track(si: usize, s: &ServerView, map: &TimeMap) -> LogTrack {
             | EventKind::Left { .. } => m("#d97706", "M"),
             EventKind::LongPoll { wall_ms, .. } => {
                 // The warning is logged when the poll ends: the span ends there.
-                let from = pos(e.time_ms - *wall_ms as i64).unwrap_or(p);
                 tr.spans.push(TrackSpan {
-                    from,
-                    to: p,
+                    from_ms: p - *wall_ms as i64,
+                    to_ms: p,
                     color: "rgba(220,38,38,0.35)",
                     tip: t.clone(),
                     line: e.line,
@@ -156,7 +165,7 @@ fn track(si: usize, s: &ServerView, map: &TimeMap) -> LogTrack {
             }
             EventKind::ConnectionLost { peer, .. } => {
                 if !down.iter().any(|d| &d.0 == peer) {
-                    down.push((peer.clone(), e.time_ms, e.line));
+                    down.push((peer.clone(), p, e.line));
                 }
                 None
             }
@@ -164,8 +173,8 @@ fn track(si: usize, s: &ServerView, map: &TimeMap) -> LogTrack {
                 if let Some(k) = down.iter().position(|d| &d.0 == peer) {
                     let (peer, from, line) = down.remove(k);
                     tr.spans.push(TrackSpan {
-                        from: pos(from).unwrap_or(p),
-                        to: p,
+                        from_ms: from,
+                        to_ms: p,
                         color: "rgba(100,116,139,0.3)",
                         tip: tip(from, line, format!("disconnected from {peer}")),
                         line,
@@ -185,11 +194,11 @@ fn track(si: usize, s: &ServerView, map: &TimeMap) -> LogTrack {
         };
         tr.marks.extend(mk);
     }
-    if let Some(end) = last_ms.and_then(pos) {
+    if let Some(end) = last_ms {
         for (peer, from, line) in down {
             tr.spans.push(TrackSpan {
-                from: pos(from).unwrap_or(end),
-                to: end,
+                from_ms: from,
+                to_ms: end,
                 color: "rgba(100,116,139,0.3)",
                 tip: tip(
                     from,
@@ -213,21 +222,23 @@ impl App {
         order.sort_by_key(|&i| d.findings[i].finding.time_ms.unwrap_or(i64::MAX));
         self.finding_order = order;
         self.selected_finding = None;
-        self.focus_pos = None;
-        self.time_map = self
-            .timeline
-            .as_ref()
-            .map_or_else(TimeMap::default, |t| TimeMap::new(t));
-        self.tracks = Rc::new(if self.time_map.is_empty() {
-            Vec::new()
-        } else {
+        self.focus = None;
+        // Log events are placed by their time: on the index axis through
+        // the entries' dates, so without any dated entry only the time
+        // axis could show them (and it needs a dated entry too).
+        let placeable = self.timeline.as_ref().is_some_and(|t| Axis::has_time(t));
+        self.tracks = Rc::new(if placeable {
             d.servers
                 .iter()
                 .enumerate()
                 .filter(|(_, s)| s.lines > 0)
-                .map(|(i, s)| track(i, s, &self.time_map))
+                .map(|(i, s)| track(i, s))
                 .collect()
+        } else {
+            Vec::new()
         });
+        self.hover_term = None;
+        self.rebuild_axis();
         if d.inputs.is_empty() && !d.ignored.is_empty() {
             let why: Vec<String> = d
                 .ignored
@@ -264,14 +275,10 @@ impl App {
         let Some(fv) = d.findings.get(i) else { return };
         self.selected_finding = Some(i);
         let f = &fv.finding;
-        let pos = f
-            .index
-            .map(|x| x as f64)
-            .or_else(|| f.time_ms.and_then(|t| self.time_map.index_of(t)));
-        if let (Some(p), true) = (pos, self.timeline.is_some()) {
+        if let (Some(p), true) = (self.axis.place(f.index, f.time_ms), self.timeline.is_some()) {
             let z = self.vp.zoom_level();
             self.vp.set_zoom_level(z, p);
-            self.focus_pos = Some(p);
+            self.focus = Some((f.index, f.time_ms));
             self.dirty = true;
             self.update_hash();
         }
@@ -381,24 +388,92 @@ impl App {
         }
     }
 
-    pub(super) fn track_tip(&self, x: f64, y: f64) -> Option<String> {
+    pub(super) fn track_at(&self, x: f64, y: f64) -> Option<draw::TrackHit> {
         let t = self.timeline.as_ref()?;
-        draw::track_hit(&self.tracks, &self.vp, &self.layout(), t.lanes.len(), x, y)
-            .map(|(_, tip, _)| tip)
+        draw::track_hit(
+            &self.tracks,
+            &self.axis,
+            &self.vp,
+            &self.layout(),
+            t.lanes.len(),
+            x,
+            y,
+        )
     }
 
     pub(super) fn click_track(&mut self, x: f64, y: f64) -> bool {
-        let Some(t) = self.timeline.as_ref() else {
+        let Some(h) = self.track_at(x, y) else {
             return false;
         };
-        let Some((k, _, line)) =
-            draw::track_hit(&self.tracks, &self.vp, &self.layout(), t.lanes.len(), x, y)
-        else {
-            return false;
-        };
-        let server = self.tracks[k].server;
-        self.open_log_at(server, line);
+        let server = self.tracks[h.track].server;
+        self.open_log_at(server, h.line);
         true
+    }
+
+    /// The time range of the log tracks (the time axis spans it).
+    pub(super) fn log_span(&self) -> Option<(i64, i64)> {
+        self.tracks
+            .iter()
+            .filter_map(|t| t.span())
+            .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
+    }
+
+    /// Each server's last `cluster/status`, on its database lane: role,
+    /// term, leader, log range, entries not yet committed / applied, and
+    /// the next / match index of each peer (a leader prints them).
+    pub(super) fn view_lane_status(&self) -> Html {
+        let (Some(d), Some(t), true) = (&self.diag, &self.timeline, self.lane_status) else {
+            return html! {};
+        };
+        let layout = self.layout();
+        let opt = |v: Option<u64>| v.map_or("—".to_string(), |x| x.to_string());
+        html! {
+            { for d.servers.iter().filter_map(|s| {
+                let st = s.status.as_ref()?;
+                let li = t.lanes.iter().position(|l| Some(&l.name) == s.lane_name.as_ref())
+                    .or_else(|| t.lanes.iter().position(|l| {
+                        !s.short.is_empty() && l.summary.server_id.as_deref().is_some_and(|id| id.starts_with(&s.short))
+                    }))?;
+                Some((s, st, li))
+            }).map(|(s, st, li)| {
+                let top = layout.lane_top(li) + layout.band + 2.0;
+                let leader = match st.leader.as_str() {
+                    "self" => format!("self ({})", s.label()),
+                    l => l.to_string(),
+                };
+                let peers: Vec<_> = st.servers.iter().filter(|p| !p.is_self).collect();
+                let tip = format!(
+                    "Last cluster/status of {} ({}){}\nStatus: {} · election timer {} ms\nConnections: {}",
+                    s.label(), s.name,
+                    st.server_id.as_ref().map_or(String::new(), |id| format!("\nServer ID {id}")),
+                    st.status, opt(st.election_timer_ms), st.connections.join(" "),
+                );
+                html! {
+                    <div class="lane-status" data-testid="lane-status" data-server={s.short.clone()}
+                        data-lane={t.lanes[li].name.clone()} data-role={st.role.clone()} data-term={st.term.to_string()}
+                        data-leader={st.leader.clone()}
+                        data-log={format!("{},{}", opt(st.log_first), opt(st.log_last))}
+                        data-not-committed={opt(st.not_committed)} data-not-applied={opt(st.not_applied)}
+                        title={tip}
+                        style={format!("top:{top}px;right:6px")}>
+                        <div class="ls-head"><b data-role={st.role.clone()}>{ st.role.clone() }</b>
+                            { format!(" · term {} · leader {}", st.term, leader) }</div>
+                        <div>{ format!("log {}–{} · not committed {} · not applied {}",
+                            opt(st.log_first), opt(st.log_last), opt(st.not_committed), opt(st.not_applied)) }</div>
+                        <div class="ls-peers">
+                            { for peers.iter().map(|p| html! {
+                                <span data-testid="lane-status-peer" data-sid={p.sid.clone()}
+                                    data-next={p.next_index.map_or(String::new(), |x| x.to_string())}
+                                    data-match={p.match_index.map_or(String::new(), |x| x.to_string())}>
+                                    { format!("{} next {} match {}", p.sid, opt(p.next_index), opt(p.match_index)) }
+                                </span>
+                            }) }
+                            if peers.is_empty() { <span>{ "no peers" }</span> }
+                        </div>
+                    </div>
+                }
+            }) }
+        }
     }
 
     fn server_label(&self, i: Option<usize>) -> String {
@@ -473,13 +548,16 @@ impl App {
                         let f = &fv.finding;
                         let onclick = link.callback(move |_| Msg::Finding(i));
                         let selected = self.selected_finding == Some(i);
+                        let linked = self.hover_term.is_some() && f.term == self.hover_term;
                         html! {
                             <li data-testid="finding" data-kind={f.kind.clone()} data-server={fv.server.clone()}
+                                data-term={f.term.map_or(String::new(), |t| t.to_string())}
+                                data-linked={linked.to_string()}
                                 data-time-ms={f.time_ms.map_or(String::new(), |t| t.to_string())}
                                 data-severity={f.severity.name()} data-cause={f.cause.clone().unwrap_or_default()}
                                 data-index={f.index.map_or(String::new(), |x| x.to_string())}
                                 data-selected={selected.to_string()}
-                                class={classes!("finding", format!("sev-{}", f.severity.name()), selected.then_some("selected"))}
+                                class={classes!("finding", format!("sev-{}", f.severity.name()), selected.then_some("selected"), linked.then_some("linked"))}
                                 title="Show on the timeline and in the log (n / p: next / previous)"
                                 tabindex="0" {onclick}>
                                 <div class="fhead">
@@ -490,6 +568,7 @@ impl App {
                                     if let Some(c) = &f.cause { <span class="cause">{ format!("cause: {c}") }</span> }
                                     if let Some(ms) = f.duration_ms { <span>{ format!("{ms} ms") }</span> }
                                     if let Some(x) = f.index { <span>{ format!("index {x}") }</span> }
+                                    if let Some(t) = f.term { <span>{ format!("term {t}") }</span> }
                                 </div>
                                 <p>{ f.summary.clone() }</p>
                                 if !fv.evidence.is_empty() {

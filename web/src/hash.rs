@@ -1,12 +1,15 @@
 //! The URL hash holds the view so a link reopens it:
-//! `#sample=NAME&mode=stored|full|diff&zoom=LEVEL&at=CENTER`.
+//! `#sample=NAME&mode=stored|full|diff&axis=time&zoom=LEVEL&at=CENTER`
+//! (`at` is an index, or UTC ms on the time axis).
 
+use timeline::axis::AxisMode;
 use timeline::StorageMode;
 
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct HashState {
     pub sample: Option<String>,
     pub mode: Option<StorageMode>,
+    pub axis: Option<AxisMode>,
     pub zoom: Option<f64>,
     pub center: Option<f64>,
 }
@@ -18,6 +21,7 @@ pub fn parse(hash: &str) -> HashState {
         match k {
             "sample" if !v.is_empty() => s.sample = Some(v.to_string()),
             "mode" => s.mode = StorageMode::from_name(v),
+            "axis" => s.axis = AxisMode::from_name(v),
             "zoom" => s.zoom = v.parse().ok().filter(|z: &f64| z.is_finite() && *z >= 1.0),
             "at" => s.center = v.parse().ok().filter(|c: &f64| c.is_finite()),
             _ => {}
@@ -33,6 +37,9 @@ pub fn format(s: &HashState) -> String {
     }
     if let Some(m) = s.mode {
         parts.push(format!("mode={}", m.name()));
+    }
+    if let Some(a) = s.axis {
+        parts.push(format!("axis={}", a.name()));
     }
     if let Some(z) = s.zoom {
         parts.push(format!("zoom={z:.3}"));
@@ -52,6 +59,7 @@ mod tests {
         let s = HashState {
             sample: Some("sb-scale".into()),
             mode: Some(StorageMode::Diff),
+            axis: Some(AxisMode::Time),
             zoom: Some(2.5),
             center: Some(40.0),
         };

@@ -6,7 +6,6 @@
 //! calls the core and renders the view model it returns.
 
 mod app;
-mod axis;
 mod draw;
 mod evidence_view;
 mod files;

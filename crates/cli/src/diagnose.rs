@@ -6,7 +6,8 @@ use std::io::Write;
 use std::path::Path;
 
 use evidence::collect::{Collector, Limits};
-use evidence::diagnose::diagnose as run;
+use evidence::databases::Databases;
+use evidence::diagnose::{diagnose_read, Options};
 use evidence::findings::Knobs;
 
 pub const HELP: &str = "\
@@ -89,6 +90,9 @@ pub fn diagnose(args: &[String]) -> u8 {
         return 2;
     }
     let mut collector = Collector::new(Limits::default());
+    // Database files stream through their one walk as they are read;
+    // nothing of them is kept.
+    let mut dbs = Databases::new(true);
     let mut unreadable = 0;
     for p in &paths {
         let mut files = Vec::new();
@@ -102,7 +106,7 @@ pub fn diagnose(args: &[String]) -> u8 {
             match std::fs::File::open(&f) {
                 Ok(file) => {
                     let mut r = std::io::BufReader::with_capacity(1 << 20, file);
-                    collector.add(&shown, &mut r);
+                    collector.add_streaming(&shown, &mut r, &mut dbs);
                 }
                 Err(e) => {
                     eprintln!("ovsdb-scope diagnose: {shown}: {e}");
@@ -112,14 +116,18 @@ pub fn diagnose(args: &[String]) -> u8 {
         }
     }
     let collected = collector.finish();
-    if collected.items.is_empty() {
+    if collected.items.is_empty() && collected.streamed.is_empty() {
         for i in &collected.ignored {
             eprintln!("ovsdb-scope diagnose: {}: {}", i.path, i.reason);
         }
         eprintln!("ovsdb-scope diagnose: nothing usable in the inputs");
         return 2;
     }
-    let d = run(collected, &knobs, &mut |_| {});
+    let opts = Options {
+        knobs,
+        skip_check: false,
+    };
+    let d = diagnose_read(collected, dbs.finish(), &opts);
     let text = if json {
         d.to_json().to_string_compact() + "\n"
     } else {

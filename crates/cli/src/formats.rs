@@ -59,7 +59,7 @@ fn scan_file(
 /// the file is never held whole.
 fn replay_file(path: &str, upto: ovsdb_log::Upto) -> Result<ovsdb_log::Replay, String> {
     use ovsdb_log::sizes::{ReplayEnd, ReplayPass};
-    let mut pass = ReplayPass::new(upto);
+    let mut pass = ReplayPass::first(upto);
     let mut scan = ovsdb_log::LogScan::new(pass.options());
     let mut f = |ev: ovsdb_log::Event<'_>| {
         pass.on_event(&ev);
@@ -67,7 +67,7 @@ fn replay_file(path: &str, upto: ovsdb_log::Upto) -> Result<ovsdb_log::Replay, S
     };
     read_chunks(path, &mut |c| scan.push(c, &mut f))?;
     scan.finish(&mut f);
-    match pass.finish(&scan) {
+    match pass.end(&scan) {
         ReplayEnd::Done(r) => Ok(*r),
         ReplayEnd::Again(mut pass) => {
             // The first walk verified every hash of a clean file (as the
@@ -82,7 +82,7 @@ fn replay_file(path: &str, upto: ovsdb_log::Upto) -> Result<ovsdb_log::Replay, S
             };
             read_chunks(path, &mut |c| scan.push(c, &mut f))?;
             scan.finish(&mut f);
-            match pass.finish(&scan) {
+            match pass.end(&scan) {
                 ReplayEnd::Done(r) => Ok(*r),
                 ReplayEnd::Again(_) => Err(format!("{path}: replay did not end")),
             }

@@ -90,7 +90,34 @@ pub struct Ignored {
 pub struct Collected {
     pub items: Vec<Item>,
     pub ignored: Vec<Ignored>,
+    /// Database files handed to a [`DatabaseSink`] instead of kept
+    /// ([`Collector::add_streaming`]), in the order they were read.
+    pub streamed: Vec<Streamed>,
 }
+
+/// A database file that went to a [`DatabaseSink`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Streamed {
+    pub path: String,
+    /// Bytes handed to the sink.
+    pub bytes: u64,
+}
+
+/// Takes database files as they are read, chunk by chunk, instead of the
+/// collector keeping them: nothing of a database needs to be held whole
+/// (operators' Southbound files reach hundreds of MB). `begin`, any number
+/// of `chunk`s, then `end` per file; files never interleave.
+pub trait DatabaseSink {
+    fn begin(&mut self, path: &str);
+    fn chunk(&mut self, bytes: &[u8]);
+    /// `keep` false: the read failed in a way that makes the bytes given so
+    /// far worthless (the file is listed as ignored); true: use them (a
+    /// truncated file is still read up to its tear).
+    fn end(&mut self, keep: bool);
+}
+
+/// Read size when a database streams to a sink.
+const STREAM_CHUNK: usize = 1 << 20;
 
 /// Bytes kept over all inputs of one [`Collector`] (the items' bytes): 1 GiB.
 pub const MAX_TOTAL_BYTES: u64 = 1 << 30;
@@ -180,6 +207,17 @@ impl Collector {
     /// `.gz`/`.xz`. Problems are recorded as [`Ignored`] entries; nothing
     /// here fails or panics, so the next input always gets its turn.
     pub fn add(&mut self, path: &str, input: &mut dyn Read) {
+        self.run(path, input, None);
+    }
+
+    /// [`Collector::add`], with the database files (alone or inside
+    /// archives) streamed to `sink` rather than kept: they are listed in
+    /// [`Collected::streamed`] and count against no bound on bytes kept.
+    pub fn add_streaming(&mut self, path: &str, input: &mut dyn Read, sink: &mut dyn DatabaseSink) {
+        self.run(path, input, Some(sink));
+    }
+
+    fn run(&mut self, path: &str, input: &mut dyn Read, sink: Option<&mut dyn DatabaseSink>) {
         let meter = Meter {
             limits: self.limits,
             produced: Cell::new(0),
@@ -188,6 +226,7 @@ impl Collector {
             meter: &meter,
             out: &mut self.out,
             kept: &mut self.kept,
+            sink,
         };
         let _ = run.open(path, path, input, 0);
     }
@@ -476,16 +515,17 @@ impl Read for Failed {
 pub(crate) struct Stop;
 
 /// One input's pass.
-pub(crate) struct Run<'a> {
+pub(crate) struct Run<'a, 's> {
     pub(crate) meter: &'a Meter,
     pub(crate) out: &'a mut Collected,
     pub(crate) kept: &'a mut u64,
+    pub(crate) sink: Option<&'s mut dyn DatabaseSink>,
 }
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 const XZ_MAGIC: [u8; 6] = [0xfd, b'7', b'z', b'X', b'Z', 0];
 
-impl Run<'_> {
+impl Run<'_, '_> {
     pub(crate) fn ignore(&mut self, path: &str, reason: impl Into<String>) {
         self.out.ignored.push(Ignored {
             path: path.to_string(),
@@ -597,6 +637,9 @@ impl Run<'_> {
                 return Ok(());
             }
         };
+        if kind == InputKind::Database && self.sink.is_some() {
+            return self.stream_database(path, buf, failure, r);
+        }
         let room = self.meter.limits.max_total_bytes.saturating_sub(*self.kept);
         if n as u64 > room {
             self.ignore(path, self.cap_reason(kind));
@@ -633,6 +676,67 @@ impl Run<'_> {
             path: path.to_string(),
             kind,
             bytes: buf,
+        });
+        if stop {
+            Err(Stop)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// A database leaf to the sink: its sniffed head, then the rest in
+    /// chunks.
+    fn stream_database(
+        &mut self,
+        path: &str,
+        mut buf: Vec<u8>,
+        mut failure: Option<(String, bool)>,
+        r: &mut dyn Read,
+    ) -> Result<(), Stop> {
+        let Some(sink) = self.sink.as_deref_mut() else {
+            return Ok(());
+        };
+        sink.begin(path);
+        sink.chunk(&buf);
+        let mut total = buf.len() as u64;
+        if failure.is_none() {
+            buf.resize(STREAM_CHUNK, 0);
+            loop {
+                match read_full(r, &mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        sink.chunk(&buf[..n]);
+                        total += n as u64;
+                        if n < buf.len() {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        let n = read_full_count(&e);
+                        sink.chunk(&buf[..n]);
+                        total += n as u64;
+                        failure = Some(describe(&e));
+                        break;
+                    }
+                }
+            }
+        }
+        let keep = failure.as_ref().is_none_or(|f| f.1);
+        sink.end(keep);
+        let stop = failure.is_some();
+        if let Some((reason, keep)) = failure {
+            if !keep {
+                self.ignore(path, reason);
+                return Err(Stop);
+            }
+            self.ignore(
+                path,
+                format!("{reason}; kept the first {total} bytes as a database"),
+            );
+        }
+        self.out.streamed.push(Streamed {
+            path: path.to_string(),
+            bytes: total,
         });
         if stop {
             Err(Stop)

@@ -24,6 +24,7 @@ use ovsdb::json::{Json, Object};
 use serde::{Deserialize, Serialize};
 
 use crate::collect::{Collected, Ignored, InputKind, Item};
+use crate::databases::{Databases, DatabasesRead};
 use crate::events::{Event, EventKind};
 use crate::findings::{self, Finding, Knobs, ServerInput, Severity};
 use crate::log::{self, LogFile};
@@ -216,18 +217,56 @@ pub fn diagnose(collected: Collected, knobs: &Knobs, progress: &mut dyn FnMut(u6
     )
 }
 
-/// Builds the diagnosis.
+/// Builds the diagnosis of inputs collected in memory: their database
+/// files are read here, one walk each (see [`diagnose_read`] for files
+/// streamed by the collector into a [`Databases`]).
 pub fn diagnose_with(
     collected: Collected,
     opts: &Options,
     progress: &mut dyn FnMut(u64),
 ) -> Diagnosis {
+    let Collected {
+        items,
+        ignored,
+        streamed,
+    } = collected;
+    let mut dbs = Databases::new(!opts.skip_check);
+    let mut rest = Vec::with_capacity(items.len());
+    let mut done = 0u64;
+    for it in items {
+        if it.kind == InputKind::Database {
+            let base = done;
+            dbs.add_bytes(&it.path, &it.bytes, &mut |n| progress(base + n));
+            done += it.bytes.len() as u64;
+        } else {
+            rest.push(it);
+        }
+    }
+    diagnose_read(
+        Collected {
+            items: rest,
+            ignored,
+            streamed,
+        },
+        dbs.finish(),
+        opts,
+    )
+}
+
+/// Builds the diagnosis from the database files already read (`read`) and
+/// the other inputs (`collected`; database items in it are not read).
+pub fn diagnose_read(collected: Collected, read: DatabasesRead, opts: &Options) -> Diagnosis {
     let knobs = &opts.knobs;
-    let Collected { items, mut ignored } = collected;
+    let Collected {
+        items, mut ignored, ..
+    } = collected;
     // Identical copies: use the first.
     let mut seen: BTreeMap<(u64, [u8; 20]), String> = BTreeMap::new();
     let mut unique: Vec<Item> = Vec::new();
     for it in items {
+        if it.kind == InputKind::Database {
+            continue;
+        }
         // memory/show and coverage/show carry no identity: two servers may
         // well print the same figures.
         if matches!(it.kind, InputKind::MemoryShow | InputKind::CoverageShow) {
@@ -257,19 +296,12 @@ pub fn diagnose_with(
     };
 
     // 1. Database files.
-    let dbs: Vec<&Item> = unique
-        .iter()
-        .filter(|i| i.kind == InputKind::Database)
-        .collect();
-    let refs: Vec<(&str, &[u8])> = dbs
-        .iter()
-        .map(|i| (i.path.as_str(), i.bytes.as_slice()))
-        .collect();
-    let timeline = if opts.skip_check {
-        timeline::build_timeline_unchecked(&refs, progress)
-    } else {
-        timeline::build_timeline(&refs, progress)
-    };
+    let DatabasesRead {
+        timeline,
+        files,
+        ignored: db_ignored,
+    } = read;
+    ignored.extend(db_ignored);
     let mut file_clusters: Vec<String> = timeline
         .lanes
         .iter()
@@ -277,7 +309,11 @@ pub fn diagnose_with(
         .collect();
     file_clusters.sort();
     file_clusters.dedup();
-    for (lane_i, (item, lane)) in dbs.iter().zip(&timeline.lanes).enumerate() {
+    for f in &files {
+        let lane_i = f.lane;
+        let Some(lane) = timeline.lanes.get(lane_i) else {
+            continue;
+        };
         let server = match &lane.summary.server_id {
             Some(id) => {
                 let short = short_of(id);
@@ -287,7 +323,7 @@ pub fn diagnose_with(
                         servers.push(Server {
                             short,
                             server_id: Some(id.clone()),
-                            name: name_for(&item.path),
+                            name: name_for(&f.path),
                             ..Default::default()
                         });
                         servers.len() - 1
@@ -303,10 +339,10 @@ pub fn diagnose_with(
             None => None,
         };
         inputs.push(InputUse {
-            path: item.path.clone(),
+            path: f.path.clone(),
             kind: InputKind::Database,
             server,
-            bytes: item.bytes.len() as u64,
+            bytes: f.bytes,
         });
     }
 

@@ -14,6 +14,7 @@
 //! caller owns) and returns values; nothing opens files, clocks or sockets.
 
 pub mod collect;
+pub mod databases;
 pub mod diagnose;
 pub mod events;
 pub mod findings;

@@ -215,10 +215,14 @@ fn meaning_digest(
     match data {
         None => h.update([0u8]),
         Some(d) => {
-            let mut j = ovsdb::json::parse_value(d).map_err(|e| e.to_string())?;
-            j.sort_recursive();
-            buf.clear();
-            j.write_compact(buf);
+            // The canonical text straight from the bytes; the tree when the
+            // fast path steps aside (escapes, reals, bad syntax).
+            if crate::canon::canonical(d, buf).is_none() {
+                let mut j = ovsdb::json::parse_value(d).map_err(|e| e.to_string())?;
+                j.sort_recursive();
+                buf.clear();
+                j.write_compact(buf);
+            }
             h.update([1u8]);
             h.update((buf.len() as u64).to_le_bytes());
             h.update(&buf[..]);
@@ -278,9 +282,45 @@ fn violation(
     }
 }
 
+/// What a [`Checker`] knew before a file's walk began (everything but the
+/// files' entry logs, which a walk only adds to at its end): see
+/// [`Checker::mark`].
+pub struct CheckerMark(Box<Checker>);
+
 impl Checker {
     pub fn new() -> Self {
         Checker::default()
+    }
+
+    /// Notes the cross-file state (per term and per finding, small) so that
+    /// a walk that turns out not to count can be undone with
+    /// [`Checker::rollback`]: a file read in one pass with others whose
+    /// damage is only known at its end.
+    pub fn mark(&self) -> CheckerMark {
+        CheckerMark(Box::new(Checker {
+            unreadable: self.unreadable.clone(),
+            id_warnings: self.id_warnings.clone(),
+            id_violations: self.id_violations.clone(),
+            warnings: self.warnings.clone(),
+            violations: self.violations.clone(),
+            unknown: self.unknown.clone(),
+            first: self.first.clone(),
+            sids: self.sids.clone(),
+            logs: Vec::new(),
+            leaders: self.leaders.clone(),
+            leader_log_end: self.leader_log_end.clone(),
+            leader_log_unknown: self.leader_log_unknown.clone(),
+            commits: self.commits.clone(),
+            any_term: self.any_term,
+        }))
+    }
+
+    /// Forgets everything done since `m` was taken, except files ended
+    /// with [`Checker::end_file`] since (do not end a file you roll back).
+    pub fn rollback(&mut self, m: CheckerMark) {
+        let logs = std::mem::take(&mut self.logs);
+        *self = *m.0;
+        self.logs = logs;
     }
 
     /// Reads one clustered file and checks its own records. Nothing of

@@ -4,9 +4,11 @@
 //!
 //! Sans-IO: every function works on byte slices; the CLI does the I/O.
 
+pub mod canon;
 pub mod check;
 pub mod convert;
 pub mod error;
+pub mod facts;
 pub mod framing;
 pub mod raft;
 mod rawtxn;

@@ -1,8 +1,9 @@
 //! Storage-size accounting and log replay: each transaction-carrying
 //! record's size as stored, as written with full values, and as written
-//! with column diffs; the database at a log index. The replay is one
-//! consumer of [`LogScan`] events ([`ReplayPass`]); [`replay`] and
-//! [`replay_database`] are its wrappers for a file held in memory.
+//! with column diffs; the database at a log index. The replay is a
+//! consumer of [`LogScan`] events ([`ReplayPass`]; the summary's one-walk
+//! sizes use `Stream`); [`replay`] and [`replay_database`] are wrappers for
+//! a file held in memory.
 
 use crate::error::{ErrorKind, LogError};
 use crate::framing::{Format, RawRecord, Skip};
@@ -236,7 +237,7 @@ impl Plan {
 /// txn records. Damage ends the replay (the records before it are used,
 /// like ovsdb-server does); replay errors stop it too.
 pub fn replay(bytes: &[u8], upto: Upto) -> Replay {
-    let mut pass = ReplayPass::new(upto);
+    let mut pass = ReplayPass::first(upto);
     let mut scan = LogScan::new(pass.options());
     let mut f = |ev: Event<'_>| {
         pass.on_event(&ev);
@@ -244,7 +245,7 @@ pub fn replay(bytes: &[u8], upto: Upto) -> Replay {
     };
     scan.push(bytes, &mut f);
     scan.finish(&mut f);
-    match pass.finish(&scan) {
+    match pass.end(&scan) {
         ReplayEnd::Done(r) => *r,
         ReplayEnd::Again(mut pass) => {
             let opts = ScanOptions {
@@ -278,6 +279,176 @@ pub(crate) fn db_from_header(
             Ok(Some(db))
         }
         None => Err(replay_err(raw, "prev_data is not a 2-element array".into())),
+    }
+}
+
+/// Streaming replay for summaries: applies entries while they are read,
+/// as long as the log never truncates itself (then the caller falls back
+/// to the two-pass replay).
+pub(crate) struct Stream {
+    pub ok: bool,
+    pub db: Option<Db>,
+    pub log_end: u64,
+    pub full: u64,
+    pub diff: u64,
+    pub entries: Vec<EntrySize>,
+    /// Entries with data not applied yet (a later entry may still replace
+    /// them), in index order, with a copy of their data bytes.
+    pending: std::collections::VecDeque<Pending>,
+    pending_bytes: usize,
+    /// Index of the last applied entry: replacing it or anything before it
+    /// cannot be undone in one pass.
+    applied: u64,
+}
+
+/// An entry waiting to be known final.
+struct Pending {
+    record: usize,
+    index: u64,
+    header_len: usize,
+    data: Vec<u8>,
+    body_len: usize,
+}
+
+/// Data bytes held for entries not known final before the one-pass replay
+/// gives up (a second pass then gives the sizes).
+const MAX_PENDING_BYTES: usize = 64 << 20;
+
+impl Stream {
+    pub(crate) fn new() -> Stream {
+        Stream {
+            ok: true,
+            db: None,
+            log_end: 0,
+            full: 0,
+            diff: 0,
+            entries: Vec::new(),
+            pending: Default::default(),
+            pending_bytes: 0,
+            applied: 0,
+        }
+    }
+
+    pub(crate) fn header(&mut self, raw: &RawRecord<'_>, h: &crate::raft::ClusterHeader) {
+        match db_from_header(raw, h) {
+            Ok(db) => self.db = db,
+            Err(_) => self.ok = false,
+        }
+        self.log_end = h.prev_index().saturating_add(1);
+        self.applied = h.prev_index();
+    }
+
+    fn give_up(&mut self) {
+        self.ok = false;
+        self.pending.clear();
+        self.pending_bytes = 0;
+    }
+
+    /// An entry: held until it is known final (committed, or the end of
+    /// the file), because a later entry at the same index replaces it
+    /// (Raft's log truncation) and a replayed transaction cannot be taken
+    /// back. Replaced entries count at their stored size in every mode, as
+    /// the two-pass replay counts them.
+    pub(crate) fn entry(
+        &mut self,
+        raw: &RawRecord<'_>,
+        e: &crate::raft::Entry,
+        data: Option<&[u8]>,
+    ) {
+        if !self.ok {
+            return;
+        }
+        if e.index < self.log_end {
+            if e.index <= self.applied {
+                // Replaces an entry already applied.
+                return self.give_up();
+            }
+            while self.pending.back().is_some_and(|p| p.index >= e.index) {
+                let p = self.pending.pop_back().expect("checked");
+                self.pending_bytes -= p.data.len();
+                let stored = (p.header_len + p.body_len) as u64;
+                self.full += stored;
+                self.diff += stored;
+                self.entries.push(EntrySize {
+                    record: p.record,
+                    index: Some(p.index),
+                    stored,
+                    full: stored,
+                    diff: stored,
+                    superseded: true,
+                });
+            }
+        }
+        self.log_end = e.index.saturating_add(1);
+        if e.data.is_none() {
+            return;
+        }
+        let (Some(_), Some(data)) = (self.db.as_ref(), data) else {
+            return self.give_up();
+        };
+        self.pending_bytes += data.len();
+        if self.pending_bytes > MAX_PENDING_BYTES {
+            return self.give_up();
+        }
+        self.pending.push_back(Pending {
+            record: raw.index,
+            index: e.index,
+            header_len: raw.header_len,
+            data: data.to_vec(),
+            body_len: raw.body.len(),
+        });
+    }
+
+    /// The commit index reached `c`: entries up to it are final.
+    pub(crate) fn commit(&mut self, c: u64) {
+        while self.ok && self.pending.front().is_some_and(|p| p.index <= c) {
+            let p = self.pending.pop_front().expect("checked");
+            self.apply(p);
+        }
+    }
+
+    /// The end of the file: every entry left is final.
+    pub(crate) fn finish(&mut self) {
+        self.commit(u64::MAX);
+        self.entries.sort_by_key(|e| e.record);
+    }
+
+    fn apply(&mut self, p: Pending) {
+        self.pending_bytes -= p.data.len();
+        let Some(db) = self.db.as_mut() else {
+            return self.give_up();
+        };
+        let res = match db.apply_data_bytes(&p.data) {
+            Some(r) => r.is_ok().then(|| r.ok()).flatten(),
+            None => crate::rawtxn::parse_slice(&p.data).ok().and_then(|data| {
+                let raw = RawRecord {
+                    index: p.record,
+                    offset: 0,
+                    header_len: p.header_len,
+                    line: &[],
+                    body: &[],
+                    sha1: [0; 20],
+                };
+                apply_data(&mut self.db, &raw, &data).ok()
+            }),
+        };
+        let Some(delta) = res else {
+            return self.give_up();
+        };
+        let size =
+            |delta: i64| record_size(Format::Clustered, (p.body_len as i64 + delta).max(0) as u64);
+        let (full, diff) = (size(delta.full), size(delta.diff));
+        self.full += full;
+        self.diff += diff;
+        self.applied = p.index;
+        self.entries.push(EntrySize {
+            record: p.record,
+            index: Some(p.index),
+            stored: (p.header_len + p.body_len) as u64,
+            full,
+            diff,
+            superseded: false,
+        });
     }
 }
 
@@ -499,12 +670,59 @@ pub struct ReplayPass {
     limit: u64,
     stopped: bool,
     done: bool,
+    /// [`ReplayPass::standalone`]: damage does not stop the replay.
+    through_damage: bool,
     r: Replay,
 }
 
 impl ReplayPass {
-    /// The first walk of a replay up to `upto`.
-    pub fn new(upto: Upto) -> ReplayPass {
+    /// A second walk whose plan is given: the entry records in
+    /// `superseded` are skipped, records from `stop_at` on are not looked
+    /// at; `commit` and `prev_index` are the file's highest commit index
+    /// and snapshot index (for [`Upto::Committed`] and the result). Ends
+    /// with [`ReplayPass::finish`].
+    pub fn new(
+        superseded: std::collections::HashSet<usize>,
+        commit: u64,
+        prev_index: u64,
+        stop_at: usize,
+        upto: Upto,
+    ) -> ReplayPass {
+        let plan = Plan {
+            structure: Structure {
+                superseded,
+                commit,
+                prev_index,
+                surviving: Vec::new(),
+            },
+            records: stop_at,
+            format: Some(Format::Clustered),
+            ..Plan::default()
+        };
+        let limit = plan.limit(upto);
+        let mut p = ReplayPass::first(upto);
+        p.r.format = Some(Format::Clustered);
+        ReplayPass {
+            plan,
+            second: true,
+            limit,
+            ..p
+        }
+    }
+
+    /// A walk over a standalone file that replays every txn record up to
+    /// `upto`, damage or not (the caller decides what damage means). Ends
+    /// with [`ReplayPass::finish`].
+    pub fn standalone(upto: Upto) -> ReplayPass {
+        let mut p = ReplayPass::first(upto);
+        p.through_damage = true;
+        p.r.format = Some(Format::Standalone);
+        p
+    }
+
+    /// The first walk of a replay up to `upto`; ends with
+    /// [`ReplayPass::end`].
+    pub fn first(upto: Upto) -> ReplayPass {
         ReplayPass {
             upto,
             plan: Plan::default(),
@@ -517,6 +735,7 @@ impl ReplayPass {
             },
             stopped: false,
             done: false,
+            through_damage: false,
             r: Replay {
                 format: None,
                 db: None,
@@ -556,7 +775,7 @@ impl ReplayPass {
                 }
                 _ => {}
             }
-            if self.plan.damage.is_some() || self.plan_only {
+            if (self.plan.damage.is_some() && !self.through_damage) || self.plan_only {
                 self.done = true;
             }
         }
@@ -689,7 +908,7 @@ impl ReplayPass {
     /// Ends the walk that `scan` made: the replay, or the pass for a
     /// second walk (feed it every event of a new [`LogScan`] with its
     /// [`ReplayPass::options`] over the same bytes, then finish it).
-    pub fn finish(self, scan: &LogScan) -> ReplayEnd {
+    pub fn end(self, scan: &LogScan) -> ReplayEnd {
         if self.second {
             return ReplayEnd::Done(Box::new(self.into_replay()));
         }
@@ -715,7 +934,7 @@ impl ReplayPass {
                 done: false,
                 r: Replay {
                     format: Some(format),
-                    ..ReplayPass::new(self.upto).r
+                    ..ReplayPass::first(self.upto).r
                 },
                 ..self
             }));
@@ -723,6 +942,21 @@ impl ReplayPass {
         let mut p = self;
         p.r.format = Some(format);
         ReplayEnd::Done(Box::new(p.into_replay()))
+    }
+
+    /// The replay of a pass made with [`ReplayPass::new`] or
+    /// [`ReplayPass::standalone`] whose walk is over; `error` is the error
+    /// that ended the walk, if any (kept unless a replay error came
+    /// first).
+    pub fn finish(self, error: Option<LogError>) -> Replay {
+        let mut r = self.r;
+        if r.format == Some(Format::Clustered) {
+            r.commit_index = Some(self.plan.commit_index());
+        }
+        if r.error.is_none() {
+            r.error = error;
+        }
+        r
     }
 
     /// The replay of a pass whose walk is over.

@@ -256,13 +256,15 @@ pub struct Summarizer {
     with_sizes: bool,
     terms: std::collections::BTreeSet<u64>,
     last_entry: Option<u64>,
-    /// The replay behind the full/diff sizes (with sizes only).
-    replay: Option<crate::sizes::ReplayPass>,
+    structure: crate::sizes::Structure,
+    stream: crate::sizes::Stream,
+    /// Standalone files: the replay runs in the same pass.
+    standalone: Option<crate::sizes::ReplayPass>,
 }
 
-/// How a summary ends: done, or (clustered files whose log replaces
-/// entries it already applied) a second walk over the same bytes is
-/// needed for the sizes.
+/// How a summary ends: done, or (clustered files whose log replaces its
+/// own entries, or whose payloads the one-pass replay could not apply) a
+/// second walk over the same bytes is needed for the sizes.
 pub enum SummaryEnd {
     Done(Box<FileSummary>, Vec<crate::sizes::EntrySize>),
     Again(Box<SecondPass>),
@@ -272,33 +274,39 @@ pub enum SummaryEnd {
 /// [`LogScan`] (with [`SecondPass::options`]) over the same bytes.
 pub struct SecondPass {
     s: FileSummary,
-    pass: Box<crate::sizes::ReplayPass>,
+    pass: crate::sizes::ReplayPass,
 }
 
 impl SecondPass {
     pub fn options(&self) -> ScanOptions {
-        self.pass.options()
+        ScanOptions {
+            txn: true,
+            ..ScanOptions::default()
+        }
     }
     pub fn on_event(&mut self, ev: &Event<'_>) {
         self.pass.on_event(ev);
     }
+    /// The summary without the second walk: full/diff sizes unknown (when
+    /// the bytes cannot be read again).
+    pub fn without_sizes(self) -> FileSummary {
+        let mut s = self.s;
+        s.entry_bytes.full = None;
+        s.entry_bytes.diff = None;
+        s
+    }
+
     pub fn finish(self) -> (FileSummary, Vec<crate::sizes::EntrySize>) {
         let mut s = self.s;
-        let entries = with_sizes_of(&mut s, self.pass.into_replay());
+        let r = self.pass.finish(s.truncated.clone());
+        let mut entries = Vec::new();
+        let (_, full, diff) = r.totals();
+        s.entry_bytes.full = full;
+        s.entry_bytes.diff = diff;
+        if full.is_some() {
+            entries = r.entries;
+        }
         (s, entries)
-    }
-}
-
-/// Sets the summary's full/diff sizes from a replay; the per-entry sizes
-/// when they are known.
-fn with_sizes_of(s: &mut FileSummary, r: crate::sizes::Replay) -> Vec<crate::sizes::EntrySize> {
-    let (_, full, diff) = r.totals();
-    s.entry_bytes.full = full;
-    s.entry_bytes.diff = diff;
-    if full.is_some() {
-        r.entries
-    } else {
-        Vec::new()
     }
 }
 
@@ -310,16 +318,17 @@ impl Summarizer {
             with_sizes,
             terms: Default::default(),
             last_entry: None,
-            replay: with_sizes.then(|| crate::sizes::ReplayPass::new(crate::sizes::Upto::All)),
+            structure: Default::default(),
+            stream: crate::sizes::Stream::new(),
+            standalone: None,
         }
     }
 
     /// The scanner options this consumer needs.
     pub fn options(&self) -> ScanOptions {
-        ScanOptions {
-            txn: self.with_sizes,
-            ..ScanOptions::default()
-        }
+        // The one-pass replay holds each entry's data bytes until it is
+        // final and reads the transaction then, so the scanner need not.
+        ScanOptions::default()
     }
 
     /// Takes one event of the walk.
@@ -328,24 +337,13 @@ impl Summarizer {
         let raw = match ev {
             Event::Skipped(k) => {
                 s.skipped.push(k.clone());
-                if let Some(p) = self.replay.as_mut() {
-                    p.on_event(ev);
-                }
                 return Verdict::Keep;
             }
             Event::Tail(e) => {
                 s.truncated = Some(e.clone());
-                if let Some(p) = self.replay.as_mut() {
-                    p.on_event(ev);
-                }
                 return Verdict::Keep;
             }
-            Event::Truncate { .. } => {
-                if let Some(p) = self.replay.as_mut() {
-                    p.on_event(ev);
-                }
-                return Verdict::Keep;
-            }
+            Event::Truncate { .. } => return Verdict::Keep,
             _ => match ev.raw() {
                 Some(r) => r,
                 None => return Verdict::Keep,
@@ -373,8 +371,34 @@ impl Summarizer {
             Event::Schema { .. } => s.format = Some(Format::Standalone),
             _ => {}
         }
-        if let Some(p) = self.replay.as_mut() {
-            p.on_event(ev);
+        if self.with_sizes {
+            match ev {
+                Event::Header { raw, header } => {
+                    self.structure.on_event(ev);
+                    self.stream.header(raw, header);
+                }
+                Event::Entry {
+                    raw, entry, data, ..
+                } => {
+                    self.structure.on_event(ev);
+                    self.stream.entry(raw, entry, *data);
+                }
+                Event::CommitIndex { commit_index, .. } => {
+                    self.structure.on_event(ev);
+                    self.stream.commit(*commit_index);
+                }
+                Event::Schema { .. } => {
+                    let mut p = crate::sizes::ReplayPass::standalone(crate::sizes::Upto::All);
+                    p.on_event(ev);
+                    self.standalone = Some(p);
+                }
+                Event::Txn { .. } => {
+                    if let Some(p) = self.standalone.as_mut() {
+                        p.on_event(ev);
+                    }
+                }
+                _ => {}
+            }
         }
         s.records += 1;
         if let Some(k) = ev.kind_name() {
@@ -453,18 +477,46 @@ impl Summarizer {
         }
         s.terms = self.terms.into_iter().collect();
         s.last_index = self.last_entry.or(s.snapshot_index);
-        let Some(pass) = self
-            .replay
-            .filter(|_| s.skipped.is_empty() && s.format.is_some())
-        else {
+        if !self.with_sizes || !s.skipped.is_empty() {
             // What a skipped span held is unknown, so is every size that
             // depends on replaying through it.
             return SummaryEnd::Done(Box::new(s), entries);
+        }
+        let mut stream = self.stream;
+        stream.finish();
+        let r = match s.format {
+            Some(Format::Clustered) if stream.ok && stream.db.is_some() => {
+                s.entry_bytes.full = Some(stream.full);
+                s.entry_bytes.diff = Some(stream.diff);
+                entries = std::mem::take(&mut stream.entries);
+                None
+            }
+            Some(Format::Clustered) => {
+                let st = self.structure;
+                let pass = crate::sizes::ReplayPass::new(
+                    st.superseded,
+                    st.commit,
+                    st.prev_index,
+                    s.records,
+                    crate::sizes::Upto::All,
+                );
+                return SummaryEnd::Again(Box::new(SecondPass { s, pass }));
+            }
+            Some(Format::Standalone) => Some(
+                self.standalone
+                    .unwrap_or_else(|| {
+                        crate::sizes::ReplayPass::standalone(crate::sizes::Upto::All)
+                    })
+                    .finish(s.truncated.clone()),
+            ),
+            None => None,
         };
-        match pass.finish(scan) {
-            crate::sizes::ReplayEnd::Done(r) => entries = with_sizes_of(&mut s, *r),
-            crate::sizes::ReplayEnd::Again(pass) => {
-                return SummaryEnd::Again(Box::new(SecondPass { s, pass }))
+        if let Some(r) = r {
+            let (_, full, diff) = r.totals();
+            s.entry_bytes.full = full;
+            s.entry_bytes.diff = diff;
+            if full.is_some() {
+                entries = r.entries;
             }
         }
         SummaryEnd::Done(Box::new(s), entries)

@@ -40,13 +40,13 @@ fn show(r: &Replay) -> String {
 }
 
 fn replay_chunked(bytes: &[u8], chunk: usize, upto: Upto) -> String {
-    let mut pass = ReplayPass::new(upto);
+    let mut pass = ReplayPass::first(upto);
     let opts = pass.options();
     let scan = walk(bytes, chunk, opts, &mut |ev| {
         pass.on_event(&ev);
         Verdict::Keep
     });
-    let r = match pass.finish(&scan) {
+    let r = match pass.end(&scan) {
         ReplayEnd::Done(r) => *r,
         ReplayEnd::Again(mut pass) => {
             let opts = pass.options();
@@ -54,7 +54,7 @@ fn replay_chunked(bytes: &[u8], chunk: usize, upto: Upto) -> String {
                 pass.on_event(&ev);
                 Verdict::Keep
             });
-            match pass.finish(&scan) {
+            match pass.end(&scan) {
                 ReplayEnd::Done(r) => *r,
                 ReplayEnd::Again(_) => panic!("a third walk"),
             }

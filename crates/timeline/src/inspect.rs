@@ -3,7 +3,10 @@
 
 use ovsdb::json::Json;
 use ovsdb_log::record::{Record, TxnRecord};
-use ovsdb_log::{Format, Framer, RecordBody};
+use ovsdb_log::sizes::ReplayPass;
+use ovsdb_log::{
+    Event, Format, Framer, LogScan, RawRecord, RecordBody, ScanOptions, Upto, Verdict,
+};
 
 #[cfg(feature = "serde")]
 use serde::{Deserialize, Serialize};
@@ -147,6 +150,25 @@ pub fn inspect_record(
         }
     };
     raw.index = record as usize;
+    inspect_raw(&raw, format_clustered, offset, &mut |before| {
+        ovsdb_log::replay(bytes, ovsdb_log::Upto::Index(before)).db
+    })
+}
+
+/// [`inspect_record`] of a record already framed; `db_before(n)` gives the
+/// database just before it (after `n` log indexes, or `n` txn records).
+fn inspect_raw(
+    raw: &RawRecord<'_>,
+    format_clustered: bool,
+    offset: u64,
+    db_before: &mut dyn FnMut(u64) -> Option<ovsdb_log::Db>,
+) -> EntryDetail {
+    let record = raw.index as u64;
+    let mut d = EntryDetail {
+        record,
+        offset,
+        ..EntryDetail::default()
+    };
     d.record_bytes = raw.total_len();
     let format = if format_clustered {
         Format::Clustered
@@ -178,9 +200,9 @@ pub fn inspect_record(
             if let RecordBody::Entry(e) = &r.body {
                 d.index = Some(e.index);
                 d.eid = e.eid.map(|x| x.to_string());
-                if let Some(arr) = e.data.as_ref().and_then(Json::as_array) {
-                    d.schema_change = arr.first().is_some_and(|s| !s.is_null());
-                    let tj = arr.get(1).filter(|t| !t.is_null());
+                if let Some((schema, tj)) = e.data.as_ref().and_then(ovsdb_log::split_data) {
+                    d.schema_change = !schema.is_null();
+                    let tj = Some(tj).filter(|t| !t.is_null());
                     if let Some(t) = tj.and_then(|t| TxnRecord::from_json(t).ok()) {
                         d.comment = t.comment_str().map(str::to_string);
                         d.date_ms = t.date_ms();
@@ -200,17 +222,144 @@ pub fn inspect_record(
         Record::Header(_) | Record::Schema(_) => {}
     }
     if let (Some(txn), Some(before)) = (txn_json, before) {
-        add_modes(bytes, &txn, before, &mut d);
+        if let Some(db) = db_before(before) {
+            add_modes(&db, &txn, &mut d);
+        }
     }
     d
+}
+
+/// Inspects one record while its file streams by from the start: the
+/// database before it is replayed on the way (what the inspector needs of
+/// the file is then the records before the one inspected, read once, and
+/// the replayed database; never the whole file). Push chunks until
+/// [`InspectStream::push`] says it has what it needs, then
+/// [`InspectStream::finish`].
+pub struct InspectStream {
+    scan: LogScan,
+    target: usize,
+    offset: u64,
+    clustered: bool,
+    pass: Option<ReplayPass>,
+    detail: Option<EntryDetail>,
+}
+
+impl InspectStream {
+    /// `superseded`: the record numbers of entries a later entry replaces
+    /// (the lane's `superseded` entries); they are not replayed.
+    pub fn new(
+        clustered: bool,
+        record: u64,
+        offset: u64,
+        superseded: impl IntoIterator<Item = usize>,
+    ) -> InspectStream {
+        let target = record as usize;
+        let pass = if clustered {
+            ReplayPass::new(superseded.into_iter().collect(), 0, 0, target, Upto::All)
+        } else {
+            ReplayPass::standalone(Upto::All)
+        };
+        InspectStream {
+            scan: LogScan::new(ScanOptions {
+                txn: true,
+                ..ScanOptions::default()
+            }),
+            target,
+            offset,
+            clustered,
+            pass: Some(pass),
+            detail: None,
+        }
+    }
+
+    /// Takes the next chunk; true once the record was read (push no more).
+    pub fn push(&mut self, chunk: &[u8]) -> bool {
+        if self.detail.is_some() {
+            return true;
+        }
+        let InspectStream {
+            scan,
+            target,
+            offset,
+            clustered,
+            pass,
+            detail,
+        } = self;
+        scan.push(chunk, &mut |ev| {
+            Self::step(&ev, *target, *offset, *clustered, pass, detail);
+            Verdict::Keep
+        });
+        self.detail.is_some()
+    }
+
+    fn step(
+        ev: &Event<'_>,
+        target: usize,
+        offset: u64,
+        clustered: bool,
+        pass: &mut Option<ReplayPass>,
+        detail: &mut Option<EntryDetail>,
+    ) {
+        if detail.is_some() {
+            return;
+        }
+        let Some(raw) = ev.raw() else { return };
+        if raw.index < target {
+            if let Some(p) = pass.as_mut() {
+                p.on_event(ev);
+            }
+            return;
+        }
+        if raw.index > target || raw.offset != offset {
+            *detail = Some(EntryDetail {
+                record: target as u64,
+                offset,
+                error: Some(format!("no record {target} at byte {offset}")),
+                ..EntryDetail::default()
+            });
+            return;
+        }
+        let mut replayed = pass.take().map(|p| p.finish(None));
+        *detail = Some(inspect_raw(raw, clustered, offset, &mut |before| {
+            let r = replayed.take()?;
+            // The replay stopped at this record; for a standalone file it
+            // must have applied every txn before it.
+            (clustered || r.applied == before).then_some(r.db).flatten()
+        }));
+    }
+
+    /// The record's detail (an error when the file ended before it).
+    pub fn finish(mut self) -> EntryDetail {
+        if self.detail.is_none() {
+            let InspectStream {
+                scan,
+                target,
+                offset,
+                clustered,
+                pass,
+                detail,
+            } = &mut self;
+            scan.finish(&mut |ev| {
+                Self::step(&ev, *target, *offset, *clustered, pass, detail);
+                Verdict::Keep
+            });
+        }
+        self.detail.unwrap_or_else(|| EntryDetail {
+            record: self.target as u64,
+            offset: self.offset,
+            error: Some(format!(
+                "the file ends before record {} at byte {}",
+                self.target, self.offset
+            )),
+            ..EntryDetail::default()
+        })
+    }
 }
 
 /// Rewrites the entry for both storage modes against the database as it was
 /// just before it (replayed by the core) and records each column's value
 /// and bytes in each mode.
-fn add_modes(bytes: &[u8], txn: &Json, before: u64, d: &mut EntryDetail) {
-    let rep = ovsdb_log::replay(bytes, ovsdb_log::Upto::Index(before));
-    let Some(db) = rep.db else { return };
+fn add_modes(db: &ovsdb_log::Db, txn: &Json, d: &mut EntryDetail) {
     let full = db.transform_txn(txn, ovsdb_log::Mode::Full).ok();
     let diff = db.transform_txn(txn, ovsdb_log::Mode::Diff).ok();
     for t in d.tables.iter_mut() {

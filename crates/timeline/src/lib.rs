@@ -8,7 +8,9 @@
 //! hit-testing; and per-pixel-column aggregation so drawing 100k entries stays
 //! cheap. Sans-IO: it takes bytes and returns values, and never draws.
 
+pub mod axis;
 pub mod inspect;
+pub mod load;
 pub mod model;
 pub mod time;
 pub mod view;

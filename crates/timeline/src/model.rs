@@ -1,9 +1,7 @@
 //! Lanes, entries, bands and markers built from the bytes of one or more
 //! database files.
 
-use ovsdb::json::Json;
-use ovsdb_log::record::{Record, TxnRecord};
-use ovsdb_log::{Format, Frame, Framer, RecordBody};
+use ovsdb_log::Format;
 
 #[cfg(feature = "serde")]
 use serde::{Deserialize, Serialize};
@@ -275,49 +273,13 @@ pub struct Timeline {
     pub cluster: ClusterInfo,
 }
 
-fn json_servers(s: &ovsdb_log::Servers) -> Vec<(String, String)> {
+pub(crate) fn json_servers(s: &ovsdb_log::Servers) -> Vec<(String, String)> {
     s.0.iter()
         .map(|(sid, addr)| (sid.to_string(), addr.clone()))
         .collect()
 }
 
-/// The special members of a txn object (for `_date`/`_comment`, read by the
-/// core's `TxnRecord`), with the number of tables and rows it touches,
-/// without copying the table data.
-fn txn_facts(j: &Json) -> Option<(TxnRecord, u32, u32)> {
-    let o = j.as_object()?;
-    let mut t = TxnRecord {
-        tables: Vec::new(),
-        date: None,
-        comment: None,
-        is_diff: None,
-    };
-    let (mut tables, mut rows) = (0u32, 0u32);
-    for (k, v) in o.iter() {
-        match k {
-            "_date" => t.date = Some(v.clone()),
-            "_comment" => t.comment = Some(v.clone()),
-            "_is_diff" => t.is_diff = Some(v.clone()),
-            _ => {
-                tables += 1;
-                rows += v.as_object().map_or(0, |r| r.len() as u32);
-            }
-        }
-    }
-    Some((t, tables, rows))
-}
-
-/// Tables and rows touched by a txn object.
-fn txn_counts(t: &TxnRecord) -> (u32, u32) {
-    let rows: usize = t
-        .tables
-        .iter()
-        .map(|(_, rows)| rows.as_object().map_or(0, |o| o.len()))
-        .sum();
-    (t.tables.len() as u32, rows as u32)
-}
-
-fn summary_of(name: &str, s: &ovsdb_log::FileSummary) -> LaneSummary {
+pub(crate) fn summary_of(name: &str, s: &ovsdb_log::FileSummary) -> LaneSummary {
     let clustered = s.format == Some(Format::Clustered);
     LaneSummary {
         format: s.format.map_or("", |f| f.name()).to_string(),
@@ -351,298 +313,37 @@ fn summary_of(name: &str, s: &ovsdb_log::FileSummary) -> LaneSummary {
 /// damaged tail is reported in `truncated` with everything before it kept.
 /// `progress` is called now and then with the number of bytes read.
 pub fn build_lane(name: &str, bytes: &[u8], progress: &mut dyn FnMut(u64)) -> Lane {
-    build_lane_and_summary(name, bytes, progress).0
-}
-
-fn build_lane_and_summary(
-    name: &str,
-    bytes: &[u8],
-    progress: &mut dyn FnMut(u64),
-) -> (Lane, ovsdb_log::FileSummary) {
-    // The core's summary (the figures `inspect` prints) and each entry's
-    // size in every storage mode, from one pass of the core. Then one more
-    // pass for the lanes: progress counts bytes over the two passes.
-    let n = bytes.len() as u64;
-    let (summary, sizes) = ovsdb_log::summarize_detailed(bytes);
-    progress(n / 2);
-    let sized = summary.entry_bytes.full.is_some() && summary.entry_bytes.diff.is_some();
-    let mut per_record: std::collections::HashMap<usize, (u64, u64)> = if sized {
-        sizes.iter().map(|e| (e.record, (e.full, e.diff))).collect()
-    } else {
-        Default::default()
-    };
-    drop(sizes);
-    let clustered = summary.format == Some(Format::Clustered);
-    let format = summary.format.unwrap_or(Format::Clustered);
-    let mut lane = Lane {
-        name: name.to_string(),
-        summary: summary_of(name, &summary),
-        clustered,
-        snapshot_index: 0,
-        entries: Vec::new(),
-        monotonic: true,
-        bands: Vec::new(),
-        commits: Vec::new(),
-        markers: Vec::new(),
-        base_bytes: 0,
-        truncated: None,
-    };
-    // Next index to be written (Raft's log_end), and the term in effect.
-    let mut log_end: u64 = 1;
-    let mut term: u64 = 0;
-    let mut last_progress = 0u64;
-    let mut framer = Framer::new(bytes);
-    while let Some(frame) = framer.next_frame() {
-        let raw = match frame {
-            Ok(Frame::Record(r)) => r,
-            Ok(Frame::Skipped(k)) => {
-                lane.markers.push(Marker {
-                    index: log_end,
-                    record: k.record as u32,
-                    kind: MarkerKind::Skipped {
-                        offset: k.offset,
-                        bytes: k.bytes,
-                        reason: k.error.kind.to_string(),
-                        code: k.error.kind.code().to_string(),
-                    },
-                });
-                continue;
-            }
-            Err(_) => break,
-        };
-        if raw.offset - last_progress >= 1 << 20 {
-            last_progress = raw.offset;
-            progress(n / 2 + raw.offset / 2);
-        }
-        let rec = match raw.decode(format) {
-            Ok(r) => r,
-            Err(e) => {
-                framer.reject(&raw, e);
-                continue;
-            }
-        };
-        let record = raw.index as u32;
-        if lane.entries.is_empty() {
-            lane.base_bytes = raw.offset;
-        }
-        match rec {
-            Record::Header(h) => {
-                if let Some(snap) = &h.snapshot {
-                    lane.snapshot_index = snap.index;
-                    log_end = snap.index + 1;
-                    lane.markers.push(Marker {
-                        index: snap.index,
-                        record,
-                        kind: MarkerKind::Snapshot { term: snap.term },
-                    });
-                }
-            }
-            Record::Schema(_) => {}
-            Record::Txn(t) => {
-                let (tables, rows) = txn_counts(&t);
-                lane.entries.push(Entry {
-                    index: raw.index as u64,
-                    term: 0,
-                    record,
-                    offset: raw.offset,
-                    has_data: true,
-                    superseded: false,
-                    eid: None,
-                    comment: t.comment_str().map(str::to_string),
-                    date_ms: t.date_ms(),
-                    tables,
-                    rows,
-                    sizes: Sizes {
-                        stored: raw.total_len(),
-                        full: None,
-                        diff: None,
-                    },
-                    servers: None,
-                    election_timer: None,
-                });
-                log_end = raw.index as u64 + 1;
-            }
-            Record::Raft(r) => {
-                if let Some(t) = r.term() {
-                    if t > term {
-                        term = t;
-                        if let Some(b) = lane.bands.last_mut() {
-                            b.end = log_end.saturating_sub(1).max(b.start.saturating_sub(1));
-                        }
-                        lane.bands.push(TermBand {
-                            term: t,
-                            start: log_end,
-                            end: log_end.saturating_sub(1),
-                            leader: None,
-                            vote: None,
-                        });
-                    }
-                }
-                match r.body {
-                    RecordBody::Entry(e) => {
-                        if e.index < log_end {
-                            // A conflicting suffix is replaced (Raft §3.6).
-                            let mut count = 0;
-                            for old in lane.entries.iter_mut().rev() {
-                                if old.index < e.index {
-                                    break;
-                                }
-                                if !old.superseded {
-                                    old.superseded = true;
-                                    count += 1;
-                                }
-                            }
-                            lane.monotonic = false;
-                            lane.markers.push(Marker {
-                                index: e.index,
-                                record,
-                                kind: MarkerKind::Superseded { count },
-                            });
-                        }
-                        log_end = e.index + 1;
-                        let txn = e
-                            .data
-                            .as_ref()
-                            .and_then(Json::as_array)
-                            .and_then(|a| a.get(1))
-                            .filter(|t| !t.is_null())
-                            .and_then(txn_facts);
-                        let (tables, rows) = txn.as_ref().map_or((0, 0), |f| (f.1, f.2));
-                        let txn = txn.map(|f| f.0);
-                        if let Some(s) = &e.servers {
-                            lane.markers.push(Marker {
-                                index: e.index,
-                                record,
-                                kind: MarkerKind::Membership {
-                                    servers: s.0.iter().map(|(sid, _)| sid.to_string()).collect(),
-                                },
-                            });
-                        }
-                        if let Some(ms) = e.election_timer {
-                            lane.markers.push(Marker {
-                                index: e.index,
-                                record,
-                                kind: MarkerKind::ElectionTimer { ms },
-                            });
-                        }
-                        if let Some(b) = lane.bands.last_mut() {
-                            b.end = b.end.max(e.index);
-                        }
-                        lane.entries.push(Entry {
-                            index: e.index,
-                            term: e.term,
-                            record,
-                            offset: raw.offset,
-                            has_data: e.data.is_some(),
-                            superseded: false,
-                            eid: e.eid.map(|x| x.to_string()),
-                            comment: txn
-                                .as_ref()
-                                .and_then(|t| t.comment_str().map(str::to_string)),
-                            date_ms: txn.as_ref().and_then(TxnRecord::date_ms),
-                            tables,
-                            rows,
-                            sizes: Sizes {
-                                stored: raw.total_len(),
-                                full: None,
-                                diff: None,
-                            },
-                            servers: e.servers.as_ref().map(json_servers),
-                            election_timer: e.election_timer,
-                        });
-                    }
-                    RecordBody::Vote { term: t, vote } => {
-                        if let Some(b) = lane.bands.iter_mut().rev().find(|b| b.term == t) {
-                            b.vote = Some(vote.to_string());
-                        }
-                        lane.markers.push(Marker {
-                            index: log_end,
-                            record,
-                            kind: MarkerKind::Vote {
-                                term: t,
-                                sid: vote.to_string(),
-                            },
-                        });
-                    }
-                    RecordBody::Leader { term: t, leader } => {
-                        if let Some(b) = lane.bands.iter_mut().rev().find(|b| b.term == t) {
-                            b.leader = Some(leader.to_string());
-                        }
-                        lane.markers.push(Marker {
-                            index: log_end,
-                            record,
-                            kind: MarkerKind::Leader {
-                                term: t,
-                                sid: leader.to_string(),
-                            },
-                        });
-                    }
-                    RecordBody::CommitIndex { commit_index } => lane.commits.push(CommitPoint {
-                        record,
-                        at_index: log_end.saturating_sub(1),
-                        commit_index,
-                    }),
-                    RecordBody::Note { note } => lane.markers.push(Marker {
-                        index: log_end,
-                        record,
-                        kind: MarkerKind::Note {
-                            note,
-                            comment: r.comment,
-                        },
-                    }),
-                    RecordBody::Term { .. } => {}
-                }
-            }
-        }
-    }
-    if lane.entries.is_empty() {
-        lane.base_bytes = framer.good_end();
-    }
-    for e in lane.entries.iter_mut().filter(|e| e.has_data) {
-        if let Some((full, diff)) = per_record.remove(&(e.record as usize)) {
-            e.sizes.full = Some(full);
-            e.sizes.diff = Some(diff);
-        }
-    }
-    if let Some(e) = &summary.truncated {
-        lane.truncated = Some(Truncation {
-            record: e.record as u64,
-            offset: e.offset,
-            reason: e.kind.to_string(),
-            code: e.kind.code().to_string(),
-            at_index: log_end,
-        });
-    }
-    progress(bytes.len() as u64);
-    (lane, summary)
+    let mut ck = ovsdb_log::Checker::new();
+    crate::load::FileLoad::load_bytes(name, bytes, &mut ck, false, progress).lane
 }
 
 /// Builds the timeline of several files of one cluster (or one file).
 /// `files` are `(name, bytes)`; lanes keep the given order.
 pub fn build_timeline(files: &[(&str, &[u8])], progress: &mut dyn FnMut(u64)) -> Timeline {
-    let mut t = build_timeline_unchecked(files, progress);
-    t.apply_check(check_files(files, &t));
-    t
+    build_timeline_with(files, true, progress)
 }
 
-/// [`build_timeline`] without the core's cluster check, which costs about
-/// another pass over the files: the web worker sends this first, then the
-/// result of [`check_files`].
+/// [`build_timeline`] without the core's cluster check.
 pub fn build_timeline_unchecked(
     files: &[(&str, &[u8])],
     progress: &mut dyn FnMut(u64),
 ) -> Timeline {
+    build_timeline_with(files, false, progress)
+}
+
+fn build_timeline_with(
+    files: &[(&str, &[u8])],
+    check: bool,
+    progress: &mut dyn FnMut(u64),
+) -> Timeline {
+    let mut load = crate::load::TimelineLoad::new(check);
     let mut done = 0u64;
-    let mut lanes = Vec::with_capacity(files.len());
-    let mut summaries = Vec::with_capacity(files.len());
     for (name, bytes) in files {
         let base = done;
-        let (lane, summary) = build_lane_and_summary(name, bytes, &mut |n| progress(base + n));
+        load.add_bytes(name, bytes, &mut |n| progress(base + n));
         done += bytes.len() as u64;
-        summaries.push(summary);
-        lanes.push(lane);
     }
-    finish_timeline(lanes, &summaries)
+    load.finish()
 }
 
 /// Assembles lanes into a timeline: x range and cluster view (the check is
@@ -799,6 +500,12 @@ pub fn check_files(files: &[(&str, &[u8])], t: &Timeline) -> CheckResult {
         return r;
     }
     let report = ovsdb_log::check_cluster(&checked);
+    add_report(&mut r, &report, t);
+    r
+}
+
+/// Puts a check report's unknown spans and violations on `r`.
+pub(crate) fn add_report(r: &mut CheckResult, report: &ovsdb_log::CheckReport, t: &Timeline) {
     for u in &report.unknown {
         r.problems.push(format!("check: {u}"));
     }
@@ -819,7 +526,6 @@ pub fn check_files(files: &[(&str, &[u8])], t: &Timeline) -> CheckResult {
             ));
         }
     }
-    r
 }
 
 impl Lane {

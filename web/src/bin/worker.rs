@@ -3,14 +3,17 @@
 //! Messages in (plain JS objects):
 //! - `{type: "load", names: [String], files: [Blob]}`: read every file (or
 //!   sample Blob) in chunks with `FileReaderSync` into the evidence core's
-//!   `Collector`, diagnose it (`evidence::diagnose::diagnose_with`, the
-//!   cluster check left for later); replies `progress` messages
-//!   (`phase` "read" or "parse", `done`/`total` bytes) and then
+//!   `Collector`, which streams each database file (alone or inside an
+//!   archive) through its one walk (`evidence::databases::Databases`:
+//!   summary, lane and cluster check at once; the file's bytes are never
+//!   held) and keeps the logs and status texts; then diagnoses
+//!   (`evidence::diagnose::diagnose_read`). Replies `progress` messages
+//!   (`phase` "read", `done`/`total` bytes) and then
 //!   `{type: "done", timeline: JSON, diagnosis: JSON}` (see
-//!   `src/evidence_view.rs`).
+//!   `src/evidence_view.rs`); the timeline carries the check.
 //! - `{type: "inspect", lane, name, record, offset}`: decode one record of a
-//!   loaded file (found by name, else by position); replies
-//!   `{type: "detail", detail: JSON}`.
+//!   loaded file (found by name, else by position), read back from the
+//!   input `Blob` it came from; replies `{type: "detail", detail: JSON}`.
 //! - `{type: "log-query", id, server, module, level, text, focusServer,
 //!   focusLine}`: selects the log lines that pass the filters (server -1: all
 //!   servers, merged by time); replies `{type: "log-result", id, total,
@@ -18,8 +21,6 @@
 //! - `{type: "log-lines", id, start, count}`: rows `start..start+count` of
 //!   the last selection; replies `{type: "log-lines", id, start, rows: JSON
 //!   [[server, line, text]]}`.
-//!
-//! After `done`, the cluster check follows as `{type: "check", check: JSON}`.
 //!
 //! A panic is reported as `{type: "panic", message}` so the page can say so.
 //! Cancelling is done by the page terminating this worker.
@@ -30,8 +31,9 @@ mod evidence_view;
 
 use std::cell::RefCell;
 
-use evidence::collect::{Collector, InputKind, Limits};
-use evidence::diagnose::{diagnose_with, Options};
+use evidence::collect::{Collector, DatabaseSink, Limits};
+use evidence::databases::Databases;
+use evidence::diagnose::{diagnose_read, Options};
 use evidence::findings::Knobs;
 use evidence::log::Level;
 use evidence_view::{DiagView, FindingView, ServerView};
@@ -40,10 +42,42 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{Blob, DedicatedWorkerGlobalScope, FileReaderSync, MessageEvent};
 
+/// A database file on the timeline: where to read it back from (the input
+/// it was found in, a file or an archive, and its path there).
 struct Loaded {
     name: String,
-    bytes: Vec<u8>,
+    input: Blob,
+    input_name: String,
     clustered: bool,
+    /// Record numbers of the entries a later entry replaces (not replayed
+    /// by the inspector).
+    superseded: Vec<usize>,
+}
+
+/// Feeds one database file of an input read again to the inspector.
+struct ToInspect<'a> {
+    path: &'a str,
+    on: bool,
+    found: bool,
+    stream: &'a mut timeline::inspect::InspectStream,
+    done: bool,
+}
+
+impl DatabaseSink for ToInspect<'_> {
+    fn begin(&mut self, path: &str) {
+        self.on = path == self.path && !self.found;
+    }
+    fn chunk(&mut self, bytes: &[u8]) {
+        if self.on && !self.done {
+            self.done = self.stream.push(bytes);
+        }
+    }
+    fn end(&mut self, _keep: bool) {
+        if self.on {
+            self.found = true;
+        }
+        self.on = false;
+    }
 }
 
 /// One server's joined log, with the byte offset of every line.
@@ -205,6 +239,8 @@ fn load(msg: &JsValue) {
         .map(|b| b.size())
         .sum();
     let mut collector = Collector::new(Limits::default());
+    let mut dbs = Databases::new(true);
+    let mut inputs: Vec<(String, Blob)> = Vec::new();
     let mut done = 0f64;
     let mut last_post = 0f64;
     for (name, blob) in names.iter().zip(blobs.iter()) {
@@ -220,36 +256,40 @@ fn load(msg: &JsValue) {
             }
         };
         let mut r = BlobReader {
-            blob,
+            blob: blob.clone(),
             reader: &reader,
             pos: 0.0,
             buf: Vec::new(),
             at: 0,
             progress: &mut on_chunk,
         };
-        collector.add(&name, &mut r);
+        let before = collector.collected().streamed.len();
+        collector.add_streaming(&name, &mut r, &mut dbs);
+        if collector.collected().streamed.len() > before {
+            inputs.push((name, blob));
+        }
     }
     let collected = collector.finish();
-    // The cluster check and the inspector need the database files' bytes
-    // after the diagnosis has consumed what was collected.
-    let mut files: Vec<Loaded> = collected
-        .items
+    // Where each database file can be read again (for the inspector).
+    let sources: Vec<(String, Blob, String)> = collected
+        .streamed
         .iter()
-        .filter(|i| i.kind == InputKind::Database)
-        .map(|i| Loaded {
-            name: i.path.clone(),
-            bytes: i.bytes.clone(),
-            clustered: false,
+        .filter_map(|s| {
+            inputs
+                .iter()
+                .rev()
+                .find(|(n, _)| {
+                    s.path == *n || s.path.starts_with(&format!("{n}/")) || strip_ext(&s.path, n)
+                })
+                .map(|(n, b)| (s.path.clone(), b.clone(), n.clone()))
         })
         .collect();
-    let db_total: f64 = files.iter().map(|f| f.bytes.len() as f64).sum();
+    let read = dbs.finish();
     let opts = Options {
         knobs: Knobs::default(),
-        skip_check: true,
+        skip_check: false,
     };
-    let mut d = diagnose_with(collected, &opts, &mut |done| {
-        progress("parse", done as f64, db_total)
-    });
+    let mut d = diagnose_read(collected, read, &opts);
     let parse_ms = now() - started;
     let logs: Vec<LogText> = d
         .servers
@@ -316,28 +356,95 @@ fn load(msg: &JsValue) {
     ]);
     LOGS.with(|c| *c.borrow_mut() = logs);
     ROWS.with(|c| c.borrow_mut().clear());
-    // The cluster check costs about another pass: the page draws first.
-    let refs: Vec<(&str, &[u8])> = files
+    note_memory();
+    let files: Vec<Loaded> = t
+        .lanes
         .iter()
-        .map(|f| (f.name.as_str(), f.bytes.as_slice()))
+        .filter_map(|l| {
+            let (_, blob, input_name) = sources.iter().find(|(p, _, _)| *p == l.name)?;
+            Some(Loaded {
+                name: l.name.clone(),
+                input: blob.clone(),
+                input_name: input_name.clone(),
+                clustered: l.clustered,
+                superseded: l
+                    .entries
+                    .iter()
+                    .filter(|e| e.superseded)
+                    .map(|e| e.record as usize)
+                    .collect(),
+            })
+        })
         .collect();
-    let check = timeline::check_files(&refs, &t);
-    post(&[
-        ("type", "check".into()),
-        (
-            "check",
-            serde_json::to_string(&check).unwrap_or_default().into(),
-        ),
-    ]);
-    drop(refs);
-    for f in files.iter_mut() {
-        f.clustered = t
-            .lanes
-            .iter()
-            .find(|l| l.name == f.name)
-            .is_some_and(|l| l.clustered);
-    }
     FILES.with(|cell| *cell.borrow_mut() = files);
+}
+
+/// `path` is `input` without a `.gz`/`.xz` the collector took off.
+fn strip_ext(path: &str, input: &str) -> bool {
+    [".gz", ".xz", ".GZ", ".XZ"]
+        .iter()
+        .any(|x| input.strip_suffix(x) == Some(path))
+}
+
+/// Inspects record `record` at `offset` of loaded file `f`, reading the
+/// file again from its input: a plain file chunk by chunk up to the record,
+/// an archive unpacked again through the collector. Nothing of the file is
+/// held but the record and the database replayed up to it.
+fn inspect_file(f: &Loaded, record: u64, offset: u64) -> timeline::EntryDetail {
+    let mut stream = timeline::inspect::InspectStream::new(
+        f.clustered,
+        record,
+        offset,
+        f.superseded.iter().copied(),
+    );
+    let reader = match FileReaderSync::new() {
+        Ok(r) => r,
+        Err(e) => {
+            return timeline::EntryDetail {
+                error: Some(format!("no FileReaderSync: {e:?}")),
+                ..Default::default()
+            }
+        }
+    };
+    let mut nothing = |_: usize| {};
+    let mut r = BlobReader {
+        blob: f.input.clone(),
+        reader: &reader,
+        pos: 0.0,
+        buf: Vec::new(),
+        at: 0,
+        progress: &mut nothing,
+    };
+    if f.input_name == f.name {
+        let mut buf = vec![0u8; CHUNK as usize];
+        loop {
+            match std::io::Read::read(&mut r, &mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    if stream.push(&buf[..n]) {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    return timeline::EntryDetail {
+                        error: Some(e.to_string()),
+                        ..Default::default()
+                    }
+                }
+            }
+        }
+    } else {
+        let mut sink = ToInspect {
+            path: &f.name,
+            on: false,
+            found: false,
+            stream: &mut stream,
+            done: false,
+        };
+        let mut c = Collector::new(Limits::default());
+        c.add_streaming(&f.input_name, &mut r, &mut sink);
+    }
+    stream.finish()
 }
 
 fn level_of(name: &str) -> Option<Level> {
@@ -465,20 +572,32 @@ fn inspect(msg: &JsValue) {
             Some(n) => files.iter().find(|f| &f.name == n),
             None => (lane >= 0.0).then(|| files.get(lane as usize)).flatten(),
         };
+        let gone = |e: String| timeline::EntryDetail {
+            error: Some(e),
+            ..Default::default()
+        };
         match f {
-            Some(f) => timeline::inspect_record(&f.bytes, f.clustered, record, offset),
-            None => timeline::EntryDetail {
-                error: Some("that file is no longer loaded".to_string()),
-                ..Default::default()
-            },
+            Some(f) => inspect_file(f, record, offset),
+            None => gone("that file is no longer loaded".to_string()),
         }
     });
+    note_memory();
     let json = serde_json::to_string(&detail).unwrap_or_default();
     post(&[
         ("type", "detail".into()),
         ("lane", lane.into()),
         ("detail", json.into()),
     ]);
+}
+
+/// The worker's wasm memory in bytes (it only grows, so this is the peak
+/// so far), left on the worker's global scope as `ovsdbScopeWasmBytes` for
+/// benchmarks and tests to read.
+fn note_memory() {
+    let bytes = Reflect::get(&wasm_bindgen::memory(), &JsValue::from_str("buffer"))
+        .and_then(|b| Reflect::get(&b, &JsValue::from_str("byteLength")))
+        .unwrap_or(JsValue::UNDEFINED);
+    let _ = Reflect::set(&scope(), &JsValue::from_str("ovsdbScopeWasmBytes"), &bytes);
 }
 
 fn now() -> f64 {
