@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Compares `inspect --json` of two ovsdb-scope binaries (OLD, NEW) on every
-# sample, fixture, storage-mode copy and damaged copy. Exit 1 on a difference.
+# Compares `inspect --json`, `check`, `dump`, `convert` and the contents
+# commands (show, sizes, diff) of two ovsdb-scope binaries (OLD, NEW) on
+# every sample, fixture, storage-mode copy and damaged copy. Exit 1 on a
+# difference.
 set -u
 OLD=${1:?old binary}; NEW=${2:?new binary}
 cd "$(dirname "$0")/.."
@@ -53,6 +55,36 @@ for d in static/samples/*/; do
   b=$(basename "$d"); [ -f "$W/flip-$b-s1.db" ] && checkc "$W/flip-$b-s1.db" "$d"s2.db "$d"s3.db
   [ -f "$W/hole-$b-s1.db" ] && checkc "$W/hole-$b-s1.db" "$d"s2.db "$d"s3.db
   [ -f "$W/trunc-$b-s1.db" ] && checkc "$W/trunc-$b-s1.db" "$d"s2.db "$d"s3.db
+done
+# dump, convert and the contents commands: same stdout, stderr, status
+# and written file on every input, damaged copies included.
+cmpcmd() {
+  "$OLD" "$@" > "$W/a" 2>"$W/ae"; ra=$?
+  "$NEW" "$@" > "$W/b" 2>"$W/be"; rb=$?
+  n=$((n+1))
+  if ! cmp -s "$W/a" "$W/b" || [ $ra != $rb ] || ! cmp -s "$W/ae" "$W/be"; then
+    echo "DIFF: $*"; fail=1
+  fi
+}
+for f in "${inputs[@]}"; do
+  cmpcmd dump "$f"
+  cmpcmd dump --json "$f"
+  cmpcmd dump --at 7 "$f"
+  for m in full diff; do
+    rm -f "$W/oa" "$W/ob"
+    "$OLD" convert --to $m "$f" "$W/oa" > "$W/a" 2>&1; ra=$?
+    "$NEW" convert --to $m "$f" "$W/ob" > "$W/b" 2>&1; rb=$?
+    n=$((n+1))
+    sed -i "s#$W/o[ab]#OUT#" "$W/a" "$W/b"
+    same=1
+    if [ -f "$W/oa" ] || [ -f "$W/ob" ]; then cmp -s "$W/oa" "$W/ob" || same=0; fi
+    if ! cmp -s "$W/a" "$W/b" || [ $ra != $rb ] || [ $same = 0 ]; then
+      echo "CONVERT DIFF: $m $f"; fail=1
+    fi
+  done
+  cmpcmd show "$f"
+  cmpcmd sizes --json "$f"
+  cmpcmd diff "$f" --from 1 --to 9 --json
 done
 echo "$n comparisons, $([ $fail = 0 ] && echo identical || echo DIFFERENCES)"
 exit $fail

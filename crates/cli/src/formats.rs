@@ -21,10 +21,6 @@ macro_rules! outln {
     }};
 }
 
-fn read_file(path: &str) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| format!("{path}: {e}"))
-}
-
 /// Size of the chunks files are read in: the core's scanner keeps only
 /// the record being read, so memory does not grow with the file.
 const CHUNK: usize = 4 << 20;
@@ -56,6 +52,77 @@ fn scan_file(
     read_chunks(path, &mut |c| scan.push(c, f))?;
     scan.finish(f);
     Ok(())
+}
+
+/// The replay of `path` up to `upto`, read in chunks: one walk, or two
+/// when the replay needs a second ([`ovsdb_log::sizes::ReplayEnd`]);
+/// the file is never held whole.
+fn replay_file(path: &str, upto: ovsdb_log::Upto) -> Result<ovsdb_log::Replay, String> {
+    use ovsdb_log::sizes::{ReplayEnd, ReplayPass};
+    let mut pass = ReplayPass::first(upto);
+    let mut scan = ovsdb_log::LogScan::new(pass.options());
+    let mut f = |ev: ovsdb_log::Event<'_>| {
+        pass.on_event(&ev);
+        ovsdb_log::Verdict::Keep
+    };
+    read_chunks(path, &mut |c| scan.push(c, &mut f))?;
+    scan.finish(&mut f);
+    match pass.end(&scan) {
+        ReplayEnd::Done(r) => Ok(*r),
+        ReplayEnd::Again(mut pass) => {
+            // The first walk verified every hash of a clean file (as the
+            // second walk of `summarize_file`).
+            let mut scan = ovsdb_log::LogScan::new(ovsdb_log::ScanOptions {
+                trust_sha1: pass.plan().damage.is_none(),
+                ..pass.options()
+            });
+            let mut f = |ev: ovsdb_log::Event<'_>| {
+                pass.on_event(&ev);
+                ovsdb_log::Verdict::Keep
+            };
+            read_chunks(path, &mut |c| scan.push(c, &mut f))?;
+            scan.finish(&mut f);
+            match pass.end(&scan) {
+                ReplayEnd::Done(r) => Ok(*r),
+                ReplayEnd::Again(_) => Err(format!("{path}: replay did not end")),
+            }
+        }
+    }
+}
+
+/// `convert` of `path`, read in chunks twice (a plan, then the
+/// conversion): the input's size and the converted file or the error
+/// that stopped it. Only the output is held whole.
+fn convert_file(
+    path: &str,
+    mode: ovsdb_log::Mode,
+) -> Result<(u64, Result<Vec<u8>, ovsdb_log::LogError>), String> {
+    use ovsdb_log::convert::Converter;
+    use ovsdb_log::sizes::Plan;
+    let mut plan = Plan::default();
+    let mut scan = ovsdb_log::LogScan::new(ovsdb_log::ScanOptions::default());
+    let mut f = |ev: ovsdb_log::Event<'_>| {
+        plan.on_event(&ev);
+        ovsdb_log::Verdict::Keep
+    };
+    read_chunks(path, &mut |c| scan.push(c, &mut f))?;
+    scan.finish(&mut f);
+    let size = scan.bytes();
+    let mut c = match Converter::new(plan, mode) {
+        Ok(c) => c,
+        Err(e) => return Ok((size, Err(e))),
+    };
+    // The first walk found the file clean (else no conversion) and
+    // verified every hash.
+    let opts = ovsdb_log::ScanOptions {
+        trust_sha1: true,
+        ..c.options()
+    };
+    scan_file(path, opts, &mut |ev| {
+        c.on_event(&ev);
+        ovsdb_log::Verdict::Keep
+    })?;
+    Ok((size, c.finish()))
 }
 
 /// The summary of one file, read in chunks on two threads: a reader
@@ -325,15 +392,14 @@ pub fn dump(args: &[String]) -> u8 {
         eprintln!("usage: ovsdb-scope dump [--at INDEX] [--json] FILE");
         return 2;
     };
-    let bytes = match read_file(&path) {
-        Ok(b) => b,
+    let upto = at.map_or(ovsdb_log::Upto::Committed, ovsdb_log::Upto::Index);
+    let r = match replay_file(&path, upto) {
+        Ok(r) => r,
         Err(e) => {
             eprintln!("ovsdb-scope: {e}");
             return 2;
         }
     };
-    let upto = at.map_or(ovsdb_log::Upto::Committed, ovsdb_log::Upto::Index);
-    let r = ovsdb_log::replay(&bytes, upto);
     let mut code = 0;
     if let Some(e) = &r.error {
         eprintln!("ovsdb-scope: {path}: {e}");
@@ -400,24 +466,20 @@ pub fn convert(args: &[String]) -> u8 {
         eprintln!("{usage}");
         return 2;
     };
-    let bytes = match read_file(input) {
-        Ok(b) => b,
+    let (size, converted) = match convert_file(input, mode) {
+        Ok(r) => r,
         Err(e) => {
             eprintln!("ovsdb-scope: {e}");
             return 2;
         }
     };
-    match ovsdb_log::convert::convert(&bytes, mode) {
+    match converted {
         Ok(out) => {
             if let Err(e) = std::fs::write(output, &out) {
                 eprintln!("ovsdb-scope: {output}: {e}");
                 return 2;
             }
-            outln!(
-                "{input} ({} bytes) -> {output} ({} bytes)",
-                bytes.len(),
-                out.len()
-            );
+            outln!("{input} ({size} bytes) -> {output} ({} bytes)", out.len());
             0
         }
         Err(e) => {

@@ -159,28 +159,3 @@ pub fn walk_txn(b: &[u8], i: usize, with_columns: bool) -> Result<TxnLayout, Str
     })?;
     Ok(t)
 }
-
-/// For a Raft `data` value `[schema-or-null, txn-or-null]` at `i`: the
-/// byte ranges of the schema (None when null) and of the txn (None when
-/// null).
-pub type DataParts = (Option<(usize, usize)>, Option<(usize, usize)>);
-
-pub fn split_data(b: &[u8], i: usize) -> Result<DataParts, String> {
-    if b.get(i) != Some(&b'[') {
-        return Err(format!("byte {i}: data is not an array"));
-    }
-    let s0 = ws(b, i + 1);
-    let s1 = skip_value(b, s0)?;
-    let j = ws(b, s1);
-    if b.get(j) != Some(&b',') {
-        return Err(format!("byte {j}: data is not a 2-element array"));
-    }
-    let t0 = ws(b, j + 1);
-    let t1 = skip_value(b, t0)?;
-    let k = ws(b, t1);
-    if b.get(k) != Some(&b']') {
-        return Err(format!("byte {k}: data is not a 2-element array"));
-    }
-    let part = |a: usize, z: usize| (&b[a..z] != b"null").then_some((a, z));
-    Ok((part(s0, s1), part(t0, t1)))
-}

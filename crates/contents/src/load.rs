@@ -1,11 +1,12 @@
-//! The load pass: one walk over a file's records that lists the
-//! transaction-carrying entries (index, term, date, comment, offsets) and
-//! feeds each one to the indexes built from it (the [`HistoryIndex`]).
-//! Later queries read only the entries they need.
+//! The load pass: one walk over a file's records (a [`Loader`] over
+//! `ovsdb_log`'s [`LogScan`]) that lists the transaction-carrying entries
+//! (index, term, date, comment, offsets) and feeds each one to the indexes
+//! built from it (the [`HistoryIndex`]). Later queries read only the
+//! entries they need.
 
-use crate::layout::{split_data, walk_txn, TxnLayout};
+use crate::layout::{walk_txn, TxnLayout};
 use ovsdb::{DatabaseSchema, Uuid};
-use ovsdb_log::{ErrorKind, Format, Framer, LogError, RecordBody};
+use ovsdb_log::{ErrorKind, Event, Format, LogError, LogScan, RawRecord, ScanOptions, Verdict};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -57,7 +58,7 @@ impl EntryInfo {
 
 /// Row UUID → the entries (positions in [`Log::entries`]) whose record
 /// names it as a row key. Built by feeding records in file order.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HistoryIndex {
     rows: HashMap<Uuid, Vec<u32>>,
 }
@@ -106,9 +107,12 @@ pub struct Log<'a> {
     pub error: Option<LogError>,
     /// Standalone: the schema of record 0.
     pub schema: Option<Arc<DatabaseSchema>>,
+    /// Bytes of record 0 (the clustered header or the standalone schema
+    /// record) when it was read, else 0.
+    pub first_record: u64,
 }
 
-fn bad(raw: &ovsdb_log::RawRecord<'_>, m: String) -> LogError {
+fn bad(raw: &RawRecord<'_>, m: String) -> LogError {
     raw.error(ErrorKind::BadRecord { message: m })
 }
 
@@ -120,7 +124,7 @@ fn date_ms(v: i64) -> i64 {
     }
 }
 
-fn parse_schema(raw: &ovsdb_log::RawRecord<'_>, b: &[u8]) -> Result<Arc<DatabaseSchema>, LogError> {
+fn parse_schema(raw: &RawRecord<'_>, b: &[u8]) -> Result<Arc<DatabaseSchema>, LogError> {
     DatabaseSchema::parse(b).map(Arc::new).map_err(|e| {
         raw.error(ErrorKind::Replay {
             message: format!("bad schema: {e}"),
@@ -129,146 +133,15 @@ fn parse_schema(raw: &ovsdb_log::RawRecord<'_>, b: &[u8]) -> Result<Arc<Database
 }
 
 impl<'a> Log<'a> {
-    /// Walks `bytes` once. Never fails: a damaged record ends the walk
-    /// and is reported in [`Log::error`].
+    /// Walks `bytes` once (a [`Loader`] over [`LogScan`]). Never fails: a
+    /// damaged record ends the walk and is reported in [`Log::error`].
     pub fn load(bytes: &'a [u8]) -> Log<'a> {
-        let mut log = Log {
-            bytes,
-            format: None,
-            entries: Vec::new(),
-            history: HistoryIndex::new(),
-            commit_index: None,
-            error: None,
-            schema: None,
-        };
-        let mut probe = Framer::new(bytes);
-        let _ = probe.next();
-        log.format = probe.format();
-        let mut fr = Framer::new(bytes);
-        // (index, entry position or None) of the current log, for
-        // supersession.
-        let mut surviving: Vec<(u64, Option<usize>)> = Vec::new();
-        let mut prev_index = 0u64;
-        let mut commit = 0u64;
-        for raw in fr.by_ref() {
-            let raw = match raw {
-                Ok(r) => r,
-                Err(e) => {
-                    log.error = Some(e);
-                    break;
-                }
-            };
-            if let Err(e) = log.record(&raw, &mut surviving, &mut prev_index, &mut commit) {
-                log.error = Some(e);
-                break;
-            }
-        }
-        if log.error.is_none() {
-            log.error = fr.error().cloned();
-        }
-        if log.format == Some(Format::Clustered) {
-            log.commit_index = Some(commit.max(prev_index));
-        }
-        log
-    }
-
-    fn record(
-        &mut self,
-        raw: &ovsdb_log::RawRecord<'a>,
-        surviving: &mut Vec<(u64, Option<usize>)>,
-        prev_index: &mut u64,
-        commit: &mut u64,
-    ) -> Result<(), LogError> {
-        let body = raw.body;
-        let format = self.format.unwrap_or(Format::Clustered);
-        let mut info = EntryInfo {
-            record: raw.index,
-            offset: raw.offset,
-            stored: raw.total_len(),
-            kind: EntryKind::Txn,
-            index: None,
-            term: None,
-            date_ms: None,
-            comment: None,
-            superseded: false,
-            body_offset: raw.body_offset() as usize,
-            body_len: body.len(),
-            txn: None,
-            schema: None,
-        };
-        let mut data: Option<(usize, usize)> = None;
-        match (format, raw.index) {
-            (Format::Standalone, 0) => {
-                self.schema = Some(parse_schema(raw, body)?);
-                return Ok(());
-            }
-            (Format::Standalone, _) => {
-                let start = body
-                    .iter()
-                    .position(|c| !c.is_ascii_whitespace())
-                    .unwrap_or(0);
-                let end = ovsdb_log::skim::skip_value(body, start).map_err(|m| bad(raw, m))?;
-                info.txn = Some((start, end));
-            }
-            (Format::Clustered, 0) => {
-                let h = match raw.decode(Format::Clustered)? {
-                    ovsdb_log::record::Record::Header(h) => h,
-                    _ => return Err(bad(raw, "first record is not a header".into())),
-                };
-                *prev_index = h.prev_index();
-                let Some(snap) = &h.snapshot else {
-                    return Ok(());
-                };
-                info.kind = EntryKind::Snapshot;
-                info.index = Some(snap.index);
-                info.term = Some(snap.term);
-                data = find_member(body, "prev_data").map_err(|m| bad(raw, m))?;
-            }
-            (Format::Clustered, _) => {
-                let (rec, range) = raw.decode_light_payload(Format::Clustered)?;
-                let ovsdb_log::record::Record::Raft(rr) = rec else {
-                    return Ok(());
-                };
-                match rr.body {
-                    RecordBody::Entry(e) => {
-                        while surviving.last().is_some_and(|(i, _)| *i >= e.index) {
-                            if let Some((_, Some(p))) = surviving.pop() {
-                                self.entries[p].superseded = true;
-                            }
-                        }
-                        let has = range.is_some();
-                        surviving.push((e.index, has.then_some(self.entries.len())));
-                        if !has {
-                            return Ok(());
-                        }
-                        info.kind = EntryKind::Entry;
-                        info.index = Some(e.index);
-                        info.term = Some(e.term);
-                        data = range;
-                    }
-                    RecordBody::CommitIndex { commit_index } => {
-                        *commit = (*commit).max(commit_index);
-                        return Ok(());
-                    }
-                    _ => return Ok(()),
-                }
-            }
-        }
-        if let Some((a, _)) = data {
-            let (schema, txn) = split_data(body, a).map_err(|m| bad(raw, m))?;
-            if let Some((s0, s1)) = schema {
-                info.schema = Some(parse_schema(raw, &body[s0..s1])?);
-            }
-            info.txn = txn;
-        }
-        if let Some((t0, _)) = info.txn {
-            let layout = walk_txn(body, t0, false).map_err(|m| bad(raw, m))?;
-            info.date_ms = layout.date.map(date_ms);
-            info.comment = layout.comment.clone();
-            self.history.add_record(self.entries.len() as u32, &layout);
-        }
-        self.entries.push(info);
-        Ok(())
+        let mut l = Loader::new();
+        let mut scan = LogScan::new(l.options());
+        let mut f = |ev: Event<'_>| l.on_event(&ev);
+        scan.push(bytes, &mut f);
+        scan.finish(&mut f);
+        l.finish(&scan, bytes)
     }
 
     /// The body of an entry.
@@ -303,6 +176,189 @@ impl<'a> Log<'a> {
             .filter(|e| e.kind != EntryKind::Snapshot)
             .map(|e| e.stored)
             .sum()
+    }
+}
+
+/// The load pass as a consumer of [`LogScan`] events (so a file can be
+/// fed chunk by chunk): the entry list, the history index, supersession
+/// and the commit index. Keeps those (about a hundred bytes per entry plus
+/// the index), not the file; [`Loader::finish`] ties them to the bytes for
+/// the queries that read entries back. A damaged record ends the pass.
+pub struct Loader {
+    entries: Vec<EntryInfo>,
+    history: HistoryIndex,
+    error: Option<LogError>,
+    schema: Option<Arc<DatabaseSchema>>,
+    first_record: u64,
+    format: Option<Format>,
+    /// (index, entry position or None) of the current log, for
+    /// supersession.
+    surviving: Vec<(u64, Option<usize>)>,
+    prev_index: u64,
+    commit: u64,
+}
+
+impl Default for Loader {
+    fn default() -> Self {
+        Loader::new()
+    }
+}
+
+impl Loader {
+    pub fn new() -> Loader {
+        Loader {
+            entries: Vec::new(),
+            history: HistoryIndex::new(),
+            error: None,
+            schema: None,
+            first_record: 0,
+            format: None,
+            surviving: Vec::new(),
+            prev_index: 0,
+            commit: 0,
+        }
+    }
+
+    /// The scanner options this consumer needs.
+    pub fn options(&self) -> ScanOptions {
+        ScanOptions::default()
+    }
+
+    /// Takes one event of the walk; a record it cannot read is rejected
+    /// (the scanner reports it as damage, which ends the pass).
+    pub fn on_event(&mut self, ev: &Event<'_>) -> Verdict {
+        if self.error.is_some() {
+            return Verdict::Keep;
+        }
+        match ev {
+            Event::Skipped(k) => self.error = Some(k.error.clone()),
+            Event::Tail(e) => self.error = Some(e.clone()),
+            _ => {
+                let Some(raw) = ev.raw() else {
+                    return Verdict::Keep;
+                };
+                match ev {
+                    Event::Header { .. } => self.format = Some(Format::Clustered),
+                    Event::Schema { .. } => self.format = Some(Format::Standalone),
+                    _ => {}
+                }
+                if raw.index == 0 {
+                    self.first_record = raw.total_len();
+                }
+                if let Err(e) = self.record(ev, raw) {
+                    return Verdict::Reject(e);
+                }
+            }
+        }
+        Verdict::Keep
+    }
+
+    fn record(&mut self, ev: &Event<'_>, raw: &RawRecord<'_>) -> Result<(), LogError> {
+        let body = raw.body;
+        let mut info = EntryInfo {
+            record: raw.index,
+            offset: raw.offset,
+            stored: raw.total_len(),
+            kind: EntryKind::Txn,
+            index: None,
+            term: None,
+            date_ms: None,
+            comment: None,
+            superseded: false,
+            body_offset: raw.body_offset() as usize,
+            body_len: body.len(),
+            txn: None,
+            schema: None,
+        };
+        let mut data: Option<(usize, usize)> = None;
+        match ev {
+            Event::Schema { .. } => {
+                self.schema = Some(parse_schema(raw, body)?);
+                return Ok(());
+            }
+            Event::Txn { .. } => {
+                let start = body
+                    .iter()
+                    .position(|c| !c.is_ascii_whitespace())
+                    .unwrap_or(0);
+                let end = ovsdb_log::skim::skip_value(body, start).map_err(|m| bad(raw, m))?;
+                info.txn = Some((start, end));
+            }
+            Event::Header { header: h, .. } => {
+                self.prev_index = h.prev_index();
+                let Some(snap) = &h.snapshot else {
+                    return Ok(());
+                };
+                info.kind = EntryKind::Snapshot;
+                info.index = Some(snap.index);
+                info.term = Some(snap.term);
+                data = find_member(body, "prev_data").map_err(|m| bad(raw, m))?;
+            }
+            Event::Entry {
+                entry: e,
+                data: range,
+                ..
+            } => {
+                while self.surviving.last().is_some_and(|(i, _)| *i >= e.index) {
+                    if let Some((_, Some(p))) = self.surviving.pop() {
+                        self.entries[p].superseded = true;
+                    }
+                }
+                let has = range.is_some();
+                self.surviving
+                    .push((e.index, has.then_some(self.entries.len())));
+                let Some(d) = range else {
+                    return Ok(());
+                };
+                info.kind = EntryKind::Entry;
+                info.index = Some(e.index);
+                info.term = Some(e.term);
+                // The data's place in the body (the scanner hands a slice
+                // of it).
+                let a = d.as_ptr() as usize - body.as_ptr() as usize;
+                data = Some((a, a + d.len()));
+            }
+            Event::CommitIndex { commit_index, .. } => {
+                self.commit = self.commit.max(*commit_index);
+                return Ok(());
+            }
+            _ => return Ok(()),
+        }
+        if let Some((a, _)) = data {
+            let (schema, txn) =
+                ovsdb_log::scan::split_data_bytes(body, a).map_err(|m| bad(raw, m))?;
+            if let Some((s0, s1)) = schema {
+                info.schema = Some(parse_schema(raw, &body[s0..s1])?);
+            }
+            info.txn = txn;
+        }
+        if let Some((t0, _)) = info.txn {
+            let layout = walk_txn(body, t0, false).map_err(|m| bad(raw, m))?;
+            info.date_ms = layout.date.map(date_ms);
+            info.comment = layout.comment.clone();
+            self.history.add_record(self.entries.len() as u32, &layout);
+        }
+        self.entries.push(info);
+        Ok(())
+    }
+
+    /// The loaded file: the pass's results over the `bytes` that `scan`
+    /// walked.
+    pub fn finish<'a>(self, scan: &LogScan, bytes: &'a [u8]) -> Log<'a> {
+        // The format is the magic of the first header line read, even
+        // when record 0 itself is damaged.
+        let format = self.format.or_else(|| scan.format());
+        Log {
+            bytes,
+            format,
+            entries: self.entries,
+            history: self.history,
+            commit_index: (format == Some(Format::Clustered))
+                .then(|| self.commit.max(self.prev_index)),
+            error: self.error,
+            schema: self.schema,
+            first_record: self.first_record,
+        }
     }
 }
 

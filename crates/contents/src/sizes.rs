@@ -288,10 +288,7 @@ fn compaction(log: &Log<'_>, at: Option<u64>) -> Option<Compaction> {
             rs(Json::Object(o).serialized_len())
         }
     };
-    let first_len = ovsdb_log::Framer::new(log.bytes)
-        .next()
-        .and_then(Result::ok)
-        .map_or(0, |r| r.total_len());
+    let first_len = log.first_record;
     let log_bytes = log
         .error
         .as_ref()

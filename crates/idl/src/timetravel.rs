@@ -4,18 +4,19 @@
 //! Each transaction record of the log is turned into the monitor update a
 //! client would have received for it (diff records as `update2` with column
 //! diffs, full-value records as `update` v1) and applied to an [`Idl`]
-//! replica monitoring every column. Reading uses `ovsdb-log`'s framing and
-//! record decoding; a corrupt or truncated tail ends the timeline, and
-//! everything before it stays usable.
+//! replica monitoring every column. Reading is one walk of `ovsdb-log`'s
+//! [`LogScan`] ([`TimelineBuilder`] consumes its events); a corrupt or
+//! truncated record ends the timeline, and everything before it stays
+//! usable.
 
 use crate::meta::DbMeta;
 use crate::replica::{Idl, IdlError};
 use ovsdb::datum::Datum;
 use ovsdb::json::{Json, Object};
 use ovsdb::uuid::Uuid;
-use ovsdb_log::framing::{Format, Framer};
-use ovsdb_log::raft::RecordBody;
-use ovsdb_log::record::{Record, TxnRecord};
+use ovsdb_log::framing::Format;
+use ovsdb_log::record::TxnRecord;
+use ovsdb_log::{split_data, ErrorKind, Event, LogScan, ScanOptions, Verdict};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -69,101 +70,12 @@ pub struct RowDelta {
 }
 
 impl Timeline {
-    /// Reads a clustered or standalone file held in memory.
+    /// Reads a clustered or standalone file held in memory (a
+    /// [`TimelineBuilder`] over one walk).
     pub fn load(bytes: &[u8]) -> Result<Timeline, String> {
-        let mut fr = Framer::new(bytes);
-        let mut steps: Vec<Step> = Vec::new();
-        let mut tl = Timeline {
-            format: Format::Clustered,
-            snapshot_index: 0,
-            snapshot: None,
-            steps: Vec::new(),
-            commit_index: 0,
-            error: None,
-        };
-        let mut n_txn = 0u64;
-        while let Some(raw) = fr.next() {
-            let raw = match raw {
-                Ok(r) => r,
-                Err(e) => {
-                    tl.error = Some(e.to_string());
-                    break;
-                }
-            };
-            let format = fr.format().unwrap_or(Format::Clustered);
-            tl.format = format;
-            let rec = match raw.decode(format) {
-                Ok(r) => r,
-                Err(e) => {
-                    tl.error = Some(e.to_string());
-                    break;
-                }
-            };
-            match rec {
-                Record::Header(h) => {
-                    if let Some(s) = h.snapshot {
-                        tl.snapshot_index = s.index;
-                        tl.commit_index = s.index;
-                        let (schema, txn) = match s.data.as_array() {
-                            Some([sc, tx]) => {
-                                (sc.clone(), Some(tx.clone()).filter(|t| !t.is_null()))
-                            }
-                            _ => (Json::Null, None),
-                        };
-                        tl.snapshot = Some((schema, txn));
-                    }
-                }
-                Record::Raft(rr) => match rr.body {
-                    RecordBody::Entry(e) => {
-                        while steps.last().is_some_and(|s| s.index >= e.index) {
-                            steps.pop();
-                        }
-                        let (schema, txn) = match e.data.as_ref().and_then(|d| d.as_array()) {
-                            Some([sc, tx]) => (
-                                Some(sc.clone()).filter(|x| !x.is_null()),
-                                Some(tx.clone()).filter(|x| !x.is_null()),
-                            ),
-                            _ => (None, None),
-                        };
-                        steps.push(Step {
-                            index: e.index,
-                            term: e.term,
-                            record: raw.index,
-                            schema,
-                            txn,
-                        });
-                    }
-                    RecordBody::CommitIndex { commit_index } => {
-                        tl.commit_index = tl.commit_index.max(commit_index);
-                    }
-                    _ => {}
-                },
-                Record::Schema(s) => {
-                    tl.snapshot = Some((s, None));
-                }
-                Record::Txn(t) => {
-                    n_txn += 1;
-                    steps.push(Step {
-                        index: n_txn,
-                        term: 0,
-                        record: raw.index,
-                        schema: None,
-                        txn: Some(t.to_json()),
-                    });
-                }
-            }
-        }
-        if tl.format == Format::Standalone {
-            tl.commit_index = n_txn;
-        }
-        if tl.snapshot.is_none() && steps.iter().all(|s| s.schema.is_none()) {
-            return Err(tl
-                .error
-                .clone()
-                .unwrap_or_else(|| "no schema in file".to_string()));
-        }
-        tl.steps = steps;
-        Ok(tl)
+        let mut b = TimelineBuilder::new();
+        LogScan::scan_all(bytes, b.options(), &mut |ev| b.on_event(&ev));
+        b.finish()
     }
 
     /// The database the file starts from: its schema and, for a
@@ -211,6 +123,155 @@ impl Timeline {
         let ra = self.replica_at(a)?;
         let rb = self.replica_at(b)?;
         Ok(diff_replicas(&ra, &rb))
+    }
+}
+
+/// Builds a [`Timeline`] from the events of one [`LogScan`] walk, so a
+/// file can be read chunk by chunk. Keeps what the timeline holds (the
+/// schema and txn of every entry of the current log, parsed), never the
+/// file's bytes. The first damage (a skipped span or a damaged tail) ends
+/// the timeline; everything before it stays usable.
+pub struct TimelineBuilder {
+    tl: Timeline,
+    steps: Vec<Step>,
+    n_txn: u64,
+    ended: bool,
+}
+
+impl Default for TimelineBuilder {
+    fn default() -> Self {
+        TimelineBuilder::new()
+    }
+}
+
+impl TimelineBuilder {
+    pub fn new() -> TimelineBuilder {
+        TimelineBuilder {
+            tl: Timeline {
+                format: Format::Clustered,
+                snapshot_index: 0,
+                snapshot: None,
+                steps: Vec::new(),
+                commit_index: 0,
+                error: None,
+            },
+            steps: Vec::new(),
+            n_txn: 0,
+            ended: false,
+        }
+    }
+
+    /// The scanner options this consumer needs.
+    pub fn options(&self) -> ScanOptions {
+        ScanOptions::default()
+    }
+
+    /// Takes one event of the walk. An entry whose `data` does not parse
+    /// is rejected (the scanner then reports it as damage).
+    pub fn on_event(&mut self, ev: &Event<'_>) -> Verdict {
+        if self.ended {
+            return Verdict::Keep;
+        }
+        let tl = &mut self.tl;
+        match ev {
+            Event::Skipped(k) => {
+                tl.error = Some(k.error.to_string());
+                self.ended = true;
+            }
+            Event::Tail(e) => {
+                tl.error = Some(e.to_string());
+                self.ended = true;
+            }
+            Event::Header { header, .. } => {
+                tl.format = Format::Clustered;
+                if let Some(s) = &header.snapshot {
+                    tl.snapshot_index = s.index;
+                    tl.commit_index = s.index;
+                    let (schema, txn) = match split_data(&s.data) {
+                        Some((sc, tx)) => (sc.clone(), Some(tx.clone()).filter(|t| !t.is_null())),
+                        None => (Json::Null, None),
+                    };
+                    tl.snapshot = Some((schema, txn));
+                }
+            }
+            Event::Entry {
+                raw, entry, data, ..
+            } => {
+                let parsed = match data.map(ovsdb::json::parse_value) {
+                    None => None,
+                    Some(Ok(j)) => Some(j),
+                    // The error as a full decode of the record reports it.
+                    Some(Err(m)) => {
+                        return Verdict::Reject(raw.decode(Format::Clustered).err().unwrap_or_else(
+                            || {
+                                raw.error(ErrorKind::BadJson {
+                                    message: m.to_string(),
+                                })
+                            },
+                        ))
+                    }
+                };
+                while self.steps.last().is_some_and(|s| s.index >= entry.index) {
+                    self.steps.pop();
+                }
+                let (schema, txn) = match parsed.as_ref().and_then(split_data) {
+                    Some((sc, tx)) => (
+                        Some(sc.clone()).filter(|x| !x.is_null()),
+                        Some(tx.clone()).filter(|x| !x.is_null()),
+                    ),
+                    None => (None, None),
+                };
+                self.steps.push(Step {
+                    index: entry.index,
+                    term: entry.term,
+                    record: raw.index,
+                    schema,
+                    txn,
+                });
+            }
+            Event::CommitIndex { commit_index, .. } => {
+                tl.commit_index = tl.commit_index.max(*commit_index);
+            }
+            Event::Schema { schema, .. } => {
+                tl.format = Format::Standalone;
+                tl.snapshot = Some((schema.clone(), None));
+            }
+            Event::Txn { raw } => {
+                let t = match raw.json().and_then(|j| {
+                    TxnRecord::from_json(&j)
+                        .map_err(|m| raw.error(ErrorKind::BadRecord { message: m }))
+                }) {
+                    Ok(t) => t,
+                    Err(e) => return Verdict::Reject(e),
+                };
+                self.n_txn += 1;
+                self.steps.push(Step {
+                    index: self.n_txn,
+                    term: 0,
+                    record: raw.index,
+                    schema: None,
+                    txn: Some(t.to_json()),
+                });
+            }
+            _ => {}
+        }
+        Verdict::Keep
+    }
+
+    /// The timeline; `Err` when no schema was read (the reason).
+    pub fn finish(self) -> Result<Timeline, String> {
+        let mut tl = self.tl;
+        if tl.format == Format::Standalone {
+            tl.commit_index = self.n_txn;
+        }
+        if tl.snapshot.is_none() && self.steps.iter().all(|s| s.schema.is_none()) {
+            return Err(tl
+                .error
+                .clone()
+                .unwrap_or_else(|| "no schema in file".to_string()));
+        }
+        tl.steps = self.steps;
+        Ok(tl)
     }
 }
 

@@ -181,6 +181,9 @@ pub struct RawRecord<'a> {
     pub offset: u64,
     /// Length of the header line, LF included.
     pub header_len: usize,
+    /// The header line as stored, LF included (`header_len` bytes): with
+    /// the body, the record byte for byte.
+    pub line: &'a [u8],
     /// The body (`length` bytes, SHA-1 verified).
     pub body: &'a [u8],
     /// The body's SHA-1 (the header's, verified).
@@ -502,6 +505,7 @@ impl<'a> Framer<'a> {
             index: self.record,
             offset: self.base + start as u64,
             header_len: line.len(),
+            line,
             body,
             sha1: actual,
         };

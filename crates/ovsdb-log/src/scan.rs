@@ -11,8 +11,9 @@
 //! decoded lazily: entry payloads are only delimited (and, on request, read
 //! as a transaction on the way, see [`ScanOptions::txn`]).
 //!
-//! The `[schema, txn]` form of a Raft entry's `data` is unwrapped by one
-//! function, [`split_data`].
+//! The `[schema, txn]` form of a Raft entry's `data` is unwrapped here
+//! only: [`split_data`] on a parsed value, [`split_data_bytes`] on its
+//! bytes.
 
 use crate::error::{ErrorKind, LogError};
 use crate::framing::{Format, Framer, RawRecord, Resync, Skip};
@@ -152,12 +153,47 @@ pub enum Verdict {
 }
 
 /// The two members of a Raft `data` value `[schema-or-null, txn-or-null]`,
-/// `None` when it has another shape. The one place that unwraps it.
+/// `None` when it has another shape. The one place that unwraps a parsed
+/// value ([`split_data_bytes`] does it on bytes).
 pub fn split_data(data: &Json) -> Option<(&Json, &Json)> {
     match data.as_array() {
         Some([schema, txn]) => Some((schema, txn)),
         _ => None,
     }
+}
+
+/// Byte ranges of the schema and of the txn in a Raft `data` value,
+/// each `None` when `null`.
+pub type DataParts = (Option<(usize, usize)>, Option<(usize, usize)>);
+
+/// [`split_data`] on bytes: for the `data` value `[schema-or-null,
+/// txn-or-null]` that starts at `b[i]`, the byte ranges (within `b`) of
+/// its two members, without parsing them. An error names the byte where
+/// the value is not a 2-element array.
+pub fn split_data_bytes(b: &[u8], i: usize) -> Result<DataParts, String> {
+    let ws = |mut i: usize| {
+        while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
+            i += 1;
+        }
+        i
+    };
+    if b.get(i) != Some(&b'[') {
+        return Err(format!("byte {i}: data is not an array"));
+    }
+    let s0 = ws(i + 1);
+    let s1 = crate::skim::skip_value(b, s0)?;
+    let j = ws(s1);
+    if b.get(j) != Some(&b',') {
+        return Err(format!("byte {j}: data is not a 2-element array"));
+    }
+    let t0 = ws(j + 1);
+    let t1 = crate::skim::skip_value(b, t0)?;
+    let k = ws(t1);
+    if b.get(k) != Some(&b']') {
+        return Err(format!("byte {k}: data is not a 2-element array"));
+    }
+    let part = |a: usize, z: usize| (&b[a..z] != b"null").then_some((a, z));
+    Ok((part(s0, s1), part(t0, t1)))
 }
 
 /// Where a record sits in the buffer (so no borrow outlives a step).
@@ -411,6 +447,7 @@ impl LogScan {
             index: d.index,
             offset: self.base + d.at as u64,
             header_len: d.header_len,
+            line: &self.buf[d.at..b],
             body: &self.buf[b..b + d.body_len],
             sha1: d.sha1,
         }

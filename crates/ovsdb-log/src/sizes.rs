@@ -1,12 +1,14 @@
-//! Storage-size accounting and log replay over whole files: each
-//! transaction-carrying record's size as stored, as written with full
-//! values, and as written with column diffs; the database at a log index.
+//! Storage-size accounting and log replay: each transaction-carrying
+//! record's size as stored, as written with full values, and as written
+//! with column diffs; the database at a log index. The replay is a
+//! consumer of [`LogScan`] events ([`ReplayPass`]; the summary's one-walk
+//! sizes use `Stream`); [`replay`] and [`replay_database`] are wrappers for
+//! a file held in memory.
 
 use crate::error::{ErrorKind, LogError};
-use crate::framing::{Format, Frame, Framer, RawRecord, Skip};
-use crate::raft::RecordBody;
-use crate::record::Record;
+use crate::framing::{Format, RawRecord, Skip};
 use crate::replay::{Db, SizeDelta};
+use crate::scan::{split_data, Event, LogScan, ScanOptions, Verdict};
 use ovsdb::json::Json;
 use ovsdb::DatabaseSchema;
 
@@ -119,14 +121,11 @@ fn apply_data(
     raw: &RawRecord<'_>,
     data: &Json,
 ) -> Result<SizeDelta, LogError> {
-    let parts = match data.as_array() {
-        Some([s, t]) => (s, t),
-        _ => {
-            return Err(replay_err(
-                raw,
-                "invalid commit format (data is not a 2-element array)".into(),
-            ))
-        }
+    let Some(parts) = split_data(data) else {
+        return Err(replay_err(
+            raw,
+            "invalid commit format (data is not a 2-element array)".into(),
+        ));
     };
     let mut delta = SizeDelta::default();
     match parts {
@@ -153,140 +152,113 @@ fn apply_data(
     Ok(delta)
 }
 
-/// Pass 1 over a clustered file's framed records.
-pub(crate) struct Scan {
-    /// Record numbers of entries superseded by a later, lower index.
-    pub superseded: std::collections::HashSet<usize>,
-    pub commit: u64,
-    pub prev_index: u64,
-    /// Number of leading records that decode.
-    pub stop_at: usize,
-    pub error: Option<LogError>,
-    /// (index, record) of the entries of the current log.
-    surviving: Vec<(u64, usize)>,
-    /// (record, log index, data start, data end) of every entry with data,
-    /// in record order; offsets are relative to the body.
-    pub data: Vec<(usize, u64, usize, usize)>,
+/// What the first walk of a replay learns from the records before the
+/// first damage (the records a replay uses): the log's [`Structure`], how
+/// many records there are and the format; and every damaged span of the
+/// walk. It keeps the structure only (16 bytes per entry of the current
+/// log plus the superseded record numbers), never the records.
+#[derive(Debug, Default, Clone)]
+pub struct Plan {
+    pub structure: Structure,
+    /// Good records before the first damage.
+    pub records: usize,
+    /// The format of record 0, if it was read.
+    pub format: Option<Format>,
+    /// The first damage (a skipped span's error or the damaged tail).
+    pub damage: Option<LogError>,
+    /// Every skipped span of the walk, in file order.
+    pub skipped: Vec<Skip>,
+    /// The first framing error of the walk (a span or tail the framer
+    /// could not read, as opposed to a record that does not decode): the
+    /// error a strict reader stops at.
+    pub framing: Option<LogError>,
 }
 
-impl Scan {
-    pub(crate) fn new(n: usize) -> Scan {
-        Scan {
-            superseded: Default::default(),
-            commit: 0,
-            prev_index: 0,
-            stop_at: n,
-            error: None,
-            surviving: Vec::new(),
-            data: Vec::new(),
-        }
-    }
-
-    /// Accounts for one (light-)decoded record.
-    pub(crate) fn push(&mut self, record: usize, rec: &Record, data: Option<(usize, usize)>) {
-        if let (Record::Raft(rr), Some((a, b))) = (rec, data) {
-            if let RecordBody::Entry(e) = &rr.body {
-                self.data.push((record, e.index, a, b));
+impl Plan {
+    /// Takes one event of the walk.
+    pub fn on_event(&mut self, ev: &Event<'_>) {
+        match ev {
+            Event::Skipped(k) => {
+                self.damage.get_or_insert_with(|| k.error.clone());
+                self.note_framing(&k.error);
+                self.skipped.push(k.clone());
             }
-        }
-        match rec {
-            Record::Header(h) => self.prev_index = h.prev_index(),
-            Record::Raft(rr) => match &rr.body {
-                RecordBody::Entry(e) => {
-                    while self.surviving.last().is_some_and(|(i, _)| *i >= e.index) {
-                        if let Some((_, rec)) = self.surviving.pop() {
-                            self.superseded.insert(rec);
-                        }
-                    }
-                    self.surviving.push((e.index, record));
+            Event::Tail(e) => {
+                self.damage.get_or_insert_with(|| e.clone());
+                self.note_framing(e);
+            }
+            _ if self.damage.is_some() => {}
+            _ => {
+                match ev {
+                    Event::Header { .. } => self.format = Some(Format::Clustered),
+                    Event::Schema { .. } => self.format = Some(Format::Standalone),
+                    _ => {}
                 }
-                RecordBody::CommitIndex { commit_index } => {
-                    self.commit = self.commit.max(*commit_index)
+                if ev.raw().is_some() {
+                    self.records += 1;
+                    self.structure.on_event(ev);
                 }
-                _ => {}
-            },
-            _ => {}
-        }
-    }
-}
-
-pub(crate) fn scan_clustered(all: &[RawRecord<'_>]) -> Scan {
-    let mut scan = Scan::new(all.len());
-    for raw in all {
-        match raw.decode_light_payload(Format::Clustered) {
-            Ok((rec, data)) => scan.push(raw.index, &rec, data),
-            Err(e) => {
-                scan.error = Some(e);
-                scan.stop_at = raw.index;
-                break;
             }
         }
     }
-    scan
+
+    fn note_framing(&mut self, e: &LogError) {
+        let decode = matches!(
+            e.kind,
+            ErrorKind::BadJson { .. } | ErrorKind::NotObject | ErrorKind::BadRecord { .. }
+        );
+        if !decode && self.framing.is_none() {
+            self.framing = Some(e.clone());
+        }
+    }
+
+    /// The commit index: the highest commit-index record, at least the
+    /// snapshot index.
+    pub fn commit_index(&self) -> u64 {
+        self.structure.commit.max(self.structure.prev_index)
+    }
+
+    fn limit(&self, upto: Upto) -> u64 {
+        match upto {
+            Upto::All => u64::MAX,
+            Upto::Committed => self.commit_index(),
+            Upto::Index(i) => i,
+        }
+    }
 }
 
-/// Replays a file held in memory.
+/// Replays a file held in memory: [`ReplayPass`] over one walk of
+/// [`LogScan`], or two when the first says so ([`ReplayEnd::Again`]; the
+/// second trusts the hashes the first verified).
 ///
 /// Clustered files: the header's snapshot, then the entries of the final
 /// log (entries superseded by a later record with a lower index are
 /// skipped) in index order, up to `upto`. Standalone files: the schema and
-/// txn records. Framing/decoding errors end the replay (the prefix is
-/// kept, like ovsdb-server does); replay errors stop it too.
+/// txn records. Damage ends the replay (the records before it are used,
+/// like ovsdb-server does); replay errors stop it too.
 pub fn replay(bytes: &[u8], upto: Upto) -> Replay {
-    let mut r = Replay {
-        format: None,
-        db: None,
-        applied: 0,
-        commit_index: None,
-        entries: Vec::new(),
-        error: None,
-        skipped: Vec::new(),
+    let mut pass = ReplayPass::first(upto);
+    let mut scan = LogScan::new(pass.options());
+    let mut f = |ev: Event<'_>| {
+        pass.on_event(&ev);
+        Verdict::Keep
     };
-    // Pass 1: structure (which entry records survive, commit index), as a
-    // salvage walk: the records before the first damage are replayed; the
-    // walk goes on only to tell skipped spans from a damaged tail.
-    let mut fr = Framer::new(bytes);
-    let mut prefix: Vec<RawRecord<'_>> = Vec::new();
-    let mut scan = Scan::new(0);
-    let mut damage: Option<LogError> = None;
-    while let Some(frame) = fr.next_frame() {
-        match frame {
-            Ok(Frame::Record(raw)) => {
-                let format = fr.format().unwrap_or(Format::Clustered);
-                match raw.decode_light_payload(format) {
-                    Ok((rec, data)) if damage.is_none() => {
-                        if format == Format::Clustered {
-                            scan.push(raw.index, &rec, data);
-                        }
-                        prefix.push(raw);
-                    }
-                    Ok(_) => {}
-                    Err(e) => fr.reject(&raw, e),
-                }
-            }
-            Ok(Frame::Skipped(k)) => {
-                damage.get_or_insert_with(|| k.error.clone());
-                r.skipped.push(k);
-            }
-            Err(e) => {
-                damage.get_or_insert(e);
-                break;
-            }
+    scan.push(bytes, &mut f);
+    scan.finish(&mut f);
+    match pass.end(&scan) {
+        ReplayEnd::Done(r) => *r,
+        ReplayEnd::Again(mut pass) => {
+            let opts = ScanOptions {
+                trust_sha1: true,
+                ..pass.options()
+            };
+            LogScan::scan_all(bytes, opts, &mut |ev| {
+                pass.on_event(&ev);
+                Verdict::Keep
+            });
+            pass.into_replay()
         }
     }
-    if prefix.is_empty() && r.skipped.is_empty() {
-        r.error = damage;
-        return r;
-    }
-    let format = fr.format().unwrap_or(Format::Clustered);
-    r.format = Some(format);
-    if format == Format::Standalone {
-        r.error = damage.clone();
-        return replay_standalone(&prefix, upto, r, damage);
-    }
-    scan.stop_at = prefix.len();
-    scan.error = damage;
-    replay_clustered(&prefix, scan, upto, r)
 }
 
 /// The database of a clustered header's snapshot (None without one).
@@ -297,8 +269,8 @@ pub(crate) fn db_from_header(
     let Some(s) = &h.snapshot else {
         return Ok(None);
     };
-    match s.data.as_array() {
-        Some([schema, txn]) => {
+    match split_data(&s.data) {
+        Some((schema, txn)) => {
             let mut db = Db::new(schema_from(raw, schema)?);
             if !txn.is_null() {
                 db.apply_txn(txn)
@@ -306,7 +278,7 @@ pub(crate) fn db_from_header(
             }
             Ok(Some(db))
         }
-        _ => Err(replay_err(raw, "prev_data is not a 2-element array".into())),
+        None => Err(replay_err(raw, "prev_data is not a 2-element array".into())),
     }
 }
 
@@ -453,6 +425,7 @@ impl Stream {
                     index: p.record,
                     offset: 0,
                     header_len: p.header_len,
+                    line: &[],
                     body: &[],
                     sha1: [0; 20],
                 };
@@ -479,169 +452,6 @@ impl Stream {
     }
 }
 
-/// Pass 2 of a clustered replay, over records already framed and scanned.
-pub(crate) fn replay_clustered(
-    all: &[RawRecord<'_>],
-    scan: Scan,
-    upto: Upto,
-    mut r: Replay,
-) -> Replay {
-    r.format = Some(Format::Clustered);
-    r.error = scan.error;
-    let (superseded, commit, prev_index, stop_at) =
-        (scan.superseded, scan.commit, scan.prev_index, scan.stop_at);
-    r.commit_index = Some(commit.max(prev_index));
-    let limit = match upto {
-        Upto::All => u64::MAX,
-        Upto::Committed => commit.max(prev_index),
-        Upto::Index(i) => i,
-    };
-    // Pass 2: apply. Only the header and the entries with data are
-    // decoded again; entry payloads are read from the slices found in
-    // pass 1.
-    let mut stopped = false;
-    let mut data_at = scan.data.iter().peekable();
-    for raw in &all[..stop_at] {
-        if raw.index > 0 {
-            while data_at.peek().is_some_and(|d| d.0 < raw.index) {
-                data_at.next();
-            }
-            let Some(&&(_, index, start, end)) = data_at.peek().filter(|d| d.0 == raw.index) else {
-                continue;
-            };
-            let Some(data_bytes) = raw.body.get(start..end) else {
-                continue;
-            };
-            let stored = raw.total_len();
-            let plain = |superseded| EntrySize {
-                record: raw.index,
-                index: Some(index),
-                stored,
-                full: stored,
-                diff: stored,
-                superseded,
-            };
-            if superseded.contains(&raw.index) {
-                r.entries.push(plain(true));
-                continue;
-            }
-            if stopped || index > limit {
-                // Not applied: sizes in other modes unknown; keep stored.
-                stopped = true;
-                r.entries.push(plain(false));
-                continue;
-            }
-            let fast = r.db.as_mut().and_then(|db| db.apply_data_bytes(data_bytes));
-            let res = match fast {
-                Some(res) => res.map_err(|m| replay_err(raw, m)),
-                None => match crate::rawtxn::parse_slice(data_bytes) {
-                    Ok(data) => apply_data(&mut r.db, raw, &data),
-                    Err(m) => Err(raw.error(ErrorKind::BadJson { message: m })),
-                },
-            };
-            match res {
-                Ok(delta) => {
-                    r.entries.push(EntrySize {
-                        record: raw.index,
-                        index: Some(index),
-                        stored,
-                        full: resized(Format::Clustered, raw, delta.full),
-                        diff: resized(Format::Clustered, raw, delta.diff),
-                        superseded: false,
-                    });
-                    r.applied = index;
-                }
-                Err(err) => {
-                    r.error = Some(err);
-                    return r;
-                }
-            }
-            continue;
-        }
-        let rec = match raw.decode(Format::Clustered) {
-            Ok(rec) => rec,
-            Err(_) => break,
-        };
-        if let Record::Header(h) = rec {
-            match db_from_header(raw, &h) {
-                Ok(Some(db)) => {
-                    r.db = Some(db);
-                    r.applied = h.prev_index();
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    r.error = Some(e);
-                    return r;
-                }
-            }
-        }
-    }
-    r
-}
-
-fn replay_standalone(
-    prefix: &[RawRecord<'_>],
-    upto: Upto,
-    mut r: Replay,
-    damage: Option<LogError>,
-) -> Replay {
-    let limit = match upto {
-        Upto::All | Upto::Committed => u64::MAX,
-        Upto::Index(i) => i,
-    };
-    r.error = damage;
-    for &raw in prefix {
-        let j = match raw.json() {
-            Ok(j) => j,
-            Err(e) => {
-                r.error = Some(e);
-                break;
-            }
-        };
-        if raw.index == 0 {
-            match schema_from(&raw, &j) {
-                Ok(s) => r.db = Some(Db::new(s)),
-                Err(e) => {
-                    r.error = Some(e);
-                    break;
-                }
-            }
-            continue;
-        }
-        let stored = raw.total_len();
-        if r.applied >= limit {
-            r.entries.push(EntrySize {
-                record: raw.index,
-                index: None,
-                stored,
-                full: stored,
-                diff: stored,
-                superseded: false,
-            });
-            continue;
-        }
-        let Some(db) = r.db.as_mut() else { break };
-        match db.apply_txn(&j) {
-            Ok(delta) => {
-                r.entries.push(EntrySize {
-                    record: raw.index,
-                    index: None,
-                    stored,
-                    full: resized(Format::Standalone, &raw, delta.full),
-                    diff: resized(Format::Standalone, &raw, delta.diff),
-                    superseded: false,
-                });
-                r.applied += 1;
-            }
-            Err(m) => {
-                r.error = Some(replay_err(&raw, m));
-                break;
-            }
-        }
-    }
-    r
-}
-
 /// Full/diff totals of a file (None when replay fails before the end).
 pub fn entry_sizes(bytes: &[u8]) -> SizeTotals {
     let r = replay(bytes, Upto::All);
@@ -656,149 +466,221 @@ pub fn entry_sizes(bytes: &[u8]) -> SizeTotals {
 /// then the final log up to `upto`; standalone: schema and txn records).
 /// Returns the database reached and the first error, if any. Tests and
 /// the fuzz target compare the two to check the readers against each
-/// other.
+/// other. Two walks: a [`Plan`], then a [`CorePass`].
 pub fn replay_database(bytes: &[u8], upto: Upto) -> (Option<ovsdb::Database>, Option<LogError>) {
-    use std::sync::Arc;
-    let opts = ovsdb::ReplayOptions::default();
-    let mut fr = Framer::new(bytes);
-    let all: Vec<RawRecord<'_>> = fr.by_ref().map_while(Result::ok).collect();
-    let framing_error = fr.error().cloned();
-    let mut db: Option<ovsdb::Database> = None;
-    let new_db = |raw: &RawRecord<'_>, j: &Json| -> Result<ovsdb::Database, LogError> {
-        Ok(ovsdb::Database::new(Arc::new(schema_from(raw, j)?)))
+    let mut plan = Plan::default();
+    LogScan::scan_all(bytes, ScanOptions::default(), &mut |ev| {
+        plan.on_event(&ev);
+        Verdict::Keep
+    });
+    let mut pass = CorePass::new(plan, upto);
+    let opts = ScanOptions {
+        trust_sha1: true,
+        ..ScanOptions::default()
     };
-    if fr.format() == Some(Format::Standalone) {
-        let limit = match upto {
-            Upto::Index(i) => i,
-            _ => u64::MAX,
+    LogScan::scan_all(bytes, opts, &mut |ev| {
+        pass.on_event(&ev);
+        Verdict::Keep
+    });
+    pass.finish()
+}
+
+/// The second walk of [`replay_database`]: applies the records a [`Plan`]
+/// found usable to an [`ovsdb::Database`] with its JSON txn reader. Keeps
+/// the database and the plan, not the records.
+pub struct CorePass {
+    plan: Plan,
+    limit: u64,
+    db: Option<ovsdb::Database>,
+    error: Option<LogError>,
+    done: bool,
+}
+
+impl CorePass {
+    pub fn new(plan: Plan, upto: Upto) -> CorePass {
+        let limit = match (plan.format, upto) {
+            (Some(Format::Standalone), Upto::Index(i)) => i,
+            (Some(Format::Standalone), _) => u64::MAX,
+            _ => plan.limit(upto),
         };
-        for raw in &all {
-            if raw.index as u64 > limit {
-                break;
-            }
-            let j = match raw.json() {
-                Ok(j) => j,
-                Err(e) => return (db, Some(e)),
-            };
-            if raw.index == 0 {
-                match new_db(raw, &j) {
-                    Ok(d) => db = Some(d),
-                    Err(e) => return (None, Some(e)),
-                }
-                continue;
-            }
-            let Some(d) = db.as_mut() else { break };
-            if let Err(e) = d.apply_txn_json(&j, opts) {
-                return (db, Some(replay_err(raw, e.to_string())));
-            }
+        let error = plan.damage.clone();
+        CorePass {
+            plan,
+            limit,
+            db: None,
+            error,
+            done: false,
         }
-        return (db, framing_error);
     }
-    let scan = scan_clustered(&all);
-    let error = scan.error.clone().or(framing_error);
-    let limit = match upto {
-        Upto::All => u64::MAX,
-        Upto::Committed => scan.commit.max(scan.prev_index),
-        Upto::Index(i) => i,
-    };
-    let mut data_at = scan.data.iter().peekable();
-    for raw in &all[..scan.stop_at] {
-        if raw.index == 0 {
-            let h = match raw.decode(Format::Clustered) {
-                Ok(Record::Header(h)) => h,
-                Ok(_) => continue,
-                Err(e) => return (None, Some(e)),
-            };
-            if let Some(s) = &h.snapshot {
-                let Some([schema, txn]) = s.data.as_array() else {
-                    return (None, Some(replay_err(raw, "bad prev_data".into())));
+
+    fn stop(&mut self, keep_db: bool, e: LogError) {
+        if !keep_db {
+            self.db = None;
+        }
+        self.error = Some(e);
+        self.done = true;
+    }
+
+    /// Takes one event of the walk.
+    pub fn on_event(&mut self, ev: &Event<'_>) {
+        use std::sync::Arc;
+        let opts = ovsdb::ReplayOptions::default();
+        if self.done {
+            return;
+        }
+        let Some(raw) = ev.raw() else { return };
+        if raw.index >= self.plan.records {
+            self.done = true;
+            return;
+        }
+        let new_db = |raw: &RawRecord<'_>, j: &Json| -> Result<ovsdb::Database, LogError> {
+            Ok(ovsdb::Database::new(Arc::new(schema_from(raw, j)?)))
+        };
+        match ev {
+            Event::Schema { raw, schema } => match new_db(raw, schema) {
+                Ok(d) => self.db = Some(d),
+                Err(e) => self.stop(false, e),
+            },
+            Event::Txn { raw } => {
+                if raw.index as u64 > self.limit {
+                    self.done = true;
+                    return;
+                }
+                let j = match raw.json() {
+                    Ok(j) => j,
+                    Err(e) => return self.stop(true, e),
+                };
+                let Some(d) = self.db.as_mut() else {
+                    self.done = true;
+                    return;
+                };
+                if let Err(e) = d.apply_txn_json(&j, opts) {
+                    self.stop(true, replay_err(raw, e.to_string()));
+                }
+            }
+            Event::Header { raw, header } => {
+                let Some(s) = &header.snapshot else { return };
+                let Some((schema, txn)) = split_data(&s.data) else {
+                    return self.stop(false, replay_err(raw, "bad prev_data".into()));
                 };
                 let mut d = match new_db(raw, schema) {
                     Ok(d) => d,
-                    Err(e) => return (None, Some(e)),
+                    Err(e) => return self.stop(false, e),
                 };
                 if !txn.is_null() {
                     if let Err(e) = d.apply_txn_json(txn, opts) {
-                        return (None, Some(replay_err(raw, format!("snapshot: {e}"))));
+                        return self.stop(false, replay_err(raw, format!("snapshot: {e}")));
                     }
                 }
-                db = Some(d);
+                self.db = Some(d);
             }
-            continue;
-        }
-        while data_at.peek().is_some_and(|d| d.0 < raw.index) {
-            data_at.next();
-        }
-        let Some(&&(_, index, a, b)) = data_at.peek().filter(|d| d.0 == raw.index) else {
-            continue;
-        };
-        if scan.superseded.contains(&raw.index) {
-            continue;
-        }
-        if index > limit {
-            break;
-        }
-        let data = match raw.body.get(a..b).map(crate::rawtxn::parse_slice) {
-            Some(Ok(d)) => d,
-            Some(Err(m)) => return (db, Some(raw.error(ErrorKind::BadJson { message: m }))),
-            None => continue,
-        };
-        let res = match data.as_array() {
-            Some([Json::Null, Json::Null]) | None => Err("invalid commit format".to_string()),
-            Some([Json::Null, txn]) => match db.as_mut() {
-                Some(d) => d
-                    .apply_txn_json(txn, opts)
-                    .map(|_| ())
-                    .map_err(|e| e.to_string()),
-                None => Err("transaction before any schema".into()),
-            },
-            Some([schema, Json::Null]) => match (db.as_ref(), schema_from(raw, schema)) {
-                (Some(d), Ok(s)) => d
-                    .convert(Arc::new(s))
-                    .map(|n| db = Some(n))
-                    .map_err(|e| e.to_string()),
-                (None, _) => Err("conversion before any schema".into()),
-                (_, Err(e)) => return (db, Some(e)),
-            },
-            Some([schema, txn]) => match new_db(raw, schema) {
-                Ok(mut d) => {
-                    let r = d
-                        .apply_txn_json(txn, opts)
-                        .map(|_| ())
-                        .map_err(|e| e.to_string());
-                    db = Some(d);
-                    r
+            Event::Entry {
+                raw,
+                entry,
+                data: Some(bytes),
+                ..
+            } => {
+                if self.plan.structure.superseded.contains(&raw.index) {
+                    return;
                 }
-                Err(e) => return (db, Some(e)),
-            },
-            Some(_) => Err("invalid commit format".to_string()),
-        };
-        if let Err(m) = res {
-            return (db, Some(replay_err(raw, m)));
+                if entry.index > self.limit {
+                    self.done = true;
+                    return;
+                }
+                let data = match crate::rawtxn::parse_slice(bytes) {
+                    Ok(d) => d,
+                    Err(m) => return self.stop(true, raw.error(ErrorKind::BadJson { message: m })),
+                };
+                let db = &mut self.db;
+                let res = match split_data(&data) {
+                    None | Some((Json::Null, Json::Null)) => {
+                        Err("invalid commit format".to_string())
+                    }
+                    Some((Json::Null, txn)) => match db.as_mut() {
+                        Some(d) => d
+                            .apply_txn_json(txn, opts)
+                            .map(|_| ())
+                            .map_err(|e| e.to_string()),
+                        None => Err("transaction before any schema".into()),
+                    },
+                    Some((schema, Json::Null)) => match (db.as_ref(), schema_from(raw, schema)) {
+                        (Some(d), Ok(s)) => d
+                            .convert(Arc::new(s))
+                            .map(|n| *db = Some(n))
+                            .map_err(|e| e.to_string()),
+                        (None, _) => Err("conversion before any schema".into()),
+                        (_, Err(e)) => return self.stop(true, e),
+                    },
+                    Some((schema, txn)) => match new_db(raw, schema) {
+                        Ok(mut d) => {
+                            let r = d
+                                .apply_txn_json(txn, opts)
+                                .map(|_| ())
+                                .map_err(|e| e.to_string());
+                            *db = Some(d);
+                            r
+                        }
+                        Err(e) => return self.stop(true, e),
+                    },
+                };
+                if let Err(m) = res {
+                    self.stop(true, replay_err(raw, m));
+                }
+            }
+            _ => {}
         }
     }
-    (db, error)
+
+    /// The database reached and the first error.
+    pub fn finish(self) -> (Option<ovsdb::Database>, Option<LogError>) {
+        (self.db, self.error)
+    }
 }
 
-/// Replay as a consumer of [`crate::scan::LogScan`] events: the second
-/// pass of a clustered replay (the superseded entries known from a first
-/// pass) or a standalone replay. Same rules and results as
-/// `replay_clustered`/`replay_standalone` over the same records.
+/// How the walk of a [`ReplayPass`] ends: with the replay, or with the
+/// pass for a second walk over the same bytes.
+pub enum ReplayEnd {
+    Done(Box<Replay>),
+    Again(Box<ReplayPass>),
+}
+
+/// The log replay, as a consumer of [`LogScan`] events (feed it every
+/// event of a walk, then [`ReplayPass::finish`]).
+///
+/// One walk is enough when the limit is known before the walk (`Upto::All`,
+/// `Upto::Index`, or any standalone file) and no entry replaces an earlier
+/// one: entries are applied as they are read. A clustered file replayed to
+/// its commit index (known only at the end), or whose log replaces entries
+/// it already applied (an [`Event::Truncate`]), needs a second walk: the
+/// first only makes the [`Plan`] (which entries are superseded, the commit
+/// index, where the usable records end), the second applies.
+///
+/// Memory: the database being built, the plan (16 bytes per entry of the
+/// current log plus the superseded record numbers) and one [`EntrySize`]
+/// per transaction-carrying record; never the records themselves.
 pub struct ReplayPass {
-    superseded: std::collections::HashSet<usize>,
+    upto: Upto,
+    /// First walk: the plan being made; second walk: the first's plan.
+    plan: Plan,
+    second: bool,
+    /// First walk of a clustered file to its commit index: plan only.
+    plan_only: bool,
+    /// First walk: an entry replaced entries already accounted for.
+    again: bool,
     limit: u64,
-    /// Records from this number on are not looked at.
-    stop_at: usize,
     stopped: bool,
     done: bool,
-    standalone: bool,
+    /// [`ReplayPass::standalone`]: damage does not stop the replay.
+    through_damage: bool,
     r: Replay,
 }
 
 impl ReplayPass {
-    /// A pass over the first `stop_at` records, skipping the entry
-    /// records in `superseded`; `commit` is the highest commit index of
-    /// the file (for [`Upto::Committed`] and the result's commit index).
+    /// A second walk whose plan is given: the entry records in
+    /// `superseded` are skipped, records from `stop_at` on are not looked
+    /// at; `commit` and `prev_index` are the file's highest commit index
+    /// and snapshot index (for [`Upto::Committed`] and the result). Ends
+    /// with [`ReplayPass::finish`].
     pub fn new(
         superseded: std::collections::HashSet<usize>,
         commit: u64,
@@ -806,23 +688,59 @@ impl ReplayPass {
         stop_at: usize,
         upto: Upto,
     ) -> ReplayPass {
-        let limit = match upto {
-            Upto::All => u64::MAX,
-            Upto::Committed => commit.max(prev_index),
-            Upto::Index(i) => i,
+        let plan = Plan {
+            structure: Structure {
+                superseded,
+                commit,
+                prev_index,
+                surviving: Vec::new(),
+            },
+            records: stop_at,
+            format: Some(Format::Clustered),
+            ..Plan::default()
         };
+        let limit = plan.limit(upto);
+        let mut p = ReplayPass::first(upto);
+        p.r.format = Some(Format::Clustered);
         ReplayPass {
-            superseded,
+            plan,
+            second: true,
             limit,
-            stop_at,
+            ..p
+        }
+    }
+
+    /// A walk over a standalone file that replays every txn record up to
+    /// `upto`, damage or not (the caller decides what damage means). Ends
+    /// with [`ReplayPass::finish`].
+    pub fn standalone(upto: Upto) -> ReplayPass {
+        let mut p = ReplayPass::first(upto);
+        p.through_damage = true;
+        p.r.format = Some(Format::Standalone);
+        p
+    }
+
+    /// The first walk of a replay up to `upto`; ends with
+    /// [`ReplayPass::end`].
+    pub fn first(upto: Upto) -> ReplayPass {
+        ReplayPass {
+            upto,
+            plan: Plan::default(),
+            second: false,
+            plan_only: false,
+            again: false,
+            limit: match upto {
+                Upto::Index(i) => i,
+                _ => u64::MAX,
+            },
             stopped: false,
             done: false,
-            standalone: false,
+            through_damage: false,
             r: Replay {
-                format: Some(Format::Clustered),
+                format: None,
                 db: None,
                 applied: 0,
-                commit_index: Some(commit.max(prev_index)),
+                commit_index: None,
                 entries: Vec::new(),
                 error: None,
                 skipped: Vec::new(),
@@ -830,37 +748,52 @@ impl ReplayPass {
         }
     }
 
-    /// A standalone replay of every txn record up to `upto`.
-    pub fn standalone(upto: Upto) -> ReplayPass {
-        let mut p = ReplayPass::new(Default::default(), 0, 0, usize::MAX, upto);
-        p.limit = match upto {
-            Upto::All | Upto::Committed => u64::MAX,
-            Upto::Index(i) => i,
-        };
-        p.standalone = true;
-        p.r.format = Some(Format::Standalone);
-        p.r.commit_index = None;
-        p
+    /// What the first walk learnt (so far, or all of it on a second
+    /// walk).
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The scanner options this consumer needs (a walk that only plans
+    /// does not read the transactions on the way).
+    pub fn options(&self) -> ScanOptions {
+        ScanOptions {
+            txn: self.second || self.upto != Upto::Committed,
+            ..ScanOptions::default()
+        }
     }
 
     /// Takes one event of the walk.
-    pub fn on_event(&mut self, ev: &crate::scan::Event<'_>) {
-        use crate::scan::Event as E;
+    pub fn on_event(&mut self, ev: &Event<'_>) {
+        if !self.second {
+            self.plan.on_event(ev);
+            match ev {
+                Event::Header { .. } if self.upto == Upto::Committed => self.plan_only = true,
+                Event::Truncate { .. } if self.plan.damage.is_none() => {
+                    self.again = true;
+                    self.done = true;
+                }
+                _ => {}
+            }
+            if (self.plan.damage.is_some() && !self.through_damage) || self.plan_only {
+                self.done = true;
+            }
+        }
         if self.done {
             return;
         }
         let Some(raw) = ev.raw() else { return };
-        if raw.index >= self.stop_at {
+        if self.second && raw.index >= self.plan.records {
             self.done = true;
             return;
         }
         match ev {
-            E::Schema { raw, schema } => match schema_from(raw, schema) {
+            Event::Schema { raw, schema } => match schema_from(raw, schema) {
                 Ok(s) => self.r.db = Some(Db::new(s)),
                 Err(e) => self.fail(e),
             },
-            E::Txn { raw } => self.standalone_txn(raw),
-            E::Header { raw, header } => match db_from_header(raw, header) {
+            Event::Txn { raw } => self.standalone_txn(raw),
+            Event::Header { raw, header } => match db_from_header(raw, header) {
                 Ok(Some(db)) => {
                     self.r.db = Some(db);
                     self.r.applied = header.prev_index();
@@ -868,7 +801,7 @@ impl ReplayPass {
                 Ok(None) => {}
                 Err(e) => self.fail(e),
             },
-            E::Entry {
+            Event::Entry {
                 raw,
                 entry,
                 data: Some(data_bytes),
@@ -935,11 +868,14 @@ impl ReplayPass {
             diff: stored,
             superseded,
         };
-        if self.superseded.contains(&raw.index) {
+        // On a first walk nothing read so far is known to be superseded
+        // (a later replacement sends the replay to a second walk).
+        if self.second && self.plan.structure.superseded.contains(&raw.index) {
             self.r.entries.push(plain(true));
             return;
         }
         if self.stopped || index > self.limit {
+            // Not applied: sizes in other modes unknown; keep stored.
             self.stopped = true;
             self.r.entries.push(plain(false));
             return;
@@ -969,13 +905,73 @@ impl ReplayPass {
         }
     }
 
-    /// The replay; `error` is the error that ended the walk, if any
-    /// (kept unless a replay error came first).
-    pub fn finish(mut self, error: Option<LogError>) -> Replay {
-        if self.r.error.is_none() {
-            self.r.error = error;
+    /// Ends the walk that `scan` made: the replay, or the pass for a
+    /// second walk (feed it every event of a new [`LogScan`] with its
+    /// [`ReplayPass::options`] over the same bytes, then finish it).
+    pub fn end(self, scan: &LogScan) -> ReplayEnd {
+        if self.second {
+            return ReplayEnd::Done(Box::new(self.into_replay()));
         }
-        self.r
+        if self.plan.records == 0 && self.plan.skipped.is_empty() {
+            let mut r = self.r;
+            r.db = None;
+            r.error = self.plan.damage;
+            return ReplayEnd::Done(Box::new(r));
+        }
+        let format = self
+            .plan
+            .format
+            .or_else(|| scan.format())
+            .unwrap_or(Format::Clustered);
+        if format == Format::Clustered && (self.again || self.plan_only) {
+            let limit = self.plan.limit(self.upto);
+            return ReplayEnd::Again(Box::new(ReplayPass {
+                second: true,
+                plan_only: false,
+                again: false,
+                limit,
+                stopped: false,
+                done: false,
+                r: Replay {
+                    format: Some(format),
+                    ..ReplayPass::first(self.upto).r
+                },
+                ..self
+            }));
+        }
+        let mut p = self;
+        p.r.format = Some(format);
+        ReplayEnd::Done(Box::new(p.into_replay()))
+    }
+
+    /// The replay of a pass made with [`ReplayPass::new`] or
+    /// [`ReplayPass::standalone`] whose walk is over; `error` is the error
+    /// that ended the walk, if any (kept unless a replay error came
+    /// first).
+    pub fn finish(self, error: Option<LogError>) -> Replay {
+        let mut r = self.r;
+        if r.format == Some(Format::Clustered) {
+            r.commit_index = Some(self.plan.commit_index());
+        }
+        if r.error.is_none() {
+            r.error = error;
+        }
+        r
+    }
+
+    /// The replay of a pass whose walk is over.
+    pub(crate) fn into_replay(self) -> Replay {
+        let mut r = self.r;
+        let format = r.format.or(self.plan.format).unwrap_or(Format::Clustered);
+        r.format = Some(format);
+        if format == Format::Clustered {
+            r.commit_index = Some(self.plan.commit_index());
+        }
+        if r.error.is_none() {
+            r.error = self.plan.damage;
+        }
+        r.skipped = self.plan.skipped;
+        r
     }
 }
 

@@ -38,7 +38,7 @@ pub fn acl_portgroup(template: &[u8], n: usize, mode: Mode) -> Option<Vec<u8>> {
                         term = e.term;
                         index = e.index;
                         if let Some(d) = &e.data {
-                            let txn = d.as_array()?.get(1)?;
+                            let (_, txn) = crate::scan::split_data(d)?;
                             if let Some(Json::Object(rows)) = txn.get("Port_Group") {
                                 pg = rows.keys().next().map(str::to_string);
                             }

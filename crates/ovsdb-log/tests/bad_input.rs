@@ -167,3 +167,21 @@ fn extreme_indexes_do_not_panic() {
         assert_eq!(rep.exit_code(), 1, "index {index}: {:?}", rep.violations);
     }
 }
+
+#[test]
+fn convert_reports_a_framing_error_before_an_undecodable_record() {
+    // A record that is no Raft record, then more good records and a torn
+    // tail: convert has always named the framing error first (it framed
+    // the whole file before decoding), replay the first damage in file
+    // order.
+    let (mut f, _) = with_body(b"{\"index\":7}\n");
+    let full = common::sample("election-timer", "s1");
+    let start = prefix(6).len();
+    f.extend_from_slice(&full[start..start + 500]);
+    let e = ovsdb_log::convert::convert(&f, ovsdb_log::Mode::Diff).unwrap_err();
+    assert!(e.kind.is_framing(), "{e}");
+    let r = ovsdb_log::replay(&f, ovsdb_log::Upto::All);
+    let e = r.error.unwrap();
+    assert_eq!(e.record, 5);
+    assert!(matches!(e.kind, ErrorKind::BadRecord { .. }), "{e}");
+}
