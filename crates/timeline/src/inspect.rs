@@ -237,11 +237,52 @@ fn inspect_raw(
 /// [`InspectStream::finish`].
 pub struct InspectStream {
     scan: LogScan,
+    find: Finder,
+}
+
+/// What the walk looks for, and what it found.
+struct Finder {
     target: usize,
     offset: u64,
     clustered: bool,
     pass: Option<ReplayPass>,
     detail: Option<EntryDetail>,
+}
+
+impl Finder {
+    fn on_event(&mut self, ev: &Event<'_>) -> Verdict {
+        if self.detail.is_some() {
+            return Verdict::Keep;
+        }
+        let Some(raw) = ev.raw() else {
+            return Verdict::Keep;
+        };
+        let (target, offset) = (self.target, self.offset);
+        if raw.index < target {
+            if let Some(p) = self.pass.as_mut() {
+                p.on_event(ev);
+            }
+            return Verdict::Keep;
+        }
+        if raw.index > target || raw.offset != offset {
+            self.detail = Some(EntryDetail {
+                record: target as u64,
+                offset,
+                error: Some(format!("no record {target} at byte {offset}")),
+                ..EntryDetail::default()
+            });
+            return Verdict::Keep;
+        }
+        let clustered = self.clustered;
+        let mut replayed = self.pass.take().map(|p| p.finish(None));
+        self.detail = Some(inspect_raw(raw, clustered, offset, &mut |before| {
+            let r = replayed.take()?;
+            // The replay stopped at this record; for a standalone file it
+            // must have applied every txn before it.
+            (clustered || r.applied == before).then_some(r.db).flatten()
+        }));
+        Verdict::Keep
+    }
 }
 
 impl InspectStream {
@@ -264,92 +305,37 @@ impl InspectStream {
                 txn: true,
                 ..ScanOptions::default()
             }),
-            target,
-            offset,
-            clustered,
-            pass: Some(pass),
-            detail: None,
+            find: Finder {
+                target,
+                offset,
+                clustered,
+                pass: Some(pass),
+                detail: None,
+            },
         }
     }
 
     /// Takes the next chunk; true once the record was read (push no more).
     pub fn push(&mut self, chunk: &[u8]) -> bool {
-        if self.detail.is_some() {
-            return true;
+        let find = &mut self.find;
+        if find.detail.is_none() {
+            self.scan.push(chunk, &mut |ev| find.on_event(&ev));
         }
-        let InspectStream {
-            scan,
-            target,
-            offset,
-            clustered,
-            pass,
-            detail,
-        } = self;
-        scan.push(chunk, &mut |ev| {
-            Self::step(&ev, *target, *offset, *clustered, pass, detail);
-            Verdict::Keep
-        });
-        self.detail.is_some()
-    }
-
-    fn step(
-        ev: &Event<'_>,
-        target: usize,
-        offset: u64,
-        clustered: bool,
-        pass: &mut Option<ReplayPass>,
-        detail: &mut Option<EntryDetail>,
-    ) {
-        if detail.is_some() {
-            return;
-        }
-        let Some(raw) = ev.raw() else { return };
-        if raw.index < target {
-            if let Some(p) = pass.as_mut() {
-                p.on_event(ev);
-            }
-            return;
-        }
-        if raw.index > target || raw.offset != offset {
-            *detail = Some(EntryDetail {
-                record: target as u64,
-                offset,
-                error: Some(format!("no record {target} at byte {offset}")),
-                ..EntryDetail::default()
-            });
-            return;
-        }
-        let mut replayed = pass.take().map(|p| p.finish(None));
-        *detail = Some(inspect_raw(raw, clustered, offset, &mut |before| {
-            let r = replayed.take()?;
-            // The replay stopped at this record; for a standalone file it
-            // must have applied every txn before it.
-            (clustered || r.applied == before).then_some(r.db).flatten()
-        }));
+        find.detail.is_some()
     }
 
     /// The record's detail (an error when the file ended before it).
     pub fn finish(mut self) -> EntryDetail {
-        if self.detail.is_none() {
-            let InspectStream {
-                scan,
-                target,
-                offset,
-                clustered,
-                pass,
-                detail,
-            } = &mut self;
-            scan.finish(&mut |ev| {
-                Self::step(&ev, *target, *offset, *clustered, pass, detail);
-                Verdict::Keep
-            });
+        let find = &mut self.find;
+        if find.detail.is_none() {
+            self.scan.finish(&mut |ev| find.on_event(&ev));
         }
-        self.detail.unwrap_or_else(|| EntryDetail {
-            record: self.target as u64,
-            offset: self.offset,
+        let (target, offset) = (self.find.target, self.find.offset);
+        self.find.detail.take().unwrap_or_else(|| EntryDetail {
+            record: target as u64,
+            offset,
             error: Some(format!(
-                "the file ends before record {} at byte {}",
-                self.target, self.offset
+                "the file ends before record {target} at byte {offset}"
             )),
             ..EntryDetail::default()
         })
