@@ -6,20 +6,11 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT, serveDir, launchBrowser, openPage, screenshot } from "./harness.mjs";
+import { ROOT, serveDir, launchBrowser, openPage, screenshot, useBrowser } from "./harness.mjs";
 
 let server;
 let browser;
-
-before(async () => {
-  server = await serveDir();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+useBrowser((s, b) => ([server, browser] = [s, b]));
 
 const BUNDLED = join(ROOT, "static/samples/incidents/leader-pause");
 const files = readdirSync(BUNDLED).sort();

@@ -9,20 +9,11 @@ import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join, basename } from "node:path";
 import { existsSync } from "node:fs";
-import { ROOT, serveDir, launchBrowser, openPage, screenshot } from "./harness.mjs";
+import { ROOT, serveDir, launchBrowser, openPage, screenshot, useBrowser } from "./harness.mjs";
 
 let server;
 let browser;
-
-before(async () => {
-  server = await serveDir();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+useBrowser((s, b) => ([server, browser] = [s, b]));
 
 const INCIDENT = join(ROOT, "tests/fixtures/incidents/leader-pause");
 const BUNDLED = join(ROOT, "static/samples/incidents/leader-pause");

@@ -7,20 +7,11 @@ import { readFileSync, writeFileSync, mkdtempSync, statSync, readdirSync } from 
 import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT, serveDir, launchBrowser, openPage, screenshot, inspectJson } from "./harness.mjs";
+import { ROOT, serveDir, launchBrowser, openPage, screenshot, inspectJson, useBrowser } from "./harness.mjs";
 
 let server;
 let browser;
-
-before(async () => {
-  server = await serveDir();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+useBrowser((s, b) => ([server, browser] = [s, b]));
 
 const SAMPLES = {
   "leader-failover": ["s1.db", "s2.db", "s3.db"],

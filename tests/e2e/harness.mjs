@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
+import { before, after } from "node:test";
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const DIST = process.env.DIST_DIR || join(ROOT, "dist");
@@ -132,4 +133,22 @@ export function inspectJson(...files) {
     out = e.stdout;
   }
   return JSON.parse(out);
+}
+
+/**
+ * The suite's server and browser: started before the first test, closed
+ * after the last; `set(server, browser)` receives them.
+ */
+export function useBrowser(set) {
+  let server;
+  let browser;
+  before(async () => {
+    server = await serveDir();
+    browser = await launchBrowser();
+    set(server, browser);
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
 }

@@ -8,20 +8,11 @@ import { readFileSync, mkdtempSync, existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
-import { serveDir, launchBrowser, openPage, screenshot } from "./harness.mjs";
+import { serveDir, launchBrowser, openPage, screenshot, useBrowser } from "./harness.mjs";
 
 let server;
 let browser;
-
-before(async () => {
-  server = await serveDir();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+useBrowser((s, b) => ([server, browser] = [s, b]));
 
 function clean(problems) {
   assert.deepEqual(problems.consoleErrors, [], "console errors");

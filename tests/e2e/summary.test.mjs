@@ -6,20 +6,11 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT, serveDir, launchBrowser, openPage, screenshot, inspectJson } from "./harness.mjs";
+import { ROOT, serveDir, launchBrowser, openPage, screenshot, inspectJson, useBrowser } from "./harness.mjs";
 
 let server;
 let browser;
-
-before(async () => {
-  server = await serveDir();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+useBrowser((s, b) => ([server, browser] = [s, b]));
 
 function facts(scenario) {
   return JSON.parse(readFileSync(join(ROOT, "tests/fixtures/samples", scenario, "facts.json"), "utf8"));
