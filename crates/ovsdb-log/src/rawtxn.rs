@@ -204,6 +204,111 @@ pub(crate) fn fast_uuid_datum(b: &[u8], i: usize) -> Option<(Datum, usize)> {
     Some((Datum::Set(atoms.into_iter().map(Atom::Uuid).collect()), j))
 }
 
+/// A string without escapes or control characters at `b[i]`, borrowed;
+/// returns it and the end offset.
+fn plain_string_at(b: &[u8], i: usize) -> Option<(&str, usize)> {
+    name_at(b, i)
+}
+
+/// An atom of `t` in plain form at `b[i]`: a string without escapes, an
+/// integer of at most 18 digits, `true`/`false`, or a canonical
+/// `["uuid",…]`. Returns it and the end offset; None for anything else.
+fn plain_atom_at(b: &[u8], i: usize, t: ovsdb::AtomicType) -> Option<(Atom, usize)> {
+    use ovsdb::AtomicType as T;
+    match t {
+        T::String => {
+            let (s, end) = plain_string_at(b, i)?;
+            Some((Atom::String(s.to_string()), end))
+        }
+        T::Integer => {
+            let neg = b.get(i) == Some(&b'-');
+            let start = i + usize::from(neg);
+            let mut j = start;
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            let digits = &b[start..j];
+            // No leading zeros (but "0"), no fraction or exponent after.
+            if digits.is_empty()
+                || digits.len() > 18
+                || (digits[0] == b'0' && (digits.len() > 1 || neg))
+                || matches!(b.get(j), Some(b'.' | b'e' | b'E'))
+            {
+                return None;
+            }
+            let mut v: i64 = 0;
+            for &d in digits {
+                v = v * 10 + i64::from(d - b'0');
+            }
+            Some((Atom::Integer(if neg { -v } else { v }), j))
+        }
+        T::Boolean => {
+            if b[i..].starts_with(b"true") {
+                Some((Atom::Boolean(true), i + 4))
+            } else if b[i..].starts_with(b"false") {
+                Some((Atom::Boolean(false), i + 5))
+            } else {
+                None
+            }
+        }
+        T::Uuid => uuid_atom_at(b, i).map(|u| (Atom::Uuid(u), i + UUID_ATOM_LEN)),
+        T::Real => None,
+    }
+}
+
+/// A column value in compact plain form, decoded straight from its bytes
+/// for type `ty`: a bare atom of a set type, or `["map",[[k,v],…]]`, with
+/// atoms as [`plain_atom_at`] reads them, each within its constraints, and
+/// no duplicate keys. None = take the JSON path (which gives the same
+/// datum when it succeeds, and the proper error otherwise). The size is
+/// not checked.
+pub(crate) fn plain_datum(slice: &[u8], ty: &ovsdb::Type) -> Option<Datum> {
+    let ok = |a: &Atom, base: &ovsdb::BaseType| a.check_constraints(base).is_ok();
+    match &ty.value {
+        None => {
+            let (a, end) = plain_atom_at(slice, 0, ty.key.atomic)?;
+            if end != slice.len() || !ok(&a, &ty.key) {
+                return None;
+            }
+            let mut s = BTreeSet::new();
+            s.insert(a);
+            Some(Datum::Set(s))
+        }
+        Some(vt) => {
+            let mut j = b"[\"map\",[".len();
+            if !slice.starts_with(b"[\"map\",[") {
+                return None;
+            }
+            let mut m = std::collections::BTreeMap::new();
+            if slice.get(j..) == Some(b"]]") {
+                return Some(Datum::Map(m));
+            }
+            loop {
+                if slice.get(j) != Some(&b'[') {
+                    return None;
+                }
+                let (k, e) = plain_atom_at(slice, j + 1, ty.key.atomic)?;
+                if slice.get(e) != Some(&b',') {
+                    return None;
+                }
+                let (v, e) = plain_atom_at(slice, e + 1, vt.atomic)?;
+                if slice.get(e) != Some(&b']') || !ok(&k, &ty.key) || !ok(&v, vt) {
+                    return None;
+                }
+                if m.insert(k, v).is_some() {
+                    return None;
+                }
+                j = e + 1;
+                match slice.get(j) {
+                    Some(b',') => j += 1,
+                    Some(b']') if slice.get(j + 1..) == Some(b"]") => return Some(Datum::Map(m)),
+                    _ => return None,
+                }
+            }
+        }
+    }
+}
+
 /// Parses the object at `b[i]` into a txn source; returns it and the end
 /// offset. `None` = use the JSON path instead.
 pub(crate) fn parse_raw_txn(b: &[u8], i: usize) -> Option<(TxnSrc<'_>, usize)> {
@@ -272,6 +377,9 @@ type Rows<'a> = Vec<(Cow<'a, str>, RowSrc<'a>)>;
 fn parse_rows(b: &[u8], i: usize) -> Option<(Rows<'_>, usize)> {
     let mut i = ws(b, i + 1);
     let mut rows: Rows<'_> = Vec::new();
+    // Duplicate rows take the JSON path. A transaction touches a few rows
+    // (a linear check, no allocation); a snapshot, many (a hash set).
+    const LINEAR: usize = 32;
     let mut seen = std::collections::HashSet::new();
     if b.get(i) == Some(&b'}') {
         return Some((rows, i + 1));
@@ -279,8 +387,17 @@ fn parse_rows(b: &[u8], i: usize) -> Option<(Rows<'_>, usize)> {
     loop {
         i = ws(b, i);
         let (uuid, k) = name_at(b, i)?;
-        if !seen.insert(uuid) {
-            return None;
+        if rows.len() < LINEAR {
+            if rows.iter().any(|(u, _)| u == uuid) {
+                return None;
+            }
+        } else {
+            if seen.is_empty() {
+                seen.extend(rows.iter().map(|(u, _)| u.clone()));
+            }
+            if !seen.insert(Cow::Borrowed(uuid)) {
+                return None;
+            }
         }
         i = ws(b, k);
         if b.get(i) != Some(&b':') {
@@ -401,6 +518,66 @@ mod tests {
         ] {
             assert_eq!(parse_uuid_bytes(bad.as_bytes()), None);
         }
+    }
+
+    #[test]
+    fn plain_datums_agree_with_the_json_path() {
+        let ty = |t: &str| {
+            ovsdb::Type::from_json(&ovsdb::json::parse_value(t.as_bytes()).unwrap()).unwrap()
+        };
+        let a = "00000000-0000-4000-8000-000000000001";
+        let set = r#"{"key":"string","min":0,"max":"unlimited"}"#;
+        let smap = r#"{"key":"string","value":"string","min":0,"max":"unlimited"}"#;
+        let imap = r#"{"key":"string","value":"integer","min":0,"max":"unlimited"}"#;
+        let umap = r#"{"key":"string","value":{"type":"uuid"},"min":0,"max":"unlimited"}"#;
+        let cases: Vec<(&str, String)> = vec![
+            (r#""string""#, r#""abc""#.into()),
+            (r#""string""#, r#""""#.into()),
+            (r#""string""#, r#""caf\u00e9""#.into()),
+            (r#""string""#, "\"é ü\"".into()),
+            (r#""integer""#, "0".into()),
+            (r#""integer""#, "-17".into()),
+            (r#""integer""#, "-0".into()),
+            (r#""integer""#, "007".into()),
+            (r#""integer""#, "1e3".into()),
+            (r#""integer""#, "123456789012345678".into()),
+            (r#""integer""#, "1234567890123456789".into()),
+            (
+                r#"{"key":{"type":"integer","minInteger":0,"maxInteger":10}}"#,
+                "11".into(),
+            ),
+            (r#""boolean""#, "true".into()),
+            (r#""boolean""#, "false".into()),
+            (r#""real""#, "1".into()),
+            (set, r#""x""#.into()),
+            (set, r#"["set",["x","y"]]"#.into()),
+            (
+                r#"{"key":{"type":"string","enum":["set",["a","b"]]}}"#,
+                r#""c""#.into(),
+            ),
+            (smap, r#"["map",[]]"#.into()),
+            (smap, r#"["map",[["b","1"],["a","2"]]]"#.into()),
+            (smap, r#"["map",[["a","1"],["a","2"]]]"#.into()),
+            (imap, r#"["map",[["a",1]]]"#.into()),
+            (imap, r#"["map", [["a",1]]]"#.into()),
+            (umap, format!(r#"["map",[["a",["uuid","{a}"]]]]"#)),
+            (
+                r#"{"key":"uuid","min":0,"max":1}"#,
+                format!(r#"["uuid","{a}"]"#),
+            ),
+        ];
+        let mut plain = 0;
+        for (t, v) in &cases {
+            let ty = ty(t);
+            let via_json = ovsdb::json::parse_value(v.as_bytes())
+                .ok()
+                .and_then(|j| Datum::diff_from_json(&j, &ty).ok());
+            if let Some(d) = plain_datum(v.as_bytes(), &ty) {
+                plain += 1;
+                assert_eq!(Some(d), via_json, "{t} {v}");
+            }
+        }
+        assert!(plain >= 12, "{plain}");
     }
 
     #[test]

@@ -104,7 +104,15 @@ impl Db {
                 }
                 Ok(d.clone())
             }
-            ColSrc::Raw { slice, .. } => from_json(&crate::rawtxn::parse_slice(slice)?),
+            ColSrc::Raw { slice, .. } => match crate::rawtxn::plain_datum(slice, ty) {
+                Some(d) => {
+                    if !relaxed {
+                        d.check_size(ty).map_err(|e| e.to_string())?;
+                    }
+                    Ok(d)
+                }
+                None => from_json(&crate::rawtxn::parse_slice(slice)?),
+            },
         }
     }
 
@@ -252,6 +260,8 @@ impl Db {
             skip_index_check: true,
             skip_changes: true,
             file_record_order: true,
+            // `parse_ops` checked every value against its column type.
+            atoms_checked: true,
             ..Default::default()
         });
         for (ti, u, op) in ops {
