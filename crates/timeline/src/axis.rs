@@ -584,28 +584,7 @@ impl Axis {
         for (k, &p) in la.entries[lo..hi.max(lo)].iter().enumerate() {
             let i = lo + k;
             let x = ((p - vp.start) * scale).floor().max(0.0) as u32;
-            let s = sizes[i] as u64;
-            let f = ix.flags[i];
-            match out.last_mut() {
-                Some(c) if c.x == x => {
-                    c.last = i as u32;
-                    if s > c.max_bytes {
-                        c.max_bytes = s;
-                        c.entry = i as u32;
-                    }
-                    c.any_data |= f & 1 != 0;
-                    c.any_superseded |= f & 2 != 0;
-                }
-                _ => out.push(PixelColumn {
-                    x,
-                    first: i as u32,
-                    last: i as u32,
-                    max_bytes: s,
-                    entry: i as u32,
-                    any_data: f & 1 != 0,
-                    any_superseded: f & 2 != 0,
-                }),
-            }
+            crate::view::fold_column(&mut out, x, i, sizes[i] as u64, ix.flags[i]);
         }
         out
     }

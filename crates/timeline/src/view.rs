@@ -358,30 +358,8 @@ impl LaneIndex {
     pub fn columns(&self, vp: &Viewport, plot_width: f64, mode: StorageMode) -> Vec<PixelColumn> {
         let sizes = &self.size[mode_slot(mode)];
         let mut out: Vec<PixelColumn> = Vec::new();
-        let mut push = |x: u32, i: usize| {
-            let s = sizes[i] as u64;
-            let f = self.flags[i];
-            match out.last_mut() {
-                Some(c) if c.x == x => {
-                    c.last = i as u32;
-                    if s > c.max_bytes {
-                        c.max_bytes = s;
-                        c.entry = i as u32;
-                    }
-                    c.any_data |= f & 1 != 0;
-                    c.any_superseded |= f & 2 != 0;
-                }
-                _ => out.push(PixelColumn {
-                    x,
-                    first: i as u32,
-                    last: i as u32,
-                    max_bytes: s,
-                    entry: i as u32,
-                    any_data: f & 1 != 0,
-                    any_superseded: f & 2 != 0,
-                }),
-            }
-        };
+        let mut push =
+            |x: u32, i: usize| fold_column(&mut out, x, i, sizes[i] as u64, self.flags[i]);
         if self.monotonic {
             let lo = self.index.partition_point(|&i| (i as f64) < vp.start);
             let hi = self.index.partition_point(|&i| (i as f64) <= vp.end);
@@ -406,5 +384,31 @@ impl LaneIndex {
             }
         }
         out
+    }
+}
+
+/// Adds entry `i` (its size in the shown mode and its flags: 1 = carries
+/// data, 2 = superseded) to the pixel column at `x`: the last column of
+/// `out` when it is that column, else a new one.
+pub(crate) fn fold_column(out: &mut Vec<PixelColumn>, x: u32, i: usize, size: u64, flags: u8) {
+    match out.last_mut() {
+        Some(c) if c.x == x => {
+            c.last = i as u32;
+            if size > c.max_bytes {
+                c.max_bytes = size;
+                c.entry = i as u32;
+            }
+            c.any_data |= flags & 1 != 0;
+            c.any_superseded |= flags & 2 != 0;
+        }
+        _ => out.push(PixelColumn {
+            x,
+            first: i as u32,
+            last: i as u32,
+            max_bytes: size,
+            entry: i as u32,
+            any_data: flags & 1 != 0,
+            any_superseded: flags & 2 != 0,
+        }),
     }
 }
