@@ -199,8 +199,8 @@ fn name_for(path: &str) -> String {
 #[derive(Clone, Debug, Default)]
 pub struct Options {
     pub knobs: Knobs,
-    /// Leave the cluster check of the files out (the web page runs it after
-    /// the first frame with `timeline::check_files`).
+    /// Leave the cluster check of the files out (it runs in the files' one
+    /// walk otherwise).
     pub skip_check: bool,
 }
 

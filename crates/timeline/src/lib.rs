@@ -18,8 +18,7 @@ pub mod wire;
 
 pub use inspect::{inspect_record, ColumnChange, EntryDetail, RowChange, TableChange};
 pub use model::{
-    build_lane, build_timeline, build_timeline_unchecked, check_files, CheckResult, ClusterInfo,
-    CommitPoint, Entry, Lane, LaneSummary, Marker, MarkerKind, ServerInfo, Sizes, StorageMode,
-    TermBand, TermInfo, Timeline, Truncation,
+    build_lane, build_timeline, CheckResult, ClusterInfo, CommitPoint, Entry, Lane, LaneSummary,
+    Marker, MarkerKind, ServerInfo, Sizes, StorageMode, TermBand, TermInfo, Timeline, Truncation,
 };
 pub use view::{Column, Hit, LaneIndex, Layout, PixelColumn, Viewport};

@@ -323,14 +323,6 @@ pub fn build_timeline(files: &[(&str, &[u8])], progress: &mut dyn FnMut(u64)) ->
     build_timeline_with(files, true, progress)
 }
 
-/// [`build_timeline`] without the core's cluster check.
-pub fn build_timeline_unchecked(
-    files: &[(&str, &[u8])],
-    progress: &mut dyn FnMut(u64),
-) -> Timeline {
-    build_timeline_with(files, false, progress)
-}
-
 fn build_timeline_with(
     files: &[(&str, &[u8])],
     check: bool,
@@ -478,30 +470,6 @@ pub struct CheckResult {
     pub problems: Vec<String>,
     /// `(lane name, marker)` for each violation that names a loaded file.
     pub markers: Vec<(String, Marker)>,
-}
-
-/// Runs the core's check over the clustered, undamaged files of `t` (the
-/// files `t` was built from, same order).
-pub fn check_files(files: &[(&str, &[u8])], t: &Timeline) -> CheckResult {
-    let mut r = CheckResult::default();
-    let mut checked: Vec<(&str, &[u8])> = Vec::new();
-    for ((name, bytes), lane) in files.iter().zip(&t.lanes) {
-        if !lane.clustered || lane.summary.records == 0 {
-            continue;
-        }
-        if lane.truncated.is_some() {
-            r.problems
-                .push(format!("{name}: not checked (the file is damaged)"));
-        } else {
-            checked.push((name, bytes));
-        }
-    }
-    if checked.is_empty() {
-        return r;
-    }
-    let report = ovsdb_log::check_cluster(&checked);
-    add_report(&mut r, &report, t);
-    r
 }
 
 /// Puts a check report's unknown spans and violations on `r`.
