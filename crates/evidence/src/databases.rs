@@ -48,19 +48,7 @@ impl Databases {
 
     /// A whole file in memory (with a second walk when the sizes need one).
     pub fn add_bytes(&mut self, path: &str, bytes: &[u8], progress: &mut dyn FnMut(u64)) {
-        const STEP: usize = 1 << 20;
-        let mut f = self.load.begin(path);
-        for (i, c) in bytes.chunks(STEP).enumerate() {
-            f.push(self.load.checker(), c);
-            progress(((i + 1) * STEP).min(bytes.len()) as u64);
-        }
-        let l = match f.finish(self.load.checker()) {
-            FileEnd::Done(l) => *l,
-            FileEnd::Again(mut again) => {
-                again.push(bytes);
-                again.finish()
-            }
-        };
+        let l = self.load.load_bytes(path, bytes, progress);
         self.take(path, l);
     }
 

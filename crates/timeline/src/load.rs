@@ -611,10 +611,21 @@ impl TimelineLoad {
         self.lanes.is_empty()
     }
 
-    /// The whole walk of one file in memory (see [`FileLoad::load_bytes`]).
-    pub fn add_bytes(&mut self, name: &str, bytes: &[u8], progress: &mut dyn FnMut(u64)) {
+    /// The whole walk of one file in memory (see [`FileLoad::load_bytes`]),
+    /// not added yet.
+    pub fn load_bytes(
+        &mut self,
+        name: &str,
+        bytes: &[u8],
+        progress: &mut dyn FnMut(u64),
+    ) -> Loaded {
         let check = self.check;
-        let l = FileLoad::load_bytes(name, bytes, &mut self.checker, check, progress);
+        FileLoad::load_bytes(name, bytes, &mut self.checker, check, progress)
+    }
+
+    /// [`TimelineLoad::load_bytes`], then [`TimelineLoad::add`].
+    pub fn add_bytes(&mut self, name: &str, bytes: &[u8], progress: &mut dyn FnMut(u64)) {
+        let l = self.load_bytes(name, bytes, progress);
         self.add(l);
     }
 
