@@ -32,24 +32,6 @@ fn ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// A member name without escapes: (name, end).
-fn name_at(b: &[u8], i: usize) -> Option<(&[u8], usize)> {
-    if b.get(i) != Some(&b'"') {
-        return None;
-    }
-    let start = i + 1;
-    let mut j = start;
-    while j < b.len() {
-        match b[j] {
-            b'"' => return Some((&b[start..j], j + 1)),
-            b'\\' => return None,
-            c if c < 0x20 => return None,
-            _ => j += 1,
-        }
-    }
-    None
-}
-
 /// Walks the members of the object at `b[i]`, calling `f(name, value
 /// start, value end)`; returns the end of the object. None on anything the
 /// fast path does not handle.
@@ -63,7 +45,8 @@ fn members(b: &[u8], i: usize, mut f: impl FnMut(&[u8], usize, usize)) -> Option
         return Some(i + 1);
     }
     loop {
-        let (name, e) = name_at(b, i)?;
+        let (name, e) = crate::rawtxn::name_at(b, i)?;
+        let name = name.as_bytes();
         i = ws(b, e);
         if b.get(i) != Some(&b':') {
             return None;

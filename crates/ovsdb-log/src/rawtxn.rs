@@ -104,7 +104,7 @@ fn ws(b: &[u8], mut i: usize) -> usize {
 }
 
 /// A member name without escapes, borrowed.
-fn name_at(b: &[u8], i: usize) -> Option<(&str, usize)> {
+pub(crate) fn name_at(b: &[u8], i: usize) -> Option<(&str, usize)> {
     if b.get(i) != Some(&b'"') {
         return None;
     }
