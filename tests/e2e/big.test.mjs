@@ -4,7 +4,9 @@
 // Chromium, with summary, timeline and check, and the page's figures agree
 // with `ovsdb-scope inspect --json` on the same files. The worker's wasm
 // memory stays below WASM_BOUND, less than the files' total: no file is held
-// whole (what remains is the replayed database and the view model).
+// whole (what remains is the replayed database and the view model). While
+// the files are read, the page shows the timeline so far (previews), and it
+// grows.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -49,6 +51,20 @@ test(`three ${MB} MB Southbound files load with summary, timeline and check`, { 
   const t0 = Date.now();
   await page.getByTestId("file-input").setInputFiles(paths);
   const long = { timeout: 35 * 60 * 1000 };
+  // The page draws the timeline so far while the files are read: a preview
+  // comes first, and it grows.
+  const canvas = page.getByTestId("timeline");
+  await page.locator("[data-testid=timeline][data-preview=true]").waitFor(long);
+  const firstPreviewMs = Date.now() - t0;
+  const firstFrameMs = Number(await canvas.getAttribute("data-first-frame-ms"));
+  const seen = [];
+  while ((await canvas.getAttribute("data-preview")) === "true") {
+    seen.push(Number(await canvas.getAttribute("data-entries")));
+    await page.waitForTimeout(1000);
+  }
+  const grew = seen.filter((n, i) => i > 0 && n > seen[i - 1]).length;
+  assert.ok(seen[0] > 0, `the first preview has entries: ${seen[0]}`);
+  assert.ok(grew >= 2, `the preview grew during the load: ${seen.join(",")}`);
   // The default sample has the same file names: wait for these files' size.
   await page.locator(`[data-testid=summary-bytes][data-value="${bytes[0]}"]`).waitFor(long);
   await page.locator(`[data-testid=summary][data-files="${names.join(",")}"]`).waitFor(long);
@@ -75,7 +91,7 @@ test(`three ${MB} MB Southbound files load with summary, timeline and check`, { 
     const v = await w.evaluate(() => self.ovsdbScopeWasmBytes);
     if (typeof v === "number") wasmBytes = v;
   }
-  console.log(JSON.stringify({ mb: MB, files: bytes, loadMs, wasmBytes }));
+  console.log(JSON.stringify({ mb: MB, files: bytes, firstPreviewMs, firstFrameMs, previews: seen.length, loadMs, wasmBytes }));
   assert.ok(wasmBytes > 0, "the worker reports its memory");
   const total = bytes.reduce((a, b) => a + b, 0);
   assert.ok(WASM_BOUND < total, `the bound ${WASM_BOUND} is below the input's ${total} bytes`);

@@ -132,6 +132,12 @@ pub struct App {
     dirty: bool,
     load_started: f64,
     first_frame: bool,
+    /// The timeline shown is a preview of a load under way (no check, no
+    /// diagnosis yet; the summary and panels wait for the end).
+    previewing: bool,
+    /// When the first frame of the load under way (preview or not) was
+    /// drawn, in ms since the load started.
+    first_frame_ms: Option<f64>,
     /// Whether opened files are kept in this browser, and what is kept.
     keep: bool,
     kept: Option<crate::store::Meta>,
@@ -218,6 +224,7 @@ impl App {
             label,
         });
         self.load_started = now();
+        self.first_frame_ms = None;
         self.generation += 1;
         self.generation
     }
@@ -312,23 +319,22 @@ impl App {
                 }
                 true
             }
+            Some("preview") => {
+                // A preview that comes after the end (or after a cancel)
+                // is stale.
+                if self.progress.is_none() {
+                    return false;
+                }
+                match timeline_of(&data) {
+                    Ok(t) => self.set_preview(t),
+                    Err(_) => false,
+                }
+            }
             Some("done") => {
                 self.progress = None;
-                let text = js_get(&data, "timeline").as_string().unwrap_or_default();
                 self.parse_ms = js_get(&data, "parseMs").as_f64().unwrap_or(0.0);
                 let t0 = now();
-                let parsed = serde_json::from_str::<Timeline>(&text)
-                    .map_err(|e| e.to_string())
-                    .and_then(|mut t| {
-                        // Each lane's entries come as bytes (timeline::wire).
-                        let lanes: Vec<Vec<u8>> = js_sys::Array::from(&js_get(&data, "entries"))
-                            .iter()
-                            .map(|a| js_sys::Uint8Array::new(&a).to_vec())
-                            .collect();
-                        let refs: Vec<&[u8]> = lanes.iter().map(Vec::as_slice).collect();
-                        timeline::wire::join(&mut t, &refs)?;
-                        Ok(t)
-                    });
+                let parsed = timeline_of(&data);
                 let diag = serde_json::from_str::<DiagView>(
                     &js_get(&data, "diagnosis").as_string().unwrap_or_default(),
                 )
@@ -378,7 +384,28 @@ impl App {
         }
     }
 
+    /// Shows the timeline so far of a load under way: the lanes with
+    /// records, fitted to the view, without touching the URL's view state
+    /// (the final timeline applies it).
+    fn set_preview(&mut self, mut t: Timeline) -> bool {
+        t.lanes.retain(|l| l.summary.records > 0);
+        if t.lanes.is_empty() {
+            return false;
+        }
+        self.axis = Axis::new(&t, self.axis_mode, None);
+        self.vp = self.axis.viewport();
+        self.lane_index = Rc::new(t.lanes.iter().map(LaneIndex::new).collect());
+        self.timeline = Some(Rc::new(t));
+        self.previewing = true;
+        self.selected = None;
+        self.detail = None;
+        self.tooltip = None;
+        self.dirty = true;
+        true
+    }
+
     fn set_timeline(&mut self, t: Timeline) {
+        self.previewing = false;
         let bad: Vec<&Lane> = t.lanes.iter().filter(|l| l.summary.records == 0).collect();
         self.error = if bad.is_empty() {
             None
@@ -691,7 +718,24 @@ impl App {
             "data-view",
             &format!("{:.2},{:.2}", self.vp.start, self.vp.end),
         );
-        if self.first_frame {
+        if self.first_frame_ms.is_none() {
+            let ms = now() - self.load_started;
+            self.first_frame_ms = Some(ms);
+            let _ = canvas.set_attribute("data-first-frame-ms", &format!("{ms:.1}"));
+        }
+        let _ = canvas.set_attribute(
+            "data-preview",
+            if self.previewing { "true" } else { "false" },
+        );
+        let _ = canvas.set_attribute(
+            "data-entries",
+            &t.lanes
+                .iter()
+                .map(|l| l.entries.len())
+                .sum::<usize>()
+                .to_string(),
+        );
+        if self.first_frame && !self.previewing {
             self.first_frame = false;
             let _ =
                 canvas.set_attribute("data-load-ms", &format!("{:.1}", now() - self.load_started));
@@ -739,7 +783,7 @@ impl App {
         );
         let _ = canvas.set_attribute("data-highlight-bands", &drawn.highlighted_bands.to_string());
         let _ = canvas.set_attribute("data-highlight-marks", &lit.to_string());
-        let _ = canvas.set_attribute("data-ready", "true");
+        let _ = canvas.set_attribute("data-ready", if self.previewing { "false" } else { "true" });
         self.dirty = false;
     }
 
@@ -822,6 +866,8 @@ impl Component for App {
             dirty: false,
             load_started: now(),
             first_frame: false,
+            previewing: false,
+            first_frame_ms: None,
             keep: crate::store::keep(),
             kept: None,
             pending_load: None,
@@ -1007,6 +1053,10 @@ impl Component for App {
             Msg::Cancel => {
                 self.stop_worker();
                 self.progress = None;
+                if self.previewing {
+                    self.previewing = false;
+                    self.timeline = None;
+                }
                 self.notice = Some("Loading cancelled.".to_string());
                 true
             }
@@ -1297,8 +1347,10 @@ impl Component for App {
                 if let Some(n) = &self.notice {
                     <div class="notice" role="status" data-testid="notice">{ n.clone() }</div>
                 }
-                { self.view_damage() }
-                { self.view_summary() }
+                if !self.previewing {
+                    { self.view_damage() }
+                    { self.view_summary() }
+                }
                 <section class="plot" ref={self.plot.clone()}>
                     if self.timeline.is_some() {
                         <canvas ref={self.canvas.clone()} data-testid="timeline" tabindex="0"
@@ -1317,12 +1369,14 @@ impl Component for App {
                         { self.view_lane_status() }
                     }
                 </section>
-                { self.view_findings(ctx) }
-                { self.view_log(ctx) }
-                { self.view_inspector() }
-                { self.view_inputs() }
-                { self.view_cluster() }
-                { self.view_status() }
+                if !self.previewing {
+                    { self.view_findings(ctx) }
+                    { self.view_log(ctx) }
+                    { self.view_inspector() }
+                    { self.view_inputs() }
+                    { self.view_cluster() }
+                    { self.view_status() }
+                }
                 if self.help {
                     { self.view_help(ctx) }
                 }
@@ -1659,4 +1713,18 @@ fn short_list(names: &[String]) -> String {
     } else {
         format!("{} and {} more", names[..3].join(", "), names.len() - 3)
     }
+}
+
+/// The timeline of a `done` or `preview` message: JSON without the entries,
+/// and each lane's entries as bytes (`timeline::wire`).
+fn timeline_of(data: &JsValue) -> Result<Timeline, String> {
+    let text = js_get(data, "timeline").as_string().unwrap_or_default();
+    let mut t = serde_json::from_str::<Timeline>(&text).map_err(|e| e.to_string())?;
+    let lanes: Vec<Vec<u8>> = js_sys::Array::from(&js_get(data, "entries"))
+        .iter()
+        .map(|a| js_sys::Uint8Array::new(&a).to_vec())
+        .collect();
+    let refs: Vec<&[u8]> = lanes.iter().map(Vec::as_slice).collect();
+    timeline::wire::join(&mut t, &refs)?;
+    Ok(t)
 }

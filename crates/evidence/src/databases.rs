@@ -70,6 +70,14 @@ impl Databases {
         self.load.add(l);
     }
 
+    /// The timeline so far (files taken, and the one being read as its
+    /// last lane), for a page to draw while the load goes on. Copies of
+    /// files already taken are not told apart yet. It copies the lanes:
+    /// call it now and then, not per chunk.
+    pub fn preview(&self) -> Timeline {
+        self.load.preview(self.current.as_ref().map(|(_, f)| f))
+    }
+
     /// The timeline of every file taken.
     pub fn finish(mut self) -> DatabasesRead {
         if self.current.is_some() {

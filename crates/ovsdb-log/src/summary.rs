@@ -458,6 +458,21 @@ impl Summarizer {
         Verdict::Keep
     }
 
+    /// What the summary says so far, in the middle of a walk (for a
+    /// preview): the figures of the records read, and the full/diff sizes
+    /// of the entries already replayed (committed ones; the totals stay
+    /// unknown until the end).
+    pub fn so_far(&self, scan: &LogScan) -> (FileSummary, &[crate::sizes::EntrySize]) {
+        let mut s = self.s.clone();
+        s.bytes = scan.bytes();
+        s.terms = self.terms.iter().copied().collect();
+        s.last_index = self.last_entry.or(s.snapshot_index);
+        if s.format.is_none() {
+            s.format = scan.format();
+        }
+        (s, &self.stream.entries)
+    }
+
     /// Ends the summary of a walk that `scan` made (for its format and
     /// size).
     pub fn finish(self, scan: &LogScan) -> SummaryEnd {

@@ -252,6 +252,25 @@ impl LaneBuilder {
         }
     }
 
+    /// The lane so far, in the middle of the walk: the entries read, with
+    /// the full/diff sizes of those already replayed.
+    fn preview(&self, summary: &FileSummary, sizes: &[ovsdb_log::EntrySize]) -> Lane {
+        let mut lane = self.lane.clone();
+        if !sizes.is_empty() {
+            let per_record: std::collections::HashMap<usize, (u64, u64)> =
+                sizes.iter().map(|e| (e.record, (e.full, e.diff))).collect();
+            for e in lane.entries.iter_mut().filter(|e| e.has_data) {
+                if let Some(&(full, diff)) = per_record.get(&(e.record as usize)) {
+                    e.sizes.full = Some(full);
+                    e.sizes.diff = Some(diff);
+                }
+            }
+        }
+        lane.clustered = summary.format == Some(Format::Clustered);
+        lane.summary = summary_of(&lane.name, summary);
+        lane
+    }
+
     /// Ends the lane: sizes per storage mode (by record number) and the
     /// damaged tail, from the summary.
     fn finish(
@@ -468,6 +487,13 @@ impl FileLoad {
         Verdict::Keep
     }
 
+    /// The file's lane and summary so far (for a preview while the walk
+    /// goes on). It copies the lane: call it now and then, not per chunk.
+    pub fn preview(&self) -> (Lane, FileSummary) {
+        let (summary, sizes) = self.sum.so_far(&self.scan);
+        (self.lane.preview(&summary, sizes), summary)
+    }
+
     /// Takes the next chunk of the file.
     pub fn push(&mut self, ck: &mut Checker, chunk: &[u8]) {
         let FileLoad {
@@ -627,6 +653,21 @@ impl TimelineLoad {
     pub fn add_bytes(&mut self, name: &str, bytes: &[u8], progress: &mut dyn FnMut(u64)) {
         let l = self.load_bytes(name, bytes, progress);
         self.add(l);
+    }
+
+    /// The timeline so far, with the file under way (if any) as its last
+    /// lane: what a page draws while the load goes on. No check yet.
+    pub fn preview(&self, current: Option<&FileLoad>) -> Timeline {
+        let mut lanes = self.lanes.clone();
+        let mut summaries = self.summaries.clone();
+        if let Some(f) = current {
+            let (lane, summary) = f.preview();
+            if lane.summary.records > 0 {
+                lanes.push(lane);
+                summaries.push(summary);
+            }
+        }
+        finish_timeline(lanes, &summaries)
     }
 
     /// The timeline, with the check applied when it was asked for.

@@ -138,3 +138,81 @@ fn the_binary_view_model_round_trips_every_sample() {
         assert_eq!(light, t, "{dir}");
     }
 }
+
+/// A preview taken in the middle of a load shows what the final timeline
+/// will show of the records read so far: the files already read whole,
+/// and the file under way as a prefix of its final lane (entries with the
+/// same index, term, record, offset and stored size; full/diff sizes only
+/// where the final lane has the same).
+#[test]
+fn previews_mid_load_are_prefixes_of_the_final_timeline() {
+    let mut checked = 0;
+    for (dir, files) in clusters() {
+        let whole = timeline::build_timeline(&refs(&files), &mut |_| {});
+        let mut load = TimelineLoad::new(true);
+        let mut previews = 0;
+        for (fi, (name, bytes)) in files.iter().enumerate() {
+            let mut f = load.begin(name);
+            let step = (bytes.len() / 4).max(1);
+            for c in bytes.chunks(step) {
+                f.push(load.checker(), c);
+                let p = load.preview(Some(&f));
+                previews += 1;
+                // Files before this one: whole lanes, as in the end (sizes
+                // included, the check not yet).
+                for (a, b) in p.lanes.iter().zip(&whole.lanes).take(fi) {
+                    assert_eq!(a.entries, b.entries, "{dir}: earlier file {}", a.name);
+                }
+                let Some(cur) = p.lanes.get(fi) else {
+                    // Not a single record read yet.
+                    continue;
+                };
+                let fin = &whole.lanes[fi];
+                assert_eq!(cur.name, fin.name, "{dir}");
+                assert!(cur.entries.len() <= fin.entries.len(), "{dir}: {name}");
+                for (a, b) in cur.entries.iter().zip(&fin.entries) {
+                    assert_eq!(
+                        (
+                            a.index,
+                            a.term,
+                            a.record,
+                            a.offset,
+                            a.sizes.stored,
+                            &a.comment
+                        ),
+                        (
+                            b.index,
+                            b.term,
+                            b.record,
+                            b.offset,
+                            b.sizes.stored,
+                            &b.comment
+                        ),
+                        "{dir}: {name}"
+                    );
+                    if a.sizes.full.is_some() {
+                        assert_eq!(a.sizes, b.sizes, "{dir}: {name} record {}", a.record);
+                    }
+                }
+                assert!(cur.summary.records <= fin.summary.records, "{dir}: {name}");
+                assert!(p.max_index <= whole.max_index, "{dir}");
+            }
+            let done = match f.finish(load.checker()) {
+                FileEnd::Done(l) => *l,
+                FileEnd::Again(mut again) => {
+                    again.push(bytes);
+                    again.finish()
+                }
+            };
+            load.add(done);
+        }
+        let p = load.preview(None);
+        for (a, b) in p.lanes.iter().zip(&whole.lanes) {
+            assert_eq!(a.entries, b.entries, "{dir}: {}", a.name);
+            assert_eq!(a.summary, b.summary, "{dir}: {}", a.name);
+        }
+        assert!(previews > 0);
+        checked += 1;
+    }
+    assert!(checked >= 10);
+}

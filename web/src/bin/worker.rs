@@ -12,7 +12,10 @@
 //!   `{type: "done", timeline: JSON, entries: [Uint8Array], diagnosis:
 //!   JSON}` (see `src/evidence_view.rs`): the timeline without its lanes'
 //!   entries, which come per lane in `timeline::wire`'s binary form
-//!   (transferred); the timeline carries the check.
+//!   (transferred); the timeline carries the check. While the files are
+//!   read, `{type: "preview", timeline, entries, previewEntries}` messages
+//!   (same form, no check, no diagnosis) carry the timeline so far: the
+//!   first 0.4 s after the start, then at doubling intervals.
 //! - `{type: "inspect", lane, name, record, offset}`: decode one record of a
 //!   loaded file (found by name, else by position), read back from the
 //!   input `Blob` it came from; replies `{type: "detail", detail: JSON}`.
@@ -208,6 +211,89 @@ impl std::io::Read for BlobReader<'_> {
     }
 }
 
+/// Posts a timeline with `fields`: the entries (most of the model) cross
+/// as bytes, moved, not copied (`entries`); the rest as JSON (`timeline`).
+/// The timeline is left without its entries.
+fn post_timeline(t: &mut timeline::Timeline, fields: &[(&str, JsValue)]) {
+    let lanes = timeline::wire::split(t);
+    let json = serde_json::to_string(&*t).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+    let entries = Array::new();
+    let transfer = Array::new();
+    for b in &lanes {
+        let a = Uint8Array::new_with_length(b.len() as u32);
+        a.copy_from(b);
+        transfer.push(&a.buffer());
+        entries.push(&a);
+    }
+    drop(lanes);
+    let o = Object::new();
+    for (k, v) in fields
+        .iter()
+        .cloned()
+        .chain([("timeline", json.into()), ("entries", entries.into())])
+    {
+        let _ = Reflect::set(&o, &JsValue::from_str(k), &v);
+    }
+    let _ = scope().post_message_with_transfer(&o, &transfer);
+}
+
+/// The first preview of a load comes this long after it starts; each next
+/// one waits twice as long as the one before (and at least ten times what
+/// building the last one took), so previews cost a small share of the load
+/// however long it is.
+const FIRST_PREVIEW_MS: f64 = 400.0;
+
+/// When the next preview is due.
+struct Preview {
+    next_at: f64,
+    every: f64,
+}
+
+/// The database sink of a load: the one walk of each file
+/// ([`Databases`]), plus now and then a `preview` message with the
+/// timeline so far, so the page draws while the files are read.
+struct Previewing<'a> {
+    dbs: &'a mut Databases,
+    preview: &'a mut Preview,
+}
+
+impl Previewing<'_> {
+    fn maybe_preview(&mut self) {
+        let t0 = now();
+        if t0 < self.preview.next_at {
+            return;
+        }
+        let mut t = self.dbs.preview();
+        if t.lanes.is_empty() {
+            return;
+        }
+        let entries: usize = t.lanes.iter().map(|l| l.entries.len()).sum();
+        post_timeline(
+            &mut t,
+            &[
+                ("type", JsValue::from("preview")),
+                ("previewEntries", (entries as f64).into()),
+            ],
+        );
+        let cost = now() - t0;
+        self.preview.every = (self.preview.every * 2.0).max(cost * 10.0);
+        self.preview.next_at = now() + self.preview.every;
+    }
+}
+
+impl DatabaseSink for Previewing<'_> {
+    fn begin(&mut self, path: &str) {
+        self.dbs.begin(path);
+    }
+    fn chunk(&mut self, bytes: &[u8]) {
+        self.dbs.chunk(bytes);
+        self.maybe_preview();
+    }
+    fn end(&mut self, keep: bool) {
+        self.dbs.end(keep);
+    }
+}
+
 fn progress(phase: &str, done: f64, total: f64) {
     post(&[
         ("type", "progress".into()),
@@ -245,6 +331,10 @@ fn load(msg: &JsValue) {
     let mut inputs: Vec<(String, Blob)> = Vec::new();
     let mut done = 0f64;
     let mut last_post = 0f64;
+    let mut preview = Preview {
+        next_at: started + FIRST_PREVIEW_MS,
+        every: FIRST_PREVIEW_MS,
+    };
     for (name, blob) in names.iter().zip(blobs.iter()) {
         let Ok(blob) = blob.dyn_into::<Blob>() else {
             continue;
@@ -266,7 +356,11 @@ fn load(msg: &JsValue) {
             progress: &mut on_chunk,
         };
         let before = collector.collected().streamed.len();
-        collector.add_streaming(&name, &mut r, &mut dbs);
+        let mut sink = Previewing {
+            dbs: &mut dbs,
+            preview: &mut preview,
+        };
+        collector.add_streaming(&name, &mut r, &mut sink);
         if collector.collected().streamed.len() > before {
             inputs.push((name, blob));
         }
@@ -365,34 +459,18 @@ fn load(msg: &JsValue) {
             })
         })
         .collect();
-    // The entries (most of the model) cross as bytes, moved, not copied;
-    // the rest as JSON.
-    let lanes = timeline::wire::split(&mut t);
-    let json = serde_json::to_string(&t).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+    post_timeline(
+        &mut t,
+        &[
+            ("type", JsValue::from("done")),
+            (
+                "diagnosis",
+                serde_json::to_string(&view).unwrap_or_default().into(),
+            ),
+            ("parseMs", parse_ms.into()),
+        ],
+    );
     drop(t);
-    let entries = Array::new();
-    let transfer = Array::new();
-    for b in &lanes {
-        let a = Uint8Array::new_with_length(b.len() as u32);
-        a.copy_from(b);
-        transfer.push(&a.buffer());
-        entries.push(&a);
-    }
-    drop(lanes);
-    let o = Object::new();
-    for (k, v) in [
-        ("type", JsValue::from("done")),
-        ("timeline", json.into()),
-        (
-            "diagnosis",
-            serde_json::to_string(&view).unwrap_or_default().into(),
-        ),
-        ("entries", entries.into()),
-        ("parseMs", parse_ms.into()),
-    ] {
-        let _ = Reflect::set(&o, &JsValue::from_str(k), &v);
-    }
-    let _ = scope().post_message_with_transfer(&o, &transfer);
     LOGS.with(|c| *c.borrow_mut() = logs);
     ROWS.with(|c| c.borrow_mut().clear());
     note_memory();
