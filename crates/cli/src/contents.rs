@@ -16,131 +16,147 @@ macro_rules! out {
     }};
 }
 
-const SHOW_HELP: &str = "\
-ovsdb-scope show FILE [--at INDEX]
-  Overview of the database at INDEX (default: the last committed entry;
-  standalone files: after all txn records, or after the first INDEX):
-  OVN_Northbound like `ovn-nbctl show`, OVN_Southbound like `ovn-sbctl show`,
-  Open_vSwitch like `ovs-vsctl show`, other databases a table summary.
-  Example: ovsdb-scope show static/samples/standalone/nb.db
-  Exit codes: 0 ok, 2 bad input or usage.
-";
+/// `show FILE [--at INDEX]`
+#[derive(clap::Args, Debug)]
+#[command(
+    about = "Overview of the database, like ovn-nbctl / ovn-sbctl / ovs-vsctl show",
+    long_about = "Overview of the database at INDEX (default: the last committed entry; \
+standalone files: after all txn records, or after the first INDEX): OVN_Northbound \
+like `ovn-nbctl show`, OVN_Southbound like `ovn-sbctl show`, Open_vSwitch like \
+`ovs-vsctl show`, other databases a table summary.",
+    after_help = "Example:\n  ovsdb-scope show static/samples/standalone/nb.db\n\nExit codes: 0 ok, 2 bad input or usage."
+)]
+pub struct ShowArgs {
+    /// A database file (clustered or standalone)
+    file: String,
+    /// Log index to look at (default: the last committed entry)
+    #[arg(long, value_name = "INDEX")]
+    at: Option<u64>,
+}
 
-const FIND_HELP: &str = "\
-ovsdb-scope find FILE TABLE [CONDITION...] [--at INDEX] [--json]
-  Rows of TABLE satisfying every CONDITION, as `ovn-nbctl find` does:
-  column[:key]OP value with OP one of = != < > <= >= {=} {!=} {<} {>} {<=} {>=}
-  {in} {not-in}; values in the ovs-vsctl syntax ({a=1, b=2}, [x, y], \"quoted\").
-  --json prints {\"data\":[[...]],\"headings\":[...]} like --format=json.
-  Example: ovsdb-scope find nb.db Logical_Switch_Port 'addresses{>=}\"0a:00:00:00:01:06 192.0.2.6\"'
-  Exit codes: 0 ok, 2 bad input or usage.
-";
+/// `find FILE TABLE [CONDITION...] [--at INDEX] [--json]`
+#[derive(clap::Args, Debug)]
+#[command(
+    about = "Rows of a table that satisfy conditions, like ovn-nbctl find",
+    long_about = "Rows of TABLE satisfying every CONDITION, as `ovn-nbctl find` does: \
+column[:key]OP value with OP one of = != < > <= >= {=} {!=} {<} {>} {<=} {>=} {in} \
+{not-in}; values in the ovs-vsctl syntax ({a=1, b=2}, [x, y], \"quoted\"). --json prints \
+{\"data\":[[...]],\"headings\":[...]} like --format=json.",
+    after_help = "Example:\n  ovsdb-scope find nb.db Logical_Switch_Port 'addresses{>=}\"0a:00:00:00:01:06 192.0.2.6\"'\n\nExit codes: 0 ok, 2 bad input or usage."
+)]
+pub struct FindArgs {
+    /// A database file
+    file: String,
+    /// Table name
+    table: String,
+    /// column[:key]OP value
+    conditions: Vec<String>,
+    /// Log index to look at (default: the last committed entry)
+    #[arg(long, value_name = "INDEX")]
+    at: Option<u64>,
+    /// Print like `ovn-nbctl --format=json`
+    #[arg(long)]
+    json: bool,
+}
 
-const HISTORY_HELP: &str = "\
-ovsdb-scope history FILE UUID [--json]
-  Every entry whose record inserts, modifies or deletes row UUID (the
-  snapshot too): record, offset, index, term, date, comment, and the
-  column changes (old -> new; `stored` is the value as the record holds it).
-  Example: ovsdb-scope history static/samples/sb-scale/s1.db 3e9f...-...
-  Exit codes: 0 ok, 2 bad input or usage.
-";
+/// `history FILE UUID [--json]`
+#[derive(clap::Args, Debug)]
+#[command(
+    about = "Every entry that inserted, modified or deleted a row",
+    long_about = "Every entry whose record inserts, modifies or deletes row UUID (the \
+snapshot too): record, offset, index, term, date, comment, and the column changes \
+(old -> new; `stored` is the value as the record holds it).",
+    after_help = "Example:\n  ovsdb-scope history static/samples/sb-scale/s1.db 3e9f0c1a-...\n\nExit codes: 0 ok, 2 bad input or usage."
+)]
+pub struct HistoryArgs {
+    /// A database file
+    file: String,
+    /// The row's UUID
+    uuid: String,
+    /// Print JSON
+    #[arg(long)]
+    json: bool,
+}
 
-const DIFF_HELP: &str = "\
-ovsdb-scope diff FILE --from I --to J [--json]
-  Rows added, removed and changed per table between the database at index
-  I and at index J (standalone: after I and after J txn records), with the
-  changed columns (old -> new).
-  Example: ovsdb-scope diff static/samples/ls-add-follower/s1.db --from 3 --to 8
-  Exit codes: 0 ok, 2 bad input or usage.
-";
+/// `diff FILE --from I --to J [--json]`
+#[derive(clap::Args, Debug)]
+#[command(
+    about = "Rows added, removed and changed between two indexes",
+    long_about = "Rows added, removed and changed per table between the database at index \
+I and at index J (standalone: after I and after J txn records), with the changed \
+columns (old -> new).",
+    after_help = "Example:\n  ovsdb-scope diff static/samples/ls-add-follower/s1.db --from 3 --to 8\n\nExit codes: 0 ok, 2 bad input or usage."
+)]
+pub struct DiffArgs {
+    /// A database file
+    file: String,
+    /// The older index
+    #[arg(long, value_name = "I")]
+    from: u64,
+    /// The newer index
+    #[arg(long, value_name = "J")]
+    to: u64,
+    /// Print JSON
+    #[arg(long)]
+    json: bool,
+}
 
-const SIZES_HELP: &str = "\
-ovsdb-scope sizes FILE... [--by table|column|client] [--at INDEX] [--json]
-  Bytes of the entry records by table, by column and by client (the
-  `_comment` up to its first ':'), as stored, with full values and with
-  diffs; the 20 largest entries; and the compaction what-if (a snapshot at
-  INDEX, default the last, against the bytes after the header/schema).
-  Attribution: each table member `\"T\":{...}` (with its leading comma)
-  goes to table T, each `\"col\":value` in it to T.col, the rest of the
-  member to T.(rows); the header line, Raft envelope, _date, _comment and
-  _is_diff go to (record). So --by table and --by column sum exactly to
-  `inspect --json`'s entry_bytes.stored (and full/diff to its full/diff).
-  Example: ovsdb-scope sizes --by table static/samples/sb-scale/s1.db
-  Exit codes: 0 ok, 2 bad input or usage.
-";
+/// What `sizes --by` breaks the bytes down by.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum By {
+    Table,
+    Column,
+    Client,
+}
+
+impl By {
+    fn name(self) -> &'static str {
+        match self {
+            By::Table => "table",
+            By::Column => "column",
+            By::Client => "client",
+        }
+    }
+}
+
+/// `sizes FILE... [--by table|column|client] [--at INDEX] [--json]`
+#[derive(clap::Args, Debug)]
+#[command(
+    about = "What made the file big: bytes by table, column and client",
+    long_about = "Bytes of the entry records by table, by column and by client (the \
+`_comment` up to its first ':'), as stored, with full values and with diffs; the 20 \
+largest entries; and the compaction what-if (a snapshot at INDEX, default the last, \
+against the bytes after the header/schema). Attribution: each table member \
+`\"T\":{...}` (with its leading comma) goes to table T, each `\"col\":value` in it to \
+T.col, the rest of the member to T.(rows); the header line, Raft envelope, _date, \
+_comment and _is_diff go to (record). So --by table and --by column sum exactly to \
+`inspect --json`'s entry_bytes.stored (and full/diff to its full/diff).",
+    after_help = "Example:\n  ovsdb-scope sizes --by table static/samples/sb-scale/s1.db\n\nExit codes: 0 ok, 2 bad input or usage."
+)]
+pub struct SizesArgs {
+    /// Database files
+    #[arg(required = true)]
+    files: Vec<String>,
+    /// Show only this breakdown
+    #[arg(long, value_enum)]
+    by: Option<By>,
+    /// Index of the compaction what-if's snapshot (default: the last)
+    #[arg(long, value_name = "INDEX")]
+    at: Option<u64>,
+    /// Print JSON
+    #[arg(long)]
+    json: bool,
+}
 
 fn read(path: &str) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("{path}: {e}"))
 }
 
-struct Args {
-    pos: Vec<String>,
-    json: bool,
-    at: Option<u64>,
-    from: Option<u64>,
-    to: Option<u64>,
-    by: Option<String>,
-}
-
-fn parse(args: &[String], help: &str, allowed: &[&str]) -> Result<Option<Args>, String> {
-    let mut a = Args {
-        pos: Vec::new(),
-        json: false,
-        at: None,
-        from: None,
-        to: None,
-        by: None,
-    };
-    let mut it = args.iter();
-    while let Some(x) = it.next() {
-        let num = |v: Option<&String>, name: &str| -> Result<u64, String> {
-            v.ok_or(format!("{name} needs a value"))?
-                .parse()
-                .map_err(|_| format!("{name}: not a number"))
-        };
-        let flag = x.as_str();
-        if flag.starts_with("--") && !allowed.contains(&flag) && flag != "--help" {
-            return Err(format!("unknown option {flag}"));
-        }
-        match flag {
-            "-h" | "--help" => {
-                print!("{help}");
-                return Ok(None);
-            }
-            "--json" => a.json = true,
-            "--at" => a.at = Some(num(it.next(), "--at")?),
-            "--from" => a.from = Some(num(it.next(), "--from")?),
-            "--to" => a.to = Some(num(it.next(), "--to")?),
-            "--by" => {
-                let v = it.next().ok_or("--by needs table, column or client")?;
-                if !matches!(v.as_str(), "table" | "column" | "client") {
-                    return Err(format!("--by {v}: expected table, column or client"));
-                }
-                a.by = Some(v.clone());
-            }
-            _ => a.pos.push(x.clone()),
-        }
-    }
-    Ok(Some(a))
-}
-
-fn run(
-    args: &[String],
-    help: &str,
-    allowed: &[&str],
-    f: impl FnOnce(Args) -> Result<(), String>,
-) -> u8 {
-    match parse(args, help, allowed) {
-        Ok(None) => 0,
-        Ok(Some(a)) => match f(a) {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!("ovsdb-scope: {e}");
-                2
-            }
-        },
+fn run(f: impl FnOnce() -> Result<(), String>) -> u8 {
+    match f() {
+        Ok(()) => 0,
         Err(e) => {
-            eprintln!("ovsdb-scope: {e}\n{help}");
+            eprintln!("ovsdb-scope: {e}");
             2
         }
     }
@@ -156,11 +172,9 @@ fn warn(path: &str, e: &Option<ovsdb_log::LogError>) {
     }
 }
 
-pub fn show(args: &[String]) -> u8 {
-    run(args, SHOW_HELP, &["--at"], |a| {
-        let [path] = a.pos.as_slice() else {
-            return Err(format!("show takes one FILE\n{SHOW_HELP}"));
-        };
+pub fn show(a: ShowArgs) -> u8 {
+    run(|| {
+        let path = &a.file;
         let bytes = read(path)?;
         let (db, err) = database_at(&bytes, upto(a.at)).map_err(|e| format!("{path}: {e}"))?;
         warn(path, &err);
@@ -169,11 +183,9 @@ pub fn show(args: &[String]) -> u8 {
     })
 }
 
-pub fn find(args: &[String]) -> u8 {
-    run(args, FIND_HELP, &["--at", "--json"], |a| {
-        let [path, table, conds @ ..] = a.pos.as_slice() else {
-            return Err(format!("find takes FILE TABLE [CONDITION...]\n{FIND_HELP}"));
-        };
+pub fn find(a: FindArgs) -> u8 {
+    run(|| {
+        let (path, table, conds) = (&a.file, &a.table, &a.conditions);
         let bytes = read(path)?;
         let (db, err) = database_at(&bytes, upto(a.at)).map_err(|e| format!("{path}: {e}"))?;
         warn(path, &err);
@@ -190,11 +202,9 @@ pub fn find(args: &[String]) -> u8 {
     })
 }
 
-pub fn history(args: &[String]) -> u8 {
-    run(args, HISTORY_HELP, &["--json"], |a| {
-        let [path, uuid] = a.pos.as_slice() else {
-            return Err(format!("history takes FILE UUID\n{HISTORY_HELP}"));
-        };
+pub fn history(a: HistoryArgs) -> u8 {
+    run(|| {
+        let (path, uuid) = (&a.file, &a.uuid);
         let u = ovsdb::Uuid::parse(uuid).ok_or(format!("{uuid}: not a UUID"))?;
         let bytes = read(path)?;
         let log = Log::load(&bytes);
@@ -239,14 +249,9 @@ pub fn history(args: &[String]) -> u8 {
     })
 }
 
-pub fn diff(args: &[String]) -> u8 {
-    run(args, DIFF_HELP, &["--from", "--to", "--json"], |a| {
-        let [path] = a.pos.as_slice() else {
-            return Err(format!("diff takes one FILE\n{DIFF_HELP}"));
-        };
-        let (Some(i), Some(j)) = (a.from, a.to) else {
-            return Err(format!("diff needs --from I and --to J\n{DIFF_HELP}"));
-        };
+pub fn diff(a: DiffArgs) -> u8 {
+    run(|| {
+        let (path, i, j) = (&a.file, a.from, a.to);
         let bytes = read(path)?;
         let (from, e1) = database_at(&bytes, Upto::Index(i)).map_err(|e| format!("{path}: {e}"))?;
         let (to, e2) = database_at(&bytes, Upto::Index(j)).map_err(|e| format!("{path}: {e}"))?;
@@ -261,19 +266,17 @@ pub fn diff(args: &[String]) -> u8 {
     })
 }
 
-pub fn sizes(args: &[String]) -> u8 {
-    run(args, SIZES_HELP, &["--by", "--at", "--json"], |a| {
-        if a.pos.is_empty() {
-            return Err(format!("sizes takes FILE...\n{SIZES_HELP}"));
-        }
+pub fn sizes(a: SizesArgs) -> u8 {
+    run(|| {
+        let by = a.by.map(By::name);
         let mut all = Vec::new();
-        for path in &a.pos {
+        for path in &a.files {
             let bytes = read(path)?;
             let log = Log::load(&bytes);
             warn(path, &log.error);
             let r = contents::sizes::sizes(&log, a.at);
             if a.json {
-                let mut j = contents::sizes::sizes_json(&r, a.by.as_deref());
+                let mut j = contents::sizes::sizes_json(&r, by);
                 if let Json::Object(o) = &mut j {
                     let mut p = ovsdb::Object::new();
                     p.push_unchecked("path", Json::String(path.clone()));
@@ -284,7 +287,7 @@ pub fn sizes(args: &[String]) -> u8 {
                 }
                 all.push(j);
             } else {
-                print_sizes(path, &r, a.by.as_deref());
+                print_sizes(path, &r, by);
             }
         }
         if a.json {

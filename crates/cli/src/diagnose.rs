@@ -10,33 +10,38 @@ use evidence::databases::Databases;
 use evidence::diagnose::{diagnose_read, Options};
 use evidence::findings::Knobs;
 
-pub const HELP: &str = "\
-ovsdb-scope diagnose: findings from a sick cluster's files, logs and archives
+/// `diagnose [--json] [--set KNOB=VALUE]... PATH...`
+#[derive(clap::Args, Debug)]
+#[command(
+    about = "Findings from a sick cluster's files, logs and archives",
+    long_about = "PATH is any mix of database files (.db), ovsdb-server logs (also rotated \
+.log.1 and .log.2.gz), cluster/status and memory/show output, folders (read \
+recursively) and archives (.gz, .xz, .tar, .tar.gz/.tgz, .tar.xz: must-gather, \
+sosreport). Inputs are recognized by content, matched to servers by what they say, and \
+never written anywhere.",
+    after_help = "Knobs and defaults (--set):\n  long_poll_ms=1000 stopped_ratio=4 storm_changes=5 storm_window_ms=3600000\n  reconnect_drops=3 reconnect_window_ms=60000 leaderless_ms=1000\n  memory_growth_percent=50 cause_window_ms=5000 large_entry_bytes=1048576\n\nExample:\n  ovsdb-scope diagnose must-gather/ sosreport-node1.tar.xz\n\nEXIT STATUS:\n  0 nothing at warning or above, 1 a warning or error finding, 2 bad input or usage"
+)]
+pub struct DiagnoseArgs {
+    /// Files, folders and archives
+    #[arg(required = true)]
+    paths: Vec<String>,
+    /// Print {"inputs","servers","findings"} as JSON
+    #[arg(long)]
+    json: bool,
+    /// Change a threshold (see the knobs below)
+    #[arg(long = "set", value_name = "KNOB=VALUE", value_parser = knob)]
+    sets: Vec<(String, String)>,
+}
 
-USAGE:
-  ovsdb-scope diagnose [--json] [--set KNOB=VALUE]... PATH...
-
-PATH is any mix of database files (.db), ovsdb-server logs (also rotated
-.log.1 and .log.2.gz), cluster/status and memory/show output, folders (read
-recursively) and archives (.gz, .xz, .tar, .tar.gz/.tgz, .tar.xz: must-gather,
-sosreport). Inputs are recognized by content, matched to servers by what they
-say, and never written anywhere.
-
-OPTIONS:
-  --json            print {\"inputs\",\"servers\",\"findings\"} as JSON
-  --set KNOB=VALUE  change a threshold; knobs and defaults:
-                      long_poll_ms=1000 stopped_ratio=4 storm_changes=5
-                      storm_window_ms=3600000 reconnect_drops=3
-                      reconnect_window_ms=60000 leaderless_ms=1000
-                      memory_growth_percent=50 cause_window_ms=5000
-                      large_entry_bytes=1048576
-
-EXAMPLE:
-  ovsdb-scope diagnose must-gather/ sosreport-node1.tar.xz
-
-EXIT STATUS:
-  0 nothing at warning or above, 1 a warning or error finding, 2 bad input or usage
-";
+fn knob(kv: &str) -> Result<(String, String), String> {
+    let (k, v) = kv
+        .split_once('=')
+        .ok_or_else(|| format!("expected KNOB=VALUE, got '{kv}'"))?;
+    // Checked here so a bad knob is a usage error, named before any input
+    // is read.
+    Knobs::default().set(k, v)?;
+    Ok((k.to_string(), v.to_string()))
+}
 
 fn walk(path: &Path, out: &mut Vec<std::path::PathBuf>) -> std::io::Result<()> {
     let meta = std::fs::symlink_metadata(path)?;
@@ -52,43 +57,26 @@ fn walk(path: &Path, out: &mut Vec<std::path::PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
-pub fn diagnose(args: &[String]) -> u8 {
-    let mut json = false;
+pub fn diagnose(a: DiagnoseArgs) -> u8 {
+    let json = a.json;
     let mut knobs = Knobs::default();
-    let mut paths = Vec::new();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--json" => json = true,
-            "-h" | "--help" => {
-                print!("{HELP}");
-                return 0;
-            }
-            "--set" => {
-                let Some(kv) = it.next() else {
-                    eprintln!("ovsdb-scope diagnose: --set needs KNOB=VALUE");
-                    return 2;
-                };
-                let Some((k, v)) = kv.split_once('=') else {
-                    eprintln!("ovsdb-scope diagnose: --set needs KNOB=VALUE, got '{kv}'");
-                    return 2;
-                };
-                if let Err(e) = knobs.set(k, v) {
-                    eprintln!("ovsdb-scope diagnose: {e}");
-                    return 2;
-                }
-            }
-            s if s.starts_with("--") => {
-                eprintln!("ovsdb-scope diagnose: unknown option {s}\n\n{HELP}");
-                return 2;
-            }
-            p => paths.push(p.to_string()),
+    for (k, v) in &a.sets {
+        if let Err(e) = knobs.set(k, v) {
+            eprintln!("ovsdb-scope diagnose: {e}");
+            return 2;
         }
     }
-    if paths.is_empty() {
-        eprint!("{HELP}");
-        return 2;
+    let paths = a.paths;
+    let mut all = Vec::new();
+    for p in &paths {
+        let _ = walk(Path::new(p), &mut all);
     }
+    crate::progress::start_files(
+        &all.iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect::<Vec<_>>(),
+        "diagnose",
+    );
     let mut collector = Collector::new(Limits::default());
     // Database files stream through their one walk as they are read;
     // nothing of them is kept.
@@ -105,7 +93,8 @@ pub fn diagnose(args: &[String]) -> u8 {
             let shown = f.to_string_lossy().into_owned();
             match std::fs::File::open(&f) {
                 Ok(file) => {
-                    let mut r = std::io::BufReader::with_capacity(1 << 20, file);
+                    let mut r =
+                        std::io::BufReader::with_capacity(1 << 20, crate::progress::Reader(file));
                     collector.add_streaming(&shown, &mut r, &mut dbs);
                 }
                 Err(e) => {
@@ -115,6 +104,7 @@ pub fn diagnose(args: &[String]) -> u8 {
             }
         }
     }
+    crate::progress::finish();
     let collected = collector.finish();
     if collected.items.is_empty() && collected.streamed.is_empty() {
         for i in &collected.ignored {

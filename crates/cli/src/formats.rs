@@ -37,6 +37,7 @@ fn read_chunks(path: &str, f: &mut dyn FnMut(&[u8])) -> Result<(), String> {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(format!("{path}: {e}")),
         };
+        crate::progress::advance(n as u64);
         f(&buf[..n]);
     }
 }
@@ -160,6 +161,7 @@ fn summarize_file(path: &str) -> Result<FileSummary, String> {
                 Err(e) => return Err(format!("{owned}: {e}")),
             };
             buf.truncate(n);
+            crate::progress::advance(n as u64);
             let chunk = Arc::new(buf);
             // The summarizing side may have stopped; keep verifying.
             let _ = tx.send(Arc::clone(&chunk));
@@ -276,23 +278,28 @@ fn print_summary_text(path: &str, s: &FileSummary) {
 }
 
 /// `inspect [--json] FILE...`
-pub fn inspect(args: &[String]) -> u8 {
-    let mut json = false;
-    let mut files = Vec::new();
-    for a in args {
-        match a.as_str() {
-            "--json" => json = true,
-            s if s.starts_with('-') && s.len() > 1 => {
-                eprintln!("ovsdb-scope inspect: unknown option {s}");
-                return 2;
-            }
-            s => files.push(s.to_string()),
-        }
-    }
-    if files.is_empty() {
-        eprintln!("ovsdb-scope inspect: no FILE given");
-        return 2;
-    }
+#[derive(clap::Args, Debug)]
+#[command(
+    about = "Summary of database files: records, terms, leaders, sizes per storage mode",
+    long_about = "Summary of each database file (clustered or standalone): format, \
+database, server and cluster IDs, record kinds, terms, leaders and votes, snapshot, \
+commit and last index, and the entry bytes as stored, with full values and with column \
+diffs; with several files of one cluster, the cluster's view. Damage in the middle of a \
+file is stepped over and reported (record, offset, reason, bytes skipped).",
+    after_help = "Example:\n  ovsdb-scope inspect --json static/samples/ls-add-follower/s*.db\n\nExit codes: 0 ok, 1 a file is damaged (the rest is still read), 2 bad input or usage."
+)]
+pub struct InspectArgs {
+    /// Database files
+    #[arg(required = true)]
+    files: Vec<String>,
+    /// Print JSON (the shape the web page shows)
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn inspect(a: InspectArgs) -> u8 {
+    let (json, files) = (a.json, a.files);
+    crate::progress::start_files(&files, "inspect");
     let mut summaries = Vec::new();
     let mut code = 0u8;
     for path in &files {
@@ -317,6 +324,7 @@ pub fn inspect(args: &[String]) -> u8 {
             }
         }
     }
+    crate::progress::finish();
     let cluster = (summaries.len() > 1)
         .then(|| summarize_cluster(&summaries.iter().map(|(_, s)| s.clone()).collect::<Vec<_>>()));
     if json {
@@ -362,36 +370,28 @@ pub fn inspect(args: &[String]) -> u8 {
 
 /// `dump [--at INDEX] [--json] FILE`: the database after replaying up to
 /// INDEX (default: the last committed entry; standalone: every record).
-pub fn dump(args: &[String]) -> u8 {
-    let mut json = false;
-    let mut at = None;
-    let mut file = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--json" => json = true,
-            "--at" => match it.next().and_then(|v| v.parse::<u64>().ok()) {
-                Some(v) => at = Some(v),
-                None => {
-                    eprintln!("ovsdb-scope dump: --at needs a log index");
-                    return 2;
-                }
-            },
-            s if s.starts_with('-') && s.len() > 1 => {
-                eprintln!("ovsdb-scope dump: unknown option {s}");
-                return 2;
-            }
-            s if file.is_none() => file = Some(s.to_string()),
-            _ => {
-                eprintln!("usage: ovsdb-scope dump [--at INDEX] [--json] FILE");
-                return 2;
-            }
-        }
-    }
-    let Some(path) = file else {
-        eprintln!("usage: ovsdb-scope dump [--at INDEX] [--json] FILE");
-        return 2;
-    };
+#[derive(clap::Args, Debug)]
+#[command(
+    about = "The database's rows at an index",
+    long_about = "Every table and row of the database after replaying the log up to INDEX \
+(default: the last committed entry; standalone files: every transaction, or the first \
+INDEX). --json prints the database as one JSON object (tables by name, rows by UUID).",
+    after_help = "Example:\n  ovsdb-scope dump --at 5 static/samples/ls-add-follower/s1.db\n\nExit codes: 0 ok, 1 the log is damaged (the rows before the damage are printed), 2 bad input or usage."
+)]
+pub struct DumpArgs {
+    /// A database file
+    file: String,
+    /// Log index to replay up to
+    #[arg(long, value_name = "INDEX")]
+    at: Option<u64>,
+    /// Print JSON
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn dump(a: DumpArgs) -> u8 {
+    let (json, at, path) = (a.json, a.at, a.file);
+    crate::progress::start_files(std::slice::from_ref(&path), "dump");
     let upto = at.map_or(ovsdb_log::Upto::Committed, ovsdb_log::Upto::Index);
     let r = match replay_file(&path, upto) {
         Ok(r) => r,
@@ -400,6 +400,7 @@ pub fn dump(args: &[String]) -> u8 {
             return 2;
         }
     };
+    crate::progress::finish();
     let mut code = 0;
     if let Some(e) = &r.error {
         eprintln!("ovsdb-scope: {path}: {e}");
@@ -441,31 +442,41 @@ pub fn dump(args: &[String]) -> u8 {
     code
 }
 
+/// The storage mode `convert --to` writes.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum To {
+    /// Every changed column with its complete new value
+    Full,
+    /// Set and map columns as diffs (ovsdb-server 2.15 and later)
+    Diff,
+}
+
 /// `convert --to full|diff IN OUT`
-pub fn convert(args: &[String]) -> u8 {
-    let usage = "usage: ovsdb-scope convert --to full|diff IN OUT";
-    let mut mode = None;
-    let mut files = Vec::new();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--to" => {
-                mode = match it.next().map(String::as_str) {
-                    Some("full") => Some(ovsdb_log::Mode::Full),
-                    Some("diff") => Some(ovsdb_log::Mode::Diff),
-                    _ => {
-                        eprintln!("{usage}");
-                        return 2;
-                    }
-                }
-            }
-            s => files.push(s.to_string()),
-        }
-    }
-    let (Some(mode), [input, output]) = (mode, files.as_slice()) else {
-        eprintln!("{usage}");
-        return 2;
+#[derive(clap::Args, Debug)]
+#[command(
+    about = "Rewrite a file with full values or with column diffs",
+    long_about = "Writes OUT with the same records as IN, every transaction re-encoded in \
+the chosen storage mode (full values, or column diffs as ovsdb-server 2.15+ writes); \
+records, hashes and lengths are rewritten so `ovsdb-tool` reads the result.",
+    after_help = "Example:\n  ovsdb-scope convert --to full s1.db s1-full.db\n\nExit codes: 0 written, 1 the input is damaged, 2 bad input or usage."
+)]
+pub struct ConvertArgs {
+    /// Storage mode to write
+    #[arg(long, value_enum)]
+    to: To,
+    /// Input file
+    input: String,
+    /// Output file
+    output: String,
+}
+
+pub fn convert(a: ConvertArgs) -> u8 {
+    let mode = match a.to {
+        To::Full => ovsdb_log::Mode::Full,
+        To::Diff => ovsdb_log::Mode::Diff,
     };
+    let (input, output) = (&a.input, &a.output);
+    crate::progress::start_files(std::slice::from_ref(input), "convert");
     let (size, converted) = match convert_file(input, mode) {
         Ok(r) => r,
         Err(e) => {
@@ -473,6 +484,7 @@ pub fn convert(args: &[String]) -> u8 {
             return 2;
         }
     };
+    crate::progress::finish();
     match converted {
         Ok(out) => {
             if let Err(e) = std::fs::write(output, &out) {
@@ -491,11 +503,24 @@ pub fn convert(args: &[String]) -> u8 {
 /// `check FILE...`: exit 0 when the §6.2 invariants hold, 1 with one line
 /// per violation, 2 for unreadable input or when skipped spans (damage in
 /// the middle of a file) could not be checked and nothing was violated.
-pub fn check(args: &[String]) -> u8 {
-    if args.is_empty() || args.iter().any(|a| a.starts_with('-') && a.len() > 1) {
-        eprintln!("usage: ovsdb-scope check FILE...");
-        return 2;
-    }
+#[derive(clap::Args, Debug)]
+#[command(
+    about = "Check the Raft invariants across a cluster's files (like ovsdb-tool check-cluster)",
+    long_about = "Checks the files of one cluster against Raft's invariants (one leader per \
+term, entries that agree at the same index and term, commits that stay, identities) and \
+the files' own records, keeping a few digests per entry, never the entries. Damage in \
+the middle of a file is an unknown span, never agreement.",
+    after_help = "Example:\n  ovsdb-scope check static/samples/leader-failover/s*.db\n\nExit codes: 0 the invariants hold, 1 a violation, 2 unreadable input or usage, or skipped spans that could not be checked."
+)]
+pub struct CheckArgs {
+    /// The cluster's database files
+    #[arg(required = true)]
+    files: Vec<String>,
+}
+
+pub fn check(a: CheckArgs) -> u8 {
+    let args = &a.files;
+    crate::progress::start_files(args, "check");
     // One file in memory at a time: the checker keeps only what its rules
     // need of each (a few digests per entry).
     let mut checker = ovsdb_log::Checker::new();
@@ -511,6 +536,7 @@ pub fn check(args: &[String]) -> u8 {
         }
         checker.end_file(fc);
     }
+    crate::progress::finish();
     let rep = checker.finish();
     for w in &rep.warnings {
         outln!("{w}");

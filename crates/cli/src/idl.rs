@@ -5,69 +5,94 @@
 use idl::experiments::{self, IndexVsHashParams, WcoParams};
 use std::time::Instant;
 
-const USAGE: &str = "\
-usage: ovsdb-scope idl-experiment NAME [params] [--json]
-  write-changed-only [--rows N] [--columns C] [--changed K]
-  own-write-echo     [--rows N] [--iterations I]
-  index-vs-hash      [--load-balancers N] [--service-monitors M] [--updates-per-sec U]
-                     [--evaluations-per-sec E] [--lookups L] [--seconds S]
-  diff-apply         [--sizes 1000,10000,100000] [--diffs D]";
-
-fn parse_usize(v: Option<&String>, name: &str) -> Result<usize, String> {
-    let v = v.ok_or_else(|| format!("{name} needs a value"))?;
-    v.parse::<usize>()
-        .map_err(|_| format!("{name}: '{v}' is not a non-negative integer"))
+/// The client-side experiments.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Experiment {
+    /// Write only the columns that changed (seed 001)
+    WriteChangedOnly,
+    /// Updates the server echoes back for the client's own writes
+    OwnWriteEcho,
+    /// A persistent index against a temporary hash per evaluation
+    IndexVsHash,
+    /// Applying column diffs to big sets and maps
+    DiffApply,
 }
 
-pub fn experiment(args: &[String]) -> u8 {
-    match run(args) {
+/// `idl-experiment NAME [params] [--json]`
+#[derive(clap::Args, Debug)]
+#[command(
+    about = "Client-side (IDL) experiments: bytes, operations and CPU of IDL choices",
+    after_help = "Parameters per experiment:\n  write-changed-only [--rows N] [--columns C] [--changed K]\n  own-write-echo     [--rows N] [--iterations I]\n  index-vs-hash      [--load-balancers N] [--service-monitors M] [--updates-per-sec U]\n                     [--evaluations-per-sec E] [--lookups L] [--seconds S]\n  diff-apply         [--sizes 1000,10000,100000] [--diffs D]\n\nExample:\n  ovsdb-scope idl-experiment write-changed-only --rows 10000 --changed 1\n\nExit codes: 0 ok, 2 bad usage."
+)]
+pub struct IdlArgs {
+    /// The experiment
+    #[arg(value_enum)]
+    name: Experiment,
+    #[arg(long, value_name = "N")]
+    rows: Option<usize>,
+    /// Columns per row (1..6)
+    #[arg(long, value_name = "C")]
+    columns: Option<usize>,
+    /// Columns changed per write
+    #[arg(long, value_name = "K")]
+    changed: Option<usize>,
+    #[arg(long, value_name = "I")]
+    iterations: Option<usize>,
+    #[arg(long, value_name = "N")]
+    load_balancers: Option<usize>,
+    #[arg(long, value_name = "M")]
+    service_monitors: Option<usize>,
+    #[arg(long, value_name = "U")]
+    updates_per_sec: Option<usize>,
+    #[arg(long, value_name = "E")]
+    evaluations_per_sec: Option<usize>,
+    /// Lookups per evaluation
+    #[arg(long, value_name = "L")]
+    lookups: Option<usize>,
+    #[arg(long, value_name = "S")]
+    seconds: Option<usize>,
+    /// Set or map sizes, comma-separated
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    sizes: Option<Vec<usize>>,
+    /// Diffs applied per size
+    #[arg(long, value_name = "D")]
+    diffs: Option<usize>,
+    /// Print JSON
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn experiment(a: IdlArgs) -> u8 {
+    match run(a) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("ovsdb-scope idl-experiment: {e}\n{USAGE}");
+            eprintln!("ovsdb-scope idl-experiment: {e}");
             2
         }
     }
 }
 
-fn run(args: &[String]) -> Result<(), String> {
-    let name = args.first().ok_or("missing experiment name")?;
-    let mut json = false;
-    let mut opts: Vec<(String, Option<String>)> = Vec::new();
-    let mut i = 1;
-    while i < args.len() {
-        let a = &args[i];
-        if a == "--json" {
-            json = true;
-        } else if let Some(k) = a.strip_prefix("--") {
-            let (k, v) = match k.split_once('=') {
-                Some((k, v)) => (k.to_string(), Some(v.to_string())),
-                None => {
-                    i += 1;
-                    (k.to_string(), args.get(i).cloned())
-                }
-            };
-            opts.push((k, v));
-        } else {
-            return Err(format!("unexpected argument '{a}'"));
-        }
-        i += 1;
-    }
-    let get = |k: &str| {
-        opts.iter()
-            .rev()
-            .find(|(n, _)| n == k)
-            .map(|(_, v)| v.clone())
-    };
-    let num = |k: &str, default: usize| -> Result<usize, String> {
-        match get(k) {
-            None => Ok(default),
-            Some(v) => parse_usize(v.as_ref(), &format!("--{k}")),
-        }
-    };
-    let known: &[&str] = match name.as_str() {
-        "write-changed-only" => &["rows", "columns", "changed"],
-        "own-write-echo" => &["rows", "iterations"],
-        "index-vs-hash" => &[
+fn run(a: IdlArgs) -> Result<(), String> {
+    use Experiment::*;
+    // Each experiment takes its own parameters; another's is a mistake.
+    let given: &[(&str, bool)] = &[
+        ("rows", a.rows.is_some()),
+        ("columns", a.columns.is_some()),
+        ("changed", a.changed.is_some()),
+        ("iterations", a.iterations.is_some()),
+        ("load-balancers", a.load_balancers.is_some()),
+        ("service-monitors", a.service_monitors.is_some()),
+        ("updates-per-sec", a.updates_per_sec.is_some()),
+        ("evaluations-per-sec", a.evaluations_per_sec.is_some()),
+        ("lookups", a.lookups.is_some()),
+        ("seconds", a.seconds.is_some()),
+        ("sizes", a.sizes.is_some()),
+        ("diffs", a.diffs.is_some()),
+    ];
+    let known: &[&str] = match a.name {
+        WriteChangedOnly => &["rows", "columns", "changed"],
+        OwnWriteEcho => &["rows", "iterations"],
+        IndexVsHash => &[
             "load-balancers",
             "service-monitors",
             "updates-per-sec",
@@ -75,22 +100,24 @@ fn run(args: &[String]) -> Result<(), String> {
             "lookups",
             "seconds",
         ],
-        "diff-apply" => &["sizes", "diffs"],
-        other => return Err(format!("unknown experiment '{other}'")),
+        DiffApply => &["sizes", "diffs"],
     };
-    for (k, _) in &opts {
-        if !known.contains(&k.as_str()) {
+    for (k, set) in given {
+        if *set && !known.contains(k) {
+            let name = clap::ValueEnum::to_possible_value(&a.name)
+                .map_or_else(String::new, |v| v.get_name().to_string());
             return Err(format!("unknown option --{k} for {name}"));
         }
     }
+    let json = a.json;
     let start = Instant::now();
     let mut clock = move || start.elapsed().as_secs_f64() * 1000.0;
-    let (text, j) = match name.as_str() {
-        "write-changed-only" => {
+    let (text, j) = match a.name {
+        WriteChangedOnly => {
             let p = WcoParams {
-                rows: num("rows", 10_000)?,
-                columns: num("columns", 6)?,
-                changed: num("changed", 1)?,
+                rows: a.rows.unwrap_or(10_000),
+                columns: a.columns.unwrap_or(6),
+                changed: a.changed.unwrap_or(1),
             };
             if p.columns == 0 || p.columns > 6 {
                 return Err("--columns must be 1..6".into());
@@ -98,40 +125,32 @@ fn run(args: &[String]) -> Result<(), String> {
             let r = experiments::write_changed_only(p, &mut clock);
             (r.to_text(), r.to_json())
         }
-        "own-write-echo" => {
-            let r = experiments::own_write_echo(num("rows", 100)?, num("iterations", 20)?);
+        OwnWriteEcho => {
+            let r = experiments::own_write_echo(a.rows.unwrap_or(100), a.iterations.unwrap_or(20));
             (r.to_text(), r.to_json())
         }
-        "index-vs-hash" => {
+        IndexVsHash => {
             let d = IndexVsHashParams::default();
             let p = IndexVsHashParams {
-                load_balancers: num("load-balancers", d.load_balancers)?,
-                service_monitors: num("service-monitors", d.service_monitors)?.max(1),
-                updates_per_sec: num("updates-per-sec", d.updates_per_sec)?,
-                evaluations_per_sec: num("evaluations-per-sec", d.evaluations_per_sec)?,
-                lookups_per_evaluation: num("lookups", d.lookups_per_evaluation)?,
-                seconds: num("seconds", d.seconds)?,
+                load_balancers: a.load_balancers.unwrap_or(d.load_balancers),
+                service_monitors: a.service_monitors.unwrap_or(d.service_monitors).max(1),
+                updates_per_sec: a.updates_per_sec.unwrap_or(d.updates_per_sec),
+                evaluations_per_sec: a.evaluations_per_sec.unwrap_or(d.evaluations_per_sec),
+                lookups_per_evaluation: a.lookups.unwrap_or(d.lookups_per_evaluation),
+                seconds: a.seconds.unwrap_or(d.seconds),
             };
             let r = experiments::index_vs_hash(p, &mut clock);
             (r.to_text(), r.to_json())
         }
-        _ => {
-            let sizes: Vec<usize> = match get("sizes") {
-                None => vec![1_000, 10_000, 100_000],
-                Some(v) => v
-                    .ok_or("--sizes needs a value")?
-                    .split(',')
-                    .map(|s| {
-                        s.trim()
-                            .parse::<usize>()
-                            .map_err(|_| format!("--sizes: '{s}' is not an integer"))
-                    })
-                    .collect::<Result<_, _>>()?,
-            };
+        DiffApply => {
+            let sizes = a
+                .sizes
+                .clone()
+                .unwrap_or_else(|| vec![1_000, 10_000, 100_000]);
             if sizes.is_empty() || sizes.iter().any(|&s| s == 0 || s > 10_000_000) {
                 return Err("--sizes must be 1..10000000".into());
             }
-            let r = experiments::diff_apply(&sizes, num("diffs", 2000)?.max(1), &mut clock);
+            let r = experiments::diff_apply(&sizes, a.diffs.unwrap_or(2000).max(1), &mut clock);
             (r.to_text(), r.to_json())
         }
     };

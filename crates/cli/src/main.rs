@@ -1,69 +1,113 @@
 //! `ovsdb-scope`: the command-line face of the shared core.
 //!
-//! Each subcommand lives in its own module and returns the process exit code.
-//! Modules are owned by the area they expose: `formats` (inspect, dump, check,
-//! convert), `simulate` (simulate, compare) and `idl` (idl-experiment).
+//! The arguments are parsed by clap (derive): each subcommand's `Args`
+//! struct lives in the module that runs it, beside its code, and the module
+//! returns the process exit code. Modules are owned by the area they
+//! expose: `formats` (inspect, dump, check, convert), `simulate` (simulate,
+//! compare), `idl` (idl-experiment), `diagnose`, `contents` (show, find,
+//! history, diff, sizes) and `generate`. `progress` draws the progress bar
+//! of long reads.
 
 mod contents;
 mod diagnose;
 mod formats;
 mod generate;
 mod idl;
+mod progress;
 mod simulate;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "\
-ovsdb-scope: explore OVSDB clustered databases and simulate ovsdb-server's Raft
+use clap::{CommandFactory, Parser, Subcommand};
 
-USAGE:
-  ovsdb-scope inspect [--json] FILE...
-  ovsdb-scope dump [--at INDEX] [--json] FILE
-  ovsdb-scope check FILE...
-  ovsdb-scope convert --to full|diff IN OUT
-  ovsdb-scope simulate SCENARIO [--profile P] [--set KNOB=VALUE]... [--seed N | --seeds N] [--json]
-                       [--write-logs DIR] [--trace FILE.jsonl]
-  ovsdb-scope compare SCENARIO --a KNOBS --b KNOBS [--seeds N] [--json]
-  ovsdb-scope idl-experiment NAME [params] [--json]
-  ovsdb-scope generate southbound OUTDIR [--size-mb N] [...]   (large test files)
-  ovsdb-scope diagnose [--json] [--set KNOB=VALUE]... PATH...   (files, folders, archives)
-  ovsdb-scope show FILE [--at INDEX]                  (like ovn-nbctl/ovn-sbctl/ovs-vsctl show)
-  ovsdb-scope find FILE TABLE [CONDITION...] [--at INDEX] [--json]
-  ovsdb-scope history FILE UUID [--json]
-  ovsdb-scope diff FILE --from I --to J [--json]
-  ovsdb-scope sizes FILE... [--by table|column|client] [--at INDEX] [--json]
-";
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  ok
+  1  findings or violations (a damaged file, a broken invariant, a warning finding)
+  2  bad input or usage
+
+Run `ovsdb-scope help COMMAND` (or `ovsdb-scope COMMAND --help`) for a command's
+options and an example. NO_COLOR is honoured; a progress bar is drawn on stderr
+only when it is a terminal and the work takes over a second.";
+
+/// Explore OVSDB clustered databases, diagnose sick clusters and simulate
+/// ovsdb-server's Raft.
+#[derive(Parser, Debug)]
+#[command(
+    name = "ovsdb-scope",
+    version,
+    about = "Explore OVSDB clustered databases, diagnose sick clusters and simulate ovsdb-server's Raft",
+    after_help = EXIT_CODES,
+    arg_required_else_help = true,
+    propagate_version = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    Inspect(formats::InspectArgs),
+    Dump(formats::DumpArgs),
+    Check(formats::CheckArgs),
+    Convert(formats::ConvertArgs),
+    Diagnose(diagnose::DiagnoseArgs),
+    Show(contents::ShowArgs),
+    Find(contents::FindArgs),
+    History(contents::HistoryArgs),
+    Diff(contents::DiffArgs),
+    Sizes(contents::SizesArgs),
+    Simulate(simulate::SimulateArgs),
+    Compare(simulate::CompareArgs),
+    IdlExperiment(idl::IdlArgs),
+    Generate(generate::GenerateArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    #[command(
+        after_help = "Example:\n  ovsdb-scope completions bash > /etc/bash_completion.d/ovsdb-scope\n  ovsdb-scope completions fish > ~/.config/fish/completions/ovsdb-scope.fish"
+    )]
+    Completions {
+        /// The shell
+        shell: clap_complete::Shell,
+    },
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(cmd) = args.first() else {
-        eprint!("{USAGE}");
-        return ExitCode::from(2);
-    };
-    let rest = &args[1..];
-    let code = match cmd.as_str() {
-        "inspect" => formats::inspect(rest),
-        "dump" => formats::dump(rest),
-        "check" => formats::check(rest),
-        "convert" => formats::convert(rest),
-        "simulate" => simulate::simulate(rest),
-        "compare" => simulate::compare(rest),
-        "idl-experiment" => idl::experiment(rest),
-        "diagnose" => diagnose::diagnose(rest),
-        "generate" => generate::generate(rest),
-        "show" => contents::show(rest),
-        "find" => contents::find(rest),
-        "history" => contents::history(rest),
-        "diff" => contents::diff(rest),
-        "sizes" => contents::sizes(rest),
-        "-h" | "--help" | "help" => {
-            print!("{USAGE}");
+    let cli = Cli::parse();
+    let code = match cli.cmd {
+        Cmd::Inspect(a) => formats::inspect(a),
+        Cmd::Dump(a) => formats::dump(a),
+        Cmd::Check(a) => formats::check(a),
+        Cmd::Convert(a) => formats::convert(a),
+        Cmd::Diagnose(a) => diagnose::diagnose(a),
+        Cmd::Show(a) => contents::show(a),
+        Cmd::Find(a) => contents::find(a),
+        Cmd::History(a) => contents::history(a),
+        Cmd::Diff(a) => contents::diff(a),
+        Cmd::Sizes(a) => contents::sizes(a),
+        Cmd::Simulate(a) => simulate::simulate(a),
+        Cmd::Compare(a) => simulate::compare(a),
+        Cmd::IdlExperiment(a) => idl::experiment(a),
+        Cmd::Generate(a) => generate::generate(a),
+        Cmd::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "ovsdb-scope",
+                &mut std::io::stdout(),
+            );
             0
-        }
-        other => {
-            eprintln!("ovsdb-scope: unknown command '{other}'\n{USAGE}");
-            2
         }
     };
     ExitCode::from(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
 }

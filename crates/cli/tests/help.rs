@@ -1,0 +1,151 @@
+//! The CLI's help: every command's `--help` against its snapshot in
+//! `tests/help/` (regenerate with `UPDATE_HELP=1 cargo test -p ovsdb-scope
+//! --test help` and review the diff), each with an example and the exit
+//! codes; `help COMMAND` is the same text; completion scripts for bash, zsh
+//! and fish name every command; usage errors exit 2.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+const COMMANDS: &[&str] = &[
+    "inspect",
+    "dump",
+    "check",
+    "convert",
+    "diagnose",
+    "show",
+    "find",
+    "history",
+    "diff",
+    "sizes",
+    "simulate",
+    "compare",
+    "idl-experiment",
+    "generate",
+    "generate southbound",
+    "completions",
+];
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ovsdb-scope"))
+        .args(args)
+        .env("COLUMNS", "100")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("help is UTF-8")
+}
+
+fn snapshot(name: &str, got: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/help")
+        .join(format!("{}.txt", name.replace(' ', "-")));
+    if std::env::var_os("UPDATE_HELP").is_some() {
+        std::fs::write(&path, got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_HELP=1 writes it)", path.display()));
+    assert_eq!(got, want, "{name} --help changed (UPDATE_HELP=1 to accept)");
+}
+
+#[test]
+fn every_help_matches_its_snapshot_and_has_an_example_and_exit_codes() {
+    let top = run(&["--help"]);
+    assert_eq!(top.status.code(), Some(0));
+    let top = text(&top);
+    snapshot("ovsdb-scope", &top);
+    assert!(top.contains("Exit codes:"), "{top}");
+    for cmd in COMMANDS {
+        let args: Vec<&str> = cmd.split(' ').chain(["--help"]).collect();
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(0), "{cmd} --help");
+        let t = text(&o);
+        assert!(
+            !t.contains('\u{1b}'),
+            "{cmd}: no colour with NO_COLOR / a pipe"
+        );
+        snapshot(cmd, &t);
+        if *cmd != "generate" {
+            assert!(t.contains("Example"), "{cmd} --help has no example:\n{t}");
+        }
+        let first = cmd.split(' ').next().unwrap();
+        if first != "generate" && *cmd != "completions" {
+            assert!(
+                t.contains("Exit codes") || t.contains("EXIT STATUS"),
+                "{cmd} --help names no exit codes:\n{t}"
+            );
+        }
+        // The top-level help lists it with its one-line summary.
+        assert!(
+            top.contains(&format!("  {first} ")),
+            "{first} not in the top help"
+        );
+        // `help CMD` is `CMD --help`.
+        let mut h = vec!["help"];
+        h.extend(cmd.split(' '));
+        assert_eq!(text(&run(&h)), t, "help {cmd}");
+    }
+}
+
+#[test]
+fn version_and_usage_errors() {
+    let v = run(&["--version"]);
+    assert_eq!(v.status.code(), Some(0));
+    assert_eq!(
+        text(&v).trim(),
+        format!("ovsdb-scope {}", env!("CARGO_PKG_VERSION"))
+    );
+    for bad in [
+        &[][..],
+        &["frobnicate"][..],
+        &["inspect"][..],
+        &["inspect", "--nope", "x.db"][..],
+        &["convert", "--to", "zip", "a", "b"][..],
+        &["sizes", "--by", "row", "x.db"][..],
+        &["simulate", "leader-kill", "--seeds", "0"][..],
+        &["idl-experiment", "no-such"][..],
+        &["completions", "tcsh"][..],
+    ] {
+        let o = run(bad);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.is_empty(), "{bad:?}: says why");
+        assert!(o.stdout.is_empty() || bad.is_empty(), "{bad:?}");
+    }
+    // A parameter of another experiment is a usage error too.
+    let o = run(&["idl-experiment", "own-write-echo", "--changed", "3"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--changed"));
+}
+
+#[test]
+fn completions_for_bash_zsh_and_fish_name_every_command() {
+    for shell in ["bash", "zsh", "fish"] {
+        let o = run(&["completions", shell]);
+        assert_eq!(o.status.code(), Some(0), "{shell}");
+        let script = text(&o);
+        assert!(script.len() > 1000, "{shell}: {} bytes", script.len());
+        for cmd in COMMANDS {
+            let first = cmd.split(' ').next().unwrap();
+            assert!(script.contains(first), "{shell} completion lacks {first}");
+        }
+        // Options too (fish spells them `-l json`).
+        assert!(
+            script.contains("--json") || script.contains("-l json"),
+            "{shell}: options too"
+        );
+    }
+    // The bash script is valid bash.
+    let o = run(&["completions", "bash"]);
+    let dir = std::env::temp_dir().join(format!("ovsdb-scope-compl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("c.bash");
+    std::fs::write(&f, &o.stdout).unwrap();
+    let st = Command::new("bash").arg("-n").arg(&f).status().unwrap();
+    assert!(st.success(), "bash -n rejects the completion script");
+    let _ = std::fs::remove_dir_all(&dir);
+}
