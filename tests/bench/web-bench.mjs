@@ -1,11 +1,17 @@
-// Web explorer benchmark (issue 6 item 12). Needs dist/ (trunk build --release).
+// Web explorer benchmark (issues 6 and 12). Needs dist/ (trunk build --release).
 //   node tests/bench/web-bench.mjs            (or: scripts/bench-web.sh)
 // Prints: file selection -> first timeline frame for the sb-scale sample and a
-// >= 100 MB generated clustered file (110k entries); canvas frame times while
-// panning and zooming those 110k entries; gzipped wasm sizes.
+// >= 100 MB generated clustered file (110k entries; BIG_DB=FILE for another,
+// e.g. the 1M-entry file of `gen-big-log.mjs OUT 1000000 560`); canvas frame
+// times while panning and zooming its entries; then three generated
+// Southbound files of CLUSTER_MB MB each (default 1000; CLUSTER_MB=0 skips;
+// CLUSTER_DIR keeps them between runs) loaded together: first frame (the
+// preview), the whole load, the worker's wasm memory, next to the native
+// `ovsdb-scope inspect` and `check` of the same files in the same run;
+// gzipped wasm sizes.
 import { existsSync, readFileSync, statSync, readdirSync } from "node:fs";
 import { gzipSync } from "node:zlib";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, DIST, serveDir, launchBrowser, openPage } from "../e2e/harness.mjs";
@@ -85,6 +91,59 @@ results.frames = {
   p95: pct(frames, 0.95),
   max: Math.max(...frames),
 };
+
+console.log(JSON.stringify({ sbScale: results.sbScale, big: results.big, frames: results.frames }));
+
+// Three big files of one cluster, as a must-gather brings them.
+const CLUSTER_MB = Number(process.env.CLUSTER_MB ?? 1000);
+if (CLUSTER_MB > 0) {
+  const target = process.env.CARGO_TARGET_DIR || join(ROOT, "target");
+  const cli = process.env.OVSDB_SCOPE_BIN || join(target, "release", "ovsdb-scope");
+  if (!existsSync(cli)) {
+    execFileSync("cargo", ["build", "--release", "-q", "-p", "ovsdb-scope"], { cwd: ROOT, stdio: "inherit" });
+  }
+  const dir = process.env.CLUSTER_DIR || join(tmpdir(), `ovsdb-scope-bench-sb${CLUSTER_MB}`);
+  const paths = sb.map((f) => join(dir, f));
+  if (!paths.every(existsSync)) {
+    execFileSync(cli, ["generate", "southbound", dir, "--size-mb", String(CLUSTER_MB)], { stdio: "inherit" });
+  }
+  const bytes = paths.map((p) => statSync(p).size);
+  // Native, same files, same run: wall and CPU seconds, peak RSS.
+  const native = {};
+  for (const cmd of ["inspect", "check"]) {
+    const r = spawnSync("/usr/bin/time", ["-f", "%e %U %S %M", cli, cmd, ...paths], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    const out = r.stderr.toString().trim().split("\n").pop().split(" ").map(Number);
+    native[cmd] = { wallS: out[0], cpuS: +(out[1] + out[2]).toFixed(2), peakKB: out[3] };
+  }
+  const t0 = Date.now();
+  await page.getByTestId("file-input").setInputFiles(paths);
+  const long = { timeout: 60 * 60 * 1000 };
+  await page.locator("[data-testid=timeline][data-preview=true]").waitFor(long).catch(() => {});
+  const firstPreviewMs = Date.now() - t0;
+  await page.locator(`[data-testid=summary-bytes][data-value="${bytes[0]}"]`).waitFor(long);
+  await page.locator(`[data-testid=summary][data-files="${sb.join(",")}"]`).waitFor(long);
+  await page.locator("[data-testid=check-results][data-state=done]").waitFor(long);
+  const loadMs = Date.now() - t0;
+  let wasmBytes;
+  for (const w of page.workers()) {
+    const v = await w.evaluate(() => self.ovsdbScopeWasmBytes);
+    if (typeof v === "number") wasmBytes = v;
+  }
+  results.cluster = {
+    mb: CLUSTER_MB,
+    bytes,
+    entries: Number(await page.getByTestId("summary-entries").getAttribute("data-value")),
+    firstFrameMs: Number(await canvas.getAttribute("data-first-frame-ms")),
+    firstPreviewMs,
+    loadMs,
+    wasmBytes,
+    error: await page.getByTestId("load-error").textContent({ timeout: 100 }).catch(() => null),
+    native,
+    vsNative: +(loadMs / 1000 / (native.inspect.wallS + native.check.wallS)).toFixed(2),
+  };
+}
 
 const wasm = {};
 for (const f of readdirSync(DIST).filter((f) => f.endsWith(".wasm"))) {
