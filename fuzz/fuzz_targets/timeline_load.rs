@@ -1,6 +1,7 @@
 //! Fuzz a load's one pass and the parsers around it: arbitrary bytes as a
 //! database file go through `timeline::load` whole and in chunks (same
-//! timeline, never a panic); the lane's entries survive the `timeline::wire`
+//! timeline, never a panic); two copies as one cluster load the same with
+//! and without sharing the size replay; the lane's entries survive the `timeline::wire`
 //! round trip; `wire::decode_entries` of the raw bytes is an error or a
 //! value, never a panic; `ovsdb_log::canon` of the bytes, when it answers,
 //! gives the JSON tree's canonical text.
@@ -12,29 +13,41 @@
 use libfuzzer_sys::fuzz_target;
 use timeline::load::{FileEnd, TimelineLoad};
 
-fn chunked(data: &[u8], step: usize) -> timeline::Timeline {
-    let mut load = TimelineLoad::new(true);
-    let mut f = load.begin("f");
-    for c in data.chunks(step) {
-        f.push(load.checker(), c);
-    }
-    let l = match f.finish(load.checker()) {
-        FileEnd::Done(l) => *l,
-        FileEnd::Again(mut a) => {
-            for c in data.chunks(step) {
-                a.push(c);
-            }
-            a.finish()
+fn load_all(mut load: TimelineLoad, files: &[&[u8]], step: usize) -> timeline::Timeline {
+    for data in files {
+        let mut f = load.begin("f");
+        for c in data.chunks(step) {
+            f.push(load.checker(), c);
         }
-    };
-    load.add(l);
+        let l = match f.finish(load.checker()) {
+            FileEnd::Done(l) => *l,
+            FileEnd::Again(mut a) => {
+                for c in data.chunks(step) {
+                    a.push(c);
+                }
+                a.finish()
+            }
+        };
+        load.add(l);
+    }
     load.finish()
+}
+
+fn chunked(data: &[u8], step: usize) -> timeline::Timeline {
+    load_all(TimelineLoad::new(true), &[data], step)
 }
 
 fuzz_target!(|data: &[u8]| {
     let whole = timeline::build_timeline(&[("f", data)], &mut |_| {});
     let step = data.first().map_or(1, |&b| usize::from(b % 13) + 1);
     assert_eq!(chunked(data, step), whole);
+    // Two copies as one cluster's files: the second reuses the first's
+    // size replay, with the same result as replaying both.
+    let twice = [data, data];
+    assert_eq!(
+        load_all(TimelineLoad::new(true), &twice, step),
+        load_all(TimelineLoad::new(true).without_sharing(), &twice, step)
+    );
 
     let mut light = whole.clone();
     let blobs = timeline::wire::split(&mut light);

@@ -132,7 +132,10 @@ fn convert_file(
 /// hashes. When the verifier finds any damage the trusting result is
 /// thrown away and the file is summarized again with the hashes checked,
 /// so the result is always that of `ovsdb_log::summarize`.
-fn summarize_file(path: &str) -> Result<FileSummary, String> {
+///
+/// `shared`: what the size replays of the files before (of the same
+/// cluster) leave, taken and handed on for the next file.
+fn summarize_file(path: &str, shared: &mut ovsdb_log::SharedReplay) -> Result<FileSummary, String> {
     use ovsdb_log::summary::{Summarizer, SummaryEnd};
     use ovsdb_log::{Event, LogScan, ScanOptions, Verdict};
     use std::sync::{mpsc, Arc};
@@ -172,6 +175,7 @@ fn summarize_file(path: &str) -> Result<FileSummary, String> {
         Ok(clean)
     });
     let mut sum = Summarizer::new(true);
+    sum.share(std::mem::take(shared));
     let mut scan = LogScan::new(ScanOptions {
         trust_sha1: true,
         ..sum.options()
@@ -184,15 +188,18 @@ fn summarize_file(path: &str) -> Result<FileSummary, String> {
         .join()
         .map_err(|_| format!("{path}: reader thread failed"))??;
     let trust = clean;
-    let end = if clean {
-        sum.finish(&scan)
+    let (end, sh) = if clean {
+        sum.finish_shared(&scan)
     } else {
+        // Damaged: summarized again with the hashes checked, on its own
+        // (what the trusting walk replayed is not trusted either).
         let mut sum = Summarizer::new(true);
         let mut scan = LogScan::new(sum.options());
         read_chunks(path, &mut |c| scan.push(c, &mut |ev| sum.on_event(&ev)))?;
         scan.finish(&mut |ev| sum.on_event(&ev));
-        sum.finish(&scan)
+        sum.finish_shared(&scan)
     };
+    *shared = sh;
     match end {
         SummaryEnd::Done(s, _) => Ok(*s),
         SummaryEnd::Again(mut pass) => {
@@ -302,8 +309,10 @@ pub fn inspect(a: InspectArgs) -> u8 {
     crate::progress::start_files(&files, "inspect");
     let mut summaries = Vec::new();
     let mut code = 0u8;
+    // The files of one cluster replay their common committed prefix once.
+    let mut shared = ovsdb_log::SharedReplay::default();
     for path in &files {
-        match summarize_file(path) {
+        match summarize_file(path, &mut shared) {
             Ok(s) => {
                 for k in &s.skipped {
                     eprintln!(

@@ -31,7 +31,7 @@ pub use framing::{Format, Frame, Framer, RawRecord, Skip};
 pub use raft::{ClusterHeader, Entry, RaftRecord, RecordBody, Servers, Snapshot};
 pub use replay::{Db, Mode};
 pub use scan::{split_data, Event, LogScan, ScanOptions, Verdict};
-pub use sizes::{replay, replay_database, EntrySize, Replay, Upto};
+pub use sizes::{replay, replay_database, EntrySize, Replay, SharedReplay, Upto};
 pub use summary::{
     summarize, summarize_cluster, summarize_detailed, summarize_records, ClusterSummary,
     EntryBytes, FileSummary, RecordKinds, TermSid,

@@ -282,12 +282,89 @@ pub(crate) fn db_from_header(
     }
 }
 
+/// What the one-pass replays of the files read before leave to the next
+/// file of the same cluster, so that their common committed prefix is
+/// replayed once, not once per file: every entry applied, by index, with
+/// the record's term and SHA-1 and its full/diff sizes, and the database
+/// after the highest index applied.
+///
+/// A later file's entry takes the known sizes without being replayed only
+/// when its record is the same (same index, term and body SHA-1; the
+/// bytes are compared, not assumed). Its replay is then behind; at its
+/// first entry that is not known, it goes on from the shared database if
+/// that stands exactly one index before, and otherwise gives up like any
+/// one-pass replay that cannot go on (the caller's second walk, without
+/// sharing, gives the sizes).
+#[derive(Default)]
+pub struct SharedReplay {
+    /// Database name and cluster ID of the files it came from.
+    key: Option<(String, Option<crate::Uuid>)>,
+    /// Index of `known[0]`.
+    base: u64,
+    known: Vec<Known>,
+    /// The database after index `.0`.
+    db: Option<(u64, Db)>,
+    /// Entries that took known sizes (for tests and figures).
+    pub reused: u64,
+}
+
+#[derive(Clone, Copy)]
+struct Known {
+    term: u64,
+    sha1: [u8; 20],
+    full: u32,
+    diff: u32,
+}
+
+impl SharedReplay {
+    fn get(&self, index: u64) -> Option<&Known> {
+        let i = index.checked_sub(self.base)?;
+        self.known
+            .get(usize::try_from(i).ok()?)
+            .filter(|k| k.term != 0)
+    }
+
+    fn end(&self) -> u64 {
+        self.base + self.known.len() as u64
+    }
+
+    /// Notes an entry a file applied itself, past what is known (entries
+    /// without data leave holes: term 0).
+    fn learn(&mut self, index: u64, k: Known) {
+        if self.known.is_empty() {
+            self.base = index;
+        }
+        if index >= self.end() {
+            let hole = Known {
+                term: 0,
+                sha1: [0; 20],
+                full: 0,
+                diff: 0,
+            };
+            self.known.resize((index - self.base) as usize, hole);
+            self.known.push(k);
+        }
+    }
+}
+
 /// Streaming replay for summaries: applies entries while they are read,
 /// as long as the log never truncates itself (then the caller falls back
 /// to the two-pass replay).
 pub(crate) struct Stream {
     pub ok: bool,
     pub db: Option<Db>,
+    /// The replays of earlier files of the cluster (see [`SharedReplay`]).
+    shared: SharedReplay,
+    /// Entries were taken from `shared` without replaying them: `db` is
+    /// stale (it stands at `db_at`).
+    behind: bool,
+    /// This file replayed an entry of its own where `shared` knows another:
+    /// what it replays then is not added to `shared`.
+    diverged: bool,
+    /// Entries this file replayed itself, for `shared` once the file ends
+    /// well.
+    learned: Vec<(u64, Known)>,
+    db_at: u64,
     pub log_end: u64,
     pub full: u64,
     pub diff: u64,
@@ -305,6 +382,8 @@ pub(crate) struct Stream {
 struct Pending {
     record: usize,
     index: u64,
+    term: u64,
+    sha1: [u8; 20],
     header_len: usize,
     data: Vec<u8>,
     body_len: usize,
@@ -316,9 +395,19 @@ const MAX_PENDING_BYTES: usize = 64 << 20;
 
 impl Stream {
     pub(crate) fn new() -> Stream {
+        Stream::with_shared(SharedReplay::default())
+    }
+
+    /// A replay that reuses what earlier files of the cluster replayed.
+    pub(crate) fn with_shared(shared: SharedReplay) -> Stream {
         Stream {
             ok: true,
             db: None,
+            shared,
+            behind: false,
+            diverged: false,
+            learned: Vec::new(),
+            db_at: 0,
             log_end: 0,
             full: 0,
             diff: 0,
@@ -336,6 +425,36 @@ impl Stream {
         }
         self.log_end = h.prev_index().saturating_add(1);
         self.applied = h.prev_index();
+        self.db_at = h.prev_index();
+        let key = Some((h.name.clone(), h.cluster_id));
+        if self.shared.key != key {
+            // Another cluster's (or nothing yet): start afresh.
+            self.shared = SharedReplay {
+                key,
+                ..SharedReplay::default()
+            };
+        }
+    }
+
+    /// What earlier files left, handed on untouched (this file's replay
+    /// did not finish).
+    pub(crate) fn pass_on(&mut self) -> SharedReplay {
+        std::mem::take(&mut self.shared)
+    }
+
+    /// What this file's replay leaves to the next file of the cluster.
+    pub(crate) fn take_shared(&mut self) -> SharedReplay {
+        let mut sh = std::mem::take(&mut self.shared);
+        for (index, k) in self.learned.drain(..) {
+            sh.learn(index, k);
+        }
+        if self.ok && !self.behind && !self.diverged && self.db.is_some() {
+            let newer = sh.db.as_ref().is_none_or(|(at, _)| self.db_at > *at);
+            if newer {
+                sh.db = self.db.take().map(|db| (self.db_at, db));
+            }
+        }
+        sh
     }
 
     fn give_up(&mut self) {
@@ -393,6 +512,8 @@ impl Stream {
         self.pending.push_back(Pending {
             record: raw.index,
             index: e.index,
+            term: e.term,
+            sha1: raw.sha1,
             header_len: raw.header_len,
             data: data.to_vec(),
             body_len: raw.body.len(),
@@ -415,6 +536,46 @@ impl Stream {
 
     fn apply(&mut self, p: Pending) {
         self.pending_bytes -= p.data.len();
+        let stored = (p.header_len + p.body_len) as u64;
+        // The same record as an earlier file's, at the same place in the
+        // log the earlier replay went through: its sizes are known.
+        if let Some(k) = self.shared.get(p.index) {
+            if k.term == p.term && k.sha1 == p.sha1 {
+                let (full, diff) = (u64::from(k.full), u64::from(k.diff));
+                self.full += full;
+                self.diff += diff;
+                self.applied = p.index;
+                self.behind = true;
+                self.shared.reused += 1;
+                self.entries.push(EntrySize {
+                    record: p.record,
+                    index: Some(p.index),
+                    stored,
+                    full,
+                    diff,
+                    superseded: false,
+                });
+                return;
+            }
+        }
+        if p.index < self.shared.end() && p.index >= self.shared.base {
+            self.diverged = true;
+        }
+        if self.behind {
+            // The first entry not known: go on from the shared database
+            // if it stands right after the entry taken last.
+            match self.shared.db.take() {
+                Some((at, db)) if at == self.applied => {
+                    self.db = Some(db);
+                    self.db_at = at;
+                    self.behind = false;
+                }
+                other => {
+                    self.shared.db = other;
+                    return self.give_up();
+                }
+            }
+        }
         let Some(db) = self.db.as_mut() else {
             return self.give_up();
         };
@@ -441,10 +602,24 @@ impl Stream {
         self.full += full;
         self.diff += diff;
         self.applied = p.index;
+        self.db_at = p.index;
+        if self.diverged {
+            // Not the branch `shared` follows.
+        } else if let (Ok(f), Ok(d)) = (u32::try_from(full), u32::try_from(diff)) {
+            self.learned.push((
+                p.index,
+                Known {
+                    term: p.term,
+                    sha1: p.sha1,
+                    full: f,
+                    diff: d,
+                },
+            ));
+        }
         self.entries.push(EntrySize {
             record: p.record,
             index: Some(p.index),
-            stored: (p.header_len + p.body_len) as u64,
+            stored,
             full,
             diff,
             superseded: false,

@@ -473,9 +473,27 @@ impl Summarizer {
         (s, &self.stream.entries)
     }
 
+    /// Reuses what the replays of earlier files of the same cluster left
+    /// (see [`crate::SharedReplay`]); call before the walk.
+    pub fn share(&mut self, shared: crate::SharedReplay) {
+        self.stream = crate::sizes::Stream::with_shared(shared);
+    }
+
     /// Ends the summary of a walk that `scan` made (for its format and
     /// size).
     pub fn finish(self, scan: &LogScan) -> SummaryEnd {
+        self.finish_shared(scan).0
+    }
+
+    /// [`Summarizer::finish`], and what this file's replay leaves to the
+    /// next file of the cluster.
+    pub fn finish_shared(self, scan: &LogScan) -> (SummaryEnd, crate::SharedReplay) {
+        let mut shared = crate::SharedReplay::default();
+        let end = self.finish_inner(scan, &mut shared);
+        (end, shared)
+    }
+
+    fn finish_inner(self, scan: &LogScan, shared: &mut crate::SharedReplay) -> SummaryEnd {
         let mut s = self.s;
         s.bytes = scan.bytes();
         let mut entries = Vec::new();
@@ -492,21 +510,24 @@ impl Summarizer {
         }
         s.terms = self.terms.into_iter().collect();
         s.last_index = self.last_entry.or(s.snapshot_index);
+        let mut stream = self.stream;
         if !self.with_sizes || !s.skipped.is_empty() {
             // What a skipped span held is unknown, so is every size that
             // depends on replaying through it.
+            *shared = stream.pass_on();
             return SummaryEnd::Done(Box::new(s), entries);
         }
-        let mut stream = self.stream;
         stream.finish();
         let r = match s.format {
             Some(Format::Clustered) if stream.ok && stream.db.is_some() => {
                 s.entry_bytes.full = Some(stream.full);
                 s.entry_bytes.diff = Some(stream.diff);
                 entries = std::mem::take(&mut stream.entries);
+                *shared = stream.take_shared();
                 None
             }
             Some(Format::Clustered) => {
+                *shared = stream.pass_on();
                 let st = self.structure;
                 let pass = crate::sizes::ReplayPass::new(
                     st.superseded,

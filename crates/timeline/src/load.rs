@@ -19,7 +19,9 @@
 use ovsdb_log::check::CheckerMark;
 use ovsdb_log::facts::{entry_txn_facts, txn_facts};
 use ovsdb_log::summary::{SecondPass, Summarizer, SummaryEnd};
-use ovsdb_log::{Checker, Event, FileCheck, FileSummary, Format, LogScan, Skip, Verdict};
+use ovsdb_log::{
+    Checker, Event, FileCheck, FileSummary, Format, LogScan, SharedReplay, Skip, Verdict,
+};
 
 use crate::model::{
     finish_timeline, json_servers, summary_of, CheckResult, CommitPoint, Entry, Lane, Marker,
@@ -373,6 +375,9 @@ pub struct Loaded {
     /// The file's part of the cluster check (None when not asked for).
     pub check: Option<FileChecking>,
     pub fingerprint: Fingerprint,
+    /// What the size replays of this and earlier files leave to the next
+    /// file of the cluster ([`ovsdb_log::SharedReplay`]).
+    pub shared: SharedReplay,
 }
 
 /// How a file's walk ends.
@@ -391,6 +396,7 @@ pub struct SecondLoad {
     good_end: u64,
     check: Option<FileChecking>,
     fingerprint: Fingerprint,
+    shared: SharedReplay,
 }
 
 impl SecondLoad {
@@ -412,6 +418,7 @@ impl SecondLoad {
             summary,
             check: self.check,
             fingerprint: self.fingerprint,
+            shared: self.shared,
         }
     }
 
@@ -428,6 +435,7 @@ impl SecondLoad {
             summary,
             check: self.check,
             fingerprint: self.fingerprint,
+            shared: self.shared,
         }
     }
 }
@@ -436,7 +444,15 @@ impl FileLoad {
     /// `check`: also run the file's part of the cluster check (its events
     /// go to [`FileCheck::on_event`] with the checker given to `push`).
     pub fn new(name: &str, ck: &Checker, check: bool) -> FileLoad {
-        let sum = Summarizer::new(true);
+        Self::with_shared(name, ck, check, SharedReplay::default())
+    }
+
+    /// [`FileLoad::new`], reusing the size replays of earlier files of the
+    /// same cluster ([`ovsdb_log::SharedReplay`]; handed on in
+    /// [`Loaded::shared`]).
+    pub fn with_shared(name: &str, ck: &Checker, check: bool, shared: SharedReplay) -> FileLoad {
+        let mut sum = Summarizer::new(true);
+        sum.share(shared);
         FileLoad {
             scan: LogScan::new(sum.options()),
             sum,
@@ -522,7 +538,8 @@ impl FileLoad {
         });
         let good_end = scan.good_end();
         fingerprint.bytes = scan.bytes();
-        match sum.finish(&scan) {
+        let (end, shared) = sum.finish_shared(&scan);
+        match end {
             SummaryEnd::Done(summary, sizes) => {
                 let lane = lane.finish(good_end, &summary, &sizes);
                 FileEnd::Done(Box::new(Loaded {
@@ -530,6 +547,7 @@ impl FileLoad {
                     summary: *summary,
                     check,
                     fingerprint,
+                    shared,
                 }))
             }
             SummaryEnd::Again(pass) => FileEnd::Again(Box::new(SecondLoad {
@@ -539,6 +557,7 @@ impl FileLoad {
                 good_end,
                 check,
                 fingerprint,
+                shared,
             })),
         }
     }
@@ -549,10 +568,11 @@ impl FileLoad {
         bytes: &[u8],
         ck: &mut Checker,
         check: bool,
+        shared: SharedReplay,
         progress: &mut dyn FnMut(u64),
     ) -> Loaded {
         const STEP: usize = 1 << 20;
-        let mut fl = FileLoad::new(name, ck, check);
+        let mut fl = FileLoad::with_shared(name, ck, check, shared);
         for (i, c) in bytes.chunks(STEP).enumerate() {
             fl.push(ck, c);
             progress(((i + 1) * STEP).min(bytes.len()) as u64);
@@ -573,6 +593,9 @@ impl FileLoad {
 pub struct TimelineLoad {
     checker: Checker,
     check: bool,
+    /// The size replays so far, for the next file ([`SharedReplay`]);
+    /// None: each file replays on its own.
+    shared: Option<SharedReplay>,
     lanes: Vec<Lane>,
     summaries: Vec<FileSummary>,
     problems: Vec<String>,
@@ -584,13 +607,40 @@ impl TimelineLoad {
     pub fn new(check: bool) -> TimelineLoad {
         TimelineLoad {
             check,
+            shared: Some(SharedReplay::default()),
             ..Default::default()
         }
     }
 
+    /// Each file replays its sizes on its own instead of reusing the
+    /// common prefix of the files before (for tests and comparisons).
+    pub fn without_sharing(mut self) -> TimelineLoad {
+        self.shared = None;
+        self
+    }
+
+    fn take_shared(&mut self) -> SharedReplay {
+        self.shared.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    fn keep_shared(&mut self, sh: SharedReplay) {
+        if let Some(s) = self.shared.as_mut() {
+            *s = sh;
+        }
+    }
+
+    /// Entries whose sizes were taken from an earlier file's replay.
+    pub fn reused_entries(&self) -> u64 {
+        self.shared.as_ref().map_or(0, |s| s.reused)
+    }
+
     /// Starts the next file (files keep the order they are started in).
-    pub fn begin(&self, name: &str) -> FileLoad {
-        FileLoad::new(name, &self.checker, self.check)
+    /// The file reuses the size replays of the files before it: hand its
+    /// [`Loaded`] to [`TimelineLoad::add`] or [`TimelineLoad::discard`]
+    /// before the next `begin`.
+    pub fn begin(&mut self, name: &str) -> FileLoad {
+        let sh = self.take_shared();
+        FileLoad::with_shared(name, &self.checker, self.check, sh)
     }
 
     /// The checker a file's pushes need.
@@ -599,7 +649,8 @@ impl TimelineLoad {
     }
 
     /// Takes a finished file.
-    pub fn add(&mut self, l: Loaded) {
+    pub fn add(&mut self, mut l: Loaded) {
+        self.keep_shared(std::mem::take(&mut l.shared));
         if let Some(c) = l.check {
             let lane = &l.lane;
             if lane.clustered && lane.summary.records > 0 && lane.truncated.is_none() {
@@ -622,7 +673,8 @@ impl TimelineLoad {
 
     /// Leaves a finished file out (a copy of one already added, say): what
     /// its walk told the checker is undone.
-    pub fn discard(&mut self, l: Loaded) {
+    pub fn discard(&mut self, mut l: Loaded) {
+        self.keep_shared(std::mem::take(&mut l.shared));
         if let Some(c) = l.check {
             self.checker.rollback(c.mark);
         }
@@ -646,7 +698,8 @@ impl TimelineLoad {
         progress: &mut dyn FnMut(u64),
     ) -> Loaded {
         let check = self.check;
-        FileLoad::load_bytes(name, bytes, &mut self.checker, check, progress)
+        let sh = self.take_shared();
+        FileLoad::load_bytes(name, bytes, &mut self.checker, check, sh, progress)
     }
 
     /// [`TimelineLoad::load_bytes`], then [`TimelineLoad::add`].
