@@ -8,7 +8,7 @@
 // CLUSTER_DIR keeps them between runs) loaded together: first frame (the
 // preview), the whole load, the worker's wasm memory, next to the native
 // `ovsdb-scope inspect` and `check` of the same files in the same run;
-// gzipped wasm sizes.
+// gzipped wasm sizes. ONLY_CLUSTER=1 runs only the three big files.
 import { existsSync, readFileSync, statSync, readdirSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { execFileSync, spawnSync } from "node:child_process";
@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { ROOT, DIST, serveDir, launchBrowser, openPage } from "../e2e/harness.mjs";
 
 const BIG = process.env.BIG_DB || join(tmpdir(), "ovsdb-scope-bench-110k.db");
-if (!existsSync(BIG)) {
+if (!existsSync(BIG) && !process.env.ONLY_CLUSTER) {
   execFileSync("node", [join(ROOT, "tests/bench/gen-big-log.mjs"), BIG], { stdio: "inherit" });
 }
 const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
@@ -41,57 +41,59 @@ const results = {};
 const sb = ["s1.db", "s2.db", "s3.db"];
 const sbPaths = sb.map((f) => join(ROOT, "static/samples/sb-scale", f));
 const sbBytes = sbPaths.reduce((a, p) => a + statSync(p).size, 0);
-const sbTimes = [];
-for (let i = 0; i < 3; i++) {
-  // Alternate with another file so every round is a real new load.
-  await loadAndTime([join(ROOT, "static/samples/standalone/nb.db")], ["nb.db"], 60000);
-  sbTimes.push(await loadAndTime(sbPaths, sb, 60000));
-}
-results.sbScale = { bytes: sbBytes, ms: sbTimes, median: median(sbTimes) };
-
-const bigBytes = statSync(BIG).size;
-const bigName = BIG.split("/").pop();
-const bigMs = await loadAndTime([BIG], [bigName], 15 * 60 * 1000);
-const entries = Number(await page.getByTestId("summary-entries").getAttribute("data-value"));
-results.big = {
-  bytes: bigBytes,
-  entries,
-  ms: bigMs,
-  // Of which: the worker building the model, the page decoding it.
-  workerMs: Number(await canvas.getAttribute("data-parse-ms")),
-  decodeMs: Number(await canvas.getAttribute("data-decode-ms")),
-};
-
-// Frame times: each key press redraws the canvas; data-frame-ms is the draw time.
-const frames = [];
-const keys = ["+", "ArrowRight", "+", "ArrowLeft", "-", "ArrowRight", "+", "+", "ArrowLeft", "-", "-", "0"];
-for (let round = 0; round < 4; round++) {
-  for (const k of keys) {
-    const before = await canvas.getAttribute("data-view");
-    await page.keyboard.press(k);
-    await page.waitForFunction((v) => document.querySelector("[data-testid=timeline]").dataset.view !== v, before, { timeout: 10000 }).catch(() => {});
-    frames.push(Number(await canvas.getAttribute("data-frame-ms")));
+if (!process.env.ONLY_CLUSTER) {
+  const sbTimes = [];
+  for (let i = 0; i < 3; i++) {
+    // Alternate with another file so every round is a real new load.
+    await loadAndTime([join(ROOT, "static/samples/standalone/nb.db")], ["nb.db"], 60000);
+    sbTimes.push(await loadAndTime(sbPaths, sb, 60000));
   }
-}
-// Drag-pan with the mouse at full zoom-out and zoomed in.
-const box = await canvas.boundingBox();
-for (const zoomKeys of [[], ["+", "+", "+"]]) {
-  for (const k of zoomKeys) await page.keyboard.press(k);
-  await page.mouse.move(box.x + box.width * 0.6, box.y + 80);
-  await page.mouse.down();
-  for (let i = 0; i < 10; i++) {
-    await page.mouse.move(box.x + box.width * 0.6 - (i + 1) * 25, box.y + 80);
-    frames.push(Number(await canvas.getAttribute("data-frame-ms")));
-  }
-  await page.mouse.up();
-}
-results.frames = {
-  n: frames.length,
-  median: median(frames),
-  p95: pct(frames, 0.95),
-  max: Math.max(...frames),
-};
+  results.sbScale = { bytes: sbBytes, ms: sbTimes, median: median(sbTimes) };
 
+  const bigBytes = statSync(BIG).size;
+  const bigName = BIG.split("/").pop();
+  const bigMs = await loadAndTime([BIG], [bigName], 15 * 60 * 1000);
+  const entries = Number(await page.getByTestId("summary-entries").getAttribute("data-value"));
+  results.big = {
+    bytes: bigBytes,
+    entries,
+    ms: bigMs,
+    // Of which: the worker building the model, the page decoding it.
+    workerMs: Number(await canvas.getAttribute("data-parse-ms")),
+    decodeMs: Number(await canvas.getAttribute("data-decode-ms")),
+  };
+
+  // Frame times: each key press redraws the canvas; data-frame-ms is the draw time.
+  const frames = [];
+  const keys = ["+", "ArrowRight", "+", "ArrowLeft", "-", "ArrowRight", "+", "+", "ArrowLeft", "-", "-", "0"];
+  for (let round = 0; round < 4; round++) {
+    for (const k of keys) {
+      const before = await canvas.getAttribute("data-view");
+      await page.keyboard.press(k);
+      await page.waitForFunction((v) => document.querySelector("[data-testid=timeline]").dataset.view !== v, before, { timeout: 10000 }).catch(() => {});
+      frames.push(Number(await canvas.getAttribute("data-frame-ms")));
+    }
+  }
+  // Drag-pan with the mouse at full zoom-out and zoomed in.
+  const box = await canvas.boundingBox();
+  for (const zoomKeys of [[], ["+", "+", "+"]]) {
+    for (const k of zoomKeys) await page.keyboard.press(k);
+    await page.mouse.move(box.x + box.width * 0.6, box.y + 80);
+    await page.mouse.down();
+    for (let i = 0; i < 10; i++) {
+      await page.mouse.move(box.x + box.width * 0.6 - (i + 1) * 25, box.y + 80);
+      frames.push(Number(await canvas.getAttribute("data-frame-ms")));
+    }
+    await page.mouse.up();
+  }
+  results.frames = {
+    n: frames.length,
+    median: median(frames),
+    p95: pct(frames, 0.95),
+    max: Math.max(...frames),
+  };
+
+}
 console.log(JSON.stringify({ sbScale: results.sbScale, big: results.big, frames: results.frames }));
 
 // Three big files of one cluster, as a must-gather brings them.
