@@ -6,6 +6,7 @@
 //! calls the core and renders the view model it returns.
 
 mod app;
+mod contents_ui;
 mod draw;
 mod evidence_view;
 mod files;
