@@ -211,3 +211,46 @@ test("Contents: another index, from the field or the URL hash, shows the databas
     assert.deepEqual(p.pageErrors, []);
   }
 });
+
+test("Contents: what made it big equals sizes --by table --json; the compaction what-if equals sizes --at", async () => {
+  const { page, problems } = await openContents();
+  const name = await page.getByTestId("contents").getAttribute("data-file");
+  const file = join(ROOT, "static/samples", SAMPLE, name);
+  await page.getByTestId("sizes-measure").click();
+  await page.locator("[data-testid=size-by-table]").first().waitFor({ timeout: 60000 });
+  const at = Number(await page.getByTestId("at-index").getAttribute("data-value"));
+  const [ref] = scope("sizes", "--by", "table", "--at", String(at), "--json", file);
+  const rows = await page.evaluate(() =>
+    Object.fromEntries(
+      [...document.querySelectorAll("[data-testid=size-by-table]")].map((r) => [
+        r.dataset.table,
+        { stored: Number(r.dataset.bytesStored), full: Number(r.dataset.bytesFull), diff: Number(r.dataset.bytesDiff) },
+      ]),
+    ),
+  );
+  assert.deepEqual(rows, ref.by_table);
+  const c = page.getByTestId("compaction-whatif");
+  assert.equal(Number(await c.getAttribute("data-snapshot-bytes")), ref.compaction.snapshot_bytes);
+  assert.equal(Number(await c.getAttribute("data-log-bytes")), ref.compaction.log_bytes);
+  assert.equal(await page.locator("[data-testid=largest-entry]").count(), ref.largest.length);
+  // The chart was drawn (plotters on the canvas): some pixels are not white.
+  const inked = await page.evaluate(() => {
+    const cv = document.querySelector("[data-testid=size-chart]");
+    const d = cv.getContext("2d").getImageData(0, 0, cv.width, cv.height).data;
+    let n = 0;
+    for (let i = 0; i < d.length; i += 4) if (d[i] < 200 || d[i + 1] < 200 || d[i + 2] < 200) n++;
+    return n;
+  });
+  assert.ok(inked > 500, `chart pixels: ${inked}`);
+  // Another index: the what-if follows it.
+  const first = Number(await page.getByTestId("contents").getAttribute("data-first"));
+  await page.getByTestId("at-index").fill(String(first));
+  await page.getByTestId("at-index").press("Enter");
+  await page.locator(`[data-testid=compaction-whatif][data-at="${first}"]`).waitFor();
+  const [ref2] = scope("sizes", "--at", String(first), "--json", file);
+  assert.equal(Number(await c.getAttribute("data-snapshot-bytes")), ref2.compaction.snapshot_bytes);
+  assert.equal(Number(await c.getAttribute("data-log-bytes")), ref2.compaction.log_bytes);
+  await screenshot(page, "contents-sizes");
+  assert.deepEqual(problems.consoleErrors, []);
+  assert.deepEqual(problems.pageErrors, []);
+});

@@ -57,6 +57,8 @@ pub enum Msg {
     /// Follow a reference: show `uuid` in `table`.
     GoTo(String, String),
     Key(KeyboardEvent),
+    /// Measure where the bytes go (two more walks over the file).
+    Sizes,
 }
 
 pub struct ContentsPage {
@@ -91,6 +93,11 @@ pub struct ContentsPage {
     row: Option<Value>,
     history: Option<Value>,
     grid: NodeRef,
+    sizes_id: u32,
+    /// None: not asked; Some(None): being measured.
+    sizes: Option<Option<Value>>,
+    chart: NodeRef,
+    chart_drawn: bool,
 }
 
 fn js_get(o: &JsValue, key: &str) -> JsValue {
@@ -237,6 +244,9 @@ impl ContentsPage {
                 if let Some(u) = self.selected.clone() {
                     self.select(ctx, u);
                 }
+                if self.sizes.is_some() {
+                    ctx.link().send_message(Msg::Sizes);
+                }
                 true
             }
             "contents-rows" => {
@@ -282,6 +292,11 @@ impl ContentsPage {
             }
             "contents-history" if id == self.history_id => {
                 self.history = Some(v);
+                true
+            }
+            "contents-sizes" if id == self.sizes_id => {
+                self.sizes = Some(Some(v));
+                self.chart_drawn = false;
                 true
             }
             _ => false,
@@ -353,6 +368,10 @@ impl Component for ContentsPage {
             row: None,
             history: None,
             grid: NodeRef::default(),
+            sizes_id: 0,
+            sizes: None,
+            chart: NodeRef::default(),
+            chart_drawn: false,
         };
         page.open(ctx, ctx.props().at);
         page
@@ -443,6 +462,11 @@ impl Component for ContentsPage {
                 self.reselect(ctx);
                 true
             }
+            Msg::Sizes => {
+                self.sizes = Some(None);
+                self.sizes_id = self.send(ctx, "contents-sizes", &[]);
+                true
+            }
             Msg::Key(ev) => {
                 let tag = ev
                     .target()
@@ -481,6 +505,17 @@ impl Component for ContentsPage {
     }
 
     fn rendered(&mut self, _ctx: &Context<Self>, _first: bool) {
+        if let (false, Some(Some(v)), Some(c)) = (
+            self.chart_drawn,
+            &self.sizes,
+            self.chart.cast::<web_sys::HtmlCanvasElement>(),
+        ) {
+            self.chart_drawn = true;
+            let bars = table_bars(v);
+            if let Err(e) = crate::size_chart::draw(&c, &bars) {
+                self.error = Some(format!("the size chart could not be drawn: {e}"));
+            }
+        }
         if let (Some(r), Some(el)) = (self.scroll_to, self.grid.cast::<HtmlElement>()) {
             self.scroll_to = None;
             el.set_scroll_top((r as f64 * ROW) as i32);
@@ -530,6 +565,7 @@ impl Component for ContentsPage {
                             { self.view_row(ctx) }
                         </div>
                     </div>
+                    { self.view_sizes(ctx) }
                     <details class="overview-box" open=true>
                         <summary>{ format!("Overview ({})", s(&o["database"])) }</summary>
                         <pre data-testid="overview">{ s(&o["overview"]) }</pre>
@@ -792,6 +828,126 @@ impl ContentsPage {
                 { row }
                 { history }
             </div>
+        }
+    }
+}
+
+/// The by-table figures, largest stored first.
+fn table_bars(v: &Value) -> Vec<crate::size_chart::Bars> {
+    let mut bars: Vec<crate::size_chart::Bars> = v["by_table"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(t, b)| crate::size_chart::Bars {
+            table: t.clone(),
+            stored: b["stored"].as_u64().unwrap_or(0),
+            full: b["full"].as_u64(),
+            diff: b["diff"].as_u64(),
+        })
+        .collect();
+    bars.sort_by(|a, b| b.stored.cmp(&a.stored).then(a.table.cmp(&b.table)));
+    bars
+}
+
+fn bytes(v: &Value) -> String {
+    v.as_u64()
+        .map_or("–".into(), |b| crate::draw::human_bytes(b as f64))
+}
+
+impl ContentsPage {
+    fn view_sizes(&self, ctx: &Context<Self>) -> Html {
+        let link = ctx.link();
+        let body = match &self.sizes {
+            None => html! {
+                <button data-testid="sizes-measure" title="Reads the file twice: a replay for the full and diff sizes, then the breakdown"
+                    onclick={link.callback(|_| Msg::Sizes)}>{ "Measure where the bytes go" }</button>
+            },
+            Some(None) => {
+                html! { <p class="hint" data-testid="sizes-loading">{ "Measuring…" }</p> }
+            }
+            Some(Some(v)) if v.get("error").is_some() => html! {
+                <div class="error" role="alert">{ s(&v["error"]) }</div>
+            },
+            Some(Some(v)) => {
+                let bars = table_bars(v);
+                let attr = |x: &Option<u64>| x.map(|b| b.to_string()).unwrap_or_default();
+                let c = &v["compaction"];
+                let mut clients: Vec<(&String, &Value)> =
+                    v["by_client"].as_object().into_iter().flatten().collect();
+                clients.sort_by_key(|(_, b)| std::cmp::Reverse(b["stored"].as_u64().unwrap_or(0)));
+                let mut cols: Vec<(&String, &Value)> =
+                    v["by_column"].as_object().into_iter().flatten().collect();
+                cols.sort_by_key(|(_, b)| std::cmp::Reverse(b["stored"].as_u64().unwrap_or(0)));
+                html! {
+                    <>
+                        <p class="hint">{ format!("{} entries · {} stored, {} with full values, {} with diffs · measured in {:.0} ms",
+                            s(&v["entries"]), bytes(&v["total"]["stored"]), bytes(&v["total"]["full"]), bytes(&v["total"]["diff"]),
+                            v["ms"].as_f64().unwrap_or(0.0)) }</p>
+                        if !c.is_null() {
+                            <p data-testid="compaction-whatif" data-snapshot-bytes={s(&c["snapshot_bytes"])}
+                                data-log-bytes={s(&c["log_bytes"])} data-at={s(&c["at"])}
+                                title="What ovsdb-server/compact at this index would write, against what the log holds after its header">
+                                { format!("Compaction at {}: a snapshot of {} replaces {} of log", s(&c["at"]),
+                                    bytes(&c["snapshot_bytes"]), bytes(&c["log_bytes"])) }
+                            </p>
+                        }
+                        <canvas ref={self.chart.clone()} class="size-chart" data-testid="size-chart" width="900" height="200" />
+                        <table class="sizes" data-testid="sizes-by-table">
+                            <tr><th>{ "table" }</th><th>{ "as stored" }</th><th>{ "full values" }</th><th>{ "diffs" }</th></tr>
+                            { for bars.iter().map(|b| html! {
+                                <tr data-testid="size-by-table" data-table={b.table.clone()} data-bytes-stored={b.stored.to_string()}
+                                    data-bytes-full={attr(&b.full)} data-bytes-diff={attr(&b.diff)}>
+                                    <td>{ b.table.clone() }</td>
+                                    <td>{ crate::draw::human_bytes(b.stored as f64) }</td>
+                                    <td>{ b.full.map_or("–".into(), |x| crate::draw::human_bytes(x as f64)) }</td>
+                                    <td>{ b.diff.map_or("–".into(), |x| crate::draw::human_bytes(x as f64)) }</td>
+                                </tr>
+                            }) }
+                        </table>
+                        <details>
+                            <summary>{ format!("By column ({})", cols.len()) }</summary>
+                            <table class="sizes">
+                                { for cols.iter().map(|(k, b)| html! {
+                                    <tr data-testid="size-by-column" data-column={(*k).clone()} data-bytes-stored={s(&b["stored"])}>
+                                        <td>{ (*k).clone() }</td><td>{ bytes(&b["stored"]) }</td><td>{ bytes(&b["full"]) }</td><td>{ bytes(&b["diff"]) }</td>
+                                    </tr>
+                                }) }
+                            </table>
+                        </details>
+                        <h4>{ "By client (the _comment's prefix)" }</h4>
+                        <table class="sizes">
+                            { for clients.iter().map(|(k, b)| html! {
+                                <tr data-testid="size-by-client" data-client={(*k).clone()} data-bytes-stored={s(&b["stored"])}>
+                                    <td>{ (*k).clone() }</td><td>{ bytes(&b["stored"]) }</td><td>{ bytes(&b["full"]) }</td><td>{ bytes(&b["diff"]) }</td>
+                                </tr>
+                            }) }
+                        </table>
+                        <h4>{ "The 20 largest entries" }</h4>
+                        <ol class="largest">
+                            { for v["largest"].as_array().into_iter().flatten().map(|e| {
+                                let i = e["index"].as_u64();
+                                html! {
+                                    <li data-testid="largest-entry" data-record={s(&e["record"])} data-bytes={s(&e["stored"])}>
+                                        if let Some(i) = i {
+                                            <a href="#" title="Show the database at this index"
+                                                onclick={link.callback(move |ev: MouseEvent| { ev.prevent_default(); Msg::SetAt(i) })}>{ format!("#{i}") }</a>
+                                        } else {
+                                            <span>{ format!("record {}", s(&e["record"])) }</span>
+                                        }
+                                        { format!(" · {} · mostly {} · {}", bytes(&e["stored"]), s(&e["top_table"]), s(&e["comment"])) }
+                                    </li>
+                                }
+                            }) }
+                        </ol>
+                    </>
+                }
+            }
+        };
+        html! {
+            <section class="sizes-box" data-testid="sizes">
+                <h3>{ "What made it big" }</h3>
+                { body }
+            </section>
         }
     }
 }

@@ -14,6 +14,7 @@ mod hash;
 mod panic;
 mod samples;
 mod sim;
+mod size_chart;
 mod store;
 
 fn main() {

@@ -36,6 +36,9 @@ struct Open {
     prev: Option<Db>,
     /// (table, query) of the selection and the selection.
     selection: Option<(String, String, Selection)>,
+    /// The size report of the whole log (without its compaction what-if)
+    /// and the file's length, once asked for.
+    sizes: Option<(contents::sizes::SizeReport, u64)>,
 }
 
 thread_local! {
@@ -155,6 +158,7 @@ pub fn open(msg: &JsValue) {
                 cur,
                 prev: None,
                 selection: None,
+                sizes: None,
             });
             Ok(())
         })
@@ -380,4 +384,67 @@ pub fn history(msg: &JsValue) {
         Ok(v) => reply("contents-history", id, v),
         Err(e) => error_reply("contents-history", id, e),
     }
+}
+
+/// `contents-sizes {id}`: where the file's bytes go
+/// (`contents::sizes`, the JSON of `ovsdb-scope sizes --json` for one
+/// file), the compaction what-if at the open position. The first request
+/// walks the file twice (a replay for each entry's full and diff sizes,
+/// then the breakdowns); later ones reuse the report.
+pub fn sizes(msg: &JsValue) {
+    let id = get(msg, "id");
+    let started = now();
+    let res = FILES.with(|cell| {
+        let files = cell.borrow();
+        with_open(|x| {
+            let f = files
+                .iter()
+                .find(|f| f.name == x.name)
+                .ok_or("that file is no longer loaded")?;
+            if x.sizes.is_none() {
+                let mut d = DatabaseAt::new(ovsdb_log::Upto::All);
+                while let Some(opts) = d.next_walk() {
+                    let scan = walk(f, opts, &mut |ev| {
+                        d.on_event(ev);
+                        Verdict::Keep
+                    })?;
+                    d.end(&scan);
+                }
+                let replay = d.into_replay().ok_or("the replay did not end")?;
+                let mut st = contents::stream::SizesStream::new(&x.log, &replay);
+                drop(replay);
+                let log = &x.log;
+                let mut scan = LogScan::new(ovsdb_log::ScanOptions::default());
+                stream_file(f, &mut |chunk: &[u8]| {
+                    st.chunk(chunk);
+                    let mut cb = |ev: Event<'_>| {
+                        st.on_event(log, &ev);
+                        Verdict::Keep
+                    };
+                    scan.push(chunk, &mut cb);
+                    false
+                })?;
+                scan.finish(&mut |ev: Event<'_>| {
+                    st.on_event(log, &ev);
+                    Verdict::Keep
+                });
+                let len = st.bytes();
+                x.sizes = Some((st.finish(), len));
+            }
+            let (rep, len) = x.sizes.as_ref().unwrap();
+            let mut rep = rep.clone();
+            rep.compaction =
+                contents::sizes::compaction_of(&x.log, &x.cur.db, Some(x.cur.at), *len);
+            let j = contents::sizes::sizes_json(&rep, None).to_string_compact();
+            let mut v: Value = serde_json::from_str(&j).map_err(|e| e.to_string())?;
+            v["ms"] = json!(now() - started);
+            v["at"] = json!(x.cur.at);
+            Ok(v)
+        })
+    });
+    match res {
+        Ok(v) => reply("contents-sizes", id, v),
+        Err(e) => error_reply("contents-sizes", id, e),
+    }
+    super::note_memory();
 }

@@ -102,6 +102,14 @@ impl DatabaseAt {
         }
     }
 
+    /// The replay, once no walk is needed any more.
+    pub fn into_replay(self) -> Option<ovsdb_log::Replay> {
+        match self.state {
+            State::Done(r) => Some(*r),
+            _ => None,
+        }
+    }
+
     /// The database (as [`crate::database_at`] gives it): `Err` when no
     /// schema was read; a later error comes with the database before it.
     pub fn finish(self) -> Result<(ovsdb::Database, Option<LogError>), String> {
@@ -227,6 +235,58 @@ impl Opener {
             db: Err("not read yet".into()),
             again: Some(DatabaseAt::new(Upto::Index(at))),
         }
+    }
+}
+
+/// `sizes` over a file streaming by: make the walks of a
+/// [`DatabaseAt`]`(Upto::All)` first (its replay gives each entry's size
+/// in the other storage modes), then one more walk feeding this; its
+/// report is [`crate::sizes::sizes`]' (the compaction what-if apart:
+/// [`crate::sizes::compaction_of`] with the database at the index wanted
+/// and [`SizesStream::bytes`]).
+pub struct SizesStream {
+    pass: crate::sizes::SizesPass,
+    next: usize,
+    bytes: u64,
+}
+
+impl SizesStream {
+    pub fn new(log: &Log<'_>, replay: &ovsdb_log::Replay) -> SizesStream {
+        SizesStream {
+            pass: crate::sizes::SizesPass::new(log, replay),
+            next: 0,
+            bytes: 0,
+        }
+    }
+
+    /// Counts a chunk of the walk (for the file's length).
+    pub fn chunk(&mut self, chunk: &[u8]) {
+        self.bytes += chunk.len() as u64;
+    }
+
+    /// The bytes counted by [`SizesStream::chunk`].
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Takes one event of the walk (the entries of `log`, the load pass of
+    /// the same file, are met in file order).
+    pub fn on_event(&mut self, log: &Log<'_>, ev: &Event<'_>) {
+        let Some(raw) = ev.raw() else { return };
+        while let Some(e) = log.entries.get(self.next) {
+            if e.record > raw.index {
+                break;
+            }
+            self.next += 1;
+            if e.record == raw.index {
+                self.pass.entry(e, raw.body);
+                break;
+            }
+        }
+    }
+
+    pub fn finish(self) -> crate::sizes::SizeReport {
+        self.pass.finish()
     }
 }
 
@@ -370,6 +430,41 @@ mod tests {
         // A record that cannot be read is an error, not a panic.
         let u = log.history.rows().next().copied().unwrap();
         assert!(crate::history::history_with(&o.log, &u, |_| None).is_err());
+    }
+
+    #[test]
+    fn streamed_sizes_equal_the_in_memory_report() {
+        for file in FILES {
+            let bytes = sample(file);
+            let log = Log::load(&bytes);
+            let want = crate::sizes::sizes(&log, None);
+            let mut d = DatabaseAt::new(Upto::All);
+            walk_all(&bytes, &mut d);
+            let replay = d.into_replay().unwrap();
+            let mut st = SizesStream::new(&log, &replay);
+            let mut scan = LogScan::new(ScanOptions::default());
+            let mut f = |ev: Event<'_>| {
+                st.on_event(&log, &ev);
+                Verdict::Keep
+            };
+            for c in bytes.chunks(777) {
+                scan.push(c, &mut f);
+            }
+            scan.finish(&mut f);
+            for c in bytes.chunks(777) {
+                st.chunk(c);
+            }
+            assert_eq!(st.bytes(), bytes.len() as u64);
+            let len = st.bytes();
+            let mut got = st.finish();
+            let db = replay.db.unwrap().into_core();
+            got.compaction = crate::sizes::compaction_of(&log, &db, None, len);
+            assert_eq!(got, want, "{file}");
+            assert_eq!(
+                crate::sizes::sizes_json(&got, None).to_string_compact(),
+                crate::sizes::sizes_json(&want, None).to_string_compact()
+            );
+        }
     }
 
     #[test]

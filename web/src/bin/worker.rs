@@ -49,6 +49,12 @@
 //!   records read back from the input by offset (`contents::history`);
 //!   replies `{type: "contents-history", id, json}` with the JSON of
 //!   `ovsdb-scope history --json` (plus `ms`).
+//! - `{type: "contents-sizes", id}`: where the open file's bytes go
+//!   (`contents::sizes` through `contents::stream::SizesStream`: a replay
+//!   walk for the entries' full and diff sizes, then the breakdown walk;
+//!   kept for later requests) with the compaction what-if at the open
+//!   position; replies `{type: "contents-sizes", id, json}` with the JSON
+//!   of `ovsdb-scope sizes --at AT --json` for the file (plus `ms`, `at`).
 //!
 //! A panic is reported as `{type: "panic", message}` so the page can say so.
 //! Cancelling is done by the page terminating this worker.
@@ -162,6 +168,7 @@ fn handle(msg: JsValue) {
         Some("contents-rows") => worker_contents::rows(&msg),
         Some("contents-row") => worker_contents::row(&msg),
         Some("contents-history") => worker_contents::history(&msg),
+        Some("contents-sizes") => worker_contents::sizes(&msg),
         other => post(&[
             ("type", "error".into()),
             ("message", format!("unknown request {other:?}").into()),
