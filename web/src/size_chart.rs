@@ -15,6 +15,8 @@ pub struct Bars {
     pub diff: Option<u64>,
 }
 
+const BAND: usize = 36;
+
 const SERIES: [(&str, RGBColor); 3] = [
     ("as stored", RGBColor(37, 99, 235)),
     ("full values", RGBColor(234, 88, 12)),
@@ -25,7 +27,9 @@ const SERIES: [(&str, RGBColor); 3] = [
 /// drawing error's text.
 pub fn draw(canvas: &HtmlCanvasElement, bars: &[Bars]) -> Result<(), String> {
     let rows = bars.len().max(1);
-    canvas.set_height((60 + rows * 30) as u32);
+    // 8 px of margin on each side and 30 px of x labels, then one band of
+    // BAND px per table with its three bars.
+    canvas.set_height((46 + rows * BAND) as u32);
     let backend = CanvasBackend::with_canvas_object(canvas.clone()).ok_or("no 2D canvas")?;
     let root = backend.into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
@@ -72,8 +76,8 @@ pub fn draw(canvas: &HtmlCanvasElement, bars: &[Bars]) -> Result<(), String> {
                     [(0, SegmentValue::Exact(i)), (v, SegmentValue::Exact(i + 1))],
                     color.filled(),
                 );
-                let top = 4 + 7 * k as i32;
-                r.set_margin(top as u32, (28 - top - 7).max(0) as u32, 0, 0);
+                let top = 6 + 9 * k as u32;
+                r.set_margin(top, BAND as u32 - top - 8, 0, 0);
                 Some(r)
             })
             .collect();
