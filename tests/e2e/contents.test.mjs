@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, existsSync, readFileSync } from "node:fs";
+import { mkdtempSync, rmSync, existsSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, openPage, screenshot, useBrowser } from "./harness.mjs";
@@ -253,4 +253,107 @@ test("Contents: what made it big equals sizes --by table --json; the compaction 
   await screenshot(page, "contents-sizes");
   assert.deepEqual(problems.consoleErrors, []);
   assert.deepEqual(problems.pageErrors, []);
+});
+
+// Measured, not asserted (BENCHMARKS.md): a generated Southbound with 100k
+// Logical_Flow rows (made here, never committed), opened in Contents.
+test("Contents: a table of 100k rows opens, scrolls and filters (figures printed)", { timeout: 1800000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), "ovsdb-scope-contents-big-"));
+  try {
+    const t0 = Date.now();
+    execFileSync(cli(), ["generate", "southbound", dir, "--datapaths", "500", "--flows-per-datapath", "200", "--entries", "200"], { stdio: "ignore" });
+    const genMs = Date.now() - t0;
+    const file = join(dir, "s1.db");
+    const { page, problems } = await openContents();
+    const tLoad = Date.now();
+    await page.getByTestId("file-input").setInputFiles(file);
+    await page.locator("[data-testid=contents][data-state=ready][data-file='s1.db']").waitFor({ timeout: 900000 });
+    const openMs = Date.now() - tLoad;
+    const flows = Number(await page.locator("[data-testid=table-row-count][data-table=Logical_Flow]").getAttribute("data-value"));
+    assert.ok(flows >= 100000, `Logical_Flow rows: ${flows}`);
+    const measure = (fn, ...args) => page.evaluate(fn, args);
+    // Opening the table: click to the first rows on screen.
+    const tableMs = await measure(async () => {
+      const t = performance.now();
+      document.querySelector("[data-testid=table-row-count][data-table=Logical_Flow]").click();
+      await new Promise((ok) => {
+        const check = () => {
+          const c = document.querySelector("[data-testid=search-count]");
+          if (c?.dataset.table === "Logical_Flow" && document.querySelector("[data-testid=row]")) ok();
+          else requestAnimationFrame(check);
+        };
+        check();
+      });
+      return performance.now() - t;
+    });
+    const workerTableMs = Number((await page.getByTestId("search-count").innerText()).match(/([\d.]+) ms/)[1]);
+    // Only the visible window is in the DOM.
+    const inDom = await page.locator("[data-testid=row]").count();
+    assert.ok(inDom > 0 && inDom < 100, `rows in the DOM: ${inDom}`);
+    // Scrolling: 60 steps over the whole table, one per frame; the frame
+    // times and the time until the rows of the last position are shown.
+    const scroll = await measure(async () => {
+      const g = document.querySelector("[data-testid=row-grid]");
+      const frames = [];
+      let last = performance.now();
+      for (let i = 1; i <= 60; i++) {
+        g.scrollTop = (g.scrollHeight * i) / 61;
+        await new Promise((ok) => requestAnimationFrame(ok));
+        const now = performance.now();
+        frames.push(now - last);
+        last = now;
+      }
+      const t = performance.now();
+      const want = Math.floor(g.scrollTop / 24);
+      await new Promise((ok) => {
+        const check = () => {
+          const rows = [...document.querySelectorAll("[data-testid=row]")].map((r) => Number(r.dataset.pos));
+          if (rows.some((p) => Math.abs(p - want) < 30)) ok();
+          else requestAnimationFrame(check);
+        };
+        check();
+      });
+      frames.sort((a, b) => a - b);
+      return { medianFrameMs: frames[30], maxFrameMs: frames[59], settleMs: performance.now() - t };
+    });
+    // Filters: a find condition and a substring.
+    const filter = async (q) =>
+      measure(async ([q]) => {
+        const box = document.querySelector("[data-testid=search]");
+        const t = performance.now();
+        box.value = q;
+        box.dispatchEvent(new InputEvent("input", { bubbles: true }));
+        await new Promise((ok) => {
+          const check = () => {
+            const c = document.querySelector("[data-testid=search-count]");
+            if (c?.dataset.query === q) ok();
+            else requestAnimationFrame(check);
+          };
+          check();
+        });
+        const c = document.querySelector("[data-testid=search-count]");
+        return { query: q, rows: Number(c.dataset.value), mode: c.dataset.mode, pageMs: performance.now() - t, workerMs: Number(c.innerText.match(/([\d.]+) ms/)[1]) };
+      }, q);
+    const filters = [await filter("priority=100"), await filter("ct_next"), await filter("")];
+    const cond = filters[0];
+    const ref = scope("find", "--json", file, "Logical_Flow", "priority=100").data.length;
+    assert.equal(cond.rows, ref);
+    // One row's history.
+    const hist = await measure(async () => {
+      const r = document.querySelector("[data-testid=row]");
+      const t = performance.now();
+      r.click();
+      await new Promise((ok) => {
+        const check = () => (document.querySelector("[data-testid=row-history]") ? ok() : requestAnimationFrame(check));
+        check();
+      });
+      return performance.now() - t;
+    });
+    const figures = { fileBytes: statSync(file).size, flows, genMs, openMs, tableMs, workerTableMs, inDom, scroll, filters, historyMs: hist };
+    console.log("contents-bench", JSON.stringify(figures));
+    assert.deepEqual(problems.consoleErrors, []);
+    assert.deepEqual(problems.pageErrors, []);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
