@@ -257,11 +257,14 @@ test("Contents: what made it big equals sizes --by table --json; the compaction 
 
 // Measured, not asserted (BENCHMARKS.md): a generated Southbound with 100k
 // Logical_Flow rows (made here, never committed), opened in Contents.
+// CONTENTS_BENCH_DIR names a folder where the same command already wrote
+// its files (kept), to skip the minutes it takes.
 test("Contents: a table of 100k rows opens, scrolls and filters (figures printed)", { timeout: 1800000 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), "ovsdb-scope-contents-big-"));
+  const reuse = process.env.CONTENTS_BENCH_DIR;
+  const dir = reuse || mkdtempSync(join(tmpdir(), "ovsdb-scope-contents-big-"));
   try {
     const t0 = Date.now();
-    execFileSync(cli(), ["generate", "southbound", dir, "--datapaths", "500", "--flows-per-datapath", "200", "--entries", "200"], { stdio: "ignore" });
+    if (!reuse) execFileSync(cli(), ["generate", "southbound", dir, "--datapaths", "500", "--flows-per-datapath", "200", "--entries", "200"], { stdio: "ignore" });
     const genMs = Date.now() - t0;
     const file = join(dir, "s1.db");
     const { page, problems } = await openContents();
@@ -354,6 +357,27 @@ test("Contents: a table of 100k rows opens, scrolls and filters (figures printed
     assert.deepEqual(problems.consoleErrors, []);
     assert.deepEqual(problems.pageErrors, []);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (!reuse) rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("Contents: comparing two indexes lists the rows diff --json lists", async () => {
+  const { page, problems } = await openContents();
+  const name = await page.getByTestId("contents").getAttribute("data-file");
+  const file = join(ROOT, "static/samples", SAMPLE, name);
+  const first = Number(await page.getByTestId("contents").getAttribute("data-first"));
+  const at = Number(await page.getByTestId("at-index").getAttribute("data-value"));
+  await page.getByTestId("diff-from").fill(String(first));
+  await page.getByTestId("diff-from").press("Enter");
+  await page.locator(`[data-testid=diff][data-from="${first}"][data-to="${at}"]`).waitFor({ timeout: 60000 });
+  const ref = scope("diff", "--from", String(first), "--to", String(at), "--json", file);
+  const shown = await page.evaluate(() =>
+    [...document.querySelectorAll("[data-testid=diff-table]")].map((t) => [t.dataset.table, Number(t.dataset.added), Number(t.dataset.removed), Number(t.dataset.changed)]),
+  );
+  assert.deepEqual(shown, ref.tables.map((t) => [t.table, t.added.length, t.removed.length, t.changed.length]));
+  assert.ok(shown.length > 0);
+  const added = await page.evaluate(() => [...document.querySelectorAll("[data-testid=diff] a.ref")].map((a) => a.dataset.refUuid).sort());
+  assert.deepEqual(added, ref.tables.flatMap((t) => t.added).sort());
+  assert.deepEqual(problems.consoleErrors, []);
+  assert.deepEqual(problems.pageErrors, []);
 });

@@ -59,6 +59,9 @@ pub enum Msg {
     Key(KeyboardEvent),
     /// Measure where the bytes go (two more walks over the file).
     Sizes,
+    EditDiffFrom(String),
+    /// Compare the index typed in the diff field with the open one.
+    Diff,
 }
 
 pub struct ContentsPage {
@@ -98,6 +101,10 @@ pub struct ContentsPage {
     sizes: Option<Option<Value>>,
     chart: NodeRef,
     chart_drawn: bool,
+    diff_from: String,
+    diff_id: u32,
+    /// None: not asked; Some(None): being computed.
+    diff: Option<Option<Value>>,
 }
 
 fn js_get(o: &JsValue, key: &str) -> JsValue {
@@ -294,6 +301,10 @@ impl ContentsPage {
                 self.history = Some(v);
                 true
             }
+            "contents-diff" if id == self.diff_id => {
+                self.diff = Some(Some(v));
+                true
+            }
             "contents-sizes" if id == self.sizes_id => {
                 self.sizes = Some(Some(v));
                 self.chart_drawn = false;
@@ -372,6 +383,9 @@ impl Component for ContentsPage {
             sizes: None,
             chart: NodeRef::default(),
             chart_drawn: false,
+            diff_from: String::new(),
+            diff_id: 0,
+            diff: None,
         };
         page.open(ctx, ctx.props().at);
         page
@@ -460,6 +474,21 @@ impl Component for ContentsPage {
                 self.query.clear();
                 self.focus = Some(uuid);
                 self.reselect(ctx);
+                true
+            }
+            Msg::EditDiffFrom(t) => {
+                self.diff_from = t;
+                false
+            }
+            Msg::Diff => {
+                let Ok(from) = self.diff_from.trim().parse::<u64>() else {
+                    self.diff = Some(Some(
+                        serde_json::json!({"error": "Type the index to compare with."}),
+                    ));
+                    return true;
+                };
+                self.diff = Some(None);
+                self.diff_id = self.send(ctx, "contents-diff", &[("from", (from as f64).into())]);
                 true
             }
             Msg::Sizes => {
@@ -565,6 +594,7 @@ impl Component for ContentsPage {
                             { self.view_row(ctx) }
                         </div>
                     </div>
+                    { self.view_diff(ctx) }
                     { self.view_sizes(ctx) }
                     <details class="overview-box" open=true>
                         <summary>{ format!("Overview ({})", s(&o["database"])) }</summary>
@@ -947,6 +977,79 @@ impl ContentsPage {
             <section class="sizes-box" data-testid="sizes">
                 <h3>{ "What made it big" }</h3>
                 { body }
+            </section>
+        }
+    }
+}
+
+impl ContentsPage {
+    fn view_diff(&self, ctx: &Context<Self>) -> Html {
+        let link = ctx.link();
+        let on_enter =
+            link.batch_callback(|e: KeyboardEvent| (e.key() == "Enter").then_some(Msg::Diff));
+        let result = match &self.diff {
+            None => html! {},
+            Some(None) => html! { <p class="hint">{ "Comparing…" }</p> },
+            Some(Some(v)) if v.get("error").is_some() => {
+                html! { <div class="error" role="alert">{ s(&v["error"]) }</div> }
+            }
+            Some(Some(v)) => {
+                let tables: Vec<&Value> = v["tables"].as_array().into_iter().flatten().collect();
+                let uuid_list = |table: &str, list: &Value| -> Html {
+                    html! {
+                        { for list.as_array().into_iter().flatten().map(|u| {
+                            let (t, u) = (table.to_string(), s(u));
+                            let (t2, u2) = (t.clone(), u.clone());
+                            html! {
+                                <li><a href="#" class="ref" data-ref-table={t} data-ref-uuid={u.clone()} title="Go to this row (at the open index)"
+                                    onclick={link.callback(move |e: MouseEvent| { e.prevent_default(); Msg::GoTo(t2.clone(), u2.clone()) })}>{ u }</a></li>
+                            }
+                        }) }
+                    }
+                };
+                html! {
+                    <div data-testid="diff" data-from={s(&v["from"])} data-to={s(&v["to"])}>
+                        <p class="hint">{ format!("From index {} to {}: {} tables changed ({:.0} ms)", s(&v["from"]), s(&v["to"]), tables.len(), v["ms"].as_f64().unwrap_or(0.0)) }</p>
+                        { for tables.iter().map(|t| {
+                            let name = s(&t["table"]);
+                            let n = |k: &str| t[k].as_array().map_or(0, Vec::len);
+                            html! {
+                                <details class="diff-table" data-testid="diff-table" data-table={name.clone()}
+                                    data-added={n("added").to_string()} data-removed={n("removed").to_string()} data-changed={n("changed").to_string()}>
+                                    <summary>{ format!("{name}: +{} added, −{} removed, ~{} changed", n("added"), n("removed"), n("changed")) }</summary>
+                                    if n("added") > 0 {
+                                        <h5>{ "Added" }</h5><ul class="uuids">{ uuid_list(&name, &t["added"]) }</ul>
+                                    }
+                                    if n("removed") > 0 {
+                                        <h5>{ "Removed" }</h5><ul class="uuids">{ for t["removed"].as_array().into_iter().flatten().map(|u| html! { <li>{ s(u) }</li> }) }</ul>
+                                    }
+                                    { for t["changed"].as_array().into_iter().flatten().map(|r| html! {
+                                        <details class="diff-row" data-uuid={s(&r["uuid"])}>
+                                            <summary>{ format!("{} ({} columns)", s(&r["uuid"]), r["columns"].as_array().map_or(0, Vec::len)) }</summary>
+                                            <table class="coldiff">
+                                                { for r["columns"].as_array().into_iter().flatten().map(|c| html! {
+                                                    <tr><th>{ s(&c["column"]) }</th><td class="fold old">{ s(&c["old"]) }</td><td>{ "→" }</td><td class="fold new">{ s(&c["new"]) }</td></tr>
+                                                }) }
+                                            </table>
+                                        </details>
+                                    }) }
+                                </details>
+                            }
+                        }) }
+                    </div>
+                }
+            }
+        };
+        html! {
+            <section class="diff-box rowpanel">
+                <h3>{ "Compare two indexes" }</h3>
+                <label title="Rows added, removed and changed from this index to the open one (Enter)">{ "From index " }
+                    <input type="number" data-testid="diff-from" value={self.diff_from.clone()}
+                        oninput={link.callback(|e: InputEvent| Msg::EditDiffFrom(e.target_unchecked_into::<HtmlInputElement>().value()))}
+                        onkeydown={on_enter} />
+                </label>
+                <button data-testid="diff-run" title="Compare (Enter)" onclick={link.callback(|_| Msg::Diff)}>{ "Compare with the open index" }</button>
+                { result }
             </section>
         }
     }

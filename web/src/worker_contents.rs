@@ -448,3 +448,43 @@ pub fn sizes(msg: &JsValue) {
     }
     super::note_memory();
 }
+
+/// `contents-diff {id, from}`: rows added, removed and changed per table
+/// from the database at index `from` to the one open (`contents::diff`,
+/// the JSON of `ovsdb-scope diff --from FROM --to AT --json`, plus
+/// `from`, `to`, `ms`).
+pub fn diff(msg: &JsValue) {
+    let id = get(msg, "id");
+    let from = get(msg, "from").as_f64().unwrap_or(0.0).max(0.0) as u64;
+    let started = now();
+    let res = FILES.with(|cell| {
+        let files = cell.borrow();
+        with_open(|x| {
+            let f = files
+                .iter()
+                .find(|f| f.name == x.name)
+                .ok_or("that file is no longer loaded")?;
+            let from = from.clamp(x.range.first, x.range.last.max(x.range.first));
+            if x.cur.at != from && x.prev.as_ref().is_none_or(|p| p.at != from) {
+                let d = database_at(f, DatabaseAt::new(ovsdb_log::Upto::Index(from)), from)?;
+                x.prev = Some(d);
+            }
+            let old = if x.cur.at == from {
+                &x.cur.db
+            } else {
+                &x.prev.as_ref().unwrap().db
+            };
+            let d = contents::diff::diff(old, &x.cur.db);
+            let j = contents::diff::diff_json(&d).to_string_compact();
+            let mut v: Value = serde_json::from_str(&j).map_err(|e| e.to_string())?;
+            v["from"] = json!(from);
+            v["to"] = json!(x.cur.at);
+            v["ms"] = json!(now() - started);
+            Ok(v)
+        })
+    });
+    match res {
+        Ok(v) => reply("contents-diff", id, v),
+        Err(e) => error_reply("contents-diff", id, e),
+    }
+}

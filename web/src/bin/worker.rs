@@ -55,6 +55,11 @@
 //!   kept for later requests) with the compaction what-if at the open
 //!   position; replies `{type: "contents-sizes", id, json}` with the JSON
 //!   of `ovsdb-scope sizes --at AT --json` for the file (plus `ms`, `at`).
+//! - `{type: "contents-diff", id, from}`: rows added, removed and changed
+//!   from the database at `from` to the open one (`contents::diff`; the
+//!   database at `from` replaces the kept previous one); replies
+//!   `{type: "contents-diff", id, json}` with the JSON of `ovsdb-scope
+//!   diff --from FROM --to AT --json` (plus `from`, `to`, `ms`).
 //!
 //! A panic is reported as `{type: "panic", message}` so the page can say so.
 //! Cancelling is done by the page terminating this worker.
@@ -169,6 +174,7 @@ fn handle(msg: JsValue) {
         Some("contents-row") => worker_contents::row(&msg),
         Some("contents-history") => worker_contents::history(&msg),
         Some("contents-sizes") => worker_contents::sizes(&msg),
+        Some("contents-diff") => worker_contents::diff(&msg),
         other => post(&[
             ("type", "error".into()),
             ("message", format!("unknown request {other:?}").into()),
