@@ -173,6 +173,9 @@ pub struct App {
     contents: bool,
     contents_lane: usize,
     contents_at: Option<u64>,
+    /// Bumped by every finished load: the Contents page opens its file
+    /// again only then (the worker has the new files).
+    loads: u32,
 }
 
 fn now() -> f64 {
@@ -323,6 +326,7 @@ impl App {
             }
             Some("done") => {
                 self.progress = None;
+                self.loads += 1;
                 let text = js_get(&data, "timeline").as_string().unwrap_or_default();
                 self.parse_ms = js_get(&data, "parseMs").as_f64().unwrap_or(0.0);
                 let t0 = now();
@@ -854,6 +858,7 @@ impl Component for App {
             contents: hash_state.contents,
             contents_lane: hash_state.lane.unwrap_or(0),
             contents_at: hash_state.contents_at,
+            loads: 0,
         };
         let sample = hash_state
             .sample
@@ -1435,13 +1440,18 @@ impl App {
         let (Some(t), Some(w)) = (&self.timeline, &self.worker) else {
             return html! {};
         };
+        if self.progress.is_some() {
+            // The worker is reading new files: the page opens them when
+            // they are loaded.
+            return html! { <p class="hint" data-testid="contents-waiting">{ "Loading the files…" }</p> };
+        }
         let files: Vec<String> = t.lanes.iter().map(|l| l.name.clone()).collect();
         if files.is_empty() {
             return html! { <p class="hint">{ "No database file is loaded." }</p> };
         }
         let worker = crate::contents_ui::WorkerRef {
             worker: w.clone(),
-            generation: self.generation,
+            generation: self.loads,
         };
         let on_change = ctx
             .link()
