@@ -91,6 +91,10 @@ pub enum Msg {
     ToggleLog,
     LogFilter(LogFilter),
     LogScroll(f64),
+    /// Show the Contents page (true) or the timeline.
+    ShowContents(bool),
+    /// The Contents page moved to this file and index.
+    ContentsPos(usize, Option<u64>),
 }
 
 struct Progress {
@@ -170,6 +174,14 @@ pub struct App {
     log_scroll: NodeRef,
     /// Index and time of the selected finding (drawn as a cursor).
     focus: Option<(Option<u64>, Option<i64>)>,
+    /// The Contents page is shown instead of the timeline, on this lane's
+    /// file at this index (None: the last committed entry).
+    contents: bool,
+    contents_lane: usize,
+    contents_at: Option<u64>,
+    /// Bumped by every finished load: the Contents page opens its file
+    /// again only then (the worker has the new files).
+    loads: u32,
 }
 
 fn now() -> f64 {
@@ -332,6 +344,7 @@ impl App {
             }
             Some("done") => {
                 self.progress = None;
+                self.loads += 1;
                 self.parse_ms = js_get(&data, "parseMs").as_f64().unwrap_or(0.0);
                 let t0 = now();
                 let parsed = timeline_of(&data);
@@ -500,6 +513,9 @@ impl App {
             axis: (self.axis.mode == AxisMode::Time).then_some(AxisMode::Time),
             zoom: Some(self.vp.zoom_level()),
             center: Some(self.vp.center()),
+            contents: self.contents,
+            lane: self.contents.then_some(self.contents_lane),
+            contents_at: self.contents.then_some(self.contents_at).flatten(),
         };
         if let Some(w) = web_sys::window() {
             if let Ok(h) = w.history() {
@@ -885,6 +901,10 @@ impl Component for App {
             log: LogPanel::default(),
             log_scroll: NodeRef::default(),
             focus: None,
+            contents: hash_state.contents,
+            contents_lane: hash_state.lane.unwrap_or(0),
+            contents_at: hash_state.contents_at,
+            loads: 0,
         };
         let sample = hash_state
             .sample
@@ -1169,6 +1189,23 @@ impl Component for App {
                 if ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
                     return false;
                 }
+                if self.timeline.is_some() && ev.key() == "v" {
+                    ctx.link().send_message(Msg::ShowContents(!self.contents));
+                    return false;
+                }
+                if self.contents && self.timeline.is_some() {
+                    // The Contents page has keys of its own.
+                    match ev.key().as_str() {
+                        "?" => ctx.link().send_message(Msg::ToggleHelp),
+                        "Escape" if self.help => ctx.link().send_message(Msg::ToggleHelp),
+                        "/" => {
+                            ev.prevent_default();
+                            focus_search();
+                        }
+                        _ => {}
+                    }
+                    return false;
+                }
                 let msg = match ev.key().as_str() {
                     "?" => Msg::ToggleHelp,
                     "Escape" if self.help => Msg::ToggleHelp,
@@ -1248,6 +1285,19 @@ impl Component for App {
                 true
             }
             Msg::LogScroll(top) => self.log_scrolled(top),
+            Msg::ShowContents(on) => {
+                self.contents = on;
+                self.tooltip = None;
+                self.dirty = true;
+                self.update_hash();
+                true
+            }
+            Msg::ContentsPos(lane, at) => {
+                self.contents_lane = lane;
+                self.contents_at = at;
+                self.update_hash();
+                false
+            }
         }
     }
 
@@ -1350,7 +1400,12 @@ impl Component for App {
                 if !self.previewing {
                     { self.view_damage() }
                     { self.view_summary() }
+                    { self.view_contents_tabs(ctx) }
+                    if self.contents {
+                        { self.view_contents(ctx) }
+                    }
                 }
+                <div class="timeline-view" hidden={self.contents && self.timeline.is_some() && !self.previewing}>
                 <section class="plot" ref={self.plot.clone()}>
                     if self.timeline.is_some() {
                         <canvas ref={self.canvas.clone()} data-testid="timeline" tabindex="0"
@@ -1377,6 +1432,7 @@ impl Component for App {
                     { self.view_cluster() }
                     { self.view_status() }
                 }
+                </div>
                 if self.help {
                     { self.view_help(ctx) }
                 }
@@ -1401,11 +1457,65 @@ impl Component for App {
     }
 }
 
+/// Focuses the Contents page's search field (the `/` key).
+fn focus_search() {
+    if let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector("[data-testid=search]").ok().flatten())
+        .and_then(|e| e.dyn_into::<HtmlElement>().ok())
+    {
+        let _ = el.focus();
+    }
+}
+
 fn value_dd(id: &'static str, value: String, text: String) -> Html {
     html! { <dd data-testid={id} data-value={value}>{ text }</dd> }
 }
 
 impl App {
+    fn view_contents_tabs(&self, ctx: &Context<Self>) -> Html {
+        if self.timeline.is_none() {
+            return html! {};
+        }
+        let link = ctx.link();
+        html! {
+            <nav class="views" aria-label="View">
+                <button data-testid="view-timeline" title="The Raft history of the files (v)"
+                    class={classes!((!self.contents).then_some("active"))}
+                    onclick={link.callback(|_| Msg::ShowContents(false))}>{ "Timeline" }</button>
+                <button data-testid="view-contents" title="The tables and rows at any index (v)"
+                    class={classes!(self.contents.then_some("active"))}
+                    onclick={link.callback(|_| Msg::ShowContents(true))}>{ "Contents" }</button>
+            </nav>
+        }
+    }
+
+    fn view_contents(&self, ctx: &Context<Self>) -> Html {
+        let (Some(t), Some(w)) = (&self.timeline, &self.worker) else {
+            return html! {};
+        };
+        if self.progress.is_some() {
+            // The worker is reading new files: the page opens them when
+            // they are loaded.
+            return html! { <p class="hint" data-testid="contents-waiting">{ "Loading the files…" }</p> };
+        }
+        let files: Vec<String> = t.lanes.iter().map(|l| l.name.clone()).collect();
+        if files.is_empty() {
+            return html! { <p class="hint">{ "No database file is loaded." }</p> };
+        }
+        let worker = crate::contents_ui::WorkerRef {
+            worker: w.clone(),
+            generation: self.loads,
+        };
+        let on_change = ctx
+            .link()
+            .callback(|(lane, at): (usize, Option<u64>)| Msg::ContentsPos(lane, at));
+        html! {
+            <crate::contents_ui::ContentsPage {worker} {files} lane={self.contents_lane}
+                at={self.contents_at} {on_change} />
+        }
+    }
+
     fn view_axis_buttons(&self, ctx: &Context<Self>) -> Html {
         let link = ctx.link();
         let mode = self.axis.mode;
@@ -1697,6 +1807,10 @@ impl App {
                         <tr><td>{ "l" }</td><td>{ "show / hide the log panel" }</td></tr>
                         <tr><td>{ "t" }</td><td>{ "x axis: log index / wall time (UTC, from the entries' _date and the logs)" }</td></tr>
                         <tr><td>{ "c" }</td><td>{ "show / hide each server's last cluster/status on its lane" }</td></tr>
+                        <tr><td>{ "v" }</td><td>{ "timeline / contents (the tables and rows at an index)" }</td></tr>
+                        <tr><td>{ "/" }</td><td>{ "contents: search (text, or find conditions)" }</td></tr>
+                        <tr><td>{ "[ ]" }</td><td>{ "contents: previous / next index" }</td></tr>
+                        <tr><td>{ "↑ ↓" }</td><td>{ "contents: previous / next row in the grid" }</td></tr>
                         <tr><td>{ "hover" }</td><td>{ "a term band highlights its elections in the logs and its findings; an election in a log highlights its term's bands" }</td></tr>
                     </table>
                     <p>{ "The URL keeps the sample, zoom, storage mode and axis: copy it to share this view." }</p>

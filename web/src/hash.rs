@@ -1,6 +1,7 @@
 //! The URL hash holds the view so a link reopens it:
 //! `#sample=NAME&mode=stored|full|diff&axis=time&zoom=LEVEL&at=CENTER`
-//! (`at` is an index, or UTC ms on the time axis).
+//! (`at` is an index, or UTC ms on the time axis), and for the Contents
+//! page `&view=contents&lane=N&ci=INDEX` (the file and the log index shown).
 
 use timeline::axis::AxisMode;
 use timeline::StorageMode;
@@ -12,6 +13,11 @@ pub struct HashState {
     pub axis: Option<AxisMode>,
     pub zoom: Option<f64>,
     pub center: Option<f64>,
+    /// The Contents page is shown.
+    pub contents: bool,
+    pub lane: Option<usize>,
+    /// The Contents page's index.
+    pub contents_at: Option<u64>,
 }
 
 pub fn parse(hash: &str) -> HashState {
@@ -24,6 +30,9 @@ pub fn parse(hash: &str) -> HashState {
             "axis" => s.axis = AxisMode::from_name(v),
             "zoom" => s.zoom = v.parse().ok().filter(|z: &f64| z.is_finite() && *z >= 1.0),
             "at" => s.center = v.parse().ok().filter(|c: &f64| c.is_finite()),
+            "view" => s.contents = v == "contents",
+            "lane" => s.lane = v.parse().ok(),
+            "ci" => s.contents_at = v.parse().ok(),
             _ => {}
         }
     }
@@ -47,6 +56,15 @@ pub fn format(s: &HashState) -> String {
     if let Some(c) = s.center {
         parts.push(format!("at={c:.1}"));
     }
+    if s.contents {
+        parts.push("view=contents".into());
+    }
+    if let Some(l) = s.lane {
+        parts.push(format!("lane={l}"));
+    }
+    if let Some(c) = s.contents_at {
+        parts.push(format!("ci={c}"));
+    }
     format!("#{}", parts.join("&"))
 }
 
@@ -62,8 +80,14 @@ mod tests {
             axis: Some(AxisMode::Time),
             zoom: Some(2.5),
             center: Some(40.0),
+            contents: true,
+            lane: Some(2),
+            contents_at: Some(17),
         };
         assert_eq!(parse(&format(&s)), s);
-        assert_eq!(parse("#zoom=-3&mode=nope&at=NaN"), HashState::default());
+        assert_eq!(
+            parse("#zoom=-3&mode=nope&at=NaN&ci=-1&lane=x"),
+            HashState::default()
+        );
     }
 }

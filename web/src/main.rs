@@ -6,6 +6,7 @@
 //! calls the core and renders the view model it returns.
 
 mod app;
+mod contents_ui;
 mod draw;
 mod evidence_view;
 mod files;
@@ -13,6 +14,7 @@ mod hash;
 mod panic;
 mod samples;
 mod sim;
+mod size_chart;
 mod store;
 
 fn main() {

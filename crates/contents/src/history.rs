@@ -74,6 +74,18 @@ impl std::fmt::Display for HistoryError {
 
 /// The history of row `uuid`, in file order.
 pub fn history<'l>(log: &'l Log<'_>, uuid: &Uuid) -> Result<Vec<HistoryItem<'l>>, HistoryError> {
+    history_with(log, uuid, |e| Some(log.body(e)))
+}
+
+/// The history of row `uuid` with the entries' bodies read back by
+/// `body` (the web worker reads them from the file by offset: its [`Log`]
+/// holds no bytes). Only the entries of the row's [`crate::HistoryIndex`]
+/// are asked for; None is an error naming the record.
+pub fn history_with<'l, 'b>(
+    log: &'l Log<'_>,
+    uuid: &Uuid,
+    body: impl Fn(&EntryInfo) -> Option<&'b [u8]>,
+) -> Result<Vec<HistoryItem<'l>>, HistoryError> {
     let mut out = Vec::new();
     let mut state: Option<Row> = None;
     for &pos in log.history.entries_for(uuid) {
@@ -83,8 +95,8 @@ pub fn history<'l>(log: &'l Log<'_>, uuid: &Uuid) -> Result<Vec<HistoryItem<'l>>
             offset: e.offset,
             message: m,
         };
-        let body = log.body(e);
         let Some((t0, _)) = e.txn else { continue };
+        let body = body(e).ok_or_else(|| err("the record could not be read again".into()))?;
         let layout = walk_txn(body, t0, true).map_err(err)?;
         let schema = log
             .schema_at(pos as usize)

@@ -11,7 +11,14 @@
 //! * [`sizes`] — bytes by table, column and client; largest entries;
 //!   the compaction what-if.
 //! * [`database_at`] — the database at an index (`ovsdb_log::replay`).
+//! * [`stream`] — the same over a file walked in chunks and never held
+//!   (the web worker): [`stream::Opener`] (load pass and replay in one
+//!   walk), [`stream::DatabaseAt`].
+//! * [`browse`] — the table browser's view model: tables with row counts,
+//!   a row selection by substring or `find` conditions, display cells with
+//!   their references, and the referrers of every row.
 
+pub mod browse;
 pub mod diff;
 pub mod find;
 pub mod history;
@@ -19,6 +26,7 @@ pub mod layout;
 pub mod load;
 pub mod show;
 pub mod sizes;
+pub mod stream;
 
 pub use load::{EntryInfo, EntryKind, HistoryIndex, Log};
 pub use ovsdb_log::Upto;
@@ -32,13 +40,9 @@ pub fn database_at(
     bytes: &[u8],
     upto: Upto,
 ) -> Result<(ovsdb::Database, Option<ovsdb_log::LogError>), String> {
-    // `ovsdb_log::replay` (the byte-level reader, unique indexes not
-    // re-checked) rather than `replay_database` (JSON trees, index check
-    // on every commit: minutes on a 300 MB file).
-    let r = ovsdb_log::replay(bytes, upto);
-    match (r.db, r.error) {
-        (Some(db), err) => Ok((db.into_core(), err)),
-        (None, Some(e)) => Err(e.to_string()),
-        (None, None) => Err("no schema in this file".into()),
-    }
+    // `ovsdb_log`'s replay pass (the byte-level reader, unique indexes
+    // not re-checked) rather than `replay_database` (JSON trees, index
+    // check on every commit: minutes on a 300 MB file), through the same
+    // consumer the worker feeds chunk by chunk.
+    stream::database_at_bytes(bytes, upto)
 }

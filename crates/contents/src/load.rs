@@ -84,6 +84,10 @@ impl HistoryIndex {
     pub fn entries_for(&self, uuid: &Uuid) -> &[u32] {
         self.rows.get(uuid).map_or(&[], Vec::as_slice)
     }
+    /// Every row UUID seen (in no particular order).
+    pub fn rows(&self) -> impl Iterator<Item = &Uuid> {
+        self.rows.keys()
+    }
     /// Number of distinct row UUIDs seen.
     pub fn len(&self) -> usize {
         self.rows.len()
@@ -96,6 +100,8 @@ impl HistoryIndex {
 /// A loaded file: its entries and the indexes of the load pass.
 #[derive(Debug, Clone)]
 pub struct Log<'a> {
+    /// The file (empty when it is not held: entries are read back by
+    /// offset).
     pub bytes: &'a [u8],
     pub format: Option<Format>,
     /// The standalone schema record or clustered header's schema.
@@ -144,9 +150,18 @@ impl<'a> Log<'a> {
         l.finish(&scan, bytes)
     }
 
-    /// The body of an entry.
+    /// The body of an entry (empty when the file's bytes are not held:
+    /// a [`Log`] from [`crate::stream::Opener`]).
     pub fn body(&self, e: &EntryInfo) -> &'a [u8] {
-        &self.bytes[e.body_offset..e.body_offset + e.body_len]
+        self.bytes
+            .get(e.body_offset..e.body_offset + e.body_len)
+            .unwrap_or(&[])
+    }
+
+    /// Where entry `e`'s body sits in the file, relative to its record:
+    /// (record offset, record length, body offset within the record).
+    pub fn record_span(e: &EntryInfo) -> (u64, u64, usize) {
+        (e.offset, e.stored, e.body_offset - e.offset as usize)
     }
 
     /// The schema in force for entry `pos` (the last schema carried by an

@@ -21,7 +21,7 @@
 //! replay error) count at their stored size in every mode.
 
 use crate::layout::{walk_txn, TxnLayout};
-use crate::load::{EntryKind, Log};
+use crate::load::{EntryInfo, EntryKind, Log};
 use ovsdb::{Json, Object};
 use std::collections::BTreeMap;
 
@@ -125,30 +125,63 @@ fn layout_of_json(j: &Json) -> Option<TxnLayout> {
 /// Computes the report; `at` picks the compaction snapshot's index
 /// (default: the last applied).
 pub fn sizes(log: &Log<'_>, at: Option<u64>) -> SizeReport {
-    let mut rep = SizeReport::default();
     let replay = ovsdb_log::replay(log.bytes, ovsdb_log::Upto::All);
-    let (_, full, diff) = replay.totals();
-    rep.modes = full.is_some() && diff.is_some();
-    let per_entry: BTreeMap<usize, ovsdb_log::EntrySize> =
-        replay.entries.iter().map(|e| (e.record, *e)).collect();
-    // A replay with ovsdb_log's Db to rewrite each record in both modes.
-    let mut db: Option<ovsdb_log::Db> = log
-        .schema
-        .as_ref()
-        .map(|s| ovsdb_log::Db::new((**s).clone()));
-    let mut replay_ok = rep.modes;
+    let mut pass = SizesPass::new(log, &replay);
     for e in &log.entries {
-        let body = log.body(e);
+        pass.entry(e, log.body(e));
+    }
+    let mut rep = pass.finish();
+    rep.compaction = compaction(log, at);
+    rep
+}
+
+/// The report's accumulation, one entry at a time in file order (each
+/// with its record's body): over a file in memory ([`sizes`]) or one
+/// streaming by (the web worker, after a first walk for the replay's
+/// per-entry sizes). Keeps the breakdowns and a replayed database, never
+/// the records.
+pub struct SizesPass {
+    rep: SizeReport,
+    per_entry: BTreeMap<usize, ovsdb_log::EntrySize>,
+    /// A replay with ovsdb_log's Db to rewrite each record in both modes.
+    db: Option<ovsdb_log::Db>,
+    replay_ok: bool,
+}
+
+impl SizesPass {
+    /// `replay`: the replay of the whole file (`Upto::All`), for each
+    /// entry's size in the other storage modes.
+    pub fn new(log: &Log<'_>, replay: &ovsdb_log::Replay) -> SizesPass {
+        let mut rep = SizeReport::default();
+        let (_, full, diff) = replay.totals();
+        rep.modes = full.is_some() && diff.is_some();
+        SizesPass {
+            per_entry: replay.entries.iter().map(|e| (e.record, *e)).collect(),
+            db: log
+                .schema
+                .as_ref()
+                .map(|s| ovsdb_log::Db::new((**s).clone())),
+            replay_ok: rep.modes,
+            rep,
+        }
+    }
+
+    /// Adds entry `e` whose record body is `body`.
+    pub fn entry(&mut self, e: &EntryInfo, body: &[u8]) {
+        let rep = &mut self.rep;
+        let db = &mut self.db;
+        let replay_ok = &mut self.replay_ok;
         let parsed = e
             .txn
-            .and_then(|(a, b)| ovsdb::json::parse_value(&body[a..b]).ok());
+            .and_then(|(a, b)| body.get(a..b))
+            .and_then(|t| ovsdb::json::parse_value(t).ok());
         if e.kind == EntryKind::Snapshot {
             if let (Some(s), Some(t)) = (&e.schema, &parsed) {
                 let mut d = ovsdb_log::Db::new((**s).clone());
-                replay_ok &= d.apply_txn(t).is_ok();
-                db = Some(d);
+                *replay_ok &= d.apply_txn(t).is_ok();
+                *db = Some(d);
             }
-            continue;
+            return;
         }
         let layout = e
             .txn
@@ -157,37 +190,37 @@ pub fn sizes(log: &Log<'_>, at: Option<u64>) -> SizeReport {
         let (st, sc) = split(&layout);
         let sum_t: u64 = st.values().sum();
         let mut modes: Option<(Split, Split)> = None;
-        if replay_ok && !e.superseded {
+        if *replay_ok && !e.superseded {
             match (&e.schema, &parsed) {
                 (Some(s), Some(t)) => {
                     let mut d = ovsdb_log::Db::new((**s).clone());
                     let f = d.transform_txn(t, ovsdb_log::Mode::Full).ok();
                     let df = d.transform_txn(t, ovsdb_log::Mode::Diff).ok();
-                    replay_ok &= d.apply_txn(t).is_ok();
-                    db = Some(d);
+                    *replay_ok &= d.apply_txn(t).is_ok();
+                    *db = Some(d);
                     modes = f.zip(df).and_then(|(f, df)| {
                         Some((split(&layout_of_json(&f)?), split(&layout_of_json(&df)?)))
                     });
                 }
                 (Some(s), None) => {
-                    db = db.and_then(|d| d.convert((**s).clone()).ok());
-                    replay_ok &= db.is_some();
+                    *db = db.take().and_then(|d| d.convert((**s).clone()).ok());
+                    *replay_ok &= db.is_some();
                 }
                 (None, Some(t)) => match db.as_mut() {
                     Some(d) => {
                         let f = d.transform_txn(t, ovsdb_log::Mode::Full).ok();
                         let df = d.transform_txn(t, ovsdb_log::Mode::Diff).ok();
-                        replay_ok &= d.apply_txn(t).is_ok();
+                        *replay_ok &= d.apply_txn(t).is_ok();
                         modes = f.zip(df).and_then(|(f, df)| {
                             Some((split(&layout_of_json(&f)?), split(&layout_of_json(&df)?)))
                         });
                     }
-                    None => replay_ok = false,
+                    None => *replay_ok = false,
                 },
                 (None, None) => {}
             }
         }
-        let sizes = per_entry.get(&e.record);
+        let sizes = self.per_entry.get(&e.record);
         let efull = sizes.map_or(e.stored, |s| s.full);
         let ediff = sizes.map_or(e.stored, |s| s.diff);
         let ((ft, fc), (dt, dc)) = match modes {
@@ -252,20 +285,42 @@ pub fn sizes(log: &Log<'_>, at: Option<u64>) -> SizeReport {
             comment: e.comment.clone(),
             top_table: top,
         });
+        // Only the 20 largest are reported: keep the list short on the way.
+        if rep.largest.len() >= 400 {
+            sort_largest(&mut rep.largest);
+        }
     }
-    rep.modes &= replay_ok;
-    rep.largest
-        .sort_by(|a, b| b.stored.cmp(&a.stored).then(a.record.cmp(&b.record)));
-    rep.largest.truncate(20);
-    rep.compaction = compaction(log, at);
-    rep
+
+    /// The report (without the compaction what-if: see [`compaction_of`]).
+    pub fn finish(self) -> SizeReport {
+        let mut rep = self.rep;
+        rep.modes &= self.replay_ok;
+        sort_largest(&mut rep.largest);
+        rep
+    }
+}
+
+fn sort_largest(v: &mut Vec<BigEntry>) {
+    v.sort_by(|a, b| b.stored.cmp(&a.stored).then(a.record.cmp(&b.record)));
+    v.truncate(20);
 }
 
 fn compaction(log: &Log<'_>, at: Option<u64>) -> Option<Compaction> {
-    let format = log.format?;
+    log.format?;
     let upto = at.map_or(ovsdb_log::Upto::All, ovsdb_log::Upto::Index);
     let (db, _) = ovsdb_log::replay_database(log.bytes, upto);
-    let db = db?;
+    compaction_of(log, &db?, at, log.bytes.len() as u64)
+}
+
+/// The compaction what-if for database `db` (the file replayed to `at`,
+/// None: to its end) of a loaded file `file_len` bytes long.
+pub fn compaction_of(
+    log: &Log<'_>,
+    db: &ovsdb::Database,
+    at: Option<u64>,
+    file_len: u64,
+) -> Option<Compaction> {
+    let format = log.format?;
     let schema = db.schema().to_json();
     let data = Json::Object(db.snapshot_json());
     let at = match (at, format) {
@@ -292,7 +347,7 @@ fn compaction(log: &Log<'_>, at: Option<u64>) -> Option<Compaction> {
     let log_bytes = log
         .error
         .as_ref()
-        .map_or(log.bytes.len() as u64, |e| e.offset)
+        .map_or(file_len, |e| e.offset)
         .saturating_sub(first_len);
     Some(Compaction {
         at,

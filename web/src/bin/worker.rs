@@ -27,6 +27,43 @@
 //!   the last selection; replies `{type: "log-lines", id, start, rows: JSON
 //!   [[server, line, text]]}`.
 //!
+//! - `{type: "contents-open", id, lane, name, at}`: the database of a
+//!   loaded file at log index `at` (absent or negative: the last committed
+//!   entry; standalone files: after `at` txn records). The first open of a
+//!   file streams it from its input once (`contents::stream::Opener`: the
+//!   load pass's entry list and row → entries index, and a replay in the
+//!   same walk; one more walk when the position is not the end); a later
+//!   position replays again (`contents::stream::DatabaseAt`), the previous
+//!   database is kept for going back. Replies `{type: "contents-opened",
+//!   id, json}` with `{name, database, clustered, first, last, committed,
+//!   at, term, date, comment, readError, loadError, tables: [{name,
+//!   rows}], overview (contents::show), ms}` or `{error}`.
+//! - `{type: "contents-rows", id, table, query, start, count, focus}`: the
+//!   rows of a table that `query` selects (`contents::browse::select`:
+//!   empty, a substring, or `ovn-nbctl find` conditions), `start..+count`
+//!   of them; replies `{type: "contents-rows", id, json: {table, query,
+//!   mode, note, total, start, columns, rows: [{uuid, cells: [[segment]]}],
+//!   focusRow, ms}}`, a segment being `[text]` or `[text, table, uuid]` (a
+//!   reference).
+//! - `{type: "contents-row", id, uuid}`: the row whole and its referrers;
+//!   replies `{type: "contents-row", id, json: {uuid, table, columns:
+//!   [[name, [segment]]], referrers: [{table, column, row}], at}}`.
+//! - `{type: "contents-history", id, uuid}`: the row's history, its
+//!   records read back from the input by offset (`contents::history`);
+//!   replies `{type: "contents-history", id, json}` with the JSON of
+//!   `ovsdb-scope history --json` (plus `ms`).
+//! - `{type: "contents-sizes", id}`: where the open file's bytes go
+//!   (`contents::sizes` through `contents::stream::SizesStream`: a replay
+//!   walk for the entries' full and diff sizes, then the breakdown walk;
+//!   kept for later requests) with the compaction what-if at the open
+//!   position; replies `{type: "contents-sizes", id, json}` with the JSON
+//!   of `ovsdb-scope sizes --at AT --json` for the file (plus `ms`, `at`).
+//! - `{type: "contents-diff", id, from}`: rows added, removed and changed
+//!   from the database at `from` to the open one (`contents::diff`; the
+//!   database at `from` replaces the kept previous one); replies
+//!   `{type: "contents-diff", id, json}` with the JSON of `ovsdb-scope
+//!   diff --from FROM --to AT --json` (plus `from`, `to`, `ms`).
+//!
 //! A panic is reported as `{type: "panic", message}` so the page can say so.
 //! Cancelling is done by the page terminating this worker.
 
@@ -35,6 +72,9 @@
 mod evidence_view;
 
 use std::cell::RefCell;
+
+#[path = "../worker_contents.rs"]
+mod worker_contents;
 
 use evidence::collect::{Collector, DatabaseSink, Limits};
 use evidence::databases::Databases;
@@ -57,32 +97,6 @@ struct Loaded {
     /// Record numbers of the entries a later entry replaces (not replayed
     /// by the inspector).
     superseded: Vec<usize>,
-}
-
-/// Feeds one database file of an input read again to the inspector.
-struct ToInspect<'a> {
-    path: &'a str,
-    on: bool,
-    found: bool,
-    stream: &'a mut timeline::inspect::InspectStream,
-    done: bool,
-}
-
-impl DatabaseSink for ToInspect<'_> {
-    fn begin(&mut self, path: &str) {
-        self.on = path == self.path && !self.found;
-    }
-    fn chunk(&mut self, bytes: &[u8]) {
-        if self.on && !self.done {
-            self.done = self.stream.push(bytes);
-        }
-    }
-    fn end(&mut self, _keep: bool) {
-        if self.on {
-            self.found = true;
-        }
-        self.on = false;
-    }
 }
 
 /// One server's joined log, with the byte offset of every line.
@@ -158,6 +172,12 @@ fn handle(msg: JsValue) {
         Some("inspect") => inspect(&msg),
         Some("log-query") => log_query(&msg),
         Some("log-lines") => log_lines(&msg),
+        Some("contents-open") => worker_contents::open(&msg),
+        Some("contents-rows") => worker_contents::rows(&msg),
+        Some("contents-row") => worker_contents::row(&msg),
+        Some("contents-history") => worker_contents::history(&msg),
+        Some("contents-sizes") => worker_contents::sizes(&msg),
+        Some("contents-diff") => worker_contents::diff(&msg),
         other => post(&[
             ("type", "error".into()),
             ("message", format!("unknown request {other:?}").into()),
@@ -475,6 +495,7 @@ fn load(msg: &JsValue) {
     ROWS.with(|c| c.borrow_mut().clear());
     note_memory();
     FILES.with(|cell| *cell.borrow_mut() = files);
+    worker_contents::reset();
 }
 
 /// `path` is `input` without a `.gz`/`.xz` the collector took off.
@@ -484,26 +505,50 @@ fn strip_ext(path: &str, input: &str) -> bool {
         .any(|x| input.strip_suffix(x) == Some(path))
 }
 
-/// Inspects record `record` at `offset` of loaded file `f`, reading the
-/// file again from its input: a plain file chunk by chunk up to the record,
-/// an archive unpacked again through the collector. Nothing of the file is
-/// held but the record and the database replayed up to it.
-fn inspect_file(f: &Loaded, record: u64, offset: u64) -> timeline::EntryDetail {
-    let mut stream = timeline::inspect::InspectStream::new(
-        f.clustered,
-        record,
-        offset,
-        f.superseded.iter().copied(),
-    );
-    let reader = match FileReaderSync::new() {
-        Ok(r) => r,
-        Err(e) => {
-            return timeline::EntryDetail {
-                error: Some(format!("no FileReaderSync: {e:?}")),
-                ..Default::default()
-            }
+/// Bytes `start..end` of a `Blob`, read synchronously (workers only).
+fn read_blob(blob: &Blob, start: f64, end: f64) -> Result<Vec<u8>, String> {
+    let reader = FileReaderSync::new().map_err(|e| format!("no FileReaderSync: {e:?}"))?;
+    let part = blob
+        .slice_with_f64_and_f64(start, end)
+        .map_err(|e| format!("cannot slice the file: {e:?}"))?;
+    let ab = reader
+        .read_as_array_buffer(&part)
+        .map_err(|e| format!("the browser could not read the file: {e:?}"))?;
+    Ok(Uint8Array::new(&ab).to_vec())
+}
+
+/// Feeds one database file of an input read again to a chunk consumer.
+struct ToChunks<'a> {
+    path: &'a str,
+    on: bool,
+    found: bool,
+    sink: &'a mut dyn FnMut(&[u8]) -> bool,
+    done: bool,
+}
+
+impl DatabaseSink for ToChunks<'_> {
+    fn begin(&mut self, path: &str) {
+        self.on = path == self.path && !self.found;
+    }
+    fn chunk(&mut self, bytes: &[u8]) {
+        if self.on && !self.done {
+            self.done = (self.sink)(bytes);
         }
-    };
+    }
+    fn end(&mut self, _keep: bool) {
+        if self.on {
+            self.found = true;
+        }
+        self.on = false;
+    }
+}
+
+/// Streams loaded file `f` again from its input, chunk by chunk, into
+/// `sink` (which returns true to stop): a plain file in `CHUNK` reads, a
+/// file inside an archive unpacked again through the collector. Nothing
+/// of the file is held.
+fn stream_file(f: &Loaded, sink: &mut dyn FnMut(&[u8]) -> bool) -> Result<(), String> {
+    let reader = FileReaderSync::new().map_err(|e| format!("no FileReaderSync: {e:?}"))?;
     let mut nothing = |_: usize| {};
     let mut r = BlobReader {
         blob: f.input.clone(),
@@ -517,30 +562,50 @@ fn inspect_file(f: &Loaded, record: u64, offset: u64) -> timeline::EntryDetail {
         let mut buf = vec![0u8; CHUNK as usize];
         loop {
             match std::io::Read::read(&mut r, &mut buf) {
-                Ok(0) => break,
+                Ok(0) => return Ok(()),
                 Ok(n) => {
-                    if stream.push(&buf[..n]) {
-                        break;
+                    if sink(&buf[..n]) {
+                        return Ok(());
                     }
                 }
-                Err(e) => {
-                    return timeline::EntryDetail {
-                        error: Some(e.to_string()),
-                        ..Default::default()
-                    }
-                }
+                Err(e) => return Err(e.to_string()),
             }
         }
+    }
+    let mut to = ToChunks {
+        path: &f.name,
+        on: false,
+        found: false,
+        sink,
+        done: false,
+    };
+    let mut c = Collector::new(Limits::default());
+    c.add_streaming(&f.input_name, &mut r, &mut to);
+    if to.found {
+        Ok(())
     } else {
-        let mut sink = ToInspect {
-            path: &f.name,
-            on: false,
-            found: false,
-            stream: &mut stream,
-            done: false,
+        Err(format!(
+            "{} was not found again in {}",
+            f.name, f.input_name
+        ))
+    }
+}
+
+/// Inspects record `record` at `offset` of loaded file `f`, reading the
+/// file again from its input ([`stream_file`]) up to the record. Nothing
+/// of the file is held but the record and the database replayed up to it.
+fn inspect_file(f: &Loaded, record: u64, offset: u64) -> timeline::EntryDetail {
+    let mut stream = timeline::inspect::InspectStream::new(
+        f.clustered,
+        record,
+        offset,
+        f.superseded.iter().copied(),
+    );
+    if let Err(e) = stream_file(f, &mut |chunk| stream.push(chunk)) {
+        return timeline::EntryDetail {
+            error: Some(e),
+            ..Default::default()
         };
-        let mut c = Collector::new(Limits::default());
-        c.add_streaming(&f.input_name, &mut r, &mut sink);
     }
     stream.finish()
 }

@@ -1,0 +1,490 @@
+//! The worker's side of the Contents page: messages `contents-*` (see the
+//! list at the top of `worker.rs`). Everything here is plumbing between
+//! the page's requests, the input `Blob`s and the `contents` core: the
+//! file is streamed from its input for every walk and never held; what is
+//! kept is the load pass's entry list and history index, the database at
+//! the chosen position (and the one before, for going back), the current
+//! row selection and the referrers of the current database.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use contents::browse::{self, Referrers, Selection};
+use contents::stream::{DatabaseAt, Opener, Range};
+use contents::Log;
+use ovsdb::{Database, Uuid};
+use ovsdb_log::{Event, LogScan, Verdict};
+use serde_json::{json, Value};
+use wasm_bindgen::JsValue;
+
+use super::{get, now, post, stream_file, Loaded, FILES};
+
+struct Db {
+    at: u64,
+    db: Database,
+    /// A read error after which the replay stopped (the database is the
+    /// one before it).
+    error: Option<String>,
+    referrers: Option<Referrers>,
+}
+
+struct Open {
+    name: String,
+    log: Log<'static>,
+    range: Range,
+    cur: Db,
+    prev: Option<Db>,
+    /// (table, query) of the selection and the selection.
+    selection: Option<(String, String, Selection)>,
+    /// The size report of the whole log (without its compaction what-if)
+    /// and the file's length, once asked for.
+    sizes: Option<(contents::sizes::SizeReport, u64)>,
+}
+
+thread_local! {
+    static OPEN: RefCell<Option<Open>> = const { RefCell::new(None) };
+}
+
+/// Forgets the open file (a new load replaces the files).
+pub fn reset() {
+    OPEN.with(|o| *o.borrow_mut() = None);
+}
+
+fn reply(kind: &str, id: JsValue, v: Value) {
+    post(&[
+        ("type", kind.into()),
+        ("id", id),
+        ("json", v.to_string().into()),
+    ]);
+}
+
+fn error_reply(kind: &str, id: JsValue, e: String) {
+    reply(kind, id, json!({ "error": e }));
+}
+
+/// Streams `f` once through `on_event` over a fresh scanner.
+fn walk(
+    f: &Loaded,
+    opts: ovsdb_log::ScanOptions,
+    on_event: &mut dyn FnMut(&Event<'_>) -> Verdict,
+) -> Result<LogScan, String> {
+    let mut scan = LogScan::new(opts);
+    let mut cb = |ev: Event<'_>| on_event(&ev);
+    stream_file(f, &mut |chunk: &[u8]| {
+        scan.push(chunk, &mut cb);
+        false
+    })?;
+    scan.finish(&mut cb);
+    Ok(scan)
+}
+
+fn database_at(f: &Loaded, mut d: DatabaseAt, at: u64) -> Result<Db, String> {
+    while let Some(opts) = d.next_walk() {
+        let scan = walk(f, opts, &mut |ev| {
+            d.on_event(ev);
+            Verdict::Keep
+        })?;
+        d.end(&scan);
+    }
+    let (db, err) = d.finish()?;
+    Ok(Db {
+        at,
+        db,
+        error: err.map(|e| e.to_string()),
+        referrers: None,
+    })
+}
+
+fn find_file<'a>(files: &'a [Loaded], msg: &JsValue) -> Option<&'a Loaded> {
+    let lane = get(msg, "lane").as_f64().unwrap_or(-1.0);
+    match get(msg, "name").as_string() {
+        Some(n) => files.iter().find(|f| f.name == n),
+        None => (lane >= 0.0).then(|| files.get(lane as usize)).flatten(),
+    }
+}
+
+/// `contents-open {id, lane, name, at}`: the tables at `at` (absent or
+/// negative: the last committed entry).
+pub fn open(msg: &JsValue) {
+    let id = get(msg, "id");
+    let at = get(msg, "at")
+        .as_f64()
+        .filter(|a| *a >= 0.0)
+        .map(|a| a as u64);
+    let started = now();
+    let res = FILES.with(|cell| {
+        let files = cell.borrow();
+        let f = find_file(&files, msg).ok_or("that file is no longer loaded")?;
+        OPEN.with(|o| {
+            let mut o = o.borrow_mut();
+            if o.as_ref().is_some_and(|x| x.name == f.name) {
+                let x = o.as_mut().unwrap();
+                let want = at
+                    .unwrap_or(x.range.committed)
+                    .clamp(x.range.first, x.range.last.max(x.range.first));
+                if x.cur.at != want {
+                    if x.prev.as_ref().is_some_and(|p| p.at == want) {
+                        std::mem::swap(&mut x.cur, x.prev.as_mut().unwrap());
+                    } else {
+                        let d =
+                            database_at(f, DatabaseAt::new(ovsdb_log::Upto::Index(want)), want)?;
+                        x.prev = Some(std::mem::replace(&mut x.cur, d));
+                    }
+                    x.selection = None;
+                }
+                return Ok::<(), String>(());
+            }
+            *o = None;
+            let mut op = Opener::new(at);
+            let opts = op.options();
+            let scan = walk(f, opts, &mut |ev| op.on_event(ev))?;
+            let mut opened = op.finish(&scan);
+            let cur = match opened.again.take() {
+                Some(d) => database_at(f, d, opened.at)?,
+                None => {
+                    let (db, err) = opened.db?;
+                    Db {
+                        at: opened.at,
+                        db,
+                        error: err.map(|e| e.to_string()),
+                        referrers: None,
+                    }
+                }
+            };
+            *o = Some(Open {
+                name: f.name.clone(),
+                log: opened.log,
+                range: opened.range,
+                cur,
+                prev: None,
+                selection: None,
+                sizes: None,
+            });
+            Ok(())
+        })
+    });
+    let ms = now() - started;
+    match res {
+        Err(e) => error_reply("contents-opened", id, e),
+        Ok(()) => OPEN.with(|o| {
+            let o = o.borrow();
+            let x = o.as_ref().unwrap();
+            let db = &x.cur.db;
+            let tables: Vec<Value> = browse::tables(db)
+                .into_iter()
+                .map(|t| json!({"name": t.name, "rows": t.rows}))
+                .collect();
+            let entry = x
+                .log
+                .entries
+                .iter()
+                .rev()
+                .find(|e| !e.superseded && e.index == Some(x.cur.at));
+            reply(
+                "contents-opened",
+                id,
+                json!({
+                    "name": x.name,
+                    "database": db.schema().name,
+                    "clustered": x.log.format == Some(ovsdb_log::Format::Clustered),
+                    "first": x.range.first,
+                    "last": x.range.last,
+                    "committed": x.range.committed,
+                    "at": x.cur.at,
+                    "term": entry.and_then(|e| e.term),
+                    "date": entry.and_then(|e| e.date_ms).map(timeline::time::utc_datetime),
+                    "comment": entry.and_then(|e| e.comment.clone()),
+                    "readError": x.cur.error,
+                    "loadError": x.log.error.as_ref().map(|e| e.to_string()),
+                    "tables": tables,
+                    "overview": contents::show::show(db),
+                    "ms": ms,
+                }),
+            );
+        }),
+    }
+    super::note_memory();
+}
+
+fn with_open<T>(f: impl FnOnce(&mut Open) -> Result<T, String>) -> Result<T, String> {
+    OPEN.with(|o| match o.borrow_mut().as_mut() {
+        Some(x) => f(x),
+        None => Err("no file is open in Contents".into()),
+    })
+}
+
+fn segments(segs: Vec<browse::Segment>) -> Value {
+    Value::Array(
+        segs.into_iter()
+            .map(|s| match s.link {
+                None => json!([s.text]),
+                Some((t, u)) => json!([s.text, t, u.to_string()]),
+            })
+            .collect(),
+    )
+}
+
+/// `contents-rows {id, table, query, start, count, focus}`: rows
+/// `start..start+count` of the table's selection for `query` (`focus`: a
+/// row UUID whose position to report).
+pub fn rows(msg: &JsValue) {
+    let id = get(msg, "id");
+    let table = get(msg, "table").as_string().unwrap_or_default();
+    let query = get(msg, "query").as_string().unwrap_or_default();
+    let start = get(msg, "start").as_f64().unwrap_or(0.0).max(0.0) as usize;
+    let count = get(msg, "count").as_f64().unwrap_or(0.0).clamp(0.0, 500.0) as usize;
+    let focus = get(msg, "focus").as_string().and_then(|s| Uuid::parse(&s));
+    let started = now();
+    let res = with_open(|x| {
+        let fresh = !matches!(&x.selection, Some((t, q, _)) if *t == table && *q == query);
+        if fresh {
+            let s = browse::select(&x.cur.db, &table, &query)?;
+            x.selection = Some((table.clone(), query.clone(), s));
+        }
+        let (_, _, sel) = x.selection.as_ref().unwrap();
+        let db = &x.cur.db;
+        let ts = db.table_schema(&table).ok_or("no such table")?;
+        let cols = browse::columns(ts);
+        let out: Vec<Value> = sel
+            .uuids
+            .iter()
+            .skip(start)
+            .take(count)
+            .filter_map(|u| db.row(&table, u))
+            .map(|r| {
+                let cells: Vec<Value> = cols
+                    .iter()
+                    .map(|(_, ci)| segments(browse::cell(ts, r, *ci, browse::GRID_CELL_CHARS)))
+                    .collect();
+                json!({"uuid": r.uuid.to_string(), "cells": cells})
+            })
+            .collect();
+        Ok(json!({
+            "table": table,
+            "query": query,
+            "mode": sel.mode.name(),
+            "note": sel.note,
+            "total": sel.uuids.len(),
+            "start": start,
+            "columns": cols.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(),
+            "rows": out,
+            "focusRow": focus.and_then(|u| sel.position(&u)),
+            "ms": now() - started,
+        }))
+    });
+    match res {
+        Ok(v) => reply("contents-rows", id, v),
+        Err(e) => error_reply("contents-rows", id, e),
+    }
+}
+
+/// `contents-row {id, uuid}`: one row whole (every column, references as
+/// links) and who refers to it.
+pub fn row(msg: &JsValue) {
+    let id = get(msg, "id");
+    let uuid = get(msg, "uuid").as_string().unwrap_or_default();
+    let res = with_open(|x| {
+        let u = Uuid::parse(&uuid).ok_or_else(|| format!("{uuid:?} is not a UUID"))?;
+        let db = &x.cur.db;
+        let referrers = x.cur.referrers.get_or_insert_with(|| Referrers::build(db));
+        let Some((ts, r)) = browse::find_row(db, &u) else {
+            return Ok(json!({"uuid": uuid, "missing": true, "at": x.cur.at}));
+        };
+        let cols: Vec<Value> = browse::columns(ts)
+            .iter()
+            .map(|(n, ci)| json!([n, segments(browse::cell(ts, r, *ci, usize::MAX))]))
+            .collect();
+        let refs: Vec<Value> = referrers
+            .of(&u)
+            .into_iter()
+            .map(|r| json!({"table": r.table, "column": r.column, "row": r.row.to_string()}))
+            .collect();
+        Ok(
+            json!({"uuid": uuid, "table": ts.name, "columns": cols, "referrers": refs, "at": x.cur.at}),
+        )
+    });
+    match res {
+        Ok(v) => reply("contents-row", id, v),
+        Err(e) => error_reply("contents-row", id, e),
+    }
+}
+
+/// Reads the byte ranges `spans` (offset, length) of file `f` back: a
+/// plain file by slicing its `Blob`, a file inside an archive by
+/// unpacking it again up to the last span.
+fn read_spans(f: &Loaded, spans: &[(u64, u64)]) -> Result<HashMap<u64, Vec<u8>>, String> {
+    let mut out: HashMap<u64, Vec<u8>> = HashMap::new();
+    if f.input_name == f.name {
+        for &(off, len) in spans {
+            out.insert(
+                off,
+                super::read_blob(&f.input, off as f64, (off + len) as f64)?,
+            );
+        }
+        return Ok(out);
+    }
+    let end = spans.iter().map(|(o, l)| o + l).max().unwrap_or(0);
+    let mut pos = 0u64;
+    stream_file(f, &mut |chunk: &[u8]| {
+        let (a, b) = (pos, pos + chunk.len() as u64);
+        for &(off, len) in spans {
+            let (s, e) = (off.max(a), (off + len).min(b));
+            if s < e {
+                out.entry(off)
+                    .or_default()
+                    .extend_from_slice(&chunk[(s - a) as usize..(e - a) as usize]);
+            }
+        }
+        pos = b;
+        pos >= end
+    })?;
+    Ok(out)
+}
+
+/// `contents-history {id, uuid}`: every entry that changed the row
+/// (`contents::history` over the records the load pass's index names,
+/// read back by offset); the JSON of `ovsdb-scope history --json`.
+pub fn history(msg: &JsValue) {
+    let id = get(msg, "id");
+    let uuid = get(msg, "uuid").as_string().unwrap_or_default();
+    let started = now();
+    let res = FILES.with(|cell| {
+        let files = cell.borrow();
+        with_open(|x| {
+            let u = Uuid::parse(&uuid).ok_or_else(|| format!("{uuid:?} is not a UUID"))?;
+            let f = files
+                .iter()
+                .find(|f| f.name == x.name)
+                .ok_or("that file is no longer loaded")?;
+            let spans: Vec<(u64, u64)> = x
+                .log
+                .history
+                .entries_for(&u)
+                .iter()
+                .map(|&p| {
+                    let (off, len, _) = Log::record_span(&x.log.entries[p as usize]);
+                    (off, len)
+                })
+                .collect();
+            let records = read_spans(f, &spans)?;
+            let items = contents::history::history_with(&x.log, &u, |e| {
+                let (off, _, body) = Log::record_span(e);
+                records
+                    .get(&off)
+                    .and_then(|r| r.get(body..body + e.body_len))
+            })
+            .map_err(|e| e.to_string())?;
+            let j = contents::history::history_json(&u, &items).to_string_compact();
+            let mut v: Value = serde_json::from_str(&j).map_err(|e| e.to_string())?;
+            v["ms"] = json!(now() - started);
+            Ok(v)
+        })
+    });
+    match res {
+        Ok(v) => reply("contents-history", id, v),
+        Err(e) => error_reply("contents-history", id, e),
+    }
+}
+
+/// `contents-sizes {id}`: where the file's bytes go
+/// (`contents::sizes`, the JSON of `ovsdb-scope sizes --json` for one
+/// file), the compaction what-if at the open position. The first request
+/// walks the file twice (a replay for each entry's full and diff sizes,
+/// then the breakdowns); later ones reuse the report.
+pub fn sizes(msg: &JsValue) {
+    let id = get(msg, "id");
+    let started = now();
+    let res = FILES.with(|cell| {
+        let files = cell.borrow();
+        with_open(|x| {
+            let f = files
+                .iter()
+                .find(|f| f.name == x.name)
+                .ok_or("that file is no longer loaded")?;
+            if x.sizes.is_none() {
+                let mut d = DatabaseAt::new(ovsdb_log::Upto::All);
+                while let Some(opts) = d.next_walk() {
+                    let scan = walk(f, opts, &mut |ev| {
+                        d.on_event(ev);
+                        Verdict::Keep
+                    })?;
+                    d.end(&scan);
+                }
+                let replay = d.into_replay().ok_or("the replay did not end")?;
+                let mut st = contents::stream::SizesStream::new(&x.log, &replay);
+                drop(replay);
+                let log = &x.log;
+                let mut scan = LogScan::new(ovsdb_log::ScanOptions::default());
+                stream_file(f, &mut |chunk: &[u8]| {
+                    st.chunk(chunk);
+                    let mut cb = |ev: Event<'_>| {
+                        st.on_event(log, &ev);
+                        Verdict::Keep
+                    };
+                    scan.push(chunk, &mut cb);
+                    false
+                })?;
+                scan.finish(&mut |ev: Event<'_>| {
+                    st.on_event(log, &ev);
+                    Verdict::Keep
+                });
+                let len = st.bytes();
+                x.sizes = Some((st.finish(), len));
+            }
+            let (rep, len) = x.sizes.as_ref().unwrap();
+            let mut rep = rep.clone();
+            rep.compaction =
+                contents::sizes::compaction_of(&x.log, &x.cur.db, Some(x.cur.at), *len);
+            let j = contents::sizes::sizes_json(&rep, None).to_string_compact();
+            let mut v: Value = serde_json::from_str(&j).map_err(|e| e.to_string())?;
+            v["ms"] = json!(now() - started);
+            v["at"] = json!(x.cur.at);
+            Ok(v)
+        })
+    });
+    match res {
+        Ok(v) => reply("contents-sizes", id, v),
+        Err(e) => error_reply("contents-sizes", id, e),
+    }
+    super::note_memory();
+}
+
+/// `contents-diff {id, from}`: rows added, removed and changed per table
+/// from the database at index `from` to the one open (`contents::diff`,
+/// the JSON of `ovsdb-scope diff --from FROM --to AT --json`, plus
+/// `from`, `to`, `ms`).
+pub fn diff(msg: &JsValue) {
+    let id = get(msg, "id");
+    let from = get(msg, "from").as_f64().unwrap_or(0.0).max(0.0) as u64;
+    let started = now();
+    let res = FILES.with(|cell| {
+        let files = cell.borrow();
+        with_open(|x| {
+            let f = files
+                .iter()
+                .find(|f| f.name == x.name)
+                .ok_or("that file is no longer loaded")?;
+            let from = from.clamp(x.range.first, x.range.last.max(x.range.first));
+            if x.cur.at != from && x.prev.as_ref().is_none_or(|p| p.at != from) {
+                let d = database_at(f, DatabaseAt::new(ovsdb_log::Upto::Index(from)), from)?;
+                x.prev = Some(d);
+            }
+            let old = if x.cur.at == from {
+                &x.cur.db
+            } else {
+                &x.prev.as_ref().unwrap().db
+            };
+            let d = contents::diff::diff(old, &x.cur.db);
+            let j = contents::diff::diff_json(&d).to_string_compact();
+            let mut v: Value = serde_json::from_str(&j).map_err(|e| e.to_string())?;
+            v["from"] = json!(from);
+            v["to"] = json!(x.cur.at);
+            v["ms"] = json!(now() - started);
+            Ok(v)
+        })
+    });
+    match res {
+        Ok(v) => reply("contents-diff", id, v),
+        Err(e) => error_reply("contents-diff", id, e),
+    }
+}
