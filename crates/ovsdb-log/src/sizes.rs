@@ -308,6 +308,11 @@ pub struct SharedReplay {
     pub reused: u64,
 }
 
+/// Entries without data in a row that [`SharedReplay`] keeps as holes.
+const MAX_HOLE: u64 = 4096;
+/// Entries a [`SharedReplay`] knows at most (40 bytes each).
+const MAX_KNOWN: u64 = 1 << 24;
+
 #[derive(Clone, Copy)]
 struct Known {
     term: u64,
@@ -333,6 +338,13 @@ impl SharedReplay {
     fn learn(&mut self, index: u64, k: Known) {
         if self.known.is_empty() {
             self.base = index;
+        }
+        // Indexes of a log are consecutive; a jump (a damaged or made-up
+        // file) or a log beyond what is worth keeping ends the learning
+        // rather than the memory.
+        let gap = index.saturating_sub(self.end());
+        if gap > MAX_HOLE || self.known.len() as u64 + gap >= MAX_KNOWN {
+            return;
         }
         if index >= self.end() {
             let hole = Known {
@@ -1181,5 +1193,35 @@ impl Structure {
             E::CommitIndex { commit_index, .. } => self.commit = self.commit.max(*commit_index),
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod shared_tests {
+    use super::*;
+
+    fn known(term: u64) -> Known {
+        Known {
+            term,
+            sha1: [1; 20],
+            full: 10,
+            diff: 5,
+        }
+    }
+
+    #[test]
+    fn learning_keeps_holes_small_and_stops_at_a_jump() {
+        let mut s = SharedReplay::default();
+        s.learn(5, known(1));
+        s.learn(7, known(1));
+        assert_eq!((s.base, s.end()), (5, 8));
+        assert!(s.get(6).is_none(), "a hole is not an entry");
+        assert_eq!(s.get(7).map(|k| k.term), Some(1));
+        // A made-up index far away: nothing learnt, no allocation of the gap.
+        s.learn(u64::MAX / 2, known(2));
+        s.learn(8 + MAX_HOLE + 1, known(2));
+        assert_eq!(s.end(), 8);
+        s.learn(8, known(3));
+        assert_eq!(s.end(), 9);
     }
 }

@@ -280,3 +280,22 @@ fn sharing_the_common_prefix_gives_the_same_timeline() {
     );
     assert!(reused_total > 100, "{reused_total} entries reused");
 }
+
+/// A file the fuzzer made from a real header: an entry index that jumps
+/// far ahead. Loading it twice as one cluster's files (the second reuses
+/// the first's replay) neither panics nor allocates the jump, and equals
+/// the load without sharing.
+#[test]
+fn an_index_jump_does_not_blow_up_the_shared_replay() {
+    let bytes =
+        std::fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/index-jump.db"))
+            .unwrap();
+    let files = vec![
+        ("a.db".to_string(), bytes.clone()),
+        ("b.db".to_string(), bytes),
+    ];
+    let (alone, _, _) = chunked_with(TimelineLoad::new(true).without_sharing(), &files);
+    let (shared, _, _) = chunked_with(TimelineLoad::new(true), &files);
+    assert_eq!(shared, alone);
+    assert!(!shared.lanes[0].entries.is_empty());
+}
