@@ -281,15 +281,15 @@ fn peer_names(servers: &[ServerInput<'_>]) -> BTreeMap<String, String> {
         for e in s.events {
             match &e.kind {
                 EventKind::LearnedServerId { peer, sid } => {
-                    by_conn.insert((i, peer.clone()), sid.clone());
+                    by_conn.insert((i, peer.to_string()), sid.to_string());
                 }
                 EventKind::LearnedRemoteAddress { peer, address } => {
-                    if let Some(sid) = by_conn.get(&(i, peer.clone())) {
-                        out.insert(address.clone(), sid.clone());
+                    if let Some(sid) = by_conn.get(&(i, peer.to_string())) {
+                        out.insert(address.to_string(), sid.clone());
                     }
                 }
                 EventKind::AddingServer { sid, address } => {
-                    out.insert(address.clone(), sid.clone());
+                    out.insert(address.to_string(), sid.to_string());
                 }
                 _ => {}
             }
@@ -333,7 +333,7 @@ fn leaderships(servers: &[ServerInput<'_>]) -> Vec<Leadership> {
             });
             match &e.kind {
                 EventKind::LeaderIs { sid, term } => {
-                    note_leader(&mut by_term, *term, sid.clone(), Some(e.time_ms), ev)
+                    note_leader(&mut by_term, *term, sid.to_string(), Some(e.time_ms), ev)
                 }
                 EventKind::ElectionWon { term, .. } if !s.short.is_empty() => {
                     note_leader(&mut by_term, *term, s.short.clone(), Some(e.time_ms), ev)
@@ -552,7 +552,7 @@ fn change_cause(
             if let EventKind::ProbeTimeout { peer, .. } | EventKind::ConnectionLost { peer, .. } =
                 &e.kind
             {
-                let names_old = peers.get(peer).is_some_and(|p| p == old_leader)
+                let names_old = peers.get(peer.as_str()).is_some_and(|p| p == old_leader)
                     || server_by_address(servers, peer) == Some(from);
                 if names_old && within(e.time_ms, t - w, t) {
                     return ("leader-unreachable".into(), vec![r(i, e)]);
@@ -796,7 +796,10 @@ fn connections(servers: &[ServerInput<'_>], knobs: &Knobs, out: &mut Vec<Finding
         for e in s.events {
             match &e.kind {
                 EventKind::ProbeTimeout { peer, after_s } => {
-                    let who = peers.get(peer).cloned().unwrap_or_else(|| peer.clone());
+                    let who = peers
+                        .get(peer.as_str())
+                        .cloned()
+                        .unwrap_or_else(|| peer.to_string());
                     let mut f = Finding::new(
                         "probe-disconnect",
                         Severity::Warning,
@@ -893,7 +896,9 @@ fn snapshot_installs(servers: &[ServerInput<'_>], out: &mut Vec<Finding>) {
                         .filter(|x| x.time_ms <= e.time_ms)
                         .filter(|x| match &x.kind {
                             EventKind::ConnectionLost { peer, .. }
-                            | EventKind::ProbeTimeout { peer, .. } => Some(peer) == addr.as_ref(),
+                            | EventKind::ProbeTimeout { peer, .. } => {
+                                addr.as_ref().is_some_and(|a| peer == a)
+                            }
                             _ => false,
                         })
                         .map(|x| (x.time_ms, x.line))
@@ -1085,7 +1090,7 @@ fn membership(servers: &[ServerInput<'_>], out: &mut Vec<Finding>) {
                 }
                 EventKind::ServerRemoved { sid } => format!("{sid} removed from the configuration"),
                 EventKind::Left { sid } => {
-                    left.push((sid.clone(), i, e.line));
+                    left.push((sid.to_string(), i, e.line));
                     format!("{sid} left the cluster")
                 }
                 _ => continue,
