@@ -105,7 +105,7 @@ fn track(si: usize, s: &ServerView) -> LogTrack {
         },
         ..Default::default()
     };
-    let mut down: Vec<(String, i64, u64)> = Vec::new();
+    let mut down: Vec<(evidence::events::Text, i64, u64)> = Vec::new();
     let tip = |ms: i64, line: u64, what: String| {
         format!(
             "{} · {} UTC · line {}\n{what}",
