@@ -220,7 +220,7 @@ impl App {
     pub(super) fn set_diagnosis(&mut self, d: DiagView) {
         let mut order: Vec<usize> = (0..d.findings.len()).collect();
         order.sort_by_key(|&i| d.findings[i].finding.time_ms.unwrap_or(i64::MAX));
-        self.finding_order = order;
+        self.finding_order = Rc::new(order);
         self.selected_finding = None;
         self.focus = None;
         // Log events are placed by their time: on the index axis through
@@ -533,59 +533,9 @@ impl App {
         };
         let link = ctx.link();
         html! {
-            <section class="findings" aria-label="Findings">
-                <h2 data-testid="findings-count" data-value={d.findings.len().to_string()}>
-                    { format!("Findings: {}", d.findings.len()) }
-                    <button data-testid="log-toggle" title="Show / hide the log panel (l)"
-                        aria-pressed={self.log.open.to_string()} onclick={link.callback(|_| Msg::ToggleLog)}>{ "Log" }</button>
-                </h2>
-                if d.findings.is_empty() {
-                    <p class="hint">{ "Nothing found in these inputs." }</p>
-                }
-                <ol>
-                    { for self.finding_order.iter().map(|&i| {
-                        let fv = &d.findings[i];
-                        let f = &fv.finding;
-                        let onclick = link.callback(move |_| Msg::Finding(i));
-                        let selected = self.selected_finding == Some(i);
-                        let linked = self.hover_term.is_some() && f.term == self.hover_term;
-                        html! {
-                            <li data-testid="finding" data-kind={f.kind.clone()} data-server={fv.server.clone()}
-                                data-term={f.term.map_or(String::new(), |t| t.to_string())}
-                                data-linked={linked.to_string()}
-                                data-time-ms={f.time_ms.map_or(String::new(), |t| t.to_string())}
-                                data-severity={f.severity.name()} data-cause={f.cause.clone().unwrap_or_default()}
-                                data-index={f.index.map_or(String::new(), |x| x.to_string())}
-                                data-selected={selected.to_string()}
-                                class={classes!("finding", format!("sev-{}", f.severity.name()), selected.then_some("selected"), linked.then_some("linked"))}
-                                title="Show on the timeline and in the log (n / p: next / previous)"
-                                tabindex="0" {onclick}>
-                                <div class="fhead">
-                                    <span class="sev">{ f.severity.name() }</span>
-                                    <b>{ f.kind.clone() }</b>
-                                    <span class="who">{ if fv.server.is_empty() { String::new() } else { format!("server {}", fv.server) } }</span>
-                                    <span class="when">{ when(f.time_ms) }</span>
-                                    if let Some(c) = &f.cause { <span class="cause">{ format!("cause: {c}") }</span> }
-                                    if let Some(ms) = f.duration_ms { <span>{ format!("{ms} ms") }</span> }
-                                    if let Some(x) = f.index { <span>{ format!("index {x}") }</span> }
-                                    if let Some(t) = f.term { <span>{ format!("term {t}") }</span> }
-                                </div>
-                                <p>{ f.summary.clone() }</p>
-                                if !fv.evidence.is_empty() {
-                                    <ul class="evidence">
-                                        { for fv.evidence.iter().take(6).map(|(s, line, text)| html! {
-                                            <li data-testid="finding-evidence">
-                                                <code>{ format!("{}:{}", d.servers.get(*s).map_or("?", |x| x.name.as_str()), line + 1) }</code>
-                                                { " " }{ text.clone() }
-                                            </li>
-                                        }) }
-                                    </ul>
-                                }
-                            </li>
-                        }
-                    }) }
-                </ol>
-            </section>
+            <FindingsList diag={d.clone()} order={self.finding_order.clone()}
+                selected={self.selected_finding} hover_term={self.hover_term} log_open={self.log.open}
+                on_finding={link.callback(Msg::Finding)} on_toggle_log={link.callback(|_| Msg::ToggleLog)} />
         }
     }
 
@@ -686,5 +636,93 @@ impl App {
                 </table>
             </section>
         }
+    }
+}
+
+/// What the findings list shows. Compared by pointer (the diagnosis and the
+/// order are shared, not copied) and by the selection: the list is rebuilt
+/// only when one of them changes, not on every render of the page (a
+/// million-line log can give tens of thousands of findings, and the log
+/// panel re-renders the page on each row it scrolls). The callbacks are
+/// left out of the comparison: they always send the same messages.
+#[derive(Properties)]
+pub struct FindingsProps {
+    pub diag: Rc<DiagView>,
+    pub order: Rc<Vec<usize>>,
+    pub selected: Option<usize>,
+    pub hover_term: Option<u64>,
+    pub log_open: bool,
+    pub on_finding: Callback<usize>,
+    pub on_toggle_log: Callback<()>,
+}
+
+impl PartialEq for FindingsProps {
+    fn eq(&self, o: &Self) -> bool {
+        Rc::ptr_eq(&self.diag, &o.diag)
+            && Rc::ptr_eq(&self.order, &o.order)
+            && self.selected == o.selected
+            && self.hover_term == o.hover_term
+            && self.log_open == o.log_open
+    }
+}
+
+/// The findings, in time order, each a `data-testid="finding"` item.
+#[function_component(FindingsList)]
+pub fn findings_list(p: &FindingsProps) -> Html {
+    let d = &p.diag;
+    html! {
+        <section class="findings" aria-label="Findings">
+            <h2 data-testid="findings-count" data-value={d.findings.len().to_string()}>
+                { format!("Findings: {}", d.findings.len()) }
+                <button data-testid="log-toggle" title="Show / hide the log panel (l)"
+                    aria-pressed={p.log_open.to_string()} onclick={p.on_toggle_log.reform(|_| ())}>{ "Log" }</button>
+            </h2>
+            if d.findings.is_empty() {
+                <p class="hint">{ "Nothing found in these inputs." }</p>
+            }
+            <ol>
+                { for p.order.iter().map(|&i| {
+                    let fv = &d.findings[i];
+                    let f = &fv.finding;
+                    let onclick = p.on_finding.reform(move |_| i);
+                    let selected = p.selected == Some(i);
+                    let linked = p.hover_term.is_some() && f.term == p.hover_term;
+                    html! {
+                        <li data-testid="finding" data-kind={f.kind.clone()} data-server={fv.server.clone()}
+                            data-term={f.term.map_or(String::new(), |t| t.to_string())}
+                            data-linked={linked.to_string()}
+                            data-time-ms={f.time_ms.map_or(String::new(), |t| t.to_string())}
+                            data-severity={f.severity.name()} data-cause={f.cause.clone().unwrap_or_default()}
+                            data-index={f.index.map_or(String::new(), |x| x.to_string())}
+                            data-selected={selected.to_string()}
+                            class={classes!("finding", format!("sev-{}", f.severity.name()), selected.then_some("selected"), linked.then_some("linked"))}
+                            title="Show on the timeline and in the log (n / p: next / previous)"
+                            tabindex="0" {onclick}>
+                            <div class="fhead">
+                                <span class="sev">{ f.severity.name() }</span>
+                                <b>{ f.kind.clone() }</b>
+                                <span class="who">{ if fv.server.is_empty() { String::new() } else { format!("server {}", fv.server) } }</span>
+                                <span class="when">{ when(f.time_ms) }</span>
+                                if let Some(c) = &f.cause { <span class="cause">{ format!("cause: {c}") }</span> }
+                                if let Some(ms) = f.duration_ms { <span>{ format!("{ms} ms") }</span> }
+                                if let Some(x) = f.index { <span>{ format!("index {x}") }</span> }
+                                if let Some(t) = f.term { <span>{ format!("term {t}") }</span> }
+                            </div>
+                            <p>{ f.summary.clone() }</p>
+                            if !fv.evidence.is_empty() {
+                                <ul class="evidence">
+                                    { for fv.evidence.iter().take(6).map(|(s, line, text)| html! {
+                                        <li data-testid="finding-evidence">
+                                            <code>{ format!("{}:{}", d.servers.get(*s).map_or("?", |x| x.name.as_str()), line + 1) }</code>
+                                            { " " }{ text.clone() }
+                                        </li>
+                                    }) }
+                                </ul>
+                            }
+                        </li>
+                    }
+                }) }
+            </ol>
+        </section>
     }
 }
