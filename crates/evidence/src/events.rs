@@ -159,7 +159,7 @@ impl Interner {
 }
 
 /// A fast hash for the short texts hashed on nearly every line (8 bytes
-/// a step, multiply-rotate); SipHash and then byte-wise FNV showed in
+/// a step, rotate and multiply by 2^64/φ); SipHash and then byte-wise FNV showed in
 /// profiles, and there is no DoS concern in a local log reader (the maps are
 /// bounded).
 #[derive(Clone, Copy, Debug, Default)]
@@ -178,7 +178,7 @@ impl std::hash::BuildHasher for FastHash {
 impl FastHasher {
     #[inline]
     fn add(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7cc1_b727_220a_95);
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
 }
 
