@@ -942,3 +942,37 @@ fn ovsdb(t: &str, ix: &mut Interner) -> Option<EventKind> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interner_shares_equal_texts_and_is_bounded() {
+        let mut ix = Interner::new();
+        let a = ix.text("tcp:127.0.0.1:6643");
+        let b = ix.text("tcp:127.0.0.1:6643");
+        assert!(Arc::ptr_eq(&a.0, &b.0));
+        for n in 0..MAX_INTERNED + 10 {
+            ix.text(&format!("peer-{n}"));
+        }
+        assert!(ix.set.len() <= MAX_INTERNED);
+        // Past the bound, texts are still right, only not shared.
+        let c = ix.text("never seen before");
+        assert_eq!(c, "never seen before");
+        let mut none = Interner::none();
+        let d = none.text("x");
+        assert_eq!(d, none.text("x"));
+        assert!(none.set.is_empty());
+    }
+
+    #[test]
+    fn text_compares_and_prints_as_its_string() {
+        let t = Text::from("aa26");
+        assert_eq!(t, "aa26");
+        assert_eq!("aa26", t);
+        assert_eq!(t, String::from("aa26"));
+        assert_eq!(format!("{t} {t:?}"), "aa26 \"aa26\"");
+        assert_eq!(String::from(&t), "aa26");
+    }
+}

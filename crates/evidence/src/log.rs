@@ -888,6 +888,50 @@ mod tests {
     }
 
     #[test]
+    fn minute_cache_gives_what_parse_time_gives() {
+        let mut c = MinuteCache::default();
+        for t in [
+            &b"2026-11-29T21:14:18.237Z"[..],
+            b"2026-11-29T21:14:59.999Z",
+            b"2026-11-29T21:14:60.000Z",
+            b"2026-11-29T21:14:61.000Z",
+            b"2026-11-29T21:14:1x.000Z",
+            b"2026-11-29T21:14:18,237Z",
+            b"2026-11-29T21:14:18.237",
+            b"2026-11-29T21:14:18.23xZ",
+            b"2026-11-29T21:15:00.000Z",
+            b"2026-11-29T21:14:00.001Z",
+            b"2026-02-30T21:14:00.001Z",
+            b"2026-02-30T21:14:00.002Z",
+            b"2024-02-29T23:59:59.999Z",
+        ] {
+            assert_eq!(c.parse(t), parse_time(t), "{}", String::from_utf8_lossy(t));
+        }
+    }
+
+    #[test]
+    fn scanner_interns_texts_and_parses_as_parse_line() {
+        let text =
+            b"2026-11-29T21:14:18.237Z|00001|reconnect|INFO|tcp:10.0.0.2:6643: connecting...\n\
+2026-11-29T21:14:18.238Z|00002|reconnect|INFO|tcp:10.0.0.2:6643: connected\n\
+2026-11-29T21:14:18.239Z|00003|raft|INFO|caf\xc3\xa9 | x\n\
+2026-11-29T21:14:18.240Z|00004|raft(t\xff)|INFO|x\n";
+        let f = read_log(text);
+        assert_eq!(f.events.len(), 2);
+        let peer = |k: &EventKind| match k {
+            EventKind::Connecting { peer } | EventKind::Connected { peer } => peer.clone(),
+            _ => panic!("{k:?}"),
+        };
+        let (a, b) = (peer(&f.events[0].kind), peer(&f.events[1].kind));
+        assert_eq!(a, "tcp:10.0.0.2:6643");
+        assert_eq!(a, b);
+        for (n, line) in text.split(|&c| c == b'\n').take(4).enumerate() {
+            assert_eq!(f.index[n].parsed(), parse_line(line).is_some(), "line {n}");
+        }
+        assert_eq!(f.unparsed, 1);
+    }
+
+    #[test]
     fn overlong_line_is_cut_and_not_buffered() {
         let mut s = LogScanner::new();
         s.push(b"2026-11-29T21:14:18.237Z|00001|raft|INFO|local server ID is aa26");
