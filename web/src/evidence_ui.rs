@@ -666,10 +666,27 @@ impl PartialEq for FindingsProps {
     }
 }
 
-/// The findings, in time order, each a `data-testid="finding"` item.
+/// Findings listed at first, and added by each "more" (the page's work per
+/// frame grows with its element count: 20 000 findings in the page made
+/// every frame of the log panel's scrolling take 100–400 ms).
+const FINDINGS_SHOWN: usize = 200;
+
+/// The findings, in time order, each a `data-testid="finding"` item: the
+/// first [`FINDINGS_SHOWN`] (and always up to the selected one), then a
+/// button for more.
 #[function_component(FindingsList)]
 pub fn findings_list(p: &FindingsProps) -> Html {
     let d = &p.diag;
+    let shown = use_state(|| FINDINGS_SHOWN);
+    let upto = p
+        .selected
+        .and_then(|s| p.order.iter().position(|&i| i == s))
+        .map_or(0, |k| k + 1);
+    let n = (*shown).max(upto).min(p.order.len());
+    let more = {
+        let shown = shown.clone();
+        Callback::from(move |_: MouseEvent| shown.set(n + FINDINGS_SHOWN))
+    };
     html! {
         <section class="findings" aria-label="Findings">
             <h2 data-testid="findings-count" data-value={d.findings.len().to_string()}>
@@ -681,7 +698,7 @@ pub fn findings_list(p: &FindingsProps) -> Html {
                 <p class="hint">{ "Nothing found in these inputs." }</p>
             }
             <ol>
-                { for p.order.iter().map(|&i| {
+                { for p.order.iter().take(n).map(|&i| {
                     let fv = &d.findings[i];
                     let f = &fv.finding;
                     let onclick = p.on_finding.reform(move |_| i);
@@ -723,6 +740,12 @@ pub fn findings_list(p: &FindingsProps) -> Html {
                     }
                 }) }
             </ol>
+            if n < p.order.len() {
+                <p class="hint" data-testid="findings-shown" data-value={n.to_string()}>
+                    { format!("Showing the first {n} of {} findings, in time order. ", p.order.len()) }
+                    <button data-testid="findings-more" onclick={more}>{ format!("Show {} more", FINDINGS_SHOWN.min(p.order.len() - n)) }</button>
+                </p>
+            }
         </section>
     }
 }
