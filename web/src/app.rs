@@ -157,7 +157,7 @@ pub struct App {
     /// The operator evidence of the last load (inputs, servers, findings).
     diag: Option<Rc<DiagView>>,
     /// Findings in time order (indexes into `diag.findings`).
-    finding_order: Vec<usize>,
+    finding_order: Rc<Vec<usize>>,
     selected_finding: Option<usize>,
     /// One log track per server with a log, drawn under the lanes.
     tracks: Rc<Vec<LogTrack>>,
@@ -891,7 +891,7 @@ impl Component for App {
             parse_ms: 0.0,
             decode_ms: 0.0,
             diag: None,
-            finding_order: Vec::new(),
+            finding_order: Rc::new(Vec::new()),
             selected_finding: None,
             tracks: Rc::new(Vec::new()),
             axis: Axis::default(),

@@ -105,7 +105,7 @@ fn track(si: usize, s: &ServerView) -> LogTrack {
         },
         ..Default::default()
     };
-    let mut down: Vec<(String, i64, u64)> = Vec::new();
+    let mut down: Vec<(evidence::events::Text, i64, u64)> = Vec::new();
     let tip = |ms: i64, line: u64, what: String| {
         format!(
             "{} · {} UTC · line {}\n{what}",
@@ -220,7 +220,7 @@ impl App {
     pub(super) fn set_diagnosis(&mut self, d: DiagView) {
         let mut order: Vec<usize> = (0..d.findings.len()).collect();
         order.sort_by_key(|&i| d.findings[i].finding.time_ms.unwrap_or(i64::MAX));
-        self.finding_order = order;
+        self.finding_order = Rc::new(order);
         self.selected_finding = None;
         self.focus = None;
         // Log events are placed by their time: on the index axis through
@@ -533,59 +533,9 @@ impl App {
         };
         let link = ctx.link();
         html! {
-            <section class="findings" aria-label="Findings">
-                <h2 data-testid="findings-count" data-value={d.findings.len().to_string()}>
-                    { format!("Findings: {}", d.findings.len()) }
-                    <button data-testid="log-toggle" title="Show / hide the log panel (l)"
-                        aria-pressed={self.log.open.to_string()} onclick={link.callback(|_| Msg::ToggleLog)}>{ "Log" }</button>
-                </h2>
-                if d.findings.is_empty() {
-                    <p class="hint">{ "Nothing found in these inputs." }</p>
-                }
-                <ol>
-                    { for self.finding_order.iter().map(|&i| {
-                        let fv = &d.findings[i];
-                        let f = &fv.finding;
-                        let onclick = link.callback(move |_| Msg::Finding(i));
-                        let selected = self.selected_finding == Some(i);
-                        let linked = self.hover_term.is_some() && f.term == self.hover_term;
-                        html! {
-                            <li data-testid="finding" data-kind={f.kind.clone()} data-server={fv.server.clone()}
-                                data-term={f.term.map_or(String::new(), |t| t.to_string())}
-                                data-linked={linked.to_string()}
-                                data-time-ms={f.time_ms.map_or(String::new(), |t| t.to_string())}
-                                data-severity={f.severity.name()} data-cause={f.cause.clone().unwrap_or_default()}
-                                data-index={f.index.map_or(String::new(), |x| x.to_string())}
-                                data-selected={selected.to_string()}
-                                class={classes!("finding", format!("sev-{}", f.severity.name()), selected.then_some("selected"), linked.then_some("linked"))}
-                                title="Show on the timeline and in the log (n / p: next / previous)"
-                                tabindex="0" {onclick}>
-                                <div class="fhead">
-                                    <span class="sev">{ f.severity.name() }</span>
-                                    <b>{ f.kind.clone() }</b>
-                                    <span class="who">{ if fv.server.is_empty() { String::new() } else { format!("server {}", fv.server) } }</span>
-                                    <span class="when">{ when(f.time_ms) }</span>
-                                    if let Some(c) = &f.cause { <span class="cause">{ format!("cause: {c}") }</span> }
-                                    if let Some(ms) = f.duration_ms { <span>{ format!("{ms} ms") }</span> }
-                                    if let Some(x) = f.index { <span>{ format!("index {x}") }</span> }
-                                    if let Some(t) = f.term { <span>{ format!("term {t}") }</span> }
-                                </div>
-                                <p>{ f.summary.clone() }</p>
-                                if !fv.evidence.is_empty() {
-                                    <ul class="evidence">
-                                        { for fv.evidence.iter().take(6).map(|(s, line, text)| html! {
-                                            <li data-testid="finding-evidence">
-                                                <code>{ format!("{}:{}", d.servers.get(*s).map_or("?", |x| x.name.as_str()), line + 1) }</code>
-                                                { " " }{ text.clone() }
-                                            </li>
-                                        }) }
-                                    </ul>
-                                }
-                            </li>
-                        }
-                    }) }
-                </ol>
-            </section>
+            <FindingsList diag={d.clone()} order={self.finding_order.clone()}
+                selected={self.selected_finding} hover_term={self.hover_term} log_open={self.log.open}
+                on_finding={link.callback(Msg::Finding)} on_toggle_log={link.callback(|_| Msg::ToggleLog)} />
         }
     }
 
@@ -686,5 +636,116 @@ impl App {
                 </table>
             </section>
         }
+    }
+}
+
+/// What the findings list shows. Compared by pointer (the diagnosis and the
+/// order are shared, not copied) and by the selection: the list is rebuilt
+/// only when one of them changes, not on every render of the page (a
+/// million-line log can give tens of thousands of findings, and the log
+/// panel re-renders the page on each row it scrolls). The callbacks are
+/// left out of the comparison: they always send the same messages.
+#[derive(Properties)]
+pub struct FindingsProps {
+    pub diag: Rc<DiagView>,
+    pub order: Rc<Vec<usize>>,
+    pub selected: Option<usize>,
+    pub hover_term: Option<u64>,
+    pub log_open: bool,
+    pub on_finding: Callback<usize>,
+    pub on_toggle_log: Callback<()>,
+}
+
+impl PartialEq for FindingsProps {
+    fn eq(&self, o: &Self) -> bool {
+        Rc::ptr_eq(&self.diag, &o.diag)
+            && Rc::ptr_eq(&self.order, &o.order)
+            && self.selected == o.selected
+            && self.hover_term == o.hover_term
+            && self.log_open == o.log_open
+    }
+}
+
+/// Findings listed at first, and added by each "more" (the page's work per
+/// frame grows with its element count: 20 000 findings in the page made
+/// every frame of the log panel's scrolling take 100–400 ms).
+const FINDINGS_SHOWN: usize = 200;
+
+/// The findings, in time order, each a `data-testid="finding"` item: the
+/// first [`FINDINGS_SHOWN`] (and always up to the selected one), then a
+/// button for more.
+#[function_component(FindingsList)]
+pub fn findings_list(p: &FindingsProps) -> Html {
+    let d = &p.diag;
+    let shown = use_state(|| FINDINGS_SHOWN);
+    let upto = p
+        .selected
+        .and_then(|s| p.order.iter().position(|&i| i == s))
+        .map_or(0, |k| k + 1);
+    let n = (*shown).max(upto).min(p.order.len());
+    let more = {
+        let shown = shown.clone();
+        Callback::from(move |_: MouseEvent| shown.set(n + FINDINGS_SHOWN))
+    };
+    html! {
+        <section class="findings" aria-label="Findings">
+            <h2 data-testid="findings-count" data-value={d.findings.len().to_string()}>
+                { format!("Findings: {}", d.findings.len()) }
+                <button data-testid="log-toggle" title="Show / hide the log panel (l)"
+                    aria-pressed={p.log_open.to_string()} onclick={p.on_toggle_log.reform(|_| ())}>{ "Log" }</button>
+            </h2>
+            if d.findings.is_empty() {
+                <p class="hint">{ "Nothing found in these inputs." }</p>
+            }
+            <ol>
+                { for p.order.iter().take(n).map(|&i| {
+                    let fv = &d.findings[i];
+                    let f = &fv.finding;
+                    let onclick = p.on_finding.reform(move |_| i);
+                    let selected = p.selected == Some(i);
+                    let linked = p.hover_term.is_some() && f.term == p.hover_term;
+                    html! {
+                        <li data-testid="finding" data-kind={f.kind.clone()} data-server={fv.server.clone()}
+                            data-term={f.term.map_or(String::new(), |t| t.to_string())}
+                            data-linked={linked.to_string()}
+                            data-time-ms={f.time_ms.map_or(String::new(), |t| t.to_string())}
+                            data-severity={f.severity.name()} data-cause={f.cause.clone().unwrap_or_default()}
+                            data-index={f.index.map_or(String::new(), |x| x.to_string())}
+                            data-selected={selected.to_string()}
+                            class={classes!("finding", format!("sev-{}", f.severity.name()), selected.then_some("selected"), linked.then_some("linked"))}
+                            title="Show on the timeline and in the log (n / p: next / previous)"
+                            tabindex="0" {onclick}>
+                            <div class="fhead">
+                                <span class="sev">{ f.severity.name() }</span>
+                                <b>{ f.kind.clone() }</b>
+                                <span class="who">{ if fv.server.is_empty() { String::new() } else { format!("server {}", fv.server) } }</span>
+                                <span class="when">{ when(f.time_ms) }</span>
+                                if let Some(c) = &f.cause { <span class="cause">{ format!("cause: {c}") }</span> }
+                                if let Some(ms) = f.duration_ms { <span>{ format!("{ms} ms") }</span> }
+                                if let Some(x) = f.index { <span>{ format!("index {x}") }</span> }
+                                if let Some(t) = f.term { <span>{ format!("term {t}") }</span> }
+                            </div>
+                            <p>{ f.summary.clone() }</p>
+                            if !fv.evidence.is_empty() {
+                                <ul class="evidence">
+                                    { for fv.evidence.iter().take(6).map(|(s, line, text)| html! {
+                                        <li data-testid="finding-evidence">
+                                            <code>{ format!("{}:{}", d.servers.get(*s).map_or("?", |x| x.name.as_str()), line + 1) }</code>
+                                            { " " }{ text.clone() }
+                                        </li>
+                                    }) }
+                                </ul>
+                            }
+                        </li>
+                    }
+                }) }
+            </ol>
+            if n < p.order.len() {
+                <p class="hint" data-testid="findings-shown" data-value={n.to_string()}>
+                    { format!("Showing the first {n} of {} findings, in time order. ", p.order.len()) }
+                    <button data-testid="findings-more" onclick={more}>{ format!("Show {} more", FINDINGS_SHOWN.min(p.order.len() - n)) }</button>
+                </p>
+            }
+        </section>
     }
 }

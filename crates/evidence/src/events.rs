@@ -8,6 +8,208 @@
 
 #[cfg(feature = "serde")]
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// A text field of an event (a server ID, a peer, a reason): an immutable,
+/// shared string that derefs to `str`, compares with `str` and `String`,
+/// and serializes as a plain string.
+///
+/// A log names the same few peers, servers and reasons millions of times,
+/// so [`crate::log::LogScanner`] interns them ([`Interner`]): an event then
+/// costs no allocation of its own, a clone is a reference count, and the
+/// field is one pointer wide, which keeps [`Event`] at 56 bytes.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Text(Arc<Box<str>>);
+
+impl Text {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Text {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for Text {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Text {
+        Text(Arc::new(s.into()))
+    }
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Text {
+        Text(Arc::new(s.into_boxed_str()))
+    }
+}
+
+impl From<&Text> for String {
+    fn from(t: &Text) -> String {
+        t.as_str().to_string()
+    }
+}
+
+impl From<Text> for String {
+    fn from(t: Text) -> String {
+        t.as_str().to_string()
+    }
+}
+
+impl std::fmt::Debug for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl std::fmt::Display for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+macro_rules! text_eq {
+    ($($t:ty),*) => {$(
+        impl PartialEq<$t> for Text {
+            fn eq(&self, o: &$t) -> bool {
+                self.as_str() == &o[..]
+            }
+        }
+        impl PartialEq<Text> for $t {
+            fn eq(&self, o: &Text) -> bool {
+                &self[..] == o.as_str()
+            }
+        }
+    )*};
+}
+text_eq!(str, &str, String, &String);
+
+#[cfg(feature = "serde")]
+impl Serialize for Text {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Text, D::Error> {
+        String::deserialize(d).map(Text::from)
+    }
+}
+
+/// Most texts one [`Interner`] keeps; further new texts are allocated
+/// alone (hostile input could name a new peer on every line).
+pub const MAX_INTERNED: usize = 1 << 16;
+
+/// Most bytes of text one [`Interner`] keeps.
+pub const MAX_INTERNED_BYTES: usize = 4 << 20;
+
+/// The texts of one scan's events, each kept once (bounded by
+/// [`MAX_INTERNED`] and [`MAX_INTERNED_BYTES`]; past that, texts are still
+/// right, only not shared).
+#[derive(Debug, Default)]
+pub struct Interner {
+    set: HashSet<Text, FastHash>,
+    bytes: usize,
+    off: bool,
+}
+
+impl Interner {
+    pub fn new() -> Interner {
+        Interner::default()
+    }
+
+    /// An interner that keeps nothing (each text allocated alone).
+    pub fn none() -> Interner {
+        Interner {
+            off: true,
+            ..Interner::default()
+        }
+    }
+
+    /// `s` as a [`Text`], shared with the last equal one when kept.
+    pub fn text(&mut self, s: &str) -> Text {
+        if let Some(t) = self.set.get(s) {
+            return t.clone();
+        }
+        let t = Text::from(s);
+        if !self.off && self.set.len() < MAX_INTERNED && self.bytes + s.len() <= MAX_INTERNED_BYTES
+        {
+            self.bytes += s.len();
+            self.set.insert(t.clone());
+        }
+        t
+    }
+}
+
+/// A fast hash for the short texts hashed on nearly every line (8 bytes
+/// a step, rotate and multiply by 2^64/φ); SipHash and then byte-wise FNV showed in
+/// profiles, and there is no DoS concern in a local log reader (the maps are
+/// bounded).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct FastHash;
+
+#[derive(Debug)]
+pub(crate) struct FastHasher(u64);
+
+impl std::hash::BuildHasher for FastHash {
+    type Hasher = FastHasher;
+    fn build_hasher(&self) -> FastHasher {
+        FastHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl FastHasher {
+    #[inline]
+    fn add(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+impl std::hash::Hasher for FastHasher {
+    fn finish(&self) -> u64 {
+        // Spread the high bits down: hashbrown takes its bucket from the
+        // low bits and its tag from the top 7.
+        self.0 ^ (self.0 >> 29)
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut c = bytes.chunks_exact(8);
+        for w in &mut c {
+            self.add(u64::from_le_bytes(w.try_into().unwrap()));
+        }
+        let r = c.remainder();
+        if !r.is_empty() {
+            let mut b = [0u8; 8];
+            b[..r.len()].copy_from_slice(r);
+            self.add(u64::from_le_bytes(b) ^ ((r.len() as u64) << 59));
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+}
 
 /// One recognized line of one server's log.
 #[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
@@ -26,17 +228,17 @@ pub struct Event {
 pub enum EventKind {
     // ---- identity and process ----
     /// `raft|INFO|local server ID is aa26`
-    LocalServerId { sid: String },
+    LocalServerId { sid: Text },
     /// `raft|INFO|tcp:127.0.0.1:50760: learned server ID 2f3f`
-    LearnedServerId { peer: String, sid: String },
+    LearnedServerId { peer: Text, sid: Text },
     /// `raft|INFO|tcp:127.0.0.1:50760: learned remote address tcp:127.0.0.1:20642`
-    LearnedRemoteAddress { peer: String, address: String },
+    LearnedRemoteAddress { peer: Text, address: Text },
     /// `raft_rpc|INFO|learned cluster ID 196d`
-    LearnedClusterId { cid: String },
+    LearnedClusterId { cid: Text },
     /// `ovsdb_server|INFO|ovsdb-server (Open vSwitch) 3.1.0`
-    ServerStart { version: String },
+    ServerStart { version: Text },
     /// The process ends: `exiting`, a fatal signal, `terminating with signal`.
-    ServerExit { reason: String },
+    ServerExit { reason: Text },
 
     // ---- elections and leaders ----
     /// `raft|INFO|term 2: 1220 ms timeout expired, starting election`
@@ -45,15 +247,15 @@ pub enum EventKind {
     /// `raft|INFO|term 2: elected leader by 2+ of 3 servers`
     ElectionWon { term: u64, votes: u32, servers: u32 },
     /// `raft|INFO|server 2f3f is leader for term 2`
-    LeaderIs { sid: String, term: u64 },
+    LeaderIs { sid: Text, term: u64 },
     /// `raft|INFO|aa26 truncating 1 entries from end of log`
-    Truncating { sid: String, entries: u64 },
+    Truncating { sid: Text, entries: u64 },
     /// `rejecting term 1 < current term 2 received in append_request message from server 2f3f`
     StaleTerm {
         term: u64,
         current: u64,
-        message: String,
-        from: String,
+        message: Text,
+        from: Text,
     },
 
     /// `aa26 received "lost leadership" reply from ecc0 for unknown command`
@@ -61,19 +263,19 @@ pub enum EventKind {
     /// command this server forwarded to a leader came back after the
     /// command was forgotten, typically across a change of leader. `status`
     /// is the quoted status (`lost leadership`, `not leader`, …).
-    StrayCommandReply { status: String, from: String },
+    StrayCommandReply { status: Text, from: Text },
 
     // ---- leadership transfer ----
     /// `raft|INFO|Transferring leadership to write a snapshot.` (and other
     /// transfers the leader logs; `reason` is the text after "to", if any).
-    TransferStarted { reason: Option<String> },
+    TransferStarted { reason: Option<Text> },
     /// `raft|INFO|received leadership transfer from aa26 in term 1`
-    TransferReceived { from: String, term: u64 },
+    TransferReceived { from: Text, term: u64 },
 
     // ---- compaction / snapshots written locally ----
     /// `ovsdb_server|INFO|compacting OVN_Northbound database by user request`
     /// (`by_user` false for automatic compaction lines).
-    Compacting { database: String, by_user: bool },
+    Compacting { database: Text, by_user: bool },
     /// A snapshot/compaction finished, with its duration when the line gives one.
     SnapshotWritten { duration_ms: Option<u64> },
 
@@ -92,64 +294,56 @@ pub enum EventKind {
     /// wakeup when the process used more than 50% CPU recently (lib/poll-loop.c
     /// `log_wakeup`), typically right after a long poll. `cause` is the text
     /// between `wakeup due to ` and the CPU figure.
-    PollWakeup { cpu_percent: u64, cause: String },
+    PollWakeup { cpu_percent: u64, cause: Text },
 
     // ---- connections ----
     /// `reconnect|ERR|tcp:…: no response to inactivity probe after 2 seconds, disconnecting`
-    ProbeTimeout { peer: String, after_s: u64 },
+    ProbeTimeout { peer: Text, after_s: u64 },
     /// `reconnect|INFO|tcp:…: connection closed by peer`, `connection dropped`,
     /// `connection attempt failed (Connection refused)`: `reason` is the text
     /// after the peer.
-    ConnectionLost { peer: String, reason: String },
+    ConnectionLost { peer: Text, reason: Text },
     /// `reconnect|INFO|tcp:…: connecting...`
-    Connecting { peer: String },
+    Connecting { peer: Text },
     /// `reconnect|INFO|tcp:…: connected`
-    Connected { peer: String },
+    Connected { peer: Text },
     /// `reconnect|INFO|tcp:…: waiting 2 seconds before reconnect`
-    ReconnectWait { peer: String, seconds: u64 },
+    ReconnectWait { peer: Text, seconds: u64 },
 
     // ---- catch-up ----
     /// `raft|INFO|sending snapshot to server 2f3f, 1:1.` (term:index)
-    SnapshotSending { to: String, term: u64, index: u64 },
+    SnapshotSending { to: Text, term: u64, index: u64 },
     /// `raft|INFO|cluster 196d: installed snapshot on server 2f3f  up to 1:1`
-    SnapshotInstalled { on: String, term: u64, index: u64 },
+    SnapshotInstalled { on: Text, term: u64, index: u64 },
     /// `rejecting append_request because previous entry 1,25 not in local log (…)`
-    AppendRejected {
-        term: u64,
-        index: u64,
-        reason: String,
-    },
+    AppendRejected { term: u64, index: u64, reason: Text },
 
     // ---- membership ----
     /// `starting to add server 2f3f (2f3f at tcp:…) to cluster 196d`
-    AddingServer { sid: String, address: String },
+    AddingServer { sid: Text, address: Text },
     /// `adding 2f3f (2f3f at tcp:…) to cluster 196d succeeded (completed)` /
     /// `… failed (not leader)`
-    AddServerResult {
-        sid: String,
-        ok: bool,
-        detail: String,
-    },
+    AddServerResult { sid: Text, ok: bool, detail: Text },
     /// `request by 2f3f to remove itself from cluster 196d succeeded (completed)`,
     /// `request by aa26 to remove 3581 from cluster 196d failed (not leader)`
     /// (ovsdb/raft.c `raft_send_remove_server_reply`; `target` is the
     /// requester for "itself").
     RemoveServerResult {
-        requester: String,
-        target: String,
+        requester: Text,
+        target: Text,
         ok: bool,
-        detail: String,
+        detail: Text,
     },
     /// `server 2f3f added to configuration`
-    ServerAdded { sid: String },
+    ServerAdded { sid: Text },
     /// `server 2f3f removed from configuration`
-    ServerRemoved { sid: String },
+    ServerRemoved { sid: Text },
     /// `aa26: starting to leave cluster 196d`
-    Leaving { sid: String },
+    Leaving { sid: Text },
     /// `aa26: finished leaving cluster 196d`
-    Left { sid: String },
+    Left { sid: Text },
     /// `misrouted message (…)`
-    Misrouted { detail: String },
+    Misrouted { detail: Text },
     /// `Election timer changed from 1000 to 2000`
     ElectionTimerChanged { from_ms: u64, to_ms: u64 },
 
@@ -164,11 +358,11 @@ pub enum EventKind {
         to_kb: u64,
     },
     /// `memory|INFO|atoms:1234 cells:567 monitors:2 … raft-log:66 …`
-    MemoryCounts { counts: Vec<(String, u64)> },
+    MemoryCounts { counts: Vec<(Text, u64)> },
 
     // ---- database ----
     /// `ovsdb_server|INFO|OVN_Northbound: removing database because storage disconnected permanently`
-    DatabaseRemoved { database: String, reason: String },
+    DatabaseRemoved { database: Text, reason: Text },
 }
 
 impl EventKind {
@@ -224,35 +418,41 @@ impl EventKind {
 /// newer, where it differs); each arm names the OVS function that writes the
 /// line. A line that looks like one of these but does not fit (a number that
 /// does not parse, a missing part) is not recognized: no guessing.
+///
+/// Each call allocates the event's texts afresh; a scan of many lines uses
+/// [`recognize_in`] with one [`Interner`].
 pub fn recognize(line: &crate::log::LogLine<'_>) -> Option<EventKind> {
+    recognize_in(line, &mut Interner::none())
+}
+
+/// [`recognize`], with the event's texts taken from `ix`: a line that names
+/// a peer, server or reason seen before shares its text instead of
+/// allocating one.
+pub fn recognize_in(line: &crate::log::LogLine<'_>, ix: &mut Interner) -> Option<EventKind> {
     let t = line.text;
     if line.level == crate::log::Level::Emer {
         // lib/vlog.c vlog_abort_valist: EMER is only written by ovs_abort()
         // and failed assertions, right before abort().
-        return Some(EventKind::ServerExit {
-            reason: t.to_string(),
-        });
+        return Some(EventKind::ServerExit { reason: ix.text(t) });
     }
     match line.module {
-        "raft" => raft(t),
+        "raft" => raft(t, ix),
         "raft_rpc" => {
             // ovsdb/raft-rpc.c raft_rpc_from_jsonrpc
             let cid = t.strip_prefix("learned cluster ID ")?;
             Some(EventKind::LearnedClusterId {
-                cid: word(cid)?.to_string(),
+                cid: ix.text(word(cid)?),
             })
         }
-        "reconnect" => reconnect(t),
+        "reconnect" => reconnect(t, ix),
         "timeval" => long_poll(t),
-        "poll_loop" => poll_wakeup(t),
-        "memory" => memory(t),
-        "ovsdb_server" => ovsdb_server(t),
-        "ovsdb" => ovsdb(t),
+        "poll_loop" => poll_wakeup(t, ix),
+        "memory" => memory(t, ix),
+        "ovsdb_server" => ovsdb_server(t, ix),
+        "ovsdb" => ovsdb(t, ix),
         // lib/fatal-signal.c fatal_signal_run
         "fatal_signal" if t.starts_with("terminating with signal ") => {
-            Some(EventKind::ServerExit {
-                reason: t.to_string(),
-            })
+            Some(EventKind::ServerExit { reason: ix.text(t) })
         }
         // lib/daemon-unix.c monitor_daemon: "pid N died, <status>, exiting"
         // (monitor exits too) or "…, restarting" (monitor restarts it).
@@ -261,9 +461,7 @@ pub fn recognize(line: &crate::log::LogLine<'_>) -> Option<EventKind> {
                 && find(t, " died, ").is_some()
                 && (t.ends_with(", exiting") || t.ends_with(", restarting")) =>
         {
-            Some(EventKind::ServerExit {
-                reason: t.to_string(),
-            })
+            Some(EventKind::ServerExit { reason: ix.text(t) })
         }
         _ => None,
     }
@@ -350,7 +548,7 @@ fn server_at(s: &str) -> Option<(&str, &str, &str)> {
 }
 
 /// `succeeded (detail)` / `failed (detail)` / without detail.
-fn outcome(s: &str) -> Option<(bool, String)> {
+fn outcome(s: &str) -> Option<(bool, &str)> {
     let (ok, rest) = if let Some(r) = s.strip_prefix("succeeded") {
         (true, r)
     } else {
@@ -360,15 +558,15 @@ fn outcome(s: &str) -> Option<(bool, String)> {
         "" => "",
         r => r.strip_prefix(" (")?.strip_suffix(')')?,
     };
-    Some((ok, detail.to_string()))
+    Some((ok, detail))
 }
 
-fn raft(t: &str) -> Option<EventKind> {
+fn raft(t: &str, ix: &mut Interner) -> Option<EventKind> {
     use EventKind::*;
     // ovsdb/raft.c raft_open__
     if let Some(s) = t.strip_prefix("local server ID is ") {
         return Some(LocalServerId {
-            sid: word(s)?.to_string(),
+            sid: ix.text(word(s)?),
         });
     }
     // ovsdb/raft.c raft_start_election: 3.1 "term N: M ms timeout expired,
@@ -406,17 +604,17 @@ fn raft(t: &str) -> Option<EventKind> {
         let (sid, rest) = s.split_once(' ')?;
         if let Some(term) = rest.strip_prefix("is leader for term ") {
             return Some(LeaderIs {
-                sid: word(sid)?.to_string(),
+                sid: ix.text(word(sid)?),
                 term: num(term)?,
             });
         }
         // ovsdb/raft.c raft_set_servers
         return match rest {
             "added to configuration" => Some(ServerAdded {
-                sid: word(sid)?.to_string(),
+                sid: ix.text(word(sid)?),
             }),
             "removed from configuration" => Some(ServerRemoved {
-                sid: word(sid)?.to_string(),
+                sid: ix.text(word(sid)?),
             }),
             _ => None,
         };
@@ -431,8 +629,8 @@ fn raft(t: &str) -> Option<EventKind> {
         return Some(StaleTerm {
             term,
             current,
-            message: word(message)?.to_string(),
-            from: word(from)?.to_string(),
+            message: ix.text(word(message)?),
+            from: ix.text(word(from)?),
         });
     }
     // ovsdb/raft.c raft_handle_append_request
@@ -442,7 +640,7 @@ fn raft(t: &str) -> Option<EventKind> {
         return Some(AppendRejected {
             term,
             index,
-            reason: r.strip_suffix(')')?.to_string(),
+            reason: ix.text(r.strip_suffix(')')?),
         });
     }
     // ovsdb/raft.c raft_store_snapshot (3.1 and newer): the only transfer
@@ -452,14 +650,14 @@ fn raft(t: &str) -> Option<EventKind> {
     if let Some(s) = t.strip_prefix("Transferring leadership") {
         let reason = s
             .strip_prefix(" to ")
-            .map(|r| r.strip_suffix('.').unwrap_or(r).to_string());
+            .map(|r| ix.text(r.strip_suffix('.').unwrap_or(r)));
         return Some(TransferStarted { reason });
     }
     // ovsdb/raft.c raft_handle_become_leader
     if let Some(s) = t.strip_prefix("received leadership transfer from ") {
         let (from, term) = cut(s, " in term ")?;
         return Some(TransferReceived {
-            from: word(from)?.to_string(),
+            from: ix.text(word(from)?),
             term: num(term)?,
         });
     }
@@ -468,7 +666,7 @@ fn raft(t: &str) -> Option<EventKind> {
         let (to, ti) = cut(s, ", ")?;
         let (term, index) = pair(ti.strip_suffix('.')?, ':')?;
         return Some(SnapshotSending {
-            to: word(to)?.to_string(),
+            to: ix.text(word(to)?),
             term,
             index,
         });
@@ -480,7 +678,7 @@ fn raft(t: &str) -> Option<EventKind> {
         let (on, ti) = cut(r, " up to ")?;
         let (term, index) = pair(ti, ':')?;
         return Some(SnapshotInstalled {
-            on: word(on.trim_end())?.to_string(),
+            on: ix.text(word(on.trim_end())?),
             term,
             index,
         });
@@ -490,8 +688,8 @@ fn raft(t: &str) -> Option<EventKind> {
         let (sid, address, rest) = server_at(s)?;
         rest.strip_prefix(" to cluster ")?;
         return Some(AddingServer {
-            sid: sid.to_string(),
-            address: address.to_string(),
+            sid: ix.text(sid),
+            address: ix.text(address),
         });
     }
     // ovsdb/raft.c raft_send_add_server_reply
@@ -501,9 +699,9 @@ fn raft(t: &str) -> Option<EventKind> {
         let (_cid, res) = rest.split_once(' ')?;
         let (ok, detail) = outcome(res)?;
         return Some(AddServerResult {
-            sid: sid.to_string(),
+            sid: ix.text(sid),
             ok,
-            detail,
+            detail: ix.text(detail),
         });
     }
     // ovsdb/raft.c raft_send_remove_server_reply
@@ -519,17 +717,17 @@ fn raft(t: &str) -> Option<EventKind> {
         let (_cid, res) = r.split_once(' ')?;
         let (ok, detail) = outcome(res)?;
         return Some(RemoveServerResult {
-            requester: word(requester)?.to_string(),
-            target: word(target)?.to_string(),
+            requester: ix.text(word(requester)?),
+            target: ix.text(word(target)?),
             ok,
-            detail,
+            detail: ix.text(detail),
         });
     }
     // ovsdb/raft.c raft_handle_append_entries / raft_truncate
     if let Some((sid, rest)) = cut(t, " truncating ") {
         if let Some(n) = rest.strip_suffix(" entries from end of log") {
             return Some(Truncating {
-                sid: word(sid)?.to_string(),
+                sid: ix.text(word(sid)?),
                 entries: num(n)?,
             });
         }
@@ -539,8 +737,8 @@ fn raft(t: &str) -> Option<EventKind> {
         if let Some((status, r)) = cut(r, "\" reply from ") {
             if let Some(from) = r.strip_suffix(" for unknown command") {
                 return Some(StrayCommandReply {
-                    status: status.to_string(),
-                    from: word(from)?.to_string(),
+                    status: ix.text(status),
+                    from: ix.text(word(from)?),
                 });
             }
         }
@@ -549,26 +747,26 @@ fn raft(t: &str) -> Option<EventKind> {
     if let Some((sid, rest)) = cut(t, ": ") {
         if rest.starts_with("starting to leave cluster ") {
             return Some(Leaving {
-                sid: word(sid)?.to_string(),
+                sid: ix.text(word(sid)?),
             });
         }
         if rest.starts_with("finished leaving cluster ") {
             return Some(Left {
-                sid: word(sid)?.to_string(),
+                sid: ix.text(word(sid)?),
             });
         }
         // ovsdb/raft.c raft_conn_receive
         if let Some(s) = rest.strip_prefix("learned server ID ") {
             return Some(LearnedServerId {
-                peer: word(sid)?.to_string(),
-                sid: word(s)?.to_string(),
+                peer: ix.text(word(sid)?),
+                sid: ix.text(word(s)?),
             });
         }
         // ovsdb/raft.c raft_conn_receive
         if let Some(a) = rest.strip_prefix("learned remote address ") {
             return Some(LearnedRemoteAddress {
-                peer: word(sid)?.to_string(),
-                address: word(a)?.to_string(),
+                peer: ix.text(word(sid)?),
+                address: ix.text(word(a)?),
             });
         }
     }
@@ -578,9 +776,7 @@ fn raft(t: &str) -> Option<EventKind> {
     if let Some(i) = find(t, "misrouted message (") {
         let d = &t[i + "misrouted message (".len()..];
         let d = d.rfind(')').map_or(d, |j| &d[..j]);
-        return Some(Misrouted {
-            detail: d.to_string(),
-        });
+        return Some(Misrouted { detail: ix.text(d) });
     }
     // ovsdb/raft.c raft_update_commit_index
     if let Some(s) = t.strip_prefix("Election timer changed from ") {
@@ -595,27 +791,31 @@ fn raft(t: &str) -> Option<EventKind> {
 
 /// lib/reconnect.c: `reconnect_disconnected`, `reconnect_connecting`,
 /// `reconnect_connected`, `reconnect_run`; every line is `<name>: <what>`.
-fn reconnect(t: &str) -> Option<EventKind> {
+fn reconnect(t: &str, ix: &mut Interner) -> Option<EventKind> {
     use EventKind::*;
     let (peer, what) = cut(t, ": ")?;
-    let peer = word(peer)?.to_string();
+    let peer = word(peer)?;
     if what == "connecting..." {
-        return Some(Connecting { peer });
+        return Some(Connecting {
+            peer: ix.text(peer),
+        });
     }
     if what == "connected" {
-        return Some(Connected { peer });
+        return Some(Connected {
+            peer: ix.text(peer),
+        });
     }
     if let Some(s) = what.strip_prefix("no response to inactivity probe after ") {
         let s = s.strip_suffix(" seconds, disconnecting")?;
         return Some(ProbeTimeout {
-            peer,
+            peer: ix.text(peer),
             after_s: secs(s)?.round() as u64,
         });
     }
     if let Some(s) = what.strip_prefix("waiting ") {
         let s = s.strip_suffix(" seconds before reconnect")?;
         return Some(ReconnectWait {
-            peer,
+            peer: ix.text(peer),
             seconds: secs(s)?.round() as u64,
         });
     }
@@ -625,8 +825,8 @@ fn reconnect(t: &str) -> Option<EventKind> {
         || what == "connection attempt timed out"
     {
         return Some(ConnectionLost {
-            peer,
-            reason: what.to_string(),
+            peer: ix.text(peer),
+            reason: ix.text(what),
         });
     }
     None
@@ -659,18 +859,18 @@ fn long_poll(t: &str) -> Option<EventKind> {
 }
 
 /// lib/poll-loop.c log_wakeup.
-fn poll_wakeup(t: &str) -> Option<EventKind> {
+fn poll_wakeup(t: &str, ix: &mut Interner) -> Option<EventKind> {
     let s = t.strip_prefix("wakeup due to ")?;
     let s = s.strip_suffix("% CPU usage)")?;
     let (cause, pct) = rcut(s, " (")?;
     Some(EventKind::PollWakeup {
         cpu_percent: num(pct)?,
-        cause: cause.to_string(),
+        cause: ix.text(cause),
     })
 }
 
 /// lib/memory.c memory_run / memory_report.
-fn memory(t: &str) -> Option<EventKind> {
+fn memory(t: &str, ix: &mut Interner) -> Option<EventKind> {
     if let Some(s) = t.strip_prefix("peak resident set size grew ") {
         let (percent, r) = lead_num(s)?;
         let r = r.strip_prefix("% in last ")?;
@@ -689,30 +889,30 @@ fn memory(t: &str) -> Option<EventKind> {
             after_s: secs(r.strip_suffix(" seconds")?)?,
         });
     }
-    let counts = crate::memory::parse_memory_show(t)?;
+    let counts = crate::memory::parse_memory_pairs(t, |name| ix.text(name))?;
     Some(EventKind::MemoryCounts { counts })
 }
 
-fn ovsdb_server(t: &str) -> Option<EventKind> {
+fn ovsdb_server(t: &str, ix: &mut Interner) -> Option<EventKind> {
     // ovsdb/ovsdb-server.c main: "%s (Open vSwitch) %s", program_name, VERSION
     if let Some((_prog, v)) = cut(t, " (Open vSwitch) ") {
         return Some(EventKind::ServerStart {
-            version: word(v)?.to_string(),
+            version: ix.text(word(v)?),
         });
     }
     // ovsdb/ovsdb-server.c ovsdb_server_compact
     if let Some(s) = t.strip_prefix("compacting ") {
         let db = s.strip_suffix(" database by user request")?;
         return Some(EventKind::Compacting {
-            database: word(db)?.to_string(),
+            database: ix.text(word(db)?),
             by_user: true,
         });
     }
     // ovsdb/ovsdb-server.c main_loop
     if let Some((db, reason)) = cut(t, ": removing database because ") {
         return Some(EventKind::DatabaseRemoved {
-            database: word(db)?.to_string(),
-            reason: reason.to_string(),
+            database: ix.text(word(db)?),
+            reason: ix.text(reason),
         });
     }
     None
@@ -723,7 +923,7 @@ fn ovsdb_server(t: &str) -> Option<EventKind> {
 /// DBG; the compaction thread's "DB: Compaction thread started." (DBG) is
 /// the start of an automatic or user compaction (the only start line for an
 /// automatic one: 3.1 logs none at INFO).
-fn ovsdb(t: &str) -> Option<EventKind> {
+fn ovsdb(t: &str, ix: &mut Interner) -> Option<EventKind> {
     let (db, rest) = cut(t, ": ")?;
     if let Some(s) = rest.strip_prefix("Database compaction took ") {
         let (ms, r) = lead_num(s)?;
@@ -736,9 +936,43 @@ fn ovsdb(t: &str) -> Option<EventKind> {
     }
     if rest == "Compaction thread started." {
         return Some(EventKind::Compacting {
-            database: word(db)?.to_string(),
+            database: ix.text(word(db)?),
             by_user: false,
         });
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interner_shares_equal_texts_and_is_bounded() {
+        let mut ix = Interner::new();
+        let a = ix.text("tcp:127.0.0.1:6643");
+        let b = ix.text("tcp:127.0.0.1:6643");
+        assert!(Arc::ptr_eq(&a.0, &b.0));
+        for n in 0..MAX_INTERNED + 10 {
+            ix.text(&format!("peer-{n}"));
+        }
+        assert!(ix.set.len() <= MAX_INTERNED);
+        // Past the bound, texts are still right, only not shared.
+        let c = ix.text("never seen before");
+        assert_eq!(c, "never seen before");
+        let mut none = Interner::none();
+        let d = none.text("x");
+        assert_eq!(d, none.text("x"));
+        assert!(none.set.is_empty());
+    }
+
+    #[test]
+    fn text_compares_and_prints_as_its_string() {
+        let t = Text::from("aa26");
+        assert_eq!(t, "aa26");
+        assert_eq!("aa26", t);
+        assert_eq!(t, String::from("aa26"));
+        assert_eq!(format!("{t} {t:?}"), "aa26 \"aa26\"");
+        assert_eq!(String::from(&t), "aa26");
+    }
 }

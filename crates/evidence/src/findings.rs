@@ -227,17 +227,18 @@ fn short_of(s: &str) -> String {
 /// cluster IDs of the files.
 pub fn find(servers: &[ServerInput<'_>], knobs: &Knobs) -> Vec<Finding> {
     let mut out = Vec::new();
+    let lk: Vec<Lookup> = servers.iter().map(|s| Lookup::new(s.events)).collect();
     let leaders = leaderships(servers);
     leader_changes(servers, &leaders, knobs, &mut out);
     storms(&mut out, knobs);
-    compaction_transfers(servers, &mut out);
-    long_polls(servers, knobs, &mut out);
-    connections(servers, knobs, &mut out);
+    compaction_transfers(servers, &lk, &mut out);
+    long_polls(servers, &lk, knobs, &mut out);
+    connections(servers, &lk, knobs, &mut out);
     snapshot_installs(servers, &mut out);
     leaderless(servers, &leaders, knobs, &mut out);
     leaderless_at_end(servers, &leaders, knobs, &mut out);
-    membership(servers, &mut out);
-    memory(servers, knobs, &mut out);
+    membership(servers, &lk, &mut out);
+    memory(servers, &lk, knobs, &mut out);
     recovery(servers, &mut out);
     out.sort_by(|a, b| {
         (a.time_ms.unwrap_or(i64::MAX), a.server, &a.kind).cmp(&(
@@ -281,15 +282,15 @@ fn peer_names(servers: &[ServerInput<'_>]) -> BTreeMap<String, String> {
         for e in s.events {
             match &e.kind {
                 EventKind::LearnedServerId { peer, sid } => {
-                    by_conn.insert((i, peer.clone()), sid.clone());
+                    by_conn.insert((i, peer.to_string()), sid.to_string());
                 }
                 EventKind::LearnedRemoteAddress { peer, address } => {
-                    if let Some(sid) = by_conn.get(&(i, peer.clone())) {
-                        out.insert(address.clone(), sid.clone());
+                    if let Some(sid) = by_conn.get(&(i, peer.to_string())) {
+                        out.insert(address.to_string(), sid.clone());
                     }
                 }
                 EventKind::AddingServer { sid, address } => {
-                    out.insert(address.clone(), sid.clone());
+                    out.insert(address.to_string(), sid.to_string());
                 }
                 _ => {}
             }
@@ -333,7 +334,7 @@ fn leaderships(servers: &[ServerInput<'_>]) -> Vec<Leadership> {
             });
             match &e.kind {
                 EventKind::LeaderIs { sid, term } => {
-                    note_leader(&mut by_term, *term, sid.clone(), Some(e.time_ms), ev)
+                    note_leader(&mut by_term, *term, sid.to_string(), Some(e.time_ms), ev)
                 }
                 EventKind::ElectionWon { term, .. } if !s.short.is_empty() => {
                     note_leader(&mut by_term, *term, s.short.clone(), Some(e.time_ms), ev)
@@ -552,7 +553,7 @@ fn change_cause(
             if let EventKind::ProbeTimeout { peer, .. } | EventKind::ConnectionLost { peer, .. } =
                 &e.kind
             {
-                let names_old = peers.get(peer).is_some_and(|p| p == old_leader)
+                let names_old = peers.get(peer.as_str()).is_some_and(|p| p == old_leader)
                     || server_by_address(servers, peer) == Some(from);
                 if names_old && within(e.time_ms, t - w, t) {
                     return ("leader-unreachable".into(), vec![r(i, e)]);
@@ -572,7 +573,7 @@ fn change_cause(
     ("unknown".into(), Vec::new())
 }
 
-fn compaction_transfers(servers: &[ServerInput<'_>], out: &mut Vec<Finding>) {
+fn compaction_transfers(servers: &[ServerInput<'_>], lk: &[Lookup], out: &mut Vec<Finding>) {
     for (i, s) in servers.iter().enumerate() {
         for e in s.events {
             let EventKind::TransferStarted { reason } = &e.kind else {
@@ -591,7 +592,7 @@ fn compaction_transfers(servers: &[ServerInput<'_>], out: &mut Vec<Finding>) {
             );
             f.server = Some(i);
             f.time_ms = Some(e.time_ms);
-            f.term = term_at(s, e.time_ms);
+            f.term = lk[i].term_at(s, e.time_ms);
             f.cause = Some("snapshot".into());
             f.index = s.lane.and_then(|l| index_at_time(l, e.time_ms));
             f.evidence = vec![LineRef {
@@ -650,7 +651,7 @@ fn storms(out: &mut Vec<Finding>, knobs: &Knobs) {
     out.extend(storms);
 }
 
-fn long_polls(servers: &[ServerInput<'_>], knobs: &Knobs, out: &mut Vec<Finding>) {
+fn long_polls(servers: &[ServerInput<'_>], lk: &[Lookup], knobs: &Knobs, out: &mut Vec<Finding>) {
     for (i, s) in servers.iter().enumerate() {
         for (k, e) in s.events.iter().enumerate() {
             let EventKind::LongPoll {
@@ -683,7 +684,7 @@ fn long_polls(servers: &[ServerInput<'_>], knobs: &Knobs, out: &mut Vec<Finding>
             let cause = if is_stopped(*wall_ms, *user_ms, *system_ms, knobs) {
                 "process-stopped".to_string()
             } else {
-                busy_cause(s, i, start, end, knobs, &mut ev)
+                busy_cause(s, &lk[i], i, start, end, knobs, &mut ev)
             };
             let mut f = Finding::new(
                 "long-poll",
@@ -707,7 +708,7 @@ fn long_polls(servers: &[ServerInput<'_>], knobs: &Knobs, out: &mut Vec<Finding>
             f.time_ms = Some(start);
             f.duration_ms = Some(*wall_ms);
             f.cause = Some(cause);
-            f.term = term_at(s, end);
+            f.term = lk[i].term_at(s, end);
             f.index = s.lane.and_then(|l| index_at_time(l, end));
             f.evidence = ev;
             out.push(f);
@@ -717,6 +718,7 @@ fn long_polls(servers: &[ServerInput<'_>], knobs: &Knobs, out: &mut Vec<Finding>
 
 fn busy_cause(
     s: &ServerInput<'_>,
+    lk: &Lookup,
     i: usize,
     start: i64,
     end: i64,
@@ -724,25 +726,10 @@ fn busy_cause(
     ev: &mut Vec<LineRef>,
 ) -> String {
     let w = knobs.cause_window_ms.min(2000);
-    for e in s.events {
-        if !within(e.time_ms, start - w, end + w) {
-            continue;
-        }
-        let c = match &e.kind {
-            EventKind::Compacting { .. } | EventKind::SnapshotWritten { .. } => "compaction",
-            EventKind::TransferStarted { reason }
-                if reason.as_deref().is_some_and(|r| r.contains("snapshot")) =>
-            {
-                "compaction"
-            }
-            EventKind::SnapshotInstalled { .. } | EventKind::SnapshotSending { .. } => {
-                "snapshot-install"
-            }
-            _ => continue,
-        };
+    if let Some((k, c)) = lk.first_cause(s.events, start - w, end + w) {
         ev.push(LineRef {
             server: i,
-            line: e.line,
+            line: s.events[k].line,
         });
         return c.into();
     }
@@ -766,17 +753,102 @@ fn label(s: &ServerInput<'_>) -> String {
     }
 }
 
-/// The term a server's log says it was in at `t`.
+/// What the rules look up by time in one server's events, built once (a
+/// rule that asked the whole event list for each of its findings was
+/// quadratic: minutes on a million-line log with a long poll every few
+/// seconds). Answers exactly what a scan of the events in line order does.
+struct Lookup {
+    /// The events' times never step back, so line order is time order and
+    /// a time is found by binary search (else the scans run as they are).
+    sorted: bool,
+    /// (position in the events, term) of each event that names a term.
+    terms: Vec<(usize, u64)>,
+    /// (position, cause) of each event that explains a busy poll.
+    causes: Vec<(usize, &'static str)>,
+}
+
+impl Lookup {
+    fn new(events: &[Event]) -> Lookup {
+        let mut terms = Vec::new();
+        let mut causes = Vec::new();
+        for (k, e) in events.iter().enumerate() {
+            if let Some(t) = term_of(e) {
+                terms.push((k, t));
+            }
+            if let Some(c) = cause_of(e) {
+                causes.push((k, c));
+            }
+        }
+        Lookup {
+            sorted: events.windows(2).all(|w| w[0].time_ms <= w[1].time_ms),
+            terms,
+            causes,
+        }
+    }
+
+    /// The term a server's log says it was in at `t`: that of the last
+    /// term-naming event before the first event later than `t`.
+    fn term_at(&self, s: &ServerInput<'_>, t: i64) -> Option<u64> {
+        if !self.sorted {
+            return term_at(s, t);
+        }
+        let p = s.events.partition_point(|e| e.time_ms <= t);
+        let q = self.terms.partition_point(|&(k, _)| k < p);
+        q.checked_sub(1).map(|q| self.terms[q].1)
+    }
+
+    /// The first event (in line order) in `[lo, hi]` that explains a busy
+    /// poll: its position and cause.
+    fn first_cause(&self, events: &[Event], lo: i64, hi: i64) -> Option<(usize, &'static str)> {
+        if self.sorted {
+            let c = self
+                .causes
+                .partition_point(|&(k, _)| events[k].time_ms < lo);
+            return self
+                .causes
+                .get(c)
+                .copied()
+                .filter(|&(k, _)| within(events[k].time_ms, lo, hi));
+        }
+        self.causes
+            .iter()
+            .copied()
+            .find(|&(k, _)| within(events[k].time_ms, lo, hi))
+    }
+}
+
+fn term_of(e: &Event) -> Option<u64> {
+    match &e.kind {
+        EventKind::LeaderIs { term, .. }
+        | EventKind::ElectionStarted { term, .. }
+        | EventKind::ElectionWon { term, .. } => Some(*term),
+        _ => None,
+    }
+}
+
+/// What a busy poll near this event was doing.
+fn cause_of(e: &Event) -> Option<&'static str> {
+    Some(match &e.kind {
+        EventKind::Compacting { .. } | EventKind::SnapshotWritten { .. } => "compaction",
+        EventKind::TransferStarted { reason }
+            if reason.as_deref().is_some_and(|r| r.contains("snapshot")) =>
+        {
+            "compaction"
+        }
+        EventKind::SnapshotInstalled { .. } | EventKind::SnapshotSending { .. } => {
+            "snapshot-install"
+        }
+        _ => return None,
+    })
+}
+
+/// The term a server's log says it was in at `t` (a scan; see
+/// [`Lookup::term_at`]).
 fn term_at(s: &ServerInput<'_>, t: i64) -> Option<u64> {
     s.events
         .iter()
         .take_while(|e| e.time_ms <= t)
-        .filter_map(|e| match &e.kind {
-            EventKind::LeaderIs { term, .. }
-            | EventKind::ElectionStarted { term, .. }
-            | EventKind::ElectionWon { term, .. } => Some(*term),
-            _ => None,
-        })
+        .filter_map(term_of)
         .last()
 }
 
@@ -789,14 +861,17 @@ fn index_at_time(lane: &timeline::Lane, t: i64) -> Option<u64> {
         .max()
 }
 
-fn connections(servers: &[ServerInput<'_>], knobs: &Knobs, out: &mut Vec<Finding>) {
+fn connections(servers: &[ServerInput<'_>], lk: &[Lookup], knobs: &Knobs, out: &mut Vec<Finding>) {
     let peers = peer_names(servers);
     for (i, s) in servers.iter().enumerate() {
         let mut drops: BTreeMap<&str, Vec<&Event>> = BTreeMap::new();
         for e in s.events {
             match &e.kind {
                 EventKind::ProbeTimeout { peer, after_s } => {
-                    let who = peers.get(peer).cloned().unwrap_or_else(|| peer.clone());
+                    let who = peers
+                        .get(peer.as_str())
+                        .cloned()
+                        .unwrap_or_else(|| peer.to_string());
                     let mut f = Finding::new(
                         "probe-disconnect",
                         Severity::Warning,
@@ -809,7 +884,7 @@ fn connections(servers: &[ServerInput<'_>], knobs: &Knobs, out: &mut Vec<Finding
                     f.time_ms = Some(e.time_ms);
                     f.duration_ms = Some(after_s * 1000);
                     f.cause = Some(who);
-                    f.term = term_at(s, e.time_ms);
+                    f.term = lk[i].term_at(s, e.time_ms);
                     f.index = s.lane.and_then(|l| index_at_time(l, e.time_ms));
                     f.evidence = vec![LineRef {
                         server: i,
@@ -848,7 +923,7 @@ fn connections(servers: &[ServerInput<'_>], knobs: &Knobs, out: &mut Vec<Finding
                     f.time_ms = Some(t0);
                     f.duration_ms = Some((t1 - t0) as u64);
                     f.cause = Some(who);
-                    f.term = term_at(s, t0);
+                    f.term = lk[i].term_at(s, t0);
                     f.evidence = evs[k..=j]
                         .iter()
                         .map(|e| LineRef {
@@ -893,7 +968,9 @@ fn snapshot_installs(servers: &[ServerInput<'_>], out: &mut Vec<Finding>) {
                         .filter(|x| x.time_ms <= e.time_ms)
                         .filter(|x| match &x.kind {
                             EventKind::ConnectionLost { peer, .. }
-                            | EventKind::ProbeTimeout { peer, .. } => Some(peer) == addr.as_ref(),
+                            | EventKind::ProbeTimeout { peer, .. } => {
+                                addr.as_ref().is_some_and(|a| peer == a)
+                            }
                             _ => false,
                         })
                         .map(|x| (x.time_ms, x.line))
@@ -1075,8 +1152,15 @@ fn leaderless_at_end(
     out.push(f);
 }
 
-fn membership(servers: &[ServerInput<'_>], out: &mut Vec<Finding>) {
+fn membership(servers: &[ServerInput<'_>], lk: &[Lookup], out: &mut Vec<Finding>) {
     let mut left: Vec<(String, usize, u64)> = Vec::new();
+    // Summaries of the membership findings so far (a set: a long log has
+    // thousands of findings, and asking all of them per line was quadratic).
+    let mut seen: std::collections::HashSet<String> = out
+        .iter()
+        .filter(|f| f.kind == "membership")
+        .map(|f| f.summary.clone())
+        .collect();
     for (i, s) in servers.iter().enumerate() {
         for e in s.events {
             let text = match &e.kind {
@@ -1085,22 +1169,19 @@ fn membership(servers: &[ServerInput<'_>], out: &mut Vec<Finding>) {
                 }
                 EventKind::ServerRemoved { sid } => format!("{sid} removed from the configuration"),
                 EventKind::Left { sid } => {
-                    left.push((sid.clone(), i, e.line));
+                    left.push((sid.to_string(), i, e.line));
                     format!("{sid} left the cluster")
                 }
                 _ => continue,
             };
             // The same change is logged by several servers: keep the first.
-            if out
-                .iter()
-                .any(|f| f.kind == "membership" && f.summary == text)
-            {
+            if !seen.insert(text.clone()) {
                 continue;
             }
             let mut f = Finding::new("membership", Severity::Info, text);
             f.server = Some(i);
             f.time_ms = Some(e.time_ms);
-            f.term = term_at(s, e.time_ms);
+            f.term = lk[i].term_at(s, e.time_ms);
             f.evidence = vec![LineRef {
                 server: i,
                 line: e.line,
@@ -1193,7 +1274,7 @@ fn membership(servers: &[ServerInput<'_>], out: &mut Vec<Finding>) {
     }
 }
 
-fn memory(servers: &[ServerInput<'_>], knobs: &Knobs, out: &mut Vec<Finding>) {
+fn memory(servers: &[ServerInput<'_>], lk: &[Lookup], knobs: &Knobs, out: &mut Vec<Finding>) {
     for (i, s) in servers.iter().enumerate() {
         for e in s.events {
             let EventKind::MemoryGrew {
@@ -1219,7 +1300,7 @@ fn memory(servers: &[ServerInput<'_>], knobs: &Knobs, out: &mut Vec<Finding>) {
             f.server = Some(i);
             f.time_ms = Some(e.time_ms - (*seconds * 1000.0) as i64);
             f.duration_ms = Some((*seconds * 1000.0) as u64);
-            f.term = term_at(s, e.time_ms);
+            f.term = lk[i].term_at(s, e.time_ms);
             f.index = s.lane.and_then(|l| index_at_time(l, e.time_ms));
             f.evidence = vec![LineRef {
                 server: i,

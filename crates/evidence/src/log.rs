@@ -61,7 +61,7 @@
 //! See [`crate::events::recognize`] and [`crate::events::EventKind`]: one
 //! event at most per parsed line.
 
-use crate::events::{recognize, Event, EventKind};
+use crate::events::{recognize_in, Event, EventKind, FastHash, Interner, Text};
 use std::collections::{BTreeMap, HashMap};
 
 #[cfg(feature = "serde")]
@@ -187,6 +187,44 @@ pub fn parse_time(t: &[u8]) -> Option<i64> {
     Some(((days * 24 + h) * 60 + mi) * 60_000 + s * 1000 + ms)
 }
 
+/// The last minute a scanner parsed: consecutive lines almost always share
+/// `YYYY-MM-DDTHH:MM`, so only the seconds and milliseconds of the next
+/// one need reading. Gives exactly what [`parse_time`] gives.
+#[derive(Clone, Copy, Debug, Default)]
+struct MinuteCache {
+    /// `YYYY-MM-DDTHH:MM` of the last time parsed, if any.
+    key: Option<[u8; 16]>,
+    /// Its epoch ms at second 0.
+    base: i64,
+}
+
+impl MinuteCache {
+    #[inline]
+    fn parse(&mut self, t: &[u8]) -> Option<i64> {
+        if t.len() != 24 {
+            return None;
+        }
+        if self.key.is_some_and(|k| k[..] == t[..16]) {
+            if t[16] != b':' || t[19] != b'.' || t[23] != b'Z' {
+                return None;
+            }
+            let s = digits(&t[17..19])?;
+            let ms = digits(&t[20..23])?;
+            if s > 60 {
+                return None;
+            }
+            return Some(self.base + s * 1000 + ms);
+        }
+        let v = parse_time(t)?;
+        // parse_time checked these.
+        let s = digits(&t[17..19])?;
+        let ms = digits(&t[20..23])?;
+        self.base = v - s * 1000 - ms;
+        self.key = t[..16].try_into().ok();
+        Some(v)
+    }
+}
+
 fn is_module_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_' || c == b'-'
 }
@@ -194,66 +232,67 @@ fn is_module_byte(c: u8) -> bool {
 /// Parses one line (without its LF). Strict (see the module docs); no
 /// allocation.
 pub fn parse_line(line: &[u8]) -> Option<LogLine<'_>> {
+    if memchr::memchr(0, line).is_some() {
+        return None;
+    }
+    parse_nul_free(line, &mut MinuteCache::default())
+}
+
+/// [`parse_line`] of a line the caller knows holds no NUL byte.
+///
+/// One UTF-8 check covers the whole line: every field ends at an ASCII
+/// delimiter, so the line is valid UTF-8 exactly when each field is.
+#[inline]
+fn parse_nul_free<'a>(line: &'a [u8], minute: &mut MinuteCache) -> Option<LogLine<'a>> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     if line.len() < 24 + 1 + 1 + 1 + 1 + 1 + 3 + 1 || line[24] != b'|' {
         return None;
     }
-    let time_ms = parse_time(&line[..24])?;
-    let rest = &line[25..];
-    // seq
-    let n = rest.iter().position(|&c| c == b'|')?;
-    if n == 0 || n > 20 {
-        return None;
-    }
+    let time_ms = minute.parse(&line[..24])?;
+    // seq: 1 to 20 digits, then '|'
+    let mut at = 25;
     let mut seq: u64 = 0;
-    for &c in &rest[..n] {
-        if !c.is_ascii_digit() {
-            return None;
-        }
+    while let Some(&c) = line.get(at).filter(|c| c.is_ascii_digit()) {
         seq = seq.checked_mul(10)?.checked_add((c - b'0') as u64)?;
+        at += 1;
     }
-    let rest = &rest[n + 1..];
-    // module, optional (thread)
-    let m = rest.iter().position(|&c| !is_module_byte(c))?;
-    if m == 0 {
+    if at == 25 || at - 25 > 20 || line.get(at) != Some(&b'|') {
         return None;
     }
-    let module = &rest[..m];
-    let mut rest = &rest[m..];
-    let mut thread: &[u8] = b"";
-    if rest[0] == b'(' {
-        let close = rest.iter().position(|&c| c == b')' || c == b'|')?;
-        if rest[close] != b')' || close == 1 {
+    at += 1;
+    // module, optional (thread)
+    let m0 = at;
+    while line.get(at).is_some_and(|&c| is_module_byte(c)) {
+        at += 1;
+    }
+    if at == m0 || at == line.len() {
+        return None;
+    }
+    let module = (m0, at);
+    let mut thread = (at, at);
+    if line[at] == b'(' {
+        let close = line[at..].iter().position(|&c| c == b')' || c == b'|')?;
+        if line[at + close] != b')' || close == 1 {
             return None;
         }
-        thread = &rest[1..close];
-        rest = &rest[close + 1..];
+        thread = (at + 1, at + close);
+        at += close + 1;
     }
-    if rest.first() != Some(&b'|') {
+    if line.get(at) != Some(&b'|') {
         return None;
     }
-    let rest = &rest[1..];
-    let l = rest.iter().take(5).position(|&c| c == b'|')?;
-    let level = Level::from_bytes(&rest[..l])?;
-    let text = &rest[l + 1..];
-    if text.contains(&0) {
-        return None;
-    }
-    let text = std::str::from_utf8(text).ok()?;
-    // module and thread bytes were checked (ASCII / no '|', ')'), but the
-    // thread may hold any byte: check it too.
-    let thread = std::str::from_utf8(thread).ok()?;
-    if thread.contains('\0') {
-        return None;
-    }
+    at += 1;
+    let l = line[at..].iter().take(5).position(|&c| c == b'|')?;
+    let level = Level::from_bytes(&line[at..at + l])?;
+    let text = at + l + 1;
+    let s = std::str::from_utf8(line).ok()?;
     Some(LogLine {
         time_ms,
         seq,
-        // ASCII by construction.
-        module: std::str::from_utf8(module).ok()?,
+        module: &s[module.0..module.1],
         level,
-        text,
-        thread,
+        text: &s[text..],
+        thread: &s[thread.0..thread.1],
     })
 }
 
@@ -419,57 +458,11 @@ pub struct LogScanner {
     last_time: i64,
     modules: HashMap<Box<[u8]>, u16>,
     // connection name -> learned sid / remote address / outgoing.
-    conn_sid: HashMap<String, String, Fnv>,
-    conn_addr: HashMap<String, String, Fnv>,
-}
-
-/// FNV-1a: the connection maps are hit on every reconnect line; SipHash
-/// showed in profiles and there is no DoS concern in a local log reader.
-#[derive(Clone, Copy, Debug, Default)]
-struct Fnv;
-
-#[derive(Debug)]
-struct FnvHasher(u64);
-
-impl std::hash::BuildHasher for Fnv {
-    type Hasher = FnvHasher;
-    fn build_hasher(&self) -> FnvHasher {
-        FnvHasher(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl std::hash::Hasher for FnvHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-}
-
-const LO: u64 = 0x0101_0101_0101_0101;
-const HI: u64 = 0x8080_8080_8080_8080;
-const NL: u64 = 0x0a0a_0a0a_0a0a_0a0a;
-
-/// Position of the first LF or NUL byte in `b`.
-#[inline]
-fn find_lf_or_nul(b: &[u8]) -> Option<usize> {
-    let mut i = 0;
-    while i + 8 <= b.len() {
-        let w = u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
-        let x = w ^ NL;
-        let m = (w.wrapping_sub(LO) & !w | x.wrapping_sub(LO) & !x) & HI;
-        if m != 0 {
-            return Some(i + (m.trailing_zeros() / 8) as usize);
-        }
-        i += 8;
-    }
-    b[i..]
-        .iter()
-        .position(|&c| c == b'\n' || c == 0)
-        .map(|p| i + p)
+    conn_sid: HashMap<Text, Text, FastHash>,
+    conn_addr: HashMap<Text, Text, FastHash>,
+    /// The events' texts.
+    texts: Interner,
+    minute: MinuteCache,
 }
 
 impl LogScanner {
@@ -492,7 +485,7 @@ impl LogScanner {
     pub fn push(&mut self, chunk: &[u8]) {
         let mut rest = chunk;
         while !rest.is_empty() {
-            match find_lf_or_nul(rest) {
+            match memchr::memchr2(b'\n', 0, rest) {
                 Some(p) if rest[p] == 0 => {
                     let nul_at = self.pos + p as u64;
                     if self.first_nul.is_none() {
@@ -567,7 +560,7 @@ impl LogScanner {
             part: 0,
         };
         let parsed = if self.line_nuls == 0 {
-            parse_line(body)
+            parse_nul_free(body, &mut self.minute)
         } else {
             None
         };
@@ -585,7 +578,7 @@ impl LogScanner {
                     self.out.first_ms = Some(l.time_ms);
                 }
                 self.out.last_ms = Some(self.out.last_ms.map_or(l.time_ms, |t| t.max(l.time_ms)));
-                if let Some(kind) = recognize(&l) {
+                if let Some(kind) = recognize_in(&l, &mut self.texts) {
                     self.note(&kind);
                     if self.skip_events {
                         return self.next_line(info, carry);
@@ -651,9 +644,9 @@ impl LogScanner {
     /// Identity facts a caller wants without walking the events.
     fn note(&mut self, kind: &EventKind) {
         match kind {
-            EventKind::LocalServerId { sid } => self.out.server_id = Some(sid.clone()),
-            EventKind::LearnedClusterId { cid } => self.out.cluster_id = Some(cid.clone()),
-            EventKind::ServerStart { version } => self.out.version = Some(version.clone()),
+            EventKind::LocalServerId { sid } => self.out.server_id = Some(sid.to_string()),
+            EventKind::LearnedClusterId { cid } => self.out.cluster_id = Some(cid.to_string()),
+            EventKind::ServerStart { version } => self.out.version = Some(version.to_string()),
             EventKind::LearnedServerId { peer, sid } => {
                 if self.conn_sid.get(peer) != Some(sid) && self.conn_sid.len() < 4096 {
                     self.conn_sid.insert(peer.clone(), sid.clone());
@@ -895,18 +888,47 @@ mod tests {
     }
 
     #[test]
-    fn lf_or_nul_search() {
-        let mut v = vec![b'a'; 40];
-        assert_eq!(find_lf_or_nul(&v), None);
-        for i in 0..40 {
-            v[i] = b'\n';
-            assert_eq!(find_lf_or_nul(&v), Some(i));
-            v[i] = 0;
-            assert_eq!(find_lf_or_nul(&v), Some(i));
-            v[i] = 0x8a; // high bit set, not LF
-            assert_eq!(find_lf_or_nul(&v), None);
-            v[i] = b'a';
+    fn minute_cache_gives_what_parse_time_gives() {
+        let mut c = MinuteCache::default();
+        for t in [
+            &b"2026-11-29T21:14:18.237Z"[..],
+            b"2026-11-29T21:14:59.999Z",
+            b"2026-11-29T21:14:60.000Z",
+            b"2026-11-29T21:14:61.000Z",
+            b"2026-11-29T21:14:1x.000Z",
+            b"2026-11-29T21:14:18,237Z",
+            b"2026-11-29T21:14:18.237",
+            b"2026-11-29T21:14:18.23xZ",
+            b"2026-11-29T21:15:00.000Z",
+            b"2026-11-29T21:14:00.001Z",
+            b"2026-02-30T21:14:00.001Z",
+            b"2026-02-30T21:14:00.002Z",
+            b"2024-02-29T23:59:59.999Z",
+        ] {
+            assert_eq!(c.parse(t), parse_time(t), "{}", String::from_utf8_lossy(t));
         }
+    }
+
+    #[test]
+    fn scanner_interns_texts_and_parses_as_parse_line() {
+        let text =
+            b"2026-11-29T21:14:18.237Z|00001|reconnect|INFO|tcp:10.0.0.2:6643: connecting...\n\
+2026-11-29T21:14:18.238Z|00002|reconnect|INFO|tcp:10.0.0.2:6643: connected\n\
+2026-11-29T21:14:18.239Z|00003|raft|INFO|caf\xc3\xa9 | x\n\
+2026-11-29T21:14:18.240Z|00004|raft(t\xff)|INFO|x\n";
+        let f = read_log(text);
+        assert_eq!(f.events.len(), 2);
+        let peer = |k: &EventKind| match k {
+            EventKind::Connecting { peer } | EventKind::Connected { peer } => peer.clone(),
+            _ => panic!("{k:?}"),
+        };
+        let (a, b) = (peer(&f.events[0].kind), peer(&f.events[1].kind));
+        assert_eq!(a, "tcp:10.0.0.2:6643");
+        assert_eq!(a, b);
+        for (n, line) in text.split(|&c| c == b'\n').take(4).enumerate() {
+            assert_eq!(f.index[n].parsed(), parse_line(line).is_some(), "line {n}");
+        }
+        assert_eq!(f.unparsed, 1);
     }
 
     #[test]

@@ -8,11 +8,16 @@
 /// `None` unless every whitespace-separated token is `name:number` (and
 /// there is at least one).
 pub fn parse_memory_show(text: &str) -> Option<Vec<(String, u64)>> {
+    parse_memory_pairs(text, |name| name.to_string())
+}
+
+/// [`parse_memory_show`], with each name made by `name`.
+pub fn parse_memory_pairs<N>(text: &str, mut name: impl FnMut(&str) -> N) -> Option<Vec<(N, u64)>> {
     let mut out = Vec::new();
     for tok in text.split_ascii_whitespace() {
-        let (name, v) = tok.split_once(':')?;
-        if name.is_empty()
-            || !name
+        let (n, v) = tok.split_once(':')?;
+        if n.is_empty()
+            || !n
                 .bytes()
                 .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
             || v.is_empty()
@@ -20,7 +25,7 @@ pub fn parse_memory_show(text: &str) -> Option<Vec<(String, u64)>> {
         {
             return None;
         }
-        out.push((name.to_string(), v.parse().ok()?));
+        out.push((name(n), v.parse().ok()?));
     }
     (!out.is_empty()).then_some(out)
 }

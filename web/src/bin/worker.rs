@@ -103,10 +103,13 @@ struct Loaded {
 struct LogText {
     text: Vec<u8>,
     starts: Vec<usize>,
+    /// Its times never step back (`LogFile::time_steps_back` is 0): line
+    /// order is time order.
+    in_order: bool,
 }
 
 impl LogText {
-    fn new(text: Vec<u8>) -> LogText {
+    fn new(text: Vec<u8>, in_order: bool) -> LogText {
         let mut starts = vec![0];
         for (i, &b) in text.iter().enumerate() {
             if b == b'\n' && i + 1 < text.len() {
@@ -116,7 +119,11 @@ impl LogText {
         if text.is_empty() {
             starts.clear();
         }
-        LogText { text, starts }
+        LogText {
+            text,
+            starts,
+            in_order,
+        }
     }
 
     fn line(&self, n: usize) -> &[u8] {
@@ -126,6 +133,8 @@ impl LogText {
         let e = self.starts.get(n + 1).map_or(self.text.len(), |&e| e - 1);
         let e = e.min(s + 4096).max(s);
         let l = &self.text[s..e];
+        // The last line ends at the text's end, LF included.
+        let l = l.strip_suffix(b"\n").unwrap_or(l);
         l.strip_suffix(b"\r").unwrap_or(l)
     }
 }
@@ -133,8 +142,48 @@ impl LogText {
 thread_local! {
     static FILES: RefCell<Vec<Loaded>> = const { RefCell::new(Vec::new()) };
     static LOGS: RefCell<Vec<LogText>> = const { RefCell::new(Vec::new()) };
-    /// The log panel's current selection: (server, line) per row.
-    static ROWS: RefCell<Vec<(u32, u32)>> = const { RefCell::new(Vec::new()) };
+    /// The log panel's current selection.
+    static ROWS: RefCell<Selection> = const { RefCell::new(Selection::Rows(Vec::new())) };
+}
+
+/// The rows of the log panel's last query.
+enum Selection {
+    /// Every line of one server's log, in order: nothing kept per row (a
+    /// million-line log is listed whole most of the time).
+    All { server: u32, lines: u32 },
+    /// (server, line) per row.
+    Rows(Vec<(u32, u32)>),
+}
+
+impl Selection {
+    fn len(&self) -> usize {
+        match self {
+            Selection::All { lines, .. } => *lines as usize,
+            Selection::Rows(r) => r.len(),
+        }
+    }
+
+    fn get(&self, row: usize) -> Option<(u32, u32)> {
+        match self {
+            Selection::All { server, lines } => {
+                (row < *lines as usize).then_some((*server, row as u32))
+            }
+            Selection::Rows(r) => r.get(row).copied(),
+        }
+    }
+
+    /// The row of (server, line), else the first later line of that server.
+    fn find(&self, key: (u32, u32)) -> Option<usize> {
+        match self {
+            Selection::All { server, lines } => {
+                (key.0 == *server && key.1 < *lines).then_some(key.1 as usize)
+            }
+            Selection::Rows(rows) => rows
+                .iter()
+                .position(|&r| r == key)
+                .or_else(|| rows.iter().position(|&r| r.0 == key.0 && r.1 >= key.1)),
+        }
+    }
 }
 
 fn scope() -> DedicatedWorkerGlobalScope {
@@ -410,7 +459,10 @@ fn load(msg: &JsValue) {
     let logs: Vec<LogText> = d
         .servers
         .iter_mut()
-        .map(|s| LogText::new(std::mem::take(&mut s.log_text)))
+        .map(|s| {
+            let in_order = s.log.as_ref().is_none_or(|l| l.time_steps_back == 0);
+            LogText::new(std::mem::take(&mut s.log_text), in_order)
+        })
         .collect();
     let view = DiagView {
         inputs: d.inputs.clone(),
@@ -492,7 +544,7 @@ fn load(msg: &JsValue) {
     );
     drop(t);
     LOGS.with(|c| *c.borrow_mut() = logs);
-    ROWS.with(|c| c.borrow_mut().clear());
+    ROWS.with(|c| *c.borrow_mut() = Selection::Rows(Vec::new()));
     note_memory();
     FILES.with(|cell| *cell.borrow_mut() = files);
     worker_contents::reset();
@@ -621,11 +673,23 @@ fn level_of(name: &str) -> Option<Level> {
     })
 }
 
+/// `hay` holds `needle` (ASCII case folded; `needle` lower-case). Jumps
+/// from one candidate first byte to the next with memchr: a text filter
+/// reads every line of every log.
 fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
-    needle.is_empty()
-        || hay
-            .windows(needle.len())
-            .any(|w| w.eq_ignore_ascii_case(needle))
+    let Some((&first, rest)) = needle.split_first() else {
+        return true;
+    };
+    if hay.len() < needle.len() {
+        return false;
+    }
+    let last = hay.len() - needle.len();
+    let hit = |i: usize| i <= last && hay[i + 1..i + needle.len()].eq_ignore_ascii_case(rest);
+    if first.is_ascii_alphabetic() {
+        memchr::memchr2_iter(first, first.to_ascii_uppercase(), &hay[..=last]).any(hit)
+    } else {
+        memchr::memchr_iter(first, &hay[..=last]).any(hit)
+    }
 }
 
 fn log_query(msg: &JsValue) {
@@ -633,21 +697,44 @@ fn log_query(msg: &JsValue) {
     let server = get(msg, "server").as_f64().unwrap_or(-1.0);
     let module = get(msg, "module").as_string().unwrap_or_default();
     let level = level_of(&get(msg, "level").as_string().unwrap_or_default());
-    let text = get(msg, "text").as_string().unwrap_or_default();
+    let text = get(msg, "text")
+        .as_string()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
     let needle = text.as_bytes();
     let focus_server = get(msg, "focusServer").as_f64();
     let focus_line = get(msg, "focusLine").as_f64();
     let rows = LOGS.with(|c| {
         let logs = c.borrow();
-        let mut rows: Vec<(i64, u32, u32)> = Vec::new();
-        for (si, log) in logs.iter().enumerate() {
-            if server >= 0.0 && si != server as usize {
-                continue;
+        let chosen: Vec<usize> = (0..logs.len())
+            .filter(|&si| server < 0.0 || si == server as usize)
+            .filter(|&si| !logs[si].starts.is_empty())
+            .collect();
+        let filtered = !module.is_empty() || level.is_some() || !needle.is_empty();
+        // All servers are merged by time (a stable sort, so each log keeps
+        // its order): nothing to sort for one log whose times never step
+        // back.
+        let sort = server < 0.0 && !(chosen.len() == 1 && logs[chosen[0]].in_order);
+        if let ([si], false, false) = (&chosen[..], filtered, sort) {
+            if let Ok(lines) = u32::try_from(logs[*si].starts.len()) {
+                return Selection::All {
+                    server: *si as u32,
+                    lines,
+                };
             }
+        }
+        let parse = sort || !module.is_empty() || level.is_some();
+        let mut rows: Vec<(i64, u32, u32)> = Vec::new();
+        for &si in &chosen {
+            let log = &logs[si];
             let mut last_ms = i64::MIN;
             for n in 0..log.starts.len() {
                 let line = log.line(n);
-                let parsed = evidence::log::parse_line(line);
+                let parsed = if parse {
+                    evidence::log::parse_line(line)
+                } else {
+                    None
+                };
                 if let Some(p) = &parsed {
                     last_ms = p.time_ms;
                 }
@@ -665,20 +752,15 @@ fn log_query(msg: &JsValue) {
                 rows.push((last_ms, si as u32, n as u32));
             }
         }
-        if server < 0.0 {
-            // All servers: merged by time (stable, so each log keeps its order).
+        if sort {
             rows.sort_by_key(|r| r.0);
         }
-        rows.into_iter().map(|(_, s, l)| (s, l)).collect::<Vec<_>>()
+        Selection::Rows(rows.into_iter().map(|(_, s, l)| (s, l)).collect())
     });
     let focus_row = match (focus_server, focus_line) {
-        (Some(s), Some(l)) => {
-            let key = (s as u32, l as u32);
-            rows.iter()
-                .position(|&r| r == key)
-                .or_else(|| rows.iter().position(|&r| r.0 == key.0 && r.1 >= key.1))
-                .map_or(JsValue::NULL, |p| (p as f64).into())
-        }
+        (Some(s), Some(l)) => rows
+            .find((s as u32, l as u32))
+            .map_or(JsValue::NULL, |p| (p as f64).into()),
         _ => JsValue::NULL,
     };
     let total = rows.len() as f64;
@@ -699,10 +781,9 @@ fn log_lines(msg: &JsValue) {
         LOGS.with(|l| {
             let rows = r.borrow();
             let logs = l.borrow();
-            rows.iter()
-                .skip(start)
-                .take(count)
-                .map(|&(s, n)| {
+            (start..start.saturating_add(count))
+                .map_while(|row| rows.get(row))
+                .map(|(s, n)| {
                     let text = logs.get(s as usize).map_or(String::new(), |log| {
                         String::from_utf8_lossy(log.line(n as usize)).into_owned()
                     });
