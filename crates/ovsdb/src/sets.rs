@@ -4,11 +4,12 @@
 //! Most column values hold 0, 1 or a few atoms, and a B-tree spends a whole
 //! leaf node (~370 bytes for a set, ~720 for a map) on even one element.
 //! So a small container is a sorted `Vec` with exact capacity (no
-//! allocation when empty, one of `n` elements otherwise), and only a large
+//! allocation when empty, one of `n` elements otherwise; a boxed slice,
+//! so that a `Datum` is 24 bytes), and only a large
 //! one (Port_Group ports, Address_Set addresses: thousands of elements,
 //! changed by small diffs) is a B-tree, so that a d-element diff still
 //! costs O(d log n). A container turns into a B-tree when it grows past
-//! [`SMALL_MAX`] elements and back into a `Vec` when it shrinks to
+//! [`SMALL_MAX`] elements and back into a slice when it shrinks to
 //! [`SMALL_BACK`]; the form is invisible: iteration order, equality,
 //! ordering (lexicographic over the sorted elements, as `BTreeSet`'s and
 //! `BTreeMap`'s) and `Debug` output are those of the B-tree containers.
@@ -22,7 +23,7 @@ use crate::atom::Atom;
 
 /// A container with more elements than this is a B-tree.
 pub const SMALL_MAX: usize = 32;
-/// A B-tree container that shrinks to this many elements becomes a `Vec`
+/// A B-tree container that shrinks to this many elements becomes a slice
 /// again (the gap keeps a value that hovers around one size from
 /// converting back and forth).
 pub const SMALL_BACK: usize = 16;
@@ -31,20 +32,25 @@ pub const SMALL_BACK: usize = 16;
 // AtomSet
 
 /// A sorted set of atoms (the elements of a set-typed datum).
+///
+/// Inserting into or removing from a small set reallocates it (there is
+/// no spare capacity): O(n) for n ≤ [`SMALL_MAX`]; build a value with
+/// `collect` or [`SetBuilder`] rather than by repeated inserts.
 #[derive(Clone)]
 pub struct AtomSet(SetRepr);
 
 #[derive(Clone)]
 enum SetRepr {
     /// Sorted, unique, at most `SMALL_MAX` elements.
-    Small(Vec<Atom>),
-    Large(BTreeSet<Atom>),
+    Small(Box<[Atom]>),
+    /// Boxed, so that a datum is 24 bytes.
+    Large(Box<BTreeSet<Atom>>),
 }
 
 impl AtomSet {
     /// The empty set (no allocation).
-    pub const fn new() -> AtomSet {
-        AtomSet(SetRepr::Small(Vec::new()))
+    pub fn new() -> AtomSet {
+        AtomSet(SetRepr::Small(Box::default()))
     }
 
     /// A set of the elements of `v` (sorted here if they are not); `None`
@@ -56,9 +62,6 @@ impl AtomSet {
                 return None;
             }
         }
-        if v.len() < v.capacity() && v.len() <= SMALL_MAX {
-            v.shrink_to_fit();
-        }
         Some(AtomSet::from_sorted_unique(v))
     }
 
@@ -66,9 +69,9 @@ impl AtomSet {
     fn from_sorted_unique(v: Vec<Atom>) -> AtomSet {
         debug_assert!(v.windows(2).all(|w| w[0] < w[1]));
         if v.len() <= SMALL_MAX {
-            AtomSet(SetRepr::Small(v))
+            AtomSet(SetRepr::Small(v.into_boxed_slice()))
         } else {
-            AtomSet(SetRepr::Large(v.into_iter().collect()))
+            AtomSet(SetRepr::Large(Box::new(v.into_iter().collect())))
         }
     }
 
@@ -124,16 +127,18 @@ impl AtomSet {
     /// was present, as `BTreeSet::insert`.
     pub fn insert(&mut self, a: Atom) -> bool {
         match &mut self.0 {
-            SetRepr::Small(v) => match v.binary_search(&a) {
+            SetRepr::Small(b) => match b.binary_search(&a) {
                 Ok(_) => false,
                 Err(pos) => {
+                    let mut v = std::mem::take(b).into_vec();
                     if v.len() >= SMALL_MAX {
-                        let mut s: BTreeSet<Atom> = std::mem::take(v).into_iter().collect();
+                        let mut s: BTreeSet<Atom> = v.into_iter().collect();
                         s.insert(a);
-                        self.0 = SetRepr::Large(s);
+                        self.0 = SetRepr::Large(Box::new(s));
                     } else {
                         v.reserve_exact(1);
                         v.insert(pos, a);
+                        *b = v.into_boxed_slice();
                     }
                     true
                 }
@@ -145,12 +150,11 @@ impl AtomSet {
     /// Removes the element equal to `a`; whether it was present.
     pub fn remove(&mut self, a: &Atom) -> bool {
         match &mut self.0 {
-            SetRepr::Small(v) => match v.binary_search(a) {
+            SetRepr::Small(b) => match b.binary_search(a) {
                 Ok(pos) => {
+                    let mut v = std::mem::take(b).into_vec();
                     v.remove(pos);
-                    if v.is_empty() {
-                        *v = Vec::new();
-                    }
+                    *b = v.into_boxed_slice();
                     true
                 }
                 Err(_) => false,
@@ -158,7 +162,7 @@ impl AtomSet {
             SetRepr::Large(s) => {
                 let had = s.remove(a);
                 if had && s.len() <= SMALL_BACK {
-                    self.0 = SetRepr::Small(std::mem::take(s).into_iter().collect());
+                    self.0 = SetRepr::Small(std::mem::take(&mut **s).into_iter().collect());
                 }
                 had
             }
@@ -168,16 +172,15 @@ impl AtomSet {
     /// Keeps the elements for which `f` is true.
     pub fn retain(&mut self, mut f: impl FnMut(&Atom) -> bool) {
         match &mut self.0 {
-            SetRepr::Small(v) => {
+            SetRepr::Small(b) => {
+                let mut v = std::mem::take(b).into_vec();
                 v.retain(|a| f(a));
-                if v.is_empty() {
-                    *v = Vec::new();
-                }
+                *b = v.into_boxed_slice();
             }
             SetRepr::Large(s) => {
                 s.retain(|a| f(a));
                 if s.len() <= SMALL_BACK {
-                    self.0 = SetRepr::Small(std::mem::take(s).into_iter().collect());
+                    self.0 = SetRepr::Small(std::mem::take(&mut **s).into_iter().collect());
                 }
             }
         }
@@ -225,7 +228,7 @@ impl Ord for AtomSet {
     /// Lexicographic over the sorted elements, as `BTreeSet`'s.
     fn cmp(&self, other: &AtomSet) -> Ordering {
         match (&self.0, &other.0) {
-            (SetRepr::Small(a), SetRepr::Small(b)) => a.as_slice().cmp(b.as_slice()),
+            (SetRepr::Small(a), SetRepr::Small(b)) => a[..].cmp(&b[..]),
             _ => self.iter().cmp(other.iter()),
         }
     }
@@ -239,9 +242,6 @@ impl FromIterator<Atom> for AtomSet {
         if !v.windows(2).all(|w| w[0] < w[1]) {
             v.sort();
             dedup_keep_last(&mut v, |a, b| a == b);
-        }
-        if v.len() < v.capacity() && v.len() <= SMALL_MAX {
-            v.shrink_to_fit();
         }
         AtomSet::from_sorted_unique(v)
     }
@@ -274,7 +274,7 @@ impl IntoIterator for AtomSet {
     type IntoIter = SetIntoIter;
     fn into_iter(self) -> SetIntoIter {
         match self.0 {
-            SetRepr::Small(v) => SetIntoIter(SetIntoIterRepr::Small(v.into_iter())),
+            SetRepr::Small(v) => SetIntoIter(SetIntoIterRepr::Small(v.into_vec().into_iter())),
             SetRepr::Large(s) => SetIntoIter(SetIntoIterRepr::Large(s.into_iter())),
         }
     }
@@ -503,21 +503,22 @@ impl MapBuilder {
 // AtomMap
 
 /// A map from atoms to atoms, sorted by key (the pairs of a map-typed
-/// datum).
+/// datum); small maps reallocate on insert and remove, as [`AtomSet`].
 #[derive(Clone)]
 pub struct AtomMap(MapRepr);
 
 #[derive(Clone)]
 enum MapRepr {
     /// Sorted by key, unique keys, at most `SMALL_MAX` pairs.
-    Small(Vec<(Atom, Atom)>),
-    Large(BTreeMap<Atom, Atom>),
+    Small(Box<[(Atom, Atom)]>),
+    /// Boxed, so that a datum is 24 bytes.
+    Large(Box<BTreeMap<Atom, Atom>>),
 }
 
 impl AtomMap {
     /// The empty map (no allocation).
-    pub const fn new() -> AtomMap {
-        AtomMap(MapRepr::Small(Vec::new()))
+    pub fn new() -> AtomMap {
+        AtomMap(MapRepr::Small(Box::default()))
     }
 
     /// A map of the pairs of `v` (sorted here by key if they are not);
@@ -529,18 +530,15 @@ impl AtomMap {
                 return None;
             }
         }
-        if v.len() < v.capacity() && v.len() <= SMALL_MAX {
-            v.shrink_to_fit();
-        }
         Some(AtomMap::from_sorted_unique(v))
     }
 
     fn from_sorted_unique(v: Vec<(Atom, Atom)>) -> AtomMap {
         debug_assert!(v.windows(2).all(|w| w[0].0 < w[1].0));
         if v.len() <= SMALL_MAX {
-            AtomMap(MapRepr::Small(v))
+            AtomMap(MapRepr::Small(v.into_boxed_slice()))
         } else {
-            AtomMap(MapRepr::Large(v.into_iter().collect()))
+            AtomMap(MapRepr::Large(Box::new(v.into_iter().collect())))
         }
     }
 
@@ -621,16 +619,18 @@ impl AtomMap {
     /// kept), as `BTreeMap::insert`.
     pub fn insert(&mut self, k: Atom, v: Atom) -> Option<Atom> {
         match &mut self.0 {
-            MapRepr::Small(p) => match Self::small_pos(p, &k) {
-                Ok(i) => Some(std::mem::replace(&mut p[i].1, v)),
+            MapRepr::Small(b) => match Self::small_pos(b, &k) {
+                Ok(i) => Some(std::mem::replace(&mut b[i].1, v)),
                 Err(pos) => {
+                    let mut p = std::mem::take(b).into_vec();
                     if p.len() >= SMALL_MAX {
-                        let mut m: BTreeMap<Atom, Atom> = std::mem::take(p).into_iter().collect();
+                        let mut m: BTreeMap<Atom, Atom> = p.into_iter().collect();
                         m.insert(k, v);
-                        self.0 = MapRepr::Large(m);
+                        self.0 = MapRepr::Large(Box::new(m));
                     } else {
                         p.reserve_exact(1);
                         p.insert(pos, (k, v));
+                        *b = p.into_boxed_slice();
                     }
                     None
                 }
@@ -642,12 +642,11 @@ impl AtomMap {
     /// Removes `k`; its value if it was present.
     pub fn remove(&mut self, k: &Atom) -> Option<Atom> {
         match &mut self.0 {
-            MapRepr::Small(p) => match Self::small_pos(p, k) {
+            MapRepr::Small(b) => match Self::small_pos(b, k) {
                 Ok(i) => {
+                    let mut p = std::mem::take(b).into_vec();
                     let (_, v) = p.remove(i);
-                    if p.is_empty() {
-                        *p = Vec::new();
-                    }
+                    *b = p.into_boxed_slice();
                     Some(v)
                 }
                 Err(_) => None,
@@ -655,7 +654,7 @@ impl AtomMap {
             MapRepr::Large(m) => {
                 let old = m.remove(k);
                 if old.is_some() && m.len() <= SMALL_BACK {
-                    self.0 = MapRepr::Small(std::mem::take(m).into_iter().collect());
+                    self.0 = MapRepr::Small(std::mem::take(&mut **m).into_iter().collect());
                 }
                 old
             }
@@ -665,16 +664,15 @@ impl AtomMap {
     /// Keeps the pairs for which `f` is true.
     pub fn retain(&mut self, mut f: impl FnMut(&Atom, &mut Atom) -> bool) {
         match &mut self.0 {
-            MapRepr::Small(p) => {
+            MapRepr::Small(b) => {
+                let mut p = std::mem::take(b).into_vec();
                 p.retain_mut(|(k, v)| f(k, v));
-                if p.is_empty() {
-                    *p = Vec::new();
-                }
+                *b = p.into_boxed_slice();
             }
             MapRepr::Large(m) => {
                 m.retain(|k, v| f(k, v));
                 if m.len() <= SMALL_BACK {
-                    self.0 = MapRepr::Small(std::mem::take(m).into_iter().collect());
+                    self.0 = MapRepr::Small(std::mem::take(&mut **m).into_iter().collect());
                 }
             }
         }
@@ -715,7 +713,7 @@ impl Ord for AtomMap {
     /// `BTreeMap`'s.
     fn cmp(&self, other: &AtomMap) -> Ordering {
         match (&self.0, &other.0) {
-            (MapRepr::Small(a), MapRepr::Small(b)) => a.as_slice().cmp(b.as_slice()),
+            (MapRepr::Small(a), MapRepr::Small(b)) => a[..].cmp(&b[..]),
             _ => self.iter().cmp(other.iter()),
         }
     }
@@ -729,9 +727,6 @@ impl FromIterator<(Atom, Atom)> for AtomMap {
         if !v.windows(2).all(|w| w[0].0 < w[1].0) {
             v.sort_by(|a, b| a.0.cmp(&b.0));
             dedup_keep_last(&mut v, |a, b| a.0 == b.0);
-        }
-        if v.len() < v.capacity() && v.len() <= SMALL_MAX {
-            v.shrink_to_fit();
         }
         AtomMap::from_sorted_unique(v)
     }
@@ -764,7 +759,7 @@ impl IntoIterator for AtomMap {
     type IntoIter = MapIntoIter;
     fn into_iter(self) -> MapIntoIter {
         match self.0 {
-            MapRepr::Small(v) => MapIntoIter(MapIntoIterRepr::Small(v.into_iter())),
+            MapRepr::Small(v) => MapIntoIter(MapIntoIterRepr::Small(v.into_vec().into_iter())),
             MapRepr::Large(m) => MapIntoIter(MapIntoIterRepr::Large(m.into_iter())),
         }
     }
@@ -897,6 +892,15 @@ mod tests {
                 assert_eq!(format!("{:?}", m), format!("{:?}", bm));
             }
         }
+    }
+
+    /// What a row pays per column and per atom.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn sizes() {
+        assert_eq!(std::mem::size_of::<Atom>(), 24);
+        assert_eq!(std::mem::size_of::<AtomSet>(), 16);
+        assert_eq!(std::mem::size_of::<crate::Datum>(), 24);
     }
 
     #[test]
