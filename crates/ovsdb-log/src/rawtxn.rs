@@ -170,10 +170,7 @@ fn parse_uuid_bytes(t: &[u8]) -> Option<Uuid> {
 /// compact form, as a datum; returns it and the end offset.
 pub(crate) fn fast_uuid_datum(b: &[u8], i: usize) -> Option<(Datum, usize)> {
     if let Some(u) = uuid_atom_at(b, i) {
-        return Some((
-            Datum::Set(AtomSet::from([Atom::Uuid(u)])),
-            i + UUID_ATOM_LEN,
-        ));
+        return Some((Datum::Set(AtomSet::one(Atom::Uuid(u))), i + UUID_ATOM_LEN));
     }
     let rest = b.get(i..)?;
     if !rest.starts_with(b"[\"set\",[") {
@@ -271,7 +268,7 @@ pub(crate) fn plain_datum(slice: &[u8], ty: &ovsdb::Type) -> Option<Datum> {
             if end != slice.len() || !ok(&a, &ty.key) {
                 return None;
             }
-            Some(Datum::Set(AtomSet::from([a])))
+            Some(Datum::Set(AtomSet::one(a)))
         }
         Some(vt) => {
             let mut j = b"[\"map\",[".len();

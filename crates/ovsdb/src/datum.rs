@@ -52,7 +52,7 @@ impl Datum {
         let k = Atom::default_for(ty.key.atomic);
         match &ty.value {
             Some(v) => Datum::Map(AtomMap::from([(k, Atom::default_for(v.atomic))])),
-            None => Datum::Set(AtomSet::from([k])),
+            None => Datum::Set(AtomSet::one(k)),
         }
     }
 
@@ -68,7 +68,7 @@ impl Datum {
     }
 
     pub fn scalar(a: impl Into<Atom>) -> Datum {
-        Datum::Set(AtomSet::from([a.into()]))
+        Datum::Set(AtomSet::one(a.into()))
     }
 
     pub fn set(atoms: impl IntoIterator<Item = Atom>) -> Datum {

@@ -41,7 +41,11 @@ pub struct AtomSet(SetRepr);
 
 #[derive(Clone)]
 enum SetRepr {
-    /// Sorted, unique, at most `SMALL_MAX` elements.
+    /// Exactly one element, inline: a scalar column costs no allocation
+    /// beyond the atom's own (a datum stays 24 bytes: the other variants
+    /// fit in `Atom`'s niche).
+    One(Atom),
+    /// Sorted, unique, 0 or 2..=`SMALL_MAX` elements.
     Small(Box<[Atom]>),
     /// Boxed, so that a datum is 24 bytes.
     Large(Box<BTreeSet<Atom>>),
@@ -51,6 +55,11 @@ impl AtomSet {
     /// The empty set (no allocation).
     pub fn new() -> AtomSet {
         AtomSet(SetRepr::Small(Box::default()))
+    }
+
+    /// The set of one element (no allocation).
+    pub fn one(a: Atom) -> AtomSet {
+        AtomSet(SetRepr::One(a))
     }
 
     /// A set of the elements of `v` (sorted here if they are not); `None`
@@ -66,17 +75,55 @@ impl AtomSet {
     }
 
     /// A set from elements that are already sorted and unique.
-    fn from_sorted_unique(v: Vec<Atom>) -> AtomSet {
+    fn from_sorted_unique(mut v: Vec<Atom>) -> AtomSet {
         debug_assert!(v.windows(2).all(|w| w[0] < w[1]));
-        if v.len() <= SMALL_MAX {
-            AtomSet(SetRepr::Small(v.into_boxed_slice()))
-        } else {
-            AtomSet(SetRepr::Large(Box::new(v.into_iter().collect())))
+        match v.len() {
+            1 => AtomSet(SetRepr::One(v.pop().expect("one element"))),
+            n if n <= SMALL_MAX => AtomSet(SetRepr::Small(v.into_boxed_slice())),
+            _ => AtomSet(SetRepr::Large(Box::new(v.into_iter().collect()))),
+        }
+    }
+
+    /// The elements as a slice, unless this is a B-tree.
+    #[inline]
+    fn small(&self) -> Option<&[Atom]> {
+        match &self.0 {
+            SetRepr::One(a) => Some(std::slice::from_ref(a)),
+            SetRepr::Small(v) => Some(v),
+            SetRepr::Large(_) => None,
+        }
+    }
+
+    /// Takes the elements of a small set out as a vector (leaving it
+    /// empty); `None` for a B-tree.
+    fn take_small(&mut self) -> Option<Vec<Atom>> {
+        match std::mem::replace(&mut self.0, SetRepr::Small(Box::default())) {
+            SetRepr::One(a) => {
+                let mut v = Vec::with_capacity(2);
+                v.push(a);
+                Some(v)
+            }
+            SetRepr::Small(b) => Some(b.into_vec()),
+            large => {
+                self.0 = large;
+                None
+            }
+        }
+    }
+
+    /// After a removal from a B-tree: back to the small form when short.
+    fn settle_large(&mut self) {
+        if let SetRepr::Large(s) = &mut self.0 {
+            if s.len() <= SMALL_BACK {
+                let v: Vec<Atom> = std::mem::take(&mut **s).into_iter().collect();
+                *self = AtomSet::from_sorted_unique(v);
+            }
         }
     }
 
     pub fn len(&self) -> usize {
         match &self.0 {
+            SetRepr::One(_) => 1,
             SetRepr::Small(v) => v.len(),
             SetRepr::Large(s) => s.len(),
         }
@@ -89,101 +136,96 @@ impl AtomSet {
     /// The elements, ascending.
     pub fn iter(&self) -> SetIter<'_> {
         match &self.0 {
-            SetRepr::Small(v) => SetIter(SetIterRepr::Small(v.iter())),
             SetRepr::Large(s) => SetIter(SetIterRepr::Large(s.iter())),
+            _ => SetIter(SetIterRepr::Small(self.small().unwrap_or_default().iter())),
         }
     }
 
     pub fn contains(&self, a: &Atom) -> bool {
-        match &self.0 {
-            SetRepr::Small(v) => v.binary_search(a).is_ok(),
-            SetRepr::Large(s) => s.contains(a),
+        match self.small() {
+            Some(v) => v.binary_search(a).is_ok(),
+            None => matches!(&self.0, SetRepr::Large(s) if s.contains(a)),
         }
     }
 
     /// The stored element equal to `a`.
     pub fn get(&self, a: &Atom) -> Option<&Atom> {
         match &self.0 {
-            SetRepr::Small(v) => v.binary_search(a).ok().map(|i| &v[i]),
             SetRepr::Large(s) => s.get(a),
+            _ => {
+                let v = self.small()?;
+                v.binary_search(a).ok().map(|i| &v[i])
+            }
         }
     }
 
     pub fn first(&self) -> Option<&Atom> {
         match &self.0 {
-            SetRepr::Small(v) => v.first(),
             SetRepr::Large(s) => s.first(),
+            _ => self.small()?.first(),
         }
     }
 
     pub fn last(&self) -> Option<&Atom> {
         match &self.0 {
-            SetRepr::Small(v) => v.last(),
             SetRepr::Large(s) => s.last(),
+            _ => self.small()?.last(),
         }
     }
 
     /// Adds `a`; false (and the stored element kept) if an equal element
     /// was present, as `BTreeSet::insert`.
     pub fn insert(&mut self, a: Atom) -> bool {
-        match &mut self.0 {
-            SetRepr::Small(b) => match b.binary_search(&a) {
-                Ok(_) => false,
-                Err(pos) => {
-                    let mut v = std::mem::take(b).into_vec();
-                    if v.len() >= SMALL_MAX {
-                        let mut s: BTreeSet<Atom> = v.into_iter().collect();
-                        s.insert(a);
-                        self.0 = SetRepr::Large(Box::new(s));
-                    } else {
-                        v.reserve_exact(1);
-                        v.insert(pos, a);
-                        *b = v.into_boxed_slice();
-                    }
-                    true
-                }
-            },
-            SetRepr::Large(s) => s.insert(a),
+        if let SetRepr::Large(s) = &mut self.0 {
+            return s.insert(a);
         }
+        let pos = match self.small().unwrap_or_default().binary_search(&a) {
+            Ok(_) => return false,
+            Err(pos) => pos,
+        };
+        let mut v = self.take_small().unwrap_or_default();
+        if v.is_empty() {
+            self.0 = SetRepr::One(a);
+        } else if v.len() >= SMALL_MAX {
+            let mut s: BTreeSet<Atom> = v.into_iter().collect();
+            s.insert(a);
+            self.0 = SetRepr::Large(Box::new(s));
+        } else {
+            v.reserve_exact(1);
+            v.insert(pos, a);
+            self.0 = SetRepr::Small(v.into_boxed_slice());
+        }
+        true
     }
 
     /// Removes the element equal to `a`; whether it was present.
     pub fn remove(&mut self, a: &Atom) -> bool {
-        match &mut self.0 {
-            SetRepr::Small(b) => match b.binary_search(a) {
-                Ok(pos) => {
-                    let mut v = std::mem::take(b).into_vec();
-                    v.remove(pos);
-                    *b = v.into_boxed_slice();
-                    true
-                }
-                Err(_) => false,
-            },
-            SetRepr::Large(s) => {
-                let had = s.remove(a);
-                if had && s.len() <= SMALL_BACK {
-                    self.0 = SetRepr::Small(std::mem::take(&mut **s).into_iter().collect());
-                }
-                had
+        if let SetRepr::Large(s) = &mut self.0 {
+            let had = s.remove(a);
+            if had {
+                self.settle_large();
             }
+            return had;
         }
+        let Ok(pos) = self.small().unwrap_or_default().binary_search(a) else {
+            return false;
+        };
+        let mut v = self.take_small().unwrap_or_default();
+        v.remove(pos);
+        *self = AtomSet::from_sorted_unique(v);
+        true
     }
 
     /// Keeps the elements for which `f` is true.
     pub fn retain(&mut self, mut f: impl FnMut(&Atom) -> bool) {
-        match &mut self.0 {
-            SetRepr::Small(b) => {
-                let mut v = std::mem::take(b).into_vec();
-                v.retain(|a| f(a));
-                *b = v.into_boxed_slice();
-            }
-            SetRepr::Large(s) => {
-                s.retain(|a| f(a));
-                if s.len() <= SMALL_BACK {
-                    self.0 = SetRepr::Small(std::mem::take(&mut **s).into_iter().collect());
-                }
-            }
+        if let SetRepr::Large(s) = &mut self.0 {
+            s.retain(|a| f(a));
+            self.settle_large();
+            return;
         }
+        let mut v = self.take_small().unwrap_or_default();
+        v.retain(|a| f(a));
+        *self = AtomSet::from_sorted_unique(v);
     }
 
     /// The elements in exactly one of `self` and `other`, ascending.
@@ -209,8 +251,8 @@ impl fmt::Debug for AtomSet {
 
 impl PartialEq for AtomSet {
     fn eq(&self, other: &AtomSet) -> bool {
-        match (&self.0, &other.0) {
-            (SetRepr::Small(a), SetRepr::Small(b)) => a == b,
+        match (self.small(), other.small()) {
+            (Some(a), Some(b)) => a == b,
             _ => self.len() == other.len() && self.iter().eq(other.iter()),
         }
     }
@@ -227,8 +269,8 @@ impl PartialOrd for AtomSet {
 impl Ord for AtomSet {
     /// Lexicographic over the sorted elements, as `BTreeSet`'s.
     fn cmp(&self, other: &AtomSet) -> Ordering {
-        match (&self.0, &other.0) {
-            (SetRepr::Small(a), SetRepr::Small(b)) => a[..].cmp(&b[..]),
+        match (self.small(), other.small()) {
+            (Some(a), Some(b)) => a.cmp(b),
             _ => self.iter().cmp(other.iter()),
         }
     }
@@ -274,6 +316,7 @@ impl IntoIterator for AtomSet {
     type IntoIter = SetIntoIter;
     fn into_iter(self) -> SetIntoIter {
         match self.0 {
+            SetRepr::One(a) => SetIntoIter(SetIntoIterRepr::One(Some(a).into_iter())),
             SetRepr::Small(v) => SetIntoIter(SetIntoIterRepr::Small(v.into_vec().into_iter())),
             SetRepr::Large(s) => SetIntoIter(SetIntoIterRepr::Large(s.into_iter())),
         }
@@ -336,6 +379,7 @@ impl FusedIterator for SetIter<'_> {}
 pub struct SetIntoIter(SetIntoIterRepr);
 
 enum SetIntoIterRepr {
+    One(std::option::IntoIter<Atom>),
     Small(std::vec::IntoIter<Atom>),
     Large(btree_set::IntoIter<Atom>),
 }
@@ -344,12 +388,14 @@ impl Iterator for SetIntoIter {
     type Item = Atom;
     fn next(&mut self) -> Option<Atom> {
         match &mut self.0 {
+            SetIntoIterRepr::One(i) => i.next(),
             SetIntoIterRepr::Small(i) => i.next(),
             SetIntoIterRepr::Large(i) => i.next(),
         }
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
         match &self.0 {
+            SetIntoIterRepr::One(i) => i.size_hint(),
             SetIntoIterRepr::Small(i) => i.size_hint(),
             SetIntoIterRepr::Large(i) => i.size_hint(),
         }
@@ -359,6 +405,7 @@ impl Iterator for SetIntoIter {
 impl DoubleEndedIterator for SetIntoIter {
     fn next_back(&mut self) -> Option<Atom> {
         match &mut self.0 {
+            SetIntoIterRepr::One(i) => i.next_back(),
             SetIntoIterRepr::Small(i) => i.next_back(),
             SetIntoIterRepr::Large(i) => i.next_back(),
         }
@@ -899,7 +946,8 @@ mod tests {
     #[cfg(target_pointer_width = "64")]
     fn sizes() {
         assert_eq!(std::mem::size_of::<Atom>(), 24);
-        assert_eq!(std::mem::size_of::<AtomSet>(), 16);
+        assert_eq!(std::mem::size_of::<AtomSet>(), 24);
+        assert_eq!(std::mem::size_of::<AtomMap>(), 16);
         assert_eq!(std::mem::size_of::<crate::Datum>(), 24);
     }
 
