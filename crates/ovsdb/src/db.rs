@@ -1989,7 +1989,7 @@ fn net_diff(cur: &Datum, keys: &BTreeMap<Atom, Option<Atom>>) -> Datum {
     match cur {
         Datum::Set(s) => Datum::Set(
             keys.iter()
-                .filter(|(k, orig)| orig.is_some() != s.contains(*k))
+                .filter(|(k, orig)| orig.is_some() != s.contains(k))
                 .map(|(k, _)| k.clone())
                 .collect(),
         ),

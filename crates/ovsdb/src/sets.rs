@@ -48,6 +48,7 @@ enum SetRepr {
     /// Sorted, unique, 0 or 2..=`SMALL_MAX` elements.
     Small(Box<[Atom]>),
     /// Boxed, so that a datum is 24 bytes.
+    #[allow(clippy::box_collection)]
     Large(Box<BTreeSet<Atom>>),
 }
 
@@ -559,6 +560,7 @@ enum MapRepr {
     /// Sorted by key, unique keys, at most `SMALL_MAX` pairs.
     Small(Box<[(Atom, Atom)]>),
     /// Boxed, so that a datum is 24 bytes.
+    #[allow(clippy::box_collection)]
     Large(Box<BTreeMap<Atom, Atom>>),
 }
 

@@ -8,7 +8,7 @@ use std::fmt;
 /// largest other variant, `String`, is 24 bytes with a niche) is then 24
 /// bytes instead of 32, and a row key 16 bytes with an 8-byte aligned row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-#[repr(packed(8))]
+#[repr(C, packed(8))]
 pub struct Uuid(pub u128);
 
 impl Uuid {
