@@ -1100,7 +1100,7 @@ pub fn diff_apply(sizes: &[usize], diffs: usize, clock: Clock<'_>) -> DiffApplyR
     for &size in sizes {
         let mut idl = Idl::new(meta.clone(), true);
         let row = Uuid::from_u128(42);
-        let set: BTreeSet<Atom> = (0..size).map(|i| Atom::Uuid(uuid_n(i))).collect();
+        let set: ovsdb::AtomSet = (0..size).map(|i| Atom::Uuid(uuid_n(i))).collect();
         let full = Datum::Set(set);
         let mut rows = Object::new();
         rows.insert(

@@ -2820,7 +2820,7 @@ fn mutate(d: &mut Datum, ty: &Type, mutator: &str, arg: &Datum) -> Result<()> {
                             ));
                         }
                     }
-                    *s = out;
+                    *s = out.into_iter().collect();
                 }
                 Datum::Map(_) => {
                     return Err(Error::constraint("arithmetic mutator on a map column"));

@@ -7,9 +7,9 @@
 
 use crate::skim::skip_value;
 use ovsdb::json::Json;
-use ovsdb::{Atom, Datum, Uuid};
+use ovsdb::sets::MapBuilder;
+use ovsdb::{Atom, AtomMap, AtomSet, Datum, Uuid};
 use std::borrow::Cow;
-use std::collections::BTreeSet;
 
 /// Where a column value comes from.
 pub(crate) enum ColSrc<'a> {
@@ -170,9 +170,7 @@ fn parse_uuid_bytes(t: &[u8]) -> Option<Uuid> {
 /// compact form, as a datum; returns it and the end offset.
 pub(crate) fn fast_uuid_datum(b: &[u8], i: usize) -> Option<(Datum, usize)> {
     if let Some(u) = uuid_atom_at(b, i) {
-        let mut s = BTreeSet::new();
-        s.insert(Atom::Uuid(u));
-        return Some((Datum::Set(s), i + UUID_ATOM_LEN));
+        return Some((Datum::Set(AtomSet::one(Atom::Uuid(u))), i + UUID_ATOM_LEN));
     }
     let rest = b.get(i..)?;
     if !rest.starts_with(b"[\"set\",[") {
@@ -181,7 +179,7 @@ pub(crate) fn fast_uuid_datum(b: &[u8], i: usize) -> Option<(Datum, usize)> {
     let mut j = i + 8;
     let mut atoms: Vec<Uuid> = Vec::new();
     if b.get(j..j + 2) == Some(b"]]") {
-        return Some((Datum::Set(BTreeSet::new()), j + 2));
+        return Some((Datum::Set(AtomSet::new()), j + 2));
     }
     loop {
         let u = uuid_atom_at(b, j)?;
@@ -270,19 +268,17 @@ pub(crate) fn plain_datum(slice: &[u8], ty: &ovsdb::Type) -> Option<Datum> {
             if end != slice.len() || !ok(&a, &ty.key) {
                 return None;
             }
-            let mut s = BTreeSet::new();
-            s.insert(a);
-            Some(Datum::Set(s))
+            Some(Datum::Set(AtomSet::one(a)))
         }
         Some(vt) => {
             let mut j = b"[\"map\",[".len();
             if !slice.starts_with(b"[\"map\",[") {
                 return None;
             }
-            let mut m = std::collections::BTreeMap::new();
             if slice.get(j..) == Some(b"]]") {
-                return Some(Datum::Map(m));
+                return Some(Datum::Map(AtomMap::new()));
             }
+            let mut m = MapBuilder::with_capacity(0);
             loop {
                 if slice.get(j) != Some(&b'[') {
                     return None;
@@ -295,13 +291,15 @@ pub(crate) fn plain_datum(slice: &[u8], ty: &ovsdb::Type) -> Option<Datum> {
                 if slice.get(e) != Some(&b']') || !ok(&k, &ty.key) || !ok(&v, vt) {
                     return None;
                 }
-                if m.insert(k, v).is_some() {
+                if !m.push(k, v) {
                     return None;
                 }
                 j = e + 1;
                 match slice.get(j) {
                     Some(b',') => j += 1,
-                    Some(b']') if slice.get(j + 1..) == Some(b"]") => return Some(Datum::Map(m)),
+                    Some(b']') if slice.get(j + 1..) == Some(b"]") => {
+                        return Some(Datum::Map(m.finish()))
+                    }
                     _ => return None,
                 }
             }

@@ -1,20 +1,21 @@
 //! Datums (column values): sets and maps of atoms, kept sorted with unique
-//! keys in B-trees, with the JSON codec of §2.5 and column diffs of §4.
-
-use std::collections::{BTreeMap, BTreeSet};
+//! keys (in [`AtomSet`]/[`AtomMap`]: a sorted `Vec` while small, a B-tree
+//! when large), with the JSON codec of §2.5 and column diffs of §4.
 
 use crate::atom::{Atom, NamedUuidFn};
 use crate::error::{Error, Result};
 use crate::json::Json;
+use crate::sets::{AtomMap, AtomSet, MapBuilder, SetBuilder};
 use crate::types::Type;
 
 /// A column value. Scalars and sets are `Set`s (a scalar is a one-element
 /// set); map-typed columns are `Map`s. Elements are always sorted and
-/// unique.
+/// unique. Datums order by variant, then lexicographically over their
+/// sorted elements (as when these were `BTreeSet`/`BTreeMap`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Datum {
-    Set(BTreeSet<Atom>),
-    Map(BTreeMap<Atom, Atom>),
+    Set(AtomSet),
+    Map(AtomMap),
 }
 
 /// Options for [`Datum::from_json_with`].
@@ -28,7 +29,7 @@ pub struct ParseOptions<'a> {
 
 impl Default for Datum {
     fn default() -> Self {
-        Datum::Set(BTreeSet::new())
+        Datum::Set(AtomSet::new())
     }
 }
 
@@ -36,9 +37,9 @@ impl Datum {
     /// An empty value of the given type's shape.
     pub fn empty(ty: &Type) -> Datum {
         if ty.is_map() {
-            Datum::Map(BTreeMap::new())
+            Datum::Map(AtomMap::new())
         } else {
-            Datum::Set(BTreeSet::new())
+            Datum::Set(AtomSet::new())
         }
     }
 
@@ -50,8 +51,8 @@ impl Datum {
         }
         let k = Atom::default_for(ty.key.atomic);
         match &ty.value {
-            Some(v) => Datum::Map(BTreeMap::from([(k, Atom::default_for(v.atomic))])),
-            None => Datum::Set(BTreeSet::from([k])),
+            Some(v) => Datum::Map(AtomMap::from([(k, Atom::default_for(v.atomic))])),
+            None => Datum::Set(AtomSet::one(k)),
         }
     }
 
@@ -67,7 +68,7 @@ impl Datum {
     }
 
     pub fn scalar(a: impl Into<Atom>) -> Datum {
-        Datum::Set(BTreeSet::from([a.into()]))
+        Datum::Set(AtomSet::one(a.into()))
     }
 
     pub fn set(atoms: impl IntoIterator<Item = Atom>) -> Datum {
@@ -132,14 +133,14 @@ impl Datum {
         }
     }
 
-    pub fn as_set(&self) -> Option<&BTreeSet<Atom>> {
+    pub fn as_set(&self) -> Option<&AtomSet> {
         match self {
             Datum::Set(s) => Some(s),
             _ => None,
         }
     }
 
-    pub fn as_map(&self) -> Option<&BTreeMap<Atom, Atom>> {
+    pub fn as_map(&self) -> Option<&AtomMap> {
         match self {
             Datum::Map(m) => Some(m),
             _ => None,
@@ -218,7 +219,7 @@ impl Datum {
         let d = if let Some(vt) = &ty.value {
             let inner = unwrap_tagged(j, "map")
                 .ok_or_else(|| Error::syntax("expected [\"map\", [...]] for map-typed value"))?;
-            let mut m = BTreeMap::new();
+            let mut m = MapBuilder::with_capacity(inner.len());
             for pair in inner {
                 let (kj, vj) = match pair.as_array() {
                     Some([k, v]) => (k, v),
@@ -226,20 +227,20 @@ impl Datum {
                 };
                 let k = Atom::from_json(kj, &ty.key, opts.named_uuid.as_deref_mut())?;
                 let v = Atom::from_json(vj, vt, opts.named_uuid.as_deref_mut())?;
-                if m.insert(k, v).is_some() {
+                if !m.push(k, v) {
                     return Err(Error::syntax("map contains duplicate key"));
                 }
             }
-            Datum::Map(m)
+            Datum::Map(m.finish())
         } else if let Some(inner) = set_elements(j)? {
-            let mut s = BTreeSet::new();
+            let mut s = SetBuilder::with_capacity(inner.len());
             for e in inner {
                 let a = Atom::from_json(e, &ty.key, opts.named_uuid.as_deref_mut())?;
-                if !s.insert(a) {
+                if !s.push(a) {
                     return Err(Error::syntax("set contains duplicate"));
                 }
             }
-            Datum::Set(s)
+            Datum::Set(s.finish())
         } else {
             Datum::scalar(Atom::from_json(j, &ty.key, opts.named_uuid.as_deref_mut())?)
         };
@@ -341,32 +342,32 @@ impl Datum {
                 Datum::Set(a.symmetric_difference(b).cloned().collect())
             }
             (Datum::Map(a), Datum::Map(b)) => {
-                let mut out = BTreeMap::new();
+                let mut out = Vec::new();
                 let mut ia = a.iter().peekable();
                 let mut ib = b.iter().peekable();
                 loop {
                     match (ia.peek(), ib.peek()) {
                         (None, None) => break,
                         (Some((ka, va)), None) => {
-                            out.insert((*ka).clone(), (*va).clone());
+                            out.push(((*ka).clone(), (*va).clone()));
                             ia.next();
                         }
                         (None, Some((kb, vb))) => {
-                            out.insert((*kb).clone(), (*vb).clone());
+                            out.push(((*kb).clone(), (*vb).clone()));
                             ib.next();
                         }
                         (Some((ka, va)), Some((kb, vb))) => match ka.cmp(kb) {
                             std::cmp::Ordering::Less => {
-                                out.insert((*ka).clone(), (*va).clone());
+                                out.push(((*ka).clone(), (*va).clone()));
                                 ia.next();
                             }
                             std::cmp::Ordering::Greater => {
-                                out.insert((*kb).clone(), (*vb).clone());
+                                out.push(((*kb).clone(), (*vb).clone()));
                                 ib.next();
                             }
                             std::cmp::Ordering::Equal => {
                                 if va != vb {
-                                    out.insert((*kb).clone(), (*vb).clone());
+                                    out.push(((*kb).clone(), (*vb).clone()));
                                 }
                                 ia.next();
                                 ib.next();
@@ -374,7 +375,8 @@ impl Datum {
                         },
                     }
                 }
-                Datum::Map(out)
+                // Pushed in ascending key order.
+                Datum::Map(out.into_iter().collect())
             }
             // Shape mismatch: fall back to a full replacement.
             _ => new.clone(),
@@ -459,7 +461,9 @@ impl Datum {
             (Datum::Set(a), Datum::Set(b)) => a.extend(b.iter().cloned()),
             (Datum::Map(a), Datum::Map(b)) => {
                 for (k, v) in b {
-                    a.entry(k.clone()).or_insert_with(|| v.clone());
+                    if !a.contains_key(k) {
+                        a.insert(k.clone(), v.clone());
+                    }
                 }
             }
             _ => {}

@@ -17,6 +17,7 @@ use crate::datum::Datum;
 use crate::error::{Error, Result};
 use crate::json::{hmap_order, Json, Object};
 use crate::schema::{DatabaseSchema, TableSchema};
+use crate::sets::AtomMap;
 use crate::types::{RefType, Type};
 use crate::uuid::Uuid;
 
@@ -1385,7 +1386,7 @@ impl<'a> Txn<'a> {
                     }
                 }
                 Datum::Map(m) => {
-                    let pairs: BTreeMap<Atom, Atom> = m
+                    let pairs: AtomMap = m
                         .iter()
                         .filter(|(k, v)| (key_hit && **k == target) || (val_hit && **v == target))
                         .map(|(k, v)| (k.clone(), v.clone()))
@@ -1988,12 +1989,12 @@ fn net_diff(cur: &Datum, keys: &BTreeMap<Atom, Option<Atom>>) -> Datum {
     match cur {
         Datum::Set(s) => Datum::Set(
             keys.iter()
-                .filter(|(k, orig)| orig.is_some() != s.contains(*k))
+                .filter(|(k, orig)| orig.is_some() != s.contains(k))
                 .map(|(k, _)| k.clone())
                 .collect(),
         ),
         Datum::Map(m) => {
-            let mut d = BTreeMap::new();
+            let mut d = AtomMap::new();
             for (k, orig) in keys {
                 match (orig, m.get(k)) {
                     (None, Some(v)) => {

@@ -10,7 +10,9 @@
 //!   [`json::Hmap`], [`Object::reorder_shash`], [`Json::sorted_recursive`]).
 //! * [`Uuid`], [`Atom`], [`BaseType`]/[`Type`], [`Datum`] — the data model
 //!   with the §2.5 JSON codec, defaults, constraint checks and column diffs
-//!   ([`Datum::diff`], [`Datum::apply_diff`], [`Datum::diff_from_json`]).
+//!   ([`Datum::diff`], [`Datum::apply_diff`], [`Datum::diff_from_json`]);
+//!   a datum's elements live in an [`AtomSet`] or [`AtomMap`] (a sorted
+//!   `Vec` while small, a B-tree when large).
 //! * [`DatabaseSchema`]/[`TableSchema`]/[`ColumnSchema`] — schema parsing
 //!   with the C column/table iteration orders and normalized output.
 //! * [`Database`] — tables of rows; [`Txn`] transactions with strong/weak
@@ -25,6 +27,7 @@ pub mod db;
 pub mod error;
 pub mod json;
 pub mod schema;
+pub mod sets;
 pub mod strings;
 pub mod types;
 pub mod uuid;
@@ -38,5 +41,6 @@ pub use db::{
 pub use error::{Error, Result};
 pub use json::{Json, JsonError, Object};
 pub use schema::{ColumnSchema, DatabaseSchema, TableSchema};
+pub use sets::{AtomMap, AtomSet};
 pub use types::{AtomicType, BaseType, RefType, Type, UNLIMITED};
 pub use uuid::Uuid;

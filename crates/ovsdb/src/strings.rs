@@ -373,7 +373,7 @@ pub fn datum_from_string(ty: &Type, s: &str) -> Result<Datum, StringsError> {
     }
     let d = if ty.value.is_some() {
         let n = pairs.len();
-        let map: std::collections::BTreeMap<Atom, Atom> = pairs.into_iter().collect();
+        let map: crate::AtomMap = pairs.into_iter().collect();
         if map.len() != n {
             return Err(StringsError::DuplicateKey { input: input() });
         }

@@ -200,7 +200,7 @@ impl BaseType {
         let mut o = Object::new();
         o.push_unchecked("type", Json::String(self.atomic.name().into()));
         if let Some(e) = &self.enum_ {
-            let d = Datum::Set(e.clone());
+            let d = Datum::Set(e.iter().cloned().collect());
             o.push_unchecked("enum", d.to_json());
         }
         match self.atomic {

@@ -4,7 +4,11 @@
 
 use std::fmt;
 
+/// Aligned to 8 bytes, not `u128`'s 16: an [`Atom`](crate::Atom) (whose
+/// largest other variant, `String`, is 24 bytes with a niche) is then 24
+/// bytes instead of 32, and a row key 16 bytes with an 8-byte aligned row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[repr(C, packed(8))]
 pub struct Uuid(pub u128);
 
 impl Uuid {

@@ -6,6 +6,7 @@
 use ovsdb::json::{parse_value, Json};
 use ovsdb::{Atom, Datum, Type, Uuid};
 use proptest::prelude::*;
+use std::collections::{BTreeMap, BTreeSet};
 
 fn ty(s: &str) -> Type {
     Type::from_json(&parse_value(s.as_bytes()).unwrap()).unwrap()
@@ -458,11 +459,11 @@ fn arb_case() -> impl Strategy<Value = (Type, Datum, Datum)> {
             let elems = match v {
                 Some(v) => {
                     proptest::collection::btree_map(arb_atom(k), arb_atom(v), min as usize..=cap)
-                        .prop_map(Datum::Map)
+                        .prop_map(|m| Datum::Map(m.into_iter().collect()))
                         .boxed()
                 }
                 None => proptest::collection::btree_set(arb_atom(k), min as usize..=cap)
-                    .prop_map(Datum::Set)
+                    .prop_map(|s| Datum::Set(s.into_iter().collect()))
                     .boxed(),
             };
             (Just(t), elems.clone(), elems)
@@ -489,5 +490,71 @@ proptest! {
         if t.is_composite() {
             prop_assert!(Datum::diff(&new, &new, &t).is_empty());
         }
+    }
+}
+
+/// (type, old, new) for unlimited integer sets and maps of up to 100
+/// elements: across the small (`Vec`) and large (B-tree) forms.
+fn arb_large_case() -> impl Strategy<Value = (Type, Datum, Datum)> {
+    any::<bool>().prop_flat_map(|is_map| {
+        let key = || (-150i64..150).prop_map(Atom::Integer);
+        if is_map {
+            let t = ty(r#"{"key":"integer","value":"integer","min":0,"max":"unlimited"}"#);
+            let m = || {
+                proptest::collection::btree_map(key(), (0i64..3).prop_map(Atom::Integer), 0..100)
+                    .prop_map(|m| Datum::Map(m.into_iter().collect()))
+            };
+            (Just(t), m(), m()).boxed()
+        } else {
+            let t = ty(r#"{"key":"integer","min":0,"max":"unlimited"}"#);
+            let s = || {
+                proptest::collection::btree_set(key(), 0..100)
+                    .prop_map(|s| Datum::Set(s.into_iter().collect()))
+            };
+            (Just(t), s(), s()).boxed()
+        }
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(1000)))]
+    /// Diffs, ordering and JSON of large values behave as they did on
+    /// `BTreeSet`/`BTreeMap`, whatever form each side is in.
+    #[test]
+    fn large_values_as_btree((t, old, new) in arb_large_case()) {
+        let d = Datum::diff(&old, &new, &t);
+        let back = Datum::diff_from_json(&d.to_json(), &t).unwrap();
+        prop_assert_eq!(&back, &d);
+        let mut cur = old.clone();
+        cur.apply_diff(&back, &t).unwrap();
+        prop_assert_eq!(&cur, &new);
+        prop_assert_eq!(Datum::from_json(&new.to_json(), &t).unwrap(), new.clone());
+        let mut buf = Vec::new();
+        cur.write_json(&mut buf);
+        prop_assert_eq!(buf.len(), cur.json_len());
+        prop_assert_eq!(buf, new.to_json().to_string_compact().into_bytes());
+        match (&old, &new) {
+            (Datum::Set(a), Datum::Set(b)) => {
+                let (x, y): (BTreeSet<Atom>, BTreeSet<Atom>) =
+                    (a.iter().cloned().collect(), b.iter().cloned().collect());
+                prop_assert_eq!(old.cmp(&new), x.cmp(&y));
+                let sd: Vec<&Atom> = x.symmetric_difference(&y).collect();
+                prop_assert!(d.keys().eq(sd));
+            }
+            (Datum::Map(a), Datum::Map(b)) => {
+                let (x, y): (BTreeMap<Atom, Atom>, BTreeMap<Atom, Atom>) = (
+                    a.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                    b.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                );
+                prop_assert_eq!(old.cmp(&new), x.cmp(&y));
+            }
+            _ => prop_assert!(false),
+        }
+        // Removing everything one by one (through diffs) ends empty.
+        let mut cur = new.clone();
+        let all = Datum::diff(&Datum::empty(&t), &new, &t);
+        cur.apply_diff(&all, &t).unwrap();
+        prop_assert!(cur.is_empty());
+        prop_assert_eq!(cur, Datum::empty(&t));
     }
 }
