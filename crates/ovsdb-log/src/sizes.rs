@@ -367,9 +367,6 @@ pub(crate) struct Stream {
     pub db: Option<Db>,
     /// The replays of earlier files of the cluster (see [`SharedReplay`]).
     shared: SharedReplay,
-    /// Entries were taken from `shared` without replaying them: `db` is
-    /// stale (it stands at `db_at`).
-    behind: bool,
     /// This file replayed an entry of its own where `shared` knows another:
     /// what it replays then is not added to `shared`.
     diverged: bool,
@@ -416,7 +413,6 @@ impl Stream {
             ok: true,
             db: None,
             shared,
-            behind: false,
             diverged: false,
             learned: Vec::new(),
             db_at: 0,
@@ -460,7 +456,7 @@ impl Stream {
         for (index, k) in self.learned.drain(..) {
             sh.learn(index, k);
         }
-        if self.ok && !self.behind && !self.diverged && self.db.is_some() {
+        if self.ok && !self.behind() && !self.diverged && self.db.is_some() {
             let newer = sh.db.as_ref().is_none_or(|(at, _)| self.db_at > *at);
             if newer {
                 sh.db = self.db.take().map(|db| (self.db_at, db));
@@ -498,16 +494,7 @@ impl Stream {
                 let p = self.pending.pop_back().expect("checked");
                 self.pending_bytes -= p.data.len();
                 let stored = (p.header_len + p.body_len) as u64;
-                self.full += stored;
-                self.diff += stored;
-                self.entries.push(EntrySize {
-                    record: p.record,
-                    index: Some(p.index),
-                    stored,
-                    full: stored,
-                    diff: stored,
-                    superseded: true,
-                });
+                self.count(&p, stored, stored, true);
             }
         }
         self.log_end = e.index.saturating_add(1);
@@ -548,39 +535,27 @@ impl Stream {
 
     fn apply(&mut self, p: Pending) {
         self.pending_bytes -= p.data.len();
-        let stored = (p.header_len + p.body_len) as u64;
         // The same record as an earlier file's, at the same place in the
         // log the earlier replay went through: its sizes are known.
         if let Some(k) = self.shared.get(p.index) {
             if k.term == p.term && k.sha1 == p.sha1 {
                 let (full, diff) = (u64::from(k.full), u64::from(k.diff));
-                self.full += full;
-                self.diff += diff;
+                // Taken, not replayed: `db` stays at `db_at`, behind.
                 self.applied = p.index;
-                self.behind = true;
                 self.shared.reused += 1;
-                self.entries.push(EntrySize {
-                    record: p.record,
-                    index: Some(p.index),
-                    stored,
-                    full,
-                    diff,
-                    superseded: false,
-                });
-                return;
+                return self.count(&p, full, diff, false);
             }
         }
         if p.index < self.shared.end() && p.index >= self.shared.base {
             self.diverged = true;
         }
-        if self.behind {
+        if self.behind() {
             // The first entry not known: go on from the shared database
             // if it stands right after the entry taken last.
             match self.shared.db.take() {
                 Some((at, db)) if at == self.applied => {
                     self.db = Some(db);
                     self.db_at = at;
-                    self.behind = false;
                 }
                 other => {
                     self.shared.db = other;
@@ -611,30 +586,43 @@ impl Stream {
         let size =
             |delta: i64| record_size(Format::Clustered, (p.body_len as i64 + delta).max(0) as u64);
         let (full, diff) = (size(delta.full), size(delta.diff));
-        self.full += full;
-        self.diff += diff;
         self.applied = p.index;
         self.db_at = p.index;
-        if self.diverged {
-            // Not the branch `shared` follows.
-        } else if let (Ok(f), Ok(d)) = (u32::try_from(full), u32::try_from(diff)) {
-            self.learned.push((
-                p.index,
-                Known {
-                    term: p.term,
-                    sha1: p.sha1,
-                    full: f,
-                    diff: d,
-                },
-            ));
+        // A file that left the branch `shared` follows teaches it nothing.
+        if !self.diverged {
+            if let (Ok(f), Ok(d)) = (u32::try_from(full), u32::try_from(diff)) {
+                self.learned.push((
+                    p.index,
+                    Known {
+                        term: p.term,
+                        sha1: p.sha1,
+                        full: f,
+                        diff: d,
+                    },
+                ));
+            }
         }
+        self.count(&p, full, diff, false);
+    }
+
+    /// Entries were taken from `shared` without replaying them: `db` is
+    /// stale (it stands at `db_at`, before `applied`).
+    fn behind(&self) -> bool {
+        self.applied != self.db_at
+    }
+
+    /// Counts entry `p` at `full` and `diff` bytes in the totals and the
+    /// per-entry list.
+    fn count(&mut self, p: &Pending, full: u64, diff: u64, superseded: bool) {
+        self.full += full;
+        self.diff += diff;
         self.entries.push(EntrySize {
             record: p.record,
             index: Some(p.index),
-            stored,
+            stored: (p.header_len + p.body_len) as u64,
             full,
             diff,
-            superseded: false,
+            superseded,
         });
     }
 }
