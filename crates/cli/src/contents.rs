@@ -153,13 +153,7 @@ fn read(path: &str) -> Result<Vec<u8>, String> {
 }
 
 fn run(f: impl FnOnce() -> Result<(), String>) -> u8 {
-    match f() {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("ovsdb-scope: {e}");
-            2
-        }
-    }
+    crate::exit_code("ovsdb-scope", f().map(|()| 0))
 }
 
 fn upto(at: Option<u64>) -> Upto {

@@ -63,13 +63,7 @@ pub struct IdlArgs {
 }
 
 pub fn experiment(a: IdlArgs) -> u8 {
-    match run(a) {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("ovsdb-scope idl-experiment: {e}");
-            2
-        }
-    }
+    crate::exit_code("ovsdb-scope idl-experiment", run(a).map(|()| 0))
 }
 
 fn run(a: IdlArgs) -> Result<(), String> {

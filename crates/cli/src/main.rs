@@ -72,6 +72,15 @@ enum Cmd {
     },
 }
 
+/// The exit code of a command's result: its own code, or 2 with the
+/// error on stderr after `prefix` (bad input or usage).
+fn exit_code(prefix: &str, r: Result<u8, String>) -> u8 {
+    r.unwrap_or_else(|e| {
+        eprintln!("{prefix}: {e}");
+        2
+    })
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.cmd {

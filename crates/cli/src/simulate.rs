@@ -190,13 +190,7 @@ fn trace_line(e: &raft_sim::SimEvent) -> String {
 }
 
 pub fn simulate(args: SimulateArgs) -> u8 {
-    match simulate_inner(args) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("ovsdb-scope simulate: {e}");
-            2
-        }
-    }
+    crate::exit_code("ovsdb-scope simulate", simulate_inner(args))
 }
 
 fn simulate_inner(args: SimulateArgs) -> Result<u8, String> {
@@ -251,13 +245,7 @@ fn simulate_inner(args: SimulateArgs) -> Result<u8, String> {
 }
 
 pub fn compare(args: CompareArgs) -> u8 {
-    match compare_inner(args) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("ovsdb-scope compare: {e}");
-            2
-        }
-    }
+    crate::exit_code("ovsdb-scope compare", compare_inner(args))
 }
 
 fn split_profile(
