@@ -407,14 +407,20 @@ impl App {
         }
         self.axis = Axis::new(&t, self.axis_mode, None);
         self.vp = self.axis.viewport();
+        self.show_timeline(t);
+        self.previewing = true;
+        true
+    }
+
+    /// Makes `t` the timeline drawn (its axis already set): a new lane
+    /// index, nothing selected.
+    fn show_timeline(&mut self, t: Timeline) {
         self.lane_index = Rc::new(t.lanes.iter().map(LaneIndex::new).collect());
         self.timeline = Some(Rc::new(t));
-        self.previewing = true;
         self.selected = None;
         self.detail = None;
         self.tooltip = None;
         self.dirty = true;
-        true
     }
 
     fn set_timeline(&mut self, t: Timeline) {
@@ -466,12 +472,7 @@ impl App {
                     .set_zoom_level(z, h.center.unwrap_or(self.vp.center()));
             }
         }
-        self.lane_index = Rc::new(t.lanes.iter().map(LaneIndex::new).collect());
-        self.timeline = Some(Rc::new(t));
-        self.selected = None;
-        self.detail = None;
-        self.tooltip = None;
-        self.dirty = true;
+        self.show_timeline(t);
         self.first_frame = true;
         self.update_hash();
     }

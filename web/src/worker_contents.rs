@@ -78,7 +78,8 @@ fn walk(
     Ok(scan)
 }
 
-fn database_at(f: &Loaded, mut d: DatabaseAt, at: u64) -> Result<Db, String> {
+/// Walks `f` as often as the replay `d` asks (one walk or two).
+fn replay_walks(f: &Loaded, d: &mut DatabaseAt) -> Result<(), String> {
     while let Some(opts) = d.next_walk() {
         let scan = walk(f, opts, &mut |ev| {
             d.on_event(ev);
@@ -86,6 +87,11 @@ fn database_at(f: &Loaded, mut d: DatabaseAt, at: u64) -> Result<Db, String> {
         })?;
         d.end(&scan);
     }
+    Ok(())
+}
+
+fn database_at(f: &Loaded, mut d: DatabaseAt, at: u64) -> Result<Db, String> {
+    replay_walks(f, &mut d)?;
     let (db, err) = d.finish()?;
     Ok(Db {
         at,
@@ -210,6 +216,20 @@ fn with_open<T>(f: impl FnOnce(&mut Open) -> Result<T, String>) -> Result<T, Str
     OPEN.with(|o| match o.borrow_mut().as_mut() {
         Some(x) => f(x),
         None => Err("no file is open in Contents".into()),
+    })
+}
+
+/// [`with_open`], with the loaded file the open view reads back from.
+fn with_open_file<T>(f: impl FnOnce(&Loaded, &mut Open) -> Result<T, String>) -> Result<T, String> {
+    FILES.with(|cell| {
+        let files = cell.borrow();
+        with_open(|x| {
+            let file = files
+                .iter()
+                .find(|l| l.name == x.name)
+                .ok_or("that file is no longer loaded")?;
+            f(file, x)
+        })
     })
 }
 
@@ -348,37 +368,30 @@ pub fn history(msg: &JsValue) {
     let id = get(msg, "id");
     let uuid = get(msg, "uuid").as_string().unwrap_or_default();
     let started = now();
-    let res = FILES.with(|cell| {
-        let files = cell.borrow();
-        with_open(|x| {
-            let u = Uuid::parse(&uuid).ok_or_else(|| format!("{uuid:?} is not a UUID"))?;
-            let f = files
-                .iter()
-                .find(|f| f.name == x.name)
-                .ok_or("that file is no longer loaded")?;
-            let spans: Vec<(u64, u64)> = x
-                .log
-                .history
-                .entries_for(&u)
-                .iter()
-                .map(|&p| {
-                    let (off, len, _) = Log::record_span(&x.log.entries[p as usize]);
-                    (off, len)
-                })
-                .collect();
-            let records = read_spans(f, &spans)?;
-            let items = contents::history::history_with(&x.log, &u, |e| {
-                let (off, _, body) = Log::record_span(e);
-                records
-                    .get(&off)
-                    .and_then(|r| r.get(body..body + e.body_len))
+    let res = with_open_file(|f, x| {
+        let u = Uuid::parse(&uuid).ok_or_else(|| format!("{uuid:?} is not a UUID"))?;
+        let spans: Vec<(u64, u64)> = x
+            .log
+            .history
+            .entries_for(&u)
+            .iter()
+            .map(|&p| {
+                let (off, len, _) = Log::record_span(&x.log.entries[p as usize]);
+                (off, len)
             })
-            .map_err(|e| e.to_string())?;
-            let j = contents::history::history_json(&u, &items).to_string_compact();
-            let mut v: Value = serde_json::from_str(&j).map_err(|e| e.to_string())?;
-            v["ms"] = json!(now() - started);
-            Ok(v)
+            .collect();
+        let records = read_spans(f, &spans)?;
+        let items = contents::history::history_with(&x.log, &u, |e| {
+            let (off, _, body) = Log::record_span(e);
+            records
+                .get(&off)
+                .and_then(|r| r.get(body..body + e.body_len))
         })
+        .map_err(|e| e.to_string())?;
+        let j = contents::history::history_json(&u, &items).to_string_compact();
+        let mut v: Value = serde_json::from_str(&j).map_err(|e| e.to_string())?;
+        v["ms"] = json!(now() - started);
+        Ok(v)
     });
     match res {
         Ok(v) => reply("contents-history", id, v),
@@ -394,53 +407,39 @@ pub fn history(msg: &JsValue) {
 pub fn sizes(msg: &JsValue) {
     let id = get(msg, "id");
     let started = now();
-    let res = FILES.with(|cell| {
-        let files = cell.borrow();
-        with_open(|x| {
-            let f = files
-                .iter()
-                .find(|f| f.name == x.name)
-                .ok_or("that file is no longer loaded")?;
-            if x.sizes.is_none() {
-                let mut d = DatabaseAt::new(ovsdb_log::Upto::All);
-                while let Some(opts) = d.next_walk() {
-                    let scan = walk(f, opts, &mut |ev| {
-                        d.on_event(ev);
-                        Verdict::Keep
-                    })?;
-                    d.end(&scan);
-                }
-                let replay = d.into_replay().ok_or("the replay did not end")?;
-                let mut st = contents::stream::SizesStream::new(&x.log, &replay);
-                drop(replay);
-                let log = &x.log;
-                let mut scan = LogScan::new(ovsdb_log::ScanOptions::default());
-                stream_file(f, &mut |chunk: &[u8]| {
-                    st.chunk(chunk);
-                    let mut cb = |ev: Event<'_>| {
-                        st.on_event(log, &ev);
-                        Verdict::Keep
-                    };
-                    scan.push(chunk, &mut cb);
-                    false
-                })?;
-                scan.finish(&mut |ev: Event<'_>| {
+    let res = with_open_file(|f, x| {
+        if x.sizes.is_none() {
+            let mut d = DatabaseAt::new(ovsdb_log::Upto::All);
+            replay_walks(f, &mut d)?;
+            let replay = d.into_replay().ok_or("the replay did not end")?;
+            let mut st = contents::stream::SizesStream::new(&x.log, &replay);
+            drop(replay);
+            let log = &x.log;
+            let mut scan = LogScan::new(ovsdb_log::ScanOptions::default());
+            stream_file(f, &mut |chunk: &[u8]| {
+                st.chunk(chunk);
+                let mut cb = |ev: Event<'_>| {
                     st.on_event(log, &ev);
                     Verdict::Keep
-                });
-                let len = st.bytes();
-                x.sizes = Some((st.finish(), len));
-            }
-            let (rep, len) = x.sizes.as_ref().unwrap();
-            let mut rep = rep.clone();
-            rep.compaction =
-                contents::sizes::compaction_of(&x.log, &x.cur.db, Some(x.cur.at), *len);
-            let j = contents::sizes::sizes_json(&rep, None).to_string_compact();
-            let mut v: Value = serde_json::from_str(&j).map_err(|e| e.to_string())?;
-            v["ms"] = json!(now() - started);
-            v["at"] = json!(x.cur.at);
-            Ok(v)
-        })
+                };
+                scan.push(chunk, &mut cb);
+                false
+            })?;
+            scan.finish(&mut |ev: Event<'_>| {
+                st.on_event(log, &ev);
+                Verdict::Keep
+            });
+            let len = st.bytes();
+            x.sizes = Some((st.finish(), len));
+        }
+        let (rep, len) = x.sizes.as_ref().unwrap();
+        let mut rep = rep.clone();
+        rep.compaction = contents::sizes::compaction_of(&x.log, &x.cur.db, Some(x.cur.at), *len);
+        let j = contents::sizes::sizes_json(&rep, None).to_string_compact();
+        let mut v: Value = serde_json::from_str(&j).map_err(|e| e.to_string())?;
+        v["ms"] = json!(now() - started);
+        v["at"] = json!(x.cur.at);
+        Ok(v)
     });
     match res {
         Ok(v) => reply("contents-sizes", id, v),
@@ -457,31 +456,24 @@ pub fn diff(msg: &JsValue) {
     let id = get(msg, "id");
     let from = get(msg, "from").as_f64().unwrap_or(0.0).max(0.0) as u64;
     let started = now();
-    let res = FILES.with(|cell| {
-        let files = cell.borrow();
-        with_open(|x| {
-            let f = files
-                .iter()
-                .find(|f| f.name == x.name)
-                .ok_or("that file is no longer loaded")?;
-            let from = from.clamp(x.range.first, x.range.last.max(x.range.first));
-            if x.cur.at != from && x.prev.as_ref().is_none_or(|p| p.at != from) {
-                let d = database_at(f, DatabaseAt::new(ovsdb_log::Upto::Index(from)), from)?;
-                x.prev = Some(d);
-            }
-            let old = if x.cur.at == from {
-                &x.cur.db
-            } else {
-                &x.prev.as_ref().unwrap().db
-            };
-            let d = contents::diff::diff(old, &x.cur.db);
-            let j = contents::diff::diff_json(&d).to_string_compact();
-            let mut v: Value = serde_json::from_str(&j).map_err(|e| e.to_string())?;
-            v["from"] = json!(from);
-            v["to"] = json!(x.cur.at);
-            v["ms"] = json!(now() - started);
-            Ok(v)
-        })
+    let res = with_open_file(|f, x| {
+        let from = from.clamp(x.range.first, x.range.last.max(x.range.first));
+        if x.cur.at != from && x.prev.as_ref().is_none_or(|p| p.at != from) {
+            let d = database_at(f, DatabaseAt::new(ovsdb_log::Upto::Index(from)), from)?;
+            x.prev = Some(d);
+        }
+        let old = if x.cur.at == from {
+            &x.cur.db
+        } else {
+            &x.prev.as_ref().unwrap().db
+        };
+        let d = contents::diff::diff(old, &x.cur.db);
+        let j = contents::diff::diff_json(&d).to_string_compact();
+        let mut v: Value = serde_json::from_str(&j).map_err(|e| e.to_string())?;
+        v["from"] = json!(from);
+        v["to"] = json!(x.cur.at);
+        v["ms"] = json!(now() - started);
+        Ok(v)
     });
     match res {
         Ok(v) => reply("contents-diff", id, v),
