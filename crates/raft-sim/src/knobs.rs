@@ -10,16 +10,27 @@ pub enum Profile {
     V2_11,
     V2_12PreSync,
     V2_12,
+    V2_17,
     V3_1,
+    V3_2,
+    V3_3,
+    V3_4,
     Main,
 }
 
 impl Profile {
-    pub const ALL: [Profile; 5] = [
+    /// Oldest first. The field versions (2.17, 3.2, 3.3, 3.4) follow the
+    /// release column of ovsdb-raft.md §5; `scenarios/README.md` lists what
+    /// each one changes.
+    pub const ALL: [Profile; 9] = [
         Profile::V2_11,
         Profile::V2_12PreSync,
         Profile::V2_12,
+        Profile::V2_17,
         Profile::V3_1,
+        Profile::V3_2,
+        Profile::V3_3,
+        Profile::V3_4,
         Profile::Main,
     ];
     pub fn name(self) -> &'static str {
@@ -27,12 +38,24 @@ impl Profile {
             Profile::V2_11 => "v2.11",
             Profile::V2_12PreSync => "v2.12-pre-sync",
             Profile::V2_12 => "v2.12",
+            Profile::V2_17 => "v2.17",
             Profile::V3_1 => "v3.1",
+            Profile::V3_2 => "v3.2",
+            Profile::V3_3 => "v3.3",
+            Profile::V3_4 => "v3.4",
             Profile::Main => "main",
         }
     }
     pub fn parse(s: &str) -> Option<Profile> {
         Profile::ALL.into_iter().find(|p| p.name() == s)
+    }
+    /// Whether elections begin with a pre-vote round (since 3.3.0).
+    pub fn has_prevote(self) -> bool {
+        Knobs::for_profile(self).prevote
+    }
+    /// The names of all profiles, oldest first, joined by `sep`.
+    pub fn names(sep: &str) -> String {
+        Profile::ALL.map(Profile::name).join(sep)
     }
 }
 
@@ -212,11 +235,43 @@ impl Knobs {
         };
         match profile {
             Profile::Main => {}
-            Profile::V3_1 => {
+            // 3.4.0: pre-vote with the answering suppression and the
+            // skipped-if-voted grant (both hardened in 3.7); since 3.4 the
+            // leadership-transfer target is the best connected server
+            // (`aab379ec2`) and a follower forwards one command at a time
+            // (`f8ed13355`).
+            Profile::V3_4 => {
+                k.suppress_mode = SuppressMode::Answer;
+                k.prevote_log_check = false;
+            }
+            // 3.3.0: pre-vote (`85634fd58`), before the 3.4 transfer and
+            // forwarding changes.
+            Profile::V3_3 => {
+                k.suppress_mode = SuppressMode::Answer;
+                k.prevote_log_check = false;
+                k.follower_max_inflight = 0;
+                k.transfer_target_policy = TransferPolicy::First;
+            }
+            // 3.1.0 and 3.2.0 differ in nothing §5 lists for the Raft layer.
+            Profile::V3_1 | Profile::V3_2 => {
                 k.prevote = false;
                 k.suppress_mode = SuppressMode::Off;
                 k.follower_max_inflight = 0;
                 k.transfer_target_policy = TransferPolicy::First;
+            }
+            // 2.17.0: column diffs (2.15), backlog limits (2.15), probes at
+            // ET + 1 s (2.16), transfer before snapshot (2.16) and
+            // followers-only snapshots (2.17), but the snapshot JSON is still
+            // built on the main thread (threaded in 3.0, `3cd2cbd68`) and a
+            // leader that steps down still fails its pending commands (kept
+            // pending since 3.0, `04e5adfed`).
+            Profile::V2_17 => {
+                k.prevote = false;
+                k.suppress_mode = SuppressMode::Off;
+                k.follower_max_inflight = 0;
+                k.transfer_target_policy = TransferPolicy::First;
+                k.snapshot_in_thread = false;
+                k.fail_cmds_on_stepdown = true;
             }
             Profile::V2_12 | Profile::V2_12PreSync | Profile::V2_11 => {
                 k.election_timer = 1_024_000;

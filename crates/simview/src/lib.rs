@@ -12,15 +12,22 @@
 
 pub mod ab;
 pub mod link;
+pub mod tour;
 pub mod trace;
 
 pub use ab::{AbPreset, AbRow, AB_PRESETS};
 pub use link::{parse_hash, Route};
+pub use raft_sim::Profile;
 pub use trace::{EntryMark, Message, Note, Recorder, StatePoint, Trace, Write};
+
+/// The profile names a page offers, newest first (`Profile::ALL` reversed).
+pub fn profile_names() -> impl Iterator<Item = &'static str> {
+    Profile::ALL.into_iter().rev().map(Profile::name)
+}
 
 use raft_sim::report;
 use raft_sim::scenario::Scenario;
-use raft_sim::{Profile, Sim};
+use raft_sim::Sim;
 
 #[cfg(feature = "serde")]
 use serde::{Deserialize, Serialize};
@@ -33,7 +40,7 @@ pub struct RunSpec {
     pub scenario: String,
     /// Scenario text when edited by hand.
     pub text: Option<String>,
-    /// Profile (`v3.1`, `v2.12`, `v2.12-pre-sync`, …); `None` = the scenario's.
+    /// Profile (a `Profile` name: `v3.4`, `v3.1`, `v2.12`, …); `None` = the scenario's.
     pub profile: Option<String>,
     /// Knob overrides, as `--set name=value`.
     pub sets: Vec<(String, String)>,

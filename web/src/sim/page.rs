@@ -13,7 +13,6 @@ use yew::prelude::*;
 use super::view::{self, Window};
 use super::{replace_hash, Reply, SimWorker};
 
-pub const PROFILES: &[&str] = &["v3.1", "v2.12", "v2.12-pre-sync"];
 const SPEEDS: &[f64] = &[0.1, 0.25, 1.0, 4.0, 16.0, 64.0];
 
 #[derive(Properties, PartialEq)]
@@ -294,8 +293,8 @@ impl SimPage {
                     <label>{ " Profile " }
                         <select data-testid="sim-profile" onchange={link.callback(|e: Event| Msg::EditProfile(value_of(&e)))}>
                             <option value="" selected={self.edit_profile.is_empty()}>{ "(scenario's)" }</option>
-                            { for PROFILES.iter().map(|p| html! {
-                                <option value={*p} selected={*p == self.edit_profile}>{ *p }</option>
+                            { for simview::profile_names().map(|p| html! {
+                                <option value={p} selected={p == self.edit_profile}>{ p }</option>
                             }) }
                         </select>
                     </label>

@@ -1,81 +1,13 @@
-//! The guided training tour: each step opens a run at a chosen moment with
-//! a caption. Next/Back buttons and a presenter's clicker (space, arrows,
+//! The guided training tour (its steps are data: `simview::tour::STEPS`):
+//! each step opens a run at a chosen moment with a caption. Next/Back buttons and a presenter's clicker (space, arrows,
 //! PageUp/PageDown) move between steps.
 
-use simview::{Route, RunSpec};
+use simview::tour::STEPS;
+use simview::Route;
 use yew::prelude::*;
 
 use super::page::SimPage;
 use super::replace_hash;
-
-pub struct Step {
-    pub title: &'static str,
-    pub caption: &'static str,
-    pub spec: fn() -> RunSpec,
-    pub at_ms: u64,
-    /// Width of the visible window, ms.
-    pub window_ms: f64,
-}
-
-fn spec(name: &str, profile: Option<&str>, sets: &[(&str, &str)]) -> RunSpec {
-    let mut s = RunSpec::preset(name);
-    s.profile = profile.map(str::to_string);
-    s.sets = sets
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    s
-}
-
-pub const STEPS: &[Step] = &[
-    Step {
-        title: "1. Election",
-        caption: "Three servers start as followers. When a follower hears nothing for an election \
-                  timeout (here 1 s plus a random part), it asks the others for a pre-vote, then for \
-                  votes (red lines). The first to get a majority becomes leader (gold band) and starts \
-                  sending heartbeats (ticks).",
-        spec: || spec("leader-kill", None, &[]),
-        at_ms: 1578,
-        window_ms: 6.0,
-    },
-    Step {
-        title: "2. A write through a follower",
-        caption: "The client talks to a follower, not to the leader (gold). The follower forwards the transaction to the \
-                  leader (green), the leader appends it to its log and replicates it (blue); once a \
-                  majority has it on disk, it is committed (green step line) and the reply travels back.",
-        spec: || spec("ls-add-follower", Some("v2.12"), &[("n", "10")]),
-        at_ms: 1676,
-        window_ms: 16.0,
-    },
-    Step {
-        title: "3. Why the follower waits for the commit index",
-        caption: "The follower may answer its client only once it knows the entry is committed. Before \
-                  the fix (v2.12-pre-sync) it learnt the new commit index only from the next heartbeat, so \
-                  each write waited about a third of a second: look at the client lane. The A/B tab \
-                  compares 100 such writes: about 34 s against half a second.",
-        spec: || spec("ls-add-follower", Some("v2.12-pre-sync"), &[("n", "10")]),
-        at_ms: 2000,
-        window_ms: 700.0,
-    },
-    Step {
-        title: "4. Diff against full storage",
-        caption: "Each acl-add rewrites a port group's acls column. With full values (this run, \
-                  column_diff=false) every log entry carries the whole growing set: the entry bars grow. \
-                  With column diffs only the added ACL is written. The A/B 'full-vs-diff' compares bytes.",
-        spec: || spec("acl-portgroup", None, &[("n", "150"), ("column_diff", "false")]),
-        at_ms: 2200,
-        window_ms: 600.0,
-    },
-    Step {
-        title: "5. Leader failover",
-        caption: "The leader is killed (dark band). The followers stop hearing heartbeats, wait one \
-                  election timeout, and elect a new leader in a higher term. Clients see no leader \
-                  meanwhile: that gap is the leaderless time.",
-        spec: || spec("election-timer", None, &[]),
-        at_ms: 14_000,
-        window_ms: 2500.0,
-    },
-];
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -137,7 +69,7 @@ pub fn tour_page(props: &Props) -> Html {
         });
     }
     let s = &STEPS[*step - 1];
-    let spec = (s.spec)();
+    let spec = s.spec();
     let back = go.reform(|_: MouseEvent| -1);
     let next = go.reform(|_: MouseEvent| 1);
     html! {
@@ -151,6 +83,9 @@ pub fn tour_page(props: &Props) -> Html {
                 </div>
                 <h2 data-testid="tour-title">{ s.title }</h2>
                 <p data-testid="tour-caption">{ s.caption }</p>
+                <p class="hint" data-testid="tour-run" data-profile={s.profile.unwrap_or_default()}>
+                    { format!("Run: preset {}, profile {}", s.preset, s.profile.unwrap_or("of the preset")) }
+                </p>
             </section>
             <SimPage key={*step} spec={spec} t_us={Some(s.at_ms * 1000)} embedded=true window_ms={Some(s.window_ms)} />
         </div>

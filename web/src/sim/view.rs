@@ -28,12 +28,8 @@ pub struct Window {
 impl Window {
     /// A window of `width_us` with the playhead at 80% of its width.
     pub fn around(now: u64, width_us: f64) -> Window {
-        let t0 = now as f64 - width_us * 0.8;
-        Window {
-            t0,
-            t1: t0 + width_us,
-            now,
-        }
+        let (t0, t1) = simview::tour::window_around(now, width_us);
+        Window { t0, t1, now }
     }
 }
 
