@@ -43,8 +43,9 @@ pub struct RunOpts {
     /// A preset (ls-add-follower, ls-add-leader, acl-portgroup, leader-kill,
     /// election-timer, membership, ...) or a scenario file
     scenario: String,
-    /// Version profile (v2.12, v2.17, v3.1, ...)
-    #[arg(long, value_name = "P")]
+    /// Version profile: which ovsdb-server release the servers behave like
+    /// (default: the scenario's; differences in scenarios/README.md)
+    #[arg(long, value_name = "P", value_parser = clap::builder::PossibleValuesParser::new(raft_sim::Profile::ALL.map(raft_sim::Profile::name)))]
     profile: Option<String>,
     /// Set a knob (repeatable)
     #[arg(long = "set", value_name = "KNOB=VALUE", value_parser = parse_set)]
