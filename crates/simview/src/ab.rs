@@ -75,6 +75,22 @@ pub const AB_PRESETS: &[AbPreset] = &[
         until_ms: None,
         headline: "time_to_leader_ms",
     },
+    AbPreset {
+        name: "three-vs-five",
+        title: "Three servers against five: 100 writes through a follower (v3.4)",
+        explain: "A five-server cluster survives two failures instead of one. Every entry \
+                  goes to four followers instead of two, so the cluster sends and writes \
+                  nearly twice the bytes; on an idle fast network the write latency hardly \
+                  moves, because the leader still needs only the two fastest replies.",
+        scenario: "ls-add-follower",
+        text: None,
+        a_label: "5 servers",
+        b_label: "3 servers",
+        a: (Some("v3.4"), &[("n", "100"), ("servers", "5")]),
+        b: (Some("v3.4"), &[("n", "100"), ("servers", "3")]),
+        until_ms: None,
+        headline: "bytes.sent",
+    },
 ];
 
 /// An idle cluster whose leader is killed once the first election is over

@@ -56,6 +56,38 @@ fn other_presets_run() {
 }
 
 #[test]
+fn five_servers_replicate_to_four_followers() {
+    let p = ab_preset("three-vs-five").unwrap();
+    let five = go(&p.spec_a(1));
+    let three = go(&p.spec_b(1));
+    assert_eq!(five.trace.servers(), 5);
+    assert_eq!(three.trace.servers(), 3);
+    assert_eq!(five.figure("txns.count"), Some(100.0));
+    assert_eq!(three.figure("txns.count"), Some(100.0));
+    let appends = |r: &simview::RunResult| {
+        let k = r.trace.kinds.iter().position(|k| k == "append_request");
+        r.trace
+            .messages
+            .iter()
+            .filter(|m| Some(m.kind as usize) == k)
+            .count()
+    };
+    // Every entry goes to every follower: four against two.
+    let (a5, a3) = (appends(&five), appends(&three));
+    eprintln!(
+        "three-vs-five: appends {a5} vs {a3}, total {} ms vs {} ms",
+        five.total_ms(),
+        three.total_ms()
+    );
+    assert!(a5 as f64 >= 1.8 * a3 as f64, "{a5} vs {a3}");
+    let sent = |r: &simview::RunResult| r.figure("bytes.sent").unwrap();
+    assert!(sent(&five) > 1.5 * sent(&three));
+    for r in rows(&five, &three) {
+        eprintln!("three-vs-five: {:30} {:?} {:?}", r.label, r.a, r.b);
+    }
+}
+
+#[test]
 fn a_run_is_reproducible_and_its_trace_matches_its_metrics() {
     let mut spec = RunSpec::preset("ls-add-follower");
     spec.profile = Some("v2.12-pre-sync".into());
