@@ -53,10 +53,6 @@ impl Profile {
     pub fn has_prevote(self) -> bool {
         Knobs::for_profile(self).prevote
     }
-    /// The names of all profiles, oldest first, joined by `sep`.
-    pub fn names(sep: &str) -> String {
-        Profile::ALL.map(Profile::name).join(sep)
-    }
 }
 
 impl fmt::Display for Profile {

@@ -127,11 +127,7 @@ impl AbPreset {
             },
             text: self.text.map(str::to_string),
             profile: side.0.map(str::to_string),
-            sets: side
-                .1
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
+            sets: crate::owned_sets(side.1),
             seed,
             interventions: Vec::new(),
             until_ms: self.until_ms,

@@ -111,6 +111,14 @@ impl RunSpec {
     }
 }
 
+/// Knob overrides written as static pairs (A/B sides, tour steps) in the
+/// owned form of [`RunSpec::sets`].
+pub fn owned_sets(sets: &[(&str, &str)]) -> Vec<(String, String)> {
+    sets.iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
 /// `t_us` as milliseconds with up to 3 decimals (`5230.5`).
 pub fn fmt_ms(t_us: u64) -> String {
     let ms = t_us / 1000;

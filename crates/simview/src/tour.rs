@@ -126,11 +126,7 @@ impl TourStep {
     pub fn spec(&self) -> RunSpec {
         let mut s = RunSpec::preset(self.preset);
         s.profile = self.profile.map(str::to_string);
-        s.sets = self
-            .sets
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        s.sets = crate::owned_sets(self.sets);
         s
     }
 
@@ -214,10 +210,13 @@ impl TourStep {
                 let leader = tr
                     .leader_at(self.at_ms * 1000)
                     .ok_or("no leader at the step's moment")?;
-                let full: Vec<u64> = tr
+                let seen: Vec<_> = tr
                     .entries
                     .iter()
                     .filter(|e| e.server as usize == leader && inside(e.t))
+                    .collect();
+                let full: Vec<u64> = seen
+                    .iter()
                     .map(|e| e.bytes_as(false, tr.column_diff))
                     .collect();
                 if full.len() < min_entries {
@@ -232,10 +231,8 @@ impl TourStep {
                         "entries grow from {first} to {last} bytes only, wanted ×{factor}"
                     ));
                 }
-                let diffs: Vec<u64> = tr
-                    .entries
+                let diffs: Vec<u64> = seen
                     .iter()
-                    .filter(|e| e.server as usize == leader && inside(e.t))
                     .map(|e| e.bytes_as(true, tr.column_diff))
                     .collect();
                 let spread = diffs.iter().max().unwrap_or(&0) - diffs.iter().min().unwrap_or(&0);

@@ -1,6 +1,7 @@
 //! The guided training tour (its steps are data: `simview::tour::STEPS`):
-//! each step opens a run at a chosen moment with a caption. Next/Back buttons and a presenter's clicker (space, arrows,
-//! PageUp/PageDown) move between steps.
+//! each step opens a run at a chosen moment with a caption. Next/Back
+//! buttons and a presenter's clicker (space, arrows, PageUp/PageDown) move
+//! between steps.
 
 use simview::tour::STEPS;
 use simview::Route;
