@@ -111,3 +111,23 @@ fn trace_file_and_bad_input() {
     assert_eq!(code, 2, "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn every_profile_runs_and_an_unknown_one_is_a_usage_error() {
+    for profile in ["v2.17", "v3.2", "v3.3", "v3.4"] {
+        let (code, out, err) = run(&[
+            "simulate",
+            "ls-add-follower",
+            "--profile",
+            profile,
+            "--set",
+            "n=5",
+            "--json",
+        ]);
+        assert_eq!(code, 0, "{profile}: {err}");
+        assert!(out.contains(&format!("\"profile\":\"{profile}\"")), "{out}");
+    }
+    let (code, _, err) = run(&["simulate", "ls-add-follower", "--profile", "v9.9"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("v9.9") && err.contains("v3.4"), "{err}");
+}
