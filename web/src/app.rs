@@ -117,6 +117,9 @@ pub struct App {
     worker_closures: Vec<Closure<dyn FnMut(JsValue)>>,
     /// Window and canvas listeners (removed when dropped).
     listeners: Vec<gloo_events::EventListener>,
+    /// The timeline is drawn by plotters (`#renderer=plotters`), for the
+    /// frame-time comparison in BENCHMARKS.md.
+    plotters: bool,
     /// The timeline canvas's wheel listener, on the canvas it was added to.
     wheel: Option<(HtmlCanvasElement, gloo_events::EventListener)>,
     progress: Option<Progress>,
@@ -544,6 +547,7 @@ impl App {
             contents: self.contents,
             lane: self.contents.then_some(self.contents_lane),
             contents_at: self.contents.then_some(self.contents_at).flatten(),
+            plotters: self.plotters,
             entry: self.selected.and_then(|(li, ei)| {
                 let t = self.timeline.as_ref()?;
                 Some((li, t.lanes.get(li)?.entries.get(ei)?.index))
@@ -737,7 +741,16 @@ impl App {
             mode: self.mode,
             highlight: self.hover_term,
         };
-        let drawn = draw::draw(&ctx, &scene, ratio);
+        let drawn = if self.plotters {
+            // The measurement variant (`#renderer=plotters`): lanes only.
+            let _ = ctx.set_transform(1.0, 0.0, 0.0, 1.0, 0.0, 0.0);
+            if let Err(e) = crate::timeline_plotters::draw(&canvas, &scene) {
+                web_sys::console::warn_1(&format!("plotters timeline: {e}").into());
+            }
+            draw::Drawn::default()
+        } else {
+            draw::draw(&ctx, &scene, ratio)
+        };
         let lit = draw::draw_tracks(
             &ctx,
             &self.tracks,
@@ -892,6 +905,11 @@ impl App {
             .and_then(|w| w.location().hash().ok())
             .map(|h| hash::parse(&h))
             .unwrap_or_default();
+        if h.plotters != self.plotters {
+            self.plotters = h.plotters;
+            self.dirty = true;
+            return true;
+        }
         let Some((li, index)) = h.entry else {
             return false;
         };
@@ -934,6 +952,7 @@ impl Component for App {
             worker_closures: Vec::new(),
             listeners: Vec::new(),
             wheel: None,
+            plotters: hash_state.plotters,
             progress: None,
             timeline: None,
             lane_index: Rc::new(Vec::new()),

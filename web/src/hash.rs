@@ -21,6 +21,8 @@ pub struct HashState {
     pub contents_at: Option<u64>,
     /// The entry in the inspector: lane and log index.
     pub entry: Option<(usize, u64)>,
+    /// `renderer=plotters`: the timeline drawn by plotters (a measurement).
+    pub plotters: bool,
 }
 
 pub fn parse(hash: &str) -> HashState {
@@ -36,6 +38,7 @@ pub fn parse(hash: &str) -> HashState {
             "view" => s.contents = v == "contents",
             "lane" => s.lane = v.parse().ok(),
             "ci" => s.contents_at = v.parse().ok(),
+            "renderer" => s.plotters = v == "plotters",
             "entry" => {
                 s.entry = v
                     .split_once(':')
@@ -76,6 +79,9 @@ pub fn format(s: &HashState) -> String {
     if let Some((l, i)) = s.entry {
         parts.push(format!("entry={l}:{i}"));
     }
+    if s.plotters {
+        parts.push("renderer=plotters".into());
+    }
     format!("#{}", parts.join("&"))
 }
 
@@ -95,6 +101,7 @@ mod tests {
             lane: Some(2),
             contents_at: Some(17),
             entry: Some((1, 4321)),
+            plotters: true,
         };
         assert_eq!(parse(&format(&s)), s);
         assert_eq!(

@@ -17,6 +17,7 @@ mod panic;
 mod samples;
 mod sim;
 mod store;
+mod timeline_plotters;
 
 fn main() {
     panic::install();
