@@ -2,9 +2,9 @@
 //! either a query typed into the search box, run on every table of two
 //! sample databases (a Northbound and a Southbound), or transactions
 //! replayed on a sample's schema and then browsed whole. `select` (with
-//! a kept text index and without), the display cells of the selected
-//! rows, `find_row` and `Referrers` must not panic; a substring selection
-//! must equal the row-by-row search, and a condition selection `find`'s.
+//! a kept text index), the display cells of the selected rows, `find_row`
+//! and `Referrers` must not panic; a substring selection must equal the
+//! row-by-row search, and a condition selection `find`'s.
 //!
 //! Input: byte 0 even: the rest is a query (lossy UTF-8); odd: the rest,
 //! split at newlines, is a standalone file's transaction records after
@@ -17,61 +17,99 @@
 use contents::browse::{self, Mode, Referrers, TextIndex};
 use libfuzzer_sys::fuzz_target;
 use ovsdb::strings::datum_to_string;
-use ovsdb::{Database, Uuid};
-use std::sync::OnceLock;
+use ovsdb::{Database, TableSchema, Uuid};
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
 
 const NB: &[u8] = include_bytes!("../../static/samples/standalone/nb.db");
 const SB: &[u8] = include_bytes!("../../static/samples/sb-scale/s1.db");
 
-fn samples() -> &'static [Database] {
-    static DBS: OnceLock<Vec<Database>> = OnceLock::new();
-    DBS.get_or_init(|| {
-        [NB, SB]
-            .iter()
-            .map(|b| contents::database_at(b, contents::Upto::Committed).unwrap().0)
-            .collect()
-    })
+/// A database, its text index (every table built) and, per table, each
+/// row's UUID and printed fields in lower case (the row-by-row search's
+/// input, printed once).
+struct Sample {
+    db: Database,
+    texts: Mutex<TextIndex>,
+    fields: HashMap<String, Vec<(Uuid, Vec<String>)>>,
+    refs: Referrers,
 }
 
-/// The substring rule, one row and one printed value at a time.
-fn naive(db: &Database, table: &str, query: &str) -> Vec<Uuid> {
-    let ts = db.table_schema(table).unwrap();
-    let needle = query.trim().to_ascii_lowercase();
-    let has = |hay: &str| {
-        let (h, n) = (hay.as_bytes(), needle.as_bytes());
-        h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
-    };
-    db.table(table)
+fn sample(bytes: &[u8]) -> Sample {
+    let db = contents::database_at(bytes, contents::Upto::Committed).unwrap().0;
+    let mut texts = TextIndex::new();
+    let mut fields = HashMap::new();
+    for ts in &db.schema().tables {
+        texts.table(&db, &ts.name);
+        fields.insert(ts.name.clone(), printed(&db, ts));
+    }
+    Sample {
+        refs: Referrers::build(&db),
+        db,
+        texts: Mutex::new(texts),
+        fields,
+    }
+}
+
+fn printed(db: &Database, ts: &TableSchema) -> Vec<(Uuid, Vec<String>)> {
+    db.table(&ts.name)
         .into_iter()
         .flat_map(|t| t.rows.values())
-        .filter(|r| {
-            has(&r.uuid.to_string())
-                || ts.columns.iter().enumerate().any(|(i, c)| {
-                    !c.is_implicit() && has(&datum_to_string(&r.columns[i], &c.ty))
-                })
+        .map(|r| {
+            let mut f = vec![r.uuid.to_string()];
+            for (i, c) in ts.columns.iter().enumerate() {
+                if !c.is_implicit() {
+                    f.push(datum_to_string(&r.columns[i], &c.ty).to_ascii_lowercase());
+                }
+            }
+            (r.uuid, f)
         })
-        .map(|r| r.uuid)
         .collect()
 }
 
-fn browse_all(db: &Database, queries: &[&str], check: bool) {
-    let refs = Referrers::build(db);
-    let mut ix = TextIndex::new();
+fn samples() -> &'static [Sample] {
+    static DBS: OnceLock<Vec<Sample>> = OnceLock::new();
+    DBS.get_or_init(|| [NB, SB].iter().map(|b| sample(b)).collect())
+}
+
+/// The substring rule, one row and one printed value at a time.
+fn naive(rows: &[(Uuid, Vec<String>)], query: &str) -> Vec<Uuid> {
+    let needle = query.trim().to_ascii_lowercase();
+    rows.iter()
+        .filter(|(_, f)| f.iter().any(|v| v.contains(needle.as_str())))
+        .map(|(u, _)| *u)
+        .collect()
+}
+
+/// Browses every table of `db` with each query: selections checked
+/// against `find` and the row-by-row search (`fields`: printed rows per
+/// table, None: print them now), cells, `find_row`, referrers.
+fn browse_all(
+    db: &Database,
+    ix: &mut TextIndex,
+    fields: Option<&HashMap<String, Vec<(Uuid, Vec<String>)>>>,
+    refs: &Referrers,
+    queries: &[&str],
+) {
     for t in browse::tables(db) {
         let ts = db.table_schema(&t.name).unwrap();
+        let owned;
+        let rows = match fields {
+            Some(f) => &f[&t.name],
+            None => {
+                owned = printed(db, ts);
+                &owned
+            }
+        };
         for q in queries {
-            let s = browse::select(db, &t.name, q, Some(&mut ix)).unwrap();
-            if check {
-                assert_eq!(browse::select(db, &t.name, q, None).unwrap(), s);
-                match s.mode {
-                    Mode::Text => assert_eq!(s.uuids, naive(db, &t.name, q)),
-                    Mode::Conditions => {
-                        let terms = browse::terms(q);
-                        let (_, rows) = contents::find::find(db, &t.name, &terms).unwrap();
-                        assert_eq!(s.uuids, rows.iter().map(|r| r.uuid).collect::<Vec<_>>());
-                    }
-                    Mode::All => assert_eq!(s.uuids.len(), t.rows),
+            let s = browse::select(db, &t.name, q, Some(ix)).unwrap();
+            match s.mode {
+                Mode::Text => assert_eq!(s.uuids, naive(rows, q)),
+                Mode::Conditions => {
+                    let terms = browse::terms(q);
+                    let (_, found) = contents::find::find(db, &t.name, &terms).unwrap();
+                    assert_eq!(s.uuids, found.iter().map(|r| r.uuid).collect::<Vec<_>>());
                 }
+                Mode::All => assert_eq!(s.uuids.len(), t.rows),
             }
             for u in s.uuids.iter().take(8) {
                 let row = db.row(&t.name, u).unwrap();
@@ -93,8 +131,9 @@ fuzz_target!(|data: &[u8]| {
     };
     if mode % 2 == 0 {
         let q = String::from_utf8_lossy(rest);
-        for db in samples() {
-            browse_all(db, &[&q], true);
+        for s in samples() {
+            let mut ix = s.texts.lock().unwrap();
+            browse_all(&s.db, &mut ix, Some(&s.fields), &s.refs, &[&q]);
         }
         return;
     }
@@ -113,6 +152,7 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Ok((db, _)) = contents::database_at(&file, contents::Upto::All) {
         let _ = contents::show::show(&db);
-        browse_all(&db, &["", "a", "name=x", "_uuid!=00000000-0000-0000-0000-000000000000"], true);
+        let queries = ["", "a", "name=x", "_uuid!=00000000-0000-0000-0000-000000000000"];
+        browse_all(&db, &mut TextIndex::new(), None, &Referrers::build(&db), &queries);
     }
 });
