@@ -16,6 +16,8 @@ wasm_bindgen_test_configure!(run_in_browser);
 
 static CLUSTERED: &[u8] = include_bytes!("../../../static/samples/acl-portgroup-diff/s2.db");
 static STANDALONE: &[u8] = include_bytes!("../../../static/samples/standalone/nb.db");
+/// What the real ovsdb-server's tools said about the standalone sample.
+static FACTS: &[u8] = include_bytes!("../../../tests/fixtures/samples/standalone/facts.json");
 
 fn open_chunked(bytes: &[u8], chunk: usize) -> Opened {
     let mut o = Opener::new(None);
@@ -60,6 +62,22 @@ fn streamed_open_lists_the_tables_of_the_in_memory_replay() {
         assert!(tables.iter().map(|t| t.rows).sum::<usize>() > 0);
         assert_eq!(db.dump_json(true), want.dump_json(true));
     }
+    // The standalone sample's entries are the transactions `show-log` listed.
+    let facts = ovsdb::json::parse(FACTS).unwrap();
+    let want = facts
+        .get("files")
+        .and_then(|f| f.get("nb.db"))
+        .and_then(|f| f.get("transactions"))
+        .and_then(|t| t.as_i64())
+        .unwrap();
+    let o = open_chunked(STANDALONE, 13);
+    let txns = o
+        .log
+        .entries
+        .iter()
+        .filter(|e| e.kind == contents::EntryKind::Txn)
+        .count();
+    assert_eq!(txns as i64, want);
 }
 
 #[wasm_bindgen_test]
