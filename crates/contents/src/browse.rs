@@ -1,6 +1,7 @@
 //! The table browser's view model over one [`Database`]: the tables with
 //! their row counts, a selection of a table's rows (everything, a
-//! substring over all columns, or `ovn-nbctl find` conditions), the
+//! substring over all columns, searched in the table's printed text that a
+//! [`TextIndex`] keeps, or `ovn-nbctl find` conditions), the
 //! display cells of a page of rows with the UUIDs in them as links to
 //! their rows, and who refers to each row.
 
@@ -162,8 +163,8 @@ impl TableText {
         Some(t)
     }
 
-    /// Prints up to `max_rows` more rows (after the last one in), and
-    /// says whether every row is in. None: no such table.
+    /// Prints up to `max_rows` (at least one) more rows, after the last
+    /// one in, and says whether every row is in. None: no such table.
     fn extend(&mut self, db: &Database, table: &str, max_rows: usize) -> Option<bool> {
         let ts = db.table_schema(table)?;
         let Some(rows) = db.table(table).map(|t| &t.rows) else {
@@ -182,7 +183,7 @@ impl TableText {
             None => rows.range(..),
         };
         let mut rest = rest.peekable();
-        for (_, row) in rest.by_ref().take(max_rows) {
+        for (_, row) in rest.by_ref().take(max_rows.max(1)) {
             let start = self.text.len();
             let _ = write!(self.text, "{}", row.uuid);
             self.text.push(SEP as char);
@@ -210,7 +211,9 @@ impl TableText {
 
     /// Bytes held.
     pub fn bytes(&self) -> usize {
-        self.text.capacity() + self.ends.capacity() * 8 + self.uuids.capacity() * 16
+        self.text.capacity()
+            + self.ends.capacity() * std::mem::size_of::<usize>()
+            + self.uuids.capacity() * std::mem::size_of::<Uuid>()
     }
 
     /// The rows (in UUID order) whose UUID or some user column's text
@@ -239,7 +242,8 @@ impl TableText {
 }
 
 /// The [`TableText`]s of one database, each built on the first substring
-/// query of its table and kept until the database is dropped (a caller
+/// query of its table (or before it, a slice at a time, by
+/// [`TextIndex::prepare`]) and kept until the database is dropped (a caller
 /// keeps it beside the database it was built from, and a new database
 /// takes a new index).
 #[derive(Debug, Clone, Default)]
