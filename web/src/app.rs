@@ -114,7 +114,8 @@ struct Tooltip {
 
 pub struct App {
     worker: Option<Worker>,
-    worker_closures: Vec<Closure<dyn FnMut(JsValue)>>,
+    /// The parser worker's message and error listeners.
+    worker_listeners: Vec<gloo_events::EventListener>,
     /// Window and canvas listeners (removed when dropped).
     listeners: Vec<gloo_events::EventListener>,
     /// The timeline is drawn by plotters (`#renderer=plotters`), for the
@@ -256,11 +257,10 @@ impl App {
         if let Some(w) = self.worker.take() {
             // Detach the handlers first: events already queued for this
             // worker must not reach closures that are about to be dropped.
-            w.set_onmessage(None);
-            w.set_onerror(None);
+            self.worker_listeners.clear();
             w.terminate();
         }
-        self.worker_closures.clear();
+        self.worker_listeners.clear();
         self.pending_load = None;
     }
 
@@ -269,20 +269,18 @@ impl App {
         let w = Worker::new(WORKER_URL)
             .map_err(|e| format!("cannot start the parser worker: {e:?}"))?;
         let link = ctx.link().clone();
-        let onmessage = Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
-            let ev: MessageEvent = ev.unchecked_into();
+        let onmessage = gloo_events::EventListener::new(&w, "message", move |ev| {
+            let ev: &MessageEvent = ev.unchecked_ref();
             link.send_message(Msg::Worker(ev.data()));
         });
         let link = ctx.link().clone();
-        let onerror = Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
-            let msg = js_get(&ev, "message")
+        let onerror = gloo_events::EventListener::new(&w, "error", move |ev| {
+            let msg = js_get(ev, "message")
                 .as_string()
                 .unwrap_or_else(|| "unknown error".into());
             link.send_message(Msg::WorkerFailed(msg));
         });
-        w.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
-        w.set_onerror(Some(onerror.as_ref().unchecked_ref()));
-        self.worker_closures = vec![onmessage, onerror];
+        self.worker_listeners = vec![onmessage, onerror];
         self.worker = Some(w.clone());
         Ok(w)
     }
@@ -853,10 +851,13 @@ impl App {
         use gloo_events::EventListener;
         let window = gloo_utils::window();
         let link = ctx.link().clone();
-        self.listeners
-            .push(EventListener::new(&window, "keydown", move |ev| {
-                link.send_message(Msg::Key(ev.clone().unchecked_into()))
-            }));
+        // Not passive: the key handler takes the keys it uses from the page.
+        self.listeners.push(EventListener::new_with_options(
+            &window,
+            "keydown",
+            gloo_events::EventListenerOptions::enable_prevent_default(),
+            move |ev| link.send_message(Msg::Key(ev.clone().unchecked_into())),
+        ));
         let link = ctx.link().clone();
         self.listeners
             .push(EventListener::new(&window, "resize", move |_| {
@@ -949,7 +950,7 @@ impl Component for App {
             .unwrap_or_default();
         let mut app = App {
             worker: None,
-            worker_closures: Vec::new(),
+            worker_listeners: Vec::new(),
             listeners: Vec::new(),
             wheel: None,
             plotters: hash_state.plotters,

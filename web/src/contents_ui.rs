@@ -68,7 +68,8 @@ pub enum Msg {
 }
 
 pub struct ContentsPage {
-    listener: Option<Closure<dyn FnMut(JsValue)>>,
+    /// The worker's messages (removed when dropped).
+    listener: gloo_events::EventListener,
     next_id: u32,
     open_id: u32,
     rows_id: u32,
@@ -341,23 +342,22 @@ impl ContentsPage {
     }
 }
 
+/// Listens to the page's parser worker for this page's replies.
+fn listen(ctx: &Context<ContentsPage>) -> gloo_events::EventListener {
+    let link = ctx.link().clone();
+    gloo_events::EventListener::new(&ctx.props().worker.worker, "message", move |ev| {
+        let ev: &MessageEvent = ev.unchecked_ref();
+        link.send_message(Msg::Worker(ev.data()));
+    })
+}
+
 impl Component for ContentsPage {
     type Message = Msg;
     type Properties = Props;
 
     fn create(ctx: &Context<Self>) -> Self {
-        let link = ctx.link().clone();
-        let listener = Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
-            let ev: MessageEvent = ev.unchecked_into();
-            link.send_message(Msg::Worker(ev.data()));
-        });
-        let _ = ctx
-            .props()
-            .worker
-            .worker
-            .add_event_listener_with_callback("message", listener.as_ref().unchecked_ref());
         let mut page = ContentsPage {
-            listener: Some(listener),
+            listener: listen(ctx),
             next_id: 0,
             open_id: 0,
             rows_id: 0,
@@ -412,16 +412,7 @@ impl Component for ContentsPage {
     fn changed(&mut self, ctx: &Context<Self>, old: &Props) -> bool {
         let p = ctx.props();
         if p.worker != old.worker {
-            if let Some(l) = &self.listener {
-                let _ = old
-                    .worker
-                    .worker
-                    .remove_event_listener_with_callback("message", l.as_ref().unchecked_ref());
-                let _ = p
-                    .worker
-                    .worker
-                    .add_event_listener_with_callback("message", l.as_ref().unchecked_ref());
-            }
+            self.listener = listen(ctx);
             self.lane = p.lane.min(p.files.len().saturating_sub(1));
             self.opened = None;
             self.table = None;
@@ -429,16 +420,6 @@ impl Component for ContentsPage {
             self.open(ctx, p.at);
         }
         true
-    }
-
-    fn destroy(&mut self, ctx: &Context<Self>) {
-        if let Some(l) = self.listener.take() {
-            let _ = ctx
-                .props()
-                .worker
-                .worker
-                .remove_event_listener_with_callback("message", l.as_ref().unchecked_ref());
-        }
     }
 
     fn update(&mut self, ctx: &Context<Self>, msg: Msg) -> bool {

@@ -7,7 +7,6 @@ use simview::ab::{ab_preset, latency_histogram, rows, AB_PRESETS};
 use simview::RunResult;
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 use web_sys::HtmlCanvasElement;
 use yew::prelude::*;
 
@@ -42,7 +41,9 @@ pub struct AbPage {
     playing: bool,
     last_ts: Option<f64>,
     window_ms: f64,
-    raf: Closure<dyn FnMut(f64)>,
+    /// The next playback frame (cancelled when dropped).
+    frame: Option<gloo_render::AnimationFrame>,
+    link: html::Scope<Self>,
     canvas_a: NodeRef,
     canvas_b: NodeRef,
     canvas_h: NodeRef,
@@ -60,6 +61,13 @@ fn cell(v: Option<f64>) -> String {
 }
 
 impl AbPage {
+    fn request_frame(&mut self) {
+        let link = self.link.clone();
+        self.frame = Some(gloo_render::request_animation_frame(move |ts| {
+            link.send_message(Msg::Frame(ts))
+        }));
+    }
+
     fn end(&self) -> u64 {
         let e = |r: &Option<Rc<RunResult>>| r.as_ref().map_or(0, |r| r.trace.end);
         e(&self.a).max(e(&self.b))
@@ -107,8 +115,6 @@ impl Component for AbPage {
 
     fn create(ctx: &Context<Self>) -> Self {
         let worker = SimWorker::new(ctx.link().callback(Msg::Worker));
-        let link = ctx.link().clone();
-        let raf = Closure::<dyn FnMut(f64)>::new(move |ts: f64| link.send_message(Msg::Frame(ts)));
         let mut error = None;
         match ab_preset(&ctx.props().preset) {
             Some(p) => {
@@ -126,7 +132,8 @@ impl Component for AbPage {
             playing: false,
             last_ts: None,
             window_ms: 3000.0,
-            raf,
+            frame: None,
+            link: ctx.link().clone(),
             canvas_a: NodeRef::default(),
             canvas_b: NodeRef::default(),
             canvas_h: NodeRef::default(),
@@ -176,9 +183,7 @@ impl Component for AbPage {
                 self.playing = !self.playing;
                 self.last_ts = None;
                 if self.playing {
-                    if let Some(w) = web_sys::window() {
-                        let _ = w.request_animation_frame(self.raf.as_ref().unchecked_ref());
-                    }
+                    self.request_frame();
                 }
             }
             Msg::Frame(ts) => {
@@ -193,8 +198,8 @@ impl Component for AbPage {
                 self.last_ts = Some(ts);
                 if self.playhead >= self.end() {
                     self.playing = false;
-                } else if let Some(w) = web_sys::window() {
-                    let _ = w.request_animation_frame(self.raf.as_ref().unchecked_ref());
+                } else {
+                    self.request_frame();
                 }
             }
         }

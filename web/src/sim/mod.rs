@@ -53,7 +53,7 @@ pub struct SimWorker {
     worker: Option<Worker>,
     ready: Rc<std::cell::Cell<bool>>,
     queue: Rc<std::cell::RefCell<Vec<JsValue>>>,
-    _onmessage: Option<Closure<dyn FnMut(MessageEvent)>>,
+    _onmessage: Option<gloo_events::EventListener>,
 }
 
 impl SimWorker {
@@ -73,8 +73,8 @@ impl SimWorker {
             };
         };
         let (r, q, w) = (ready.clone(), queue.clone(), worker.clone());
-        let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
-            let d = ev.data();
+        let onmessage = gloo_events::EventListener::new(&worker, "message", move |ev| {
+            let d = ev.unchecked_ref::<MessageEvent>().data();
             let id = get(&d, "id").as_f64().unwrap_or(0.0) as u32;
             match get(&d, "type").as_string().as_deref() {
                 Some("ready") => {
@@ -134,7 +134,6 @@ impl SimWorker {
                 }),
             }
         });
-        worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
         SimWorker {
             worker: Some(worker),
             ready,
@@ -257,16 +256,11 @@ pub fn shell() -> Html {
     {
         let hash = hash.clone();
         use_effect_with((), move |_| {
-            let cb = Closure::<dyn FnMut()>::new(move || hash.set(current_hash()));
-            if let Some(w) = web_sys::window() {
-                w.set_onhashchange(Some(cb.as_ref().unchecked_ref()));
-            }
-            move || {
-                if let Some(w) = web_sys::window() {
-                    w.set_onhashchange(None);
-                }
-                drop(cb);
-            }
+            let l =
+                gloo_events::EventListener::new(&gloo_utils::window(), "hashchange", move |_| {
+                    hash.set(current_hash())
+                });
+            move || drop(l)
         });
     }
     let route = parse_hash(&hash);

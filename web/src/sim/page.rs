@@ -70,7 +70,10 @@ pub struct SimPage {
     /// Entry sizes drawn as stored (None), as diffs or as full values.
     sizes_as: Option<bool>,
     last_ts: Option<f64>,
-    raf: Closure<dyn FnMut(f64)>,
+    /// The next playback frame (cancelled when dropped), and the link that
+    /// asks for it.
+    frame: Option<gloo_render::AnimationFrame>,
+    link: html::Scope<Self>,
     canvas: NodeRef,
     frame_ms: f64,
     frames: u32,
@@ -141,10 +144,11 @@ impl SimPage {
         self.trace().map_or(0, |t| t.end)
     }
 
-    fn request_frame(&self) {
-        if let Some(w) = web_sys::window() {
-            let _ = w.request_animation_frame(self.raf.as_ref().unchecked_ref());
-        }
+    fn request_frame(&mut self) {
+        let link = self.link.clone();
+        self.frame = Some(gloo_render::request_animation_frame(move |ts| {
+            link.send_message(Msg::Frame(ts))
+        }));
     }
 
     fn update_hash(&self) {
@@ -327,8 +331,6 @@ impl Component for SimPage {
 
     fn create(ctx: &Context<Self>) -> Self {
         let worker = SimWorker::new(ctx.link().callback(Msg::Worker));
-        let link = ctx.link().clone();
-        let raf = Closure::<dyn FnMut(f64)>::new(move |ts: f64| link.send_message(Msg::Frame(ts)));
         let spec = ctx.props().spec.clone();
         let mut page = SimPage {
             worker,
@@ -345,7 +347,8 @@ impl Component for SimPage {
             window_ms: ctx.props().window_ms.unwrap_or(1500.0),
             sizes_as: None,
             last_ts: None,
-            raf,
+            frame: None,
+            link: ctx.link().clone(),
             canvas: NodeRef::default(),
             frame_ms: 0.0,
             frames: 0,

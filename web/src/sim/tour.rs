@@ -29,8 +29,17 @@ pub fn tour_page(props: &Props) -> Html {
     {
         let go = go.clone();
         use_effect_with(*step, move |_| {
-            let listener = wasm_bindgen::closure::Closure::<dyn FnMut(web_sys::KeyboardEvent)>::new(
-                move |e: web_sys::KeyboardEvent| {
+            // In the capture phase, before the page's own keys.
+            let options = gloo_events::EventListenerOptions {
+                phase: gloo_events::EventListenerPhase::Capture,
+                passive: false,
+            };
+            let listener = gloo_events::EventListener::new_with_options(
+                &gloo_utils::window(),
+                "keydown",
+                options,
+                move |e| {
+                    let e: &web_sys::KeyboardEvent = wasm_bindgen::JsCast::unchecked_ref(e);
                     let tag = e
                         .target()
                         .and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::Element>(t).ok())
@@ -49,24 +58,7 @@ pub fn tour_page(props: &Props) -> Html {
                     go.emit(d);
                 },
             );
-            let win = web_sys::window();
-            if let Some(w) = &win {
-                let _ = w.add_event_listener_with_callback_and_bool(
-                    "keydown",
-                    wasm_bindgen::JsCast::unchecked_ref(listener.as_ref()),
-                    true,
-                );
-            }
-            move || {
-                if let Some(w) = win {
-                    let _ = w.remove_event_listener_with_callback_and_bool(
-                        "keydown",
-                        wasm_bindgen::JsCast::unchecked_ref(listener.as_ref()),
-                        true,
-                    );
-                }
-                drop(listener);
-            }
+            move || drop(listener)
         });
     }
     let s = &STEPS[*step - 1];
