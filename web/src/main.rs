@@ -15,11 +15,12 @@ mod hash;
 mod inspector;
 mod panic;
 mod samples;
+mod shell;
 mod sim;
 mod store;
 mod timeline_plotters;
 
 fn main() {
     panic::install();
-    yew::Renderer::<sim::Shell>::new().render();
+    yew::Renderer::<shell::Shell>::new().render();
 }

@@ -2,7 +2,7 @@
 //! experiments of the IDL core (library calls in `idl::experiments`), with
 //! a wall clock supplied here (the core has none).
 
-use idl::experiments::{self, IndexVsHashParams, WcoParams};
+use idl::params;
 use std::time::Instant;
 
 /// The client-side experiments.
@@ -33,7 +33,7 @@ pub struct IdlArgs {
     /// Columns per row (1..6)
     #[arg(long, value_name = "C")]
     columns: Option<usize>,
-    /// Columns changed per write
+    /// Rows that really change (a new external_ids)
     #[arg(long, value_name = "K")]
     changed: Option<usize>,
     #[arg(long, value_name = "I")]
@@ -67,87 +67,40 @@ pub fn experiment(a: IdlArgs) -> u8 {
 }
 
 fn run(a: IdlArgs) -> Result<(), String> {
-    use Experiment::*;
-    // Each experiment takes its own parameters; another's is a mistake.
-    let given: &[(&str, bool)] = &[
-        ("rows", a.rows.is_some()),
-        ("columns", a.columns.is_some()),
-        ("changed", a.changed.is_some()),
-        ("iterations", a.iterations.is_some()),
-        ("load-balancers", a.load_balancers.is_some()),
-        ("service-monitors", a.service_monitors.is_some()),
-        ("updates-per-sec", a.updates_per_sec.is_some()),
-        ("evaluations-per-sec", a.evaluations_per_sec.is_some()),
-        ("lookups", a.lookups.is_some()),
-        ("seconds", a.seconds.is_some()),
-        ("sizes", a.sizes.is_some()),
-        ("diffs", a.diffs.is_some()),
-    ];
-    let known: &[&str] = match a.name {
-        WriteChangedOnly => &["rows", "columns", "changed"],
-        OwnWriteEcho => &["rows", "iterations"],
-        IndexVsHash => &[
-            "load-balancers",
-            "service-monitors",
-            "updates-per-sec",
-            "evaluations-per-sec",
-            "lookups",
-            "seconds",
-        ],
-        DiffApply => &["sizes", "diffs"],
-    };
-    for (k, set) in given {
-        if *set && !known.contains(k) {
-            let name = clap::ValueEnum::to_possible_value(&a.name)
-                .map_or_else(String::new, |v| v.get_name().to_string());
-            return Err(format!("unknown option --{k} for {name}"));
-        }
-    }
+    // The parameters given, by their spec names (`idl::params`, shared with
+    // the web page); defaults, bounds and "not a parameter of this
+    // experiment" are the spec's.
+    let one = |name: &str, v: Option<usize>| v.map(|v| (name.to_string(), v.to_string()));
+    let given: Vec<(String, String)> = [
+        one("rows", a.rows),
+        one("columns", a.columns),
+        one("changed", a.changed),
+        one("iterations", a.iterations),
+        one("load-balancers", a.load_balancers),
+        one("service-monitors", a.service_monitors),
+        one("updates-per-sec", a.updates_per_sec),
+        one("evaluations-per-sec", a.evaluations_per_sec),
+        one("lookups", a.lookups),
+        one("seconds", a.seconds),
+        a.sizes.as_ref().map(|s| {
+            let list: Vec<String> = s.iter().map(usize::to_string).collect();
+            ("sizes".to_string(), list.join(","))
+        }),
+        one("diffs", a.diffs),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let name = clap::ValueEnum::to_possible_value(&a.name)
+        .map_or_else(String::new, |v| v.get_name().to_string());
+    let values = params::parse(&name, &given).map_err(|e| match e.param {
+        Some(p) => format!("--{p}: {}", e.reason),
+        None => e.reason,
+    })?;
     let json = a.json;
     let start = Instant::now();
     let mut clock = move || start.elapsed().as_secs_f64() * 1000.0;
-    let (text, j) = match a.name {
-        WriteChangedOnly => {
-            let p = WcoParams {
-                rows: a.rows.unwrap_or(10_000),
-                columns: a.columns.unwrap_or(6),
-                changed: a.changed.unwrap_or(1),
-            };
-            if p.columns == 0 || p.columns > 6 {
-                return Err("--columns must be 1..6".into());
-            }
-            let r = experiments::write_changed_only(p, &mut clock);
-            (r.to_text(), r.to_json())
-        }
-        OwnWriteEcho => {
-            let r = experiments::own_write_echo(a.rows.unwrap_or(100), a.iterations.unwrap_or(20));
-            (r.to_text(), r.to_json())
-        }
-        IndexVsHash => {
-            let d = IndexVsHashParams::default();
-            let p = IndexVsHashParams {
-                load_balancers: a.load_balancers.unwrap_or(d.load_balancers),
-                service_monitors: a.service_monitors.unwrap_or(d.service_monitors).max(1),
-                updates_per_sec: a.updates_per_sec.unwrap_or(d.updates_per_sec),
-                evaluations_per_sec: a.evaluations_per_sec.unwrap_or(d.evaluations_per_sec),
-                lookups_per_evaluation: a.lookups.unwrap_or(d.lookups_per_evaluation),
-                seconds: a.seconds.unwrap_or(d.seconds),
-            };
-            let r = experiments::index_vs_hash(p, &mut clock);
-            (r.to_text(), r.to_json())
-        }
-        DiffApply => {
-            let sizes = a
-                .sizes
-                .clone()
-                .unwrap_or_else(|| vec![1_000, 10_000, 100_000]);
-            if sizes.is_empty() || sizes.iter().any(|&s| s == 0 || s > 10_000_000) {
-                return Err("--sizes must be 1..10000000".into());
-            }
-            let r = experiments::diff_apply(&sizes, a.diffs.unwrap_or(2000).max(1), &mut clock);
-            (r.to_text(), r.to_json())
-        }
-    };
+    let (text, j) = params::run(&values, &mut clock);
     if json {
         println!("{}", j.to_string_compact());
     } else {

@@ -57,6 +57,7 @@ pub mod experiments;
 pub mod hub;
 pub mod index;
 pub mod meta;
+pub mod params;
 pub mod replica;
 pub mod rng;
 pub mod server;

@@ -33,7 +33,7 @@
 
 use crate::knobs::{Knobs, Profile};
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Target {
     Server(usize),
     Leader,
@@ -138,6 +138,81 @@ fn server(s: &str) -> Result<usize, String> {
         return Err(format!("server {s} out of range s1..s16"));
     }
     Ok(n - 1)
+}
+
+/// `t_us` as milliseconds with up to 3 decimals (`5230.5`), as scenario
+/// times are written.
+pub fn fmt_ms(t_us: u64) -> String {
+    let ms = t_us / 1000;
+    let frac = t_us % 1000;
+    if frac == 0 {
+        ms.to_string()
+    } else {
+        let f = format!("{frac:03}");
+        format!("{ms}.{}", f.trim_end_matches('0'))
+    }
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Server(i) => write!(f, "s{}", i + 1),
+            Target::Leader => f.write_str("leader"),
+            Target::Follower => f.write_str("follower"),
+        }
+    }
+}
+
+impl std::fmt::Display for FaultAction {
+    /// The action as a fault line writes it (the scenario parser reads it
+    /// back as the same action).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let list = |v: &[usize]| {
+            v.iter()
+                .map(|i| format!("s{}", i + 1))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        match self {
+            FaultAction::Kill(t) => write!(f, "kill {t}"),
+            FaultAction::Restart(t) => write!(f, "restart {t}"),
+            FaultAction::Partition(a, b) => write!(f, "partition {} | {}", list(a), list(b)),
+            FaultAction::Cut(a, b) => write!(f, "cut s{} -> s{}", a + 1, b + 1),
+            FaultAction::Heal => f.write_str("heal"),
+            FaultAction::Loss(p) => write!(f, "loss {p}"),
+            FaultAction::LinkDelay(a, b, us) => {
+                write!(f, "link_delay s{} -> s{} {}", a + 1, b + 1, fmt_ms(*us))
+            }
+            FaultAction::Pause(t, us) => write!(f, "pause {t} {}", fmt_ms(*us)),
+            FaultAction::SlowDisk(t, x) => write!(f, "slow_disk {t} {x}"),
+            FaultAction::Transfer => f.write_str("transfer"),
+            FaultAction::ElectionTimer(ms) => write!(f, "election_timer {ms}"),
+            FaultAction::Join(i) => write!(f, "join s{}", i + 1),
+            FaultAction::Leave(t) => write!(f, "leave {t}"),
+            FaultAction::Compact(t) => write!(f, "compact {t}"),
+        }
+    }
+}
+
+impl Fault {
+    /// An action at `at_us`.
+    pub fn at(at_us: u64, action: FaultAction) -> Fault {
+        Fault {
+            at: at_us,
+            at_max: None,
+            action,
+        }
+    }
+
+    /// The fault as a line of a `[faults]` section.
+    pub fn to_line(&self) -> String {
+        match (self.at_max, &self.action) {
+            (Some(max), FaultAction::Kill(Target::Leader)) => {
+                format!("kill_leader_random {} {}", fmt_ms(self.at), fmt_ms(max))
+            }
+            _ => format!("at {} {}", fmt_ms(self.at), self.action),
+        }
+    }
 }
 
 fn ms(s: &str) -> Result<u64, String> {
@@ -280,7 +355,9 @@ impl Scenario {
         Ok(sc)
     }
 
-    fn fault(line: &str) -> Result<Fault, String> {
+    /// Reads one line of a `[faults]` section (what [`Fault::to_line`]
+    /// writes).
+    pub fn fault(line: &str) -> Result<Fault, String> {
         let w: Vec<&str> = line.split_whitespace().collect();
         let arg = |i: usize| {
             w.get(i)

@@ -17,6 +17,7 @@ pub mod trace;
 
 pub use ab::{AbPreset, AbRow, AB_PRESETS};
 pub use link::{parse_hash, Route};
+pub use raft_sim::scenario::{Fault, FaultAction, Target};
 pub use raft_sim::Profile;
 pub use trace::{EntryMark, Message, Note, Recorder, StatePoint, Trace, Write};
 
@@ -102,11 +103,17 @@ impl RunSpec {
         Ok(Sim::new(sc, k, self.seed))
     }
 
-    /// The same run plus one intervention at `t_us`.
-    pub fn fork(&self, t_us: u64, action: &str) -> RunSpec {
+    /// The same run plus one intervention: `action` at `t_us`.
+    pub fn fork(&self, t_us: u64, action: FaultAction) -> RunSpec {
+        self.fork_faults(&[Fault::at(t_us, action)])
+    }
+
+    /// The same run plus these faults (one intervention may take several,
+    /// e.g. "drop the next message": loss 1 now, loss 0 after the send).
+    /// Each is written as the scenario line the parser reads back.
+    pub fn fork_faults(&self, faults: &[Fault]) -> RunSpec {
         let mut s = self.clone();
-        s.interventions
-            .push(format!("at {} {}", fmt_ms(t_us), action.trim()));
+        s.interventions.extend(faults.iter().map(Fault::to_line));
         s
     }
 }
@@ -119,17 +126,7 @@ pub fn owned_sets(sets: &[(&str, &str)]) -> Vec<(String, String)> {
         .collect()
 }
 
-/// `t_us` as milliseconds with up to 3 decimals (`5230.5`).
-pub fn fmt_ms(t_us: u64) -> String {
-    let ms = t_us / 1000;
-    let frac = t_us % 1000;
-    if frac == 0 {
-        ms.to_string()
-    } else {
-        let f = format!("{frac:03}");
-        format!("{ms}.{}", f.trim_end_matches('0'))
-    }
-}
+pub use raft_sim::scenario::fmt_ms;
 
 /// One figure of a run (dotted name as in `ovsdb-scope simulate --json`).
 #[derive(Clone, Debug, PartialEq)]

@@ -3,7 +3,7 @@
 
 use simview::ab::{ab_preset, rows};
 use simview::trace::{DOWN, LEADER};
-use simview::{run, RunSpec};
+use simview::{run, Fault, FaultAction, RunSpec, Target};
 
 fn go(spec: &RunSpec) -> simview::RunResult {
     run(spec, &mut |_, _| {}).expect("run")
@@ -113,7 +113,7 @@ fn killing_the_leader_forks_a_run_with_a_new_term() {
     let t = 2_000_000;
     let leader = base.trace.leader_at(t).expect("a leader at 2 s");
     let term0 = base.trace.max_term_at(t);
-    let fork = spec.fork(t, &format!("kill s{}", leader + 1));
+    let fork = spec.fork(t, FaultAction::Kill(Target::Server(leader)));
     let f = go(&fork);
     // Same past up to the intervention.
     let before = |tr: &simview::Trace| {
@@ -153,9 +153,10 @@ fn the_page_interventions_fork_runs_that_show_their_effect() {
     // Drop the next message: loss from now until just after the next send.
     let i = base.trace.first_message_from(t + 1);
     let next = base.trace.messages[i];
-    let mut drop = spec.fork(t, "loss 1");
-    drop.interventions
-        .push(format!("at {} loss 0", simview::fmt_ms(next.send + 1)));
+    let drop = spec.fork_faults(&[
+        Fault::at(t, FaultAction::Loss(1.0)),
+        Fault::at(next.send + 1, FaultAction::Loss(0.0)),
+    ]);
     let d = go(&drop);
     let same = d
         .trace
@@ -173,15 +174,17 @@ fn the_page_interventions_fork_runs_that_show_their_effect() {
         .iter()
         .all(|m| m.from == next.from && m.send >= next.send && m.send < next.send + 100));
     // Pause a server: it shows as paused, then carries on.
-    let p = go(&spec.fork(t, "pause s1 2000"));
+    let p = go(&spec.fork(t, FaultAction::Pause(Target::Server(0), 2_000_000)));
     let st = p.trace.state_at(0, t).unwrap();
     assert_eq!(st.paused_until, t + 2_000_000);
     assert_eq!(p.trace.writes.len(), 100, "the cluster carries on");
     assert!(p.trace.writes.iter().all(|w| w.end > w.start));
     // One-way cut and heal, and a new election timer through the log.
-    let c = go(&spec.fork(t, "cut s1 -> s2").fork(t + 500_000, "heal"));
+    let c = go(&spec
+        .fork(t, FaultAction::Cut(0, 1))
+        .fork(t + 500_000, FaultAction::Heal));
     assert_eq!(c.violations, Vec::<String>::new());
-    let e = go(&spec.fork(t, "election_timer 2000"));
+    let e = go(&spec.fork(t, FaultAction::ElectionTimer(2000)));
     assert!(e
         .trace
         .notes
@@ -190,10 +193,54 @@ fn the_page_interventions_fork_runs_that_show_their_effect() {
     let leader = e.trace.leader_at(e.trace.end).unwrap();
     assert_eq!(e.trace.state_at(leader, e.trace.end).unwrap().et, 2000);
     // As in ovsdb-server, a timer more than twice the current one is refused.
-    let refused = go(&spec.fork(t, "election_timer 16000"));
+    let refused = go(&spec.fork(t, FaultAction::ElectionTimer(16000)));
     assert!(!refused
         .trace
         .notes
         .iter()
         .any(|n| n.text.starts_with("election timer ")));
+}
+
+#[test]
+fn every_intervention_is_written_as_a_fault_line_the_parser_reads_back() {
+    let actions = [
+        FaultAction::Kill(Target::Server(0)),
+        FaultAction::Kill(Target::Leader),
+        FaultAction::Restart(Target::Follower),
+        FaultAction::Partition(vec![0], vec![1, 2]),
+        FaultAction::Cut(2, 0),
+        FaultAction::Heal,
+        FaultAction::Loss(0.25),
+        FaultAction::LinkDelay(0, 1, 12_500),
+        FaultAction::Pause(Target::Server(1), 2_000_000),
+        FaultAction::SlowDisk(Target::Leader, 3.5),
+        FaultAction::Transfer,
+        FaultAction::ElectionTimer(2000),
+        FaultAction::Join(3),
+        FaultAction::Leave(Target::Server(2)),
+        FaultAction::Compact(Target::Leader),
+    ];
+    for (k, a) in actions.into_iter().enumerate() {
+        let f = Fault::at(1_000_000 + k as u64 * 1500, a);
+        let line = f.to_line();
+        assert_eq!(
+            raft_sim::scenario::Scenario::fault(&line).as_ref(),
+            Ok(&f),
+            "{line}"
+        );
+        // And through a whole scenario: the fork's text parses to the base
+        // scenario's faults plus this one.
+        let spec = RunSpec::preset("leader-kill").fork_faults(std::slice::from_ref(&f));
+        let sc = raft_sim::scenario::Scenario::parse(&spec.full_text().unwrap()).unwrap();
+        assert_eq!(sc.faults.last(), Some(&f), "{line}");
+    }
+    let random = Fault {
+        at: 1_000_000,
+        at_max: Some(3_000_000),
+        action: FaultAction::Kill(Target::Leader),
+    };
+    assert_eq!(
+        raft_sim::scenario::Scenario::fault(&random.to_line()),
+        Ok(random)
+    );
 }

@@ -24,7 +24,10 @@ fn commit_sync_ratio_in_the_browser() {
 
 #[wasm_bindgen_test]
 fn a_forked_link_reproduces_the_fork() {
-    let spec = RunSpec::preset("ls-add-leader").fork(2_000_000, "kill leader");
+    let spec = RunSpec::preset("ls-add-leader").fork(
+        2_000_000,
+        simview::FaultAction::Kill(simview::Target::Leader),
+    );
     let r = go(&spec);
     let hash = Route::Sim {
         spec: spec.clone(),

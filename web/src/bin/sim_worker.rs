@@ -118,68 +118,29 @@ fn run(id: &JsValue, spec: &simview::RunSpec) {
     }
 }
 
-fn knob(params: &JsValue, name: &str, default: usize) -> Result<usize, String> {
-    match get(params, name).as_string() {
-        None => Ok(default),
-        Some(v) => v
-            .trim()
-            .parse()
-            .map_err(|_| format!("{name}: '{v}' is not a whole number")),
-    }
-}
-
 fn idl(id: &JsValue, msg: &JsValue) {
-    use idl::experiments as x;
+    // The page's knobs as (name, value) pairs, read by the one spec
+    // (`idl::params`, the CLI's too).
     let params = get(msg, "params");
+    let given: Vec<(String, String)> = js_sys::Object::entries(&params.clone().unchecked_into())
+        .iter()
+        .filter_map(|kv| {
+            let kv = Array::from(&kv);
+            Some((kv.get(0).as_string()?, kv.get(1).as_string()?))
+        })
+        .collect();
+    let experiment = get(msg, "experiment").as_string().unwrap_or_default();
     let mut clock = now_ms;
-    let report = match get(msg, "experiment").as_string().as_deref() {
-        Some("write-changed-only") => {
-            let d = x::WcoParams::default();
-            let p = (|| {
-                Ok::<_, String>(x::WcoParams {
-                    rows: knob(&params, "rows", d.rows)?.clamp(1, 200_000),
-                    columns: knob(&params, "columns", d.columns)?.clamp(1, 6),
-                    changed: knob(&params, "changed", d.changed)?,
-                })
-            })();
-            p.map(|p| x::write_changed_only(p, &mut clock).to_json())
+    match idl::params::parse(&experiment, &given) {
+        Ok(v) => {
+            let (_, j) = idl::params::run(&v, &mut clock);
+            post(&[
+                ("type", "idl".into()),
+                ("id", id.clone()),
+                ("report", j.to_string_compact().into()),
+            ])
         }
-        Some("index-vs-hash") => {
-            let d = x::IndexVsHashParams::default();
-            let p = (|| {
-                Ok::<_, String>(x::IndexVsHashParams {
-                    load_balancers: knob(&params, "load_balancers", d.load_balancers)?
-                        .clamp(1, 100_000),
-                    service_monitors: knob(&params, "service_monitors", d.service_monitors)?
-                        .clamp(1, 200_000),
-                    updates_per_sec: knob(&params, "updates_per_sec", d.updates_per_sec)?
-                        .clamp(0, 1_000_000),
-                    evaluations_per_sec: knob(
-                        &params,
-                        "evaluations_per_sec",
-                        d.evaluations_per_sec,
-                    )?
-                    .clamp(0, 100_000),
-                    lookups_per_evaluation: knob(
-                        &params,
-                        "lookups_per_evaluation",
-                        d.lookups_per_evaluation,
-                    )?
-                    .clamp(0, 100_000),
-                    seconds: knob(&params, "seconds", d.seconds)?.clamp(1, 60),
-                })
-            })();
-            p.map(|p| x::index_vs_hash(p, &mut clock).to_json())
-        }
-        other => Err(format!("unknown IDL experiment {other:?}")),
-    };
-    match report {
-        Ok(j) => post(&[
-            ("type", "idl".into()),
-            ("id", id.clone()),
-            ("report", j.to_string_compact().into()),
-        ]),
-        Err(e) => error(id, e),
+        Err(e) => error(id, e.to_string()),
     }
 }
 

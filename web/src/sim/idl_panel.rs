@@ -10,24 +10,9 @@ use yew::prelude::*;
 use super::page::format_num;
 use super::{replace_hash, Reply, SimWorker};
 
-/// (experiment, [(knob, default)]).
-pub const EXPERIMENTS: &[(&str, &[(&str, &str)])] = &[
-    (
-        "write-changed-only",
-        &[("rows", "2000"), ("columns", "6"), ("changed", "1")],
-    ),
-    (
-        "index-vs-hash",
-        &[
-            ("load_balancers", "1000"),
-            ("service_monitors", "4000"),
-            ("updates_per_sec", "1000"),
-            ("evaluations_per_sec", "1"),
-            ("lookups_per_evaluation", "16"),
-            ("seconds", "2"),
-        ],
-    ),
-];
+/// The experiments this page runs (their knobs, defaults and bounds are
+/// `idl::params`, shared with the CLI).
+pub const SHOWN: [&str; 2] = ["write-changed-only", "index-vs-hash"];
 
 /// Figures charted per experiment: (key in each item, label).
 fn charted(experiment: &str) -> (&'static str, &'static [(&'static str, &'static str)]) {
@@ -89,18 +74,15 @@ pub struct IdlPanel {
 }
 
 fn knobs_for(experiment: &str, given: &[(String, String)]) -> Vec<(String, String)> {
-    let defaults = EXPERIMENTS
+    let params = idl::params::experiment(experiment).map_or(&[][..], |e| e.params);
+    params
         .iter()
-        .find(|(e, _)| *e == experiment)
-        .map_or(&[][..], |(_, k)| *k);
-    defaults
-        .iter()
-        .map(|(k, d)| {
+        .map(|p| {
             let v = given
                 .iter()
-                .find(|(n, _)| n == k)
-                .map_or(d.to_string(), |(_, v)| v.clone());
-            (k.to_string(), v)
+                .find(|(n, _)| n == p.name)
+                .map_or(p.default.to_string(), |(_, v)| v.clone());
+            (p.name.to_string(), v)
         })
         .collect()
 }
@@ -169,7 +151,7 @@ impl Component for IdlPanel {
         let experiment = params
             .first()
             .map(|(_, v)| v.clone())
-            .filter(|e| EXPERIMENTS.iter().any(|(n, _)| n == e))
+            .filter(|e| SHOWN.contains(&e.as_str()))
             .unwrap_or_else(|| "write-changed-only".to_string());
         let knobs = knobs_for(&experiment, params);
         let mut p = IdlPanel {
@@ -270,7 +252,7 @@ impl Component for IdlPanel {
         html! {
             <div class="sim-page idl-panel" data-testid="idl-panel">
                 <p class="presets">{ "Experiments: " }
-                    { for EXPERIMENTS.iter().map(|(e, _)| html! {
+                    { for SHOWN.iter().map(|e| html! {
                         <a href={format!("#idl={e}")} data-testid={format!("idl-{e}")}>{ *e }{ " " }</a>
                     }) }
                 </p>

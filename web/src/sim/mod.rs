@@ -1,16 +1,16 @@
-//! The simulation pages (issue 7): the mode switch "Explorer | Simulate |
-//! A/B | Tour | IDL", routed by the URL hash (see `simview::link`), and the client
-//! of the simulation worker (src/bin/sim_worker.rs) they share.
+//! The simulation pages (issue 7): Simulate, A/B, Tour and IDL (the shell
+//! in `crate::shell` routes to them by the URL hash), and the client of the
+//! simulation worker (src/bin/sim_worker.rs) they share.
 
-mod ab;
-mod idl_panel;
-mod page;
-mod tour;
+pub mod ab;
+pub mod idl_panel;
+pub mod page;
+pub mod tour;
 mod view;
 
 use std::rc::Rc;
 
-use simview::{parse_hash, Route, RunResult, RunSpec};
+use simview::{RunResult, RunSpec};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{MessageEvent, Worker};
@@ -240,69 +240,5 @@ pub fn replace_hash(hash: &str) {
             let url = if hash.is_empty() { "#" } else { hash };
             let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(url));
         }
-    }
-}
-
-fn current_hash() -> String {
-    web_sys::window()
-        .and_then(|w| w.location().hash().ok())
-        .unwrap_or_default()
-}
-
-/// The page: a tab bar and the view the URL hash asks for.
-#[function_component(Shell)]
-pub fn shell() -> Html {
-    let hash = use_state(current_hash);
-    {
-        let hash = hash.clone();
-        use_effect_with((), move |_| {
-            let l =
-                gloo_events::EventListener::new(&gloo_utils::window(), "hashchange", move |_| {
-                    hash.set(current_hash())
-                });
-            move || drop(l)
-        });
-    }
-    let route = parse_hash(&hash);
-    let active = match &route {
-        Route::Explorer => 0,
-        Route::Sim { .. } => 1,
-        Route::Ab { .. } => 2,
-        Route::Tour { .. } => 3,
-        Route::Idl { .. } => 4,
-    };
-    let tabs = [
-        ("Explorer", "#", "tab-explorer"),
-        ("Simulate", "#sim=ls-add-follower", "tab-sim"),
-        ("A/B", "#ab=commit-sync", "tab-ab"),
-        ("Tour", "#tour=1", "tab-tour"),
-        ("IDL", "#idl=write-changed-only", "tab-idl"),
-    ];
-    let body = match route {
-        Route::Explorer => html! { <crate::app::App /> },
-        Route::Idl { params } => {
-            let key = (*hash).clone();
-            html! { <idl_panel::IdlPanel {key} {params} /> }
-        }
-        Route::Sim { spec, t_us } => {
-            let key = (*hash).clone();
-            html! { <page::SimPage {key} {spec} {t_us} /> }
-        }
-        Route::Ab { preset, seed } => {
-            let key = (*hash).clone();
-            html! { <ab::AbPage {key} {preset} {seed} /> }
-        }
-        Route::Tour { step } => html! { <tour::TourPage {step} /> },
-    };
-    html! {
-        <>
-            <nav class="modes" aria-label="Mode">
-                { for tabs.iter().enumerate().map(|(i, (label, href, id))| html! {
-                    <a href={*href} data-testid={*id}
-                       class={classes!("mode", (i == active).then_some("active"))}>{ *label }</a>
-                }) }
-            </nav>
-            { body }
-        </>
     }
 }

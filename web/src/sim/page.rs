@@ -4,7 +4,7 @@
 use std::rc::Rc;
 
 use simview::trace::{Trace, DOWN, UP};
-use simview::{Route, RunResult, RunSpec};
+use simview::{Fault, FaultAction, Route, RunResult, RunSpec, Target};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlCanvasElement;
@@ -36,7 +36,9 @@ pub enum Msg {
     Step(bool),
     Speed(f64),
     Zoom(f64),
-    Intervene(String),
+    /// An action at the playhead, and maybe a second fault at its own time
+    /// ("drop the next message" ends its loss after the next send).
+    Intervene(FaultAction, Option<Fault>),
     BackToParent,
     Target(usize),
     Peer(usize),
@@ -215,15 +217,12 @@ impl SimPage {
         let n = tr.servers();
         let t = self.playhead;
         let s = self.target.min(n.saturating_sub(1));
-        let name = format!("s{}", s + 1);
-        let peer = format!("s{}", self.peer.min(n.saturating_sub(1)) + 1);
-        let others: Vec<String> = (0..n)
-            .filter(|&i| i != s)
-            .map(|i| format!("s{}", i + 1))
-            .collect();
+        let peer = self.peer.min(n.saturating_sub(1));
+        let others: Vec<usize> = (0..n).filter(|&i| i != s).collect();
         let leader = tr.leader_at(t);
         let link = ctx.link();
-        let iv = |action: String| link.callback(move |_| Msg::Intervene(action.clone()));
+        let iv = |action: FaultAction| link.callback(move |_| Msg::Intervene(action.clone(), None));
+        let me = Target::Server(s);
         // "Drop the next message": all loss from now until just after the
         // next send (a burst sent at the same instant is dropped together).
         let next_send = tr
@@ -242,10 +241,10 @@ impl SimPage {
                         <option value={i.to_string()} selected={i == s}>{ format!("s{}", i + 1) }</option>
                     }) }
                 </select>
-                <button data-testid="iv-kill" disabled={!is_up} onclick={iv(format!("kill {name}"))}>{ "Kill" }</button>
-                <button data-testid="iv-restart" disabled={!is_down} onclick={iv(format!("restart {name}"))}>{ "Restart" }</button>
-                <button data-testid="iv-pause" disabled={!is_up} onclick={iv(format!("pause {name} 2000"))}>{ "Pause 2 s" }</button>
-                <button data-testid="iv-partition" onclick={iv(format!("partition {name} | {}", others.join(",")))}>{ "Isolate" }</button>
+                <button data-testid="iv-kill" disabled={!is_up} onclick={iv(FaultAction::Kill(me))}>{ "Kill" }</button>
+                <button data-testid="iv-restart" disabled={!is_down} onclick={iv(FaultAction::Restart(me))}>{ "Restart" }</button>
+                <button data-testid="iv-pause" disabled={!is_up} onclick={iv(FaultAction::Pause(me, 2_000_000))}>{ "Pause 2 s" }</button>
+                <button data-testid="iv-partition" onclick={iv(FaultAction::Partition(vec![s], others))}>{ "Isolate" }</button>
                 <span>{ " one-way cut to " }</span>
                 <select aria-label="peer" data-testid="iv-peer"
                         onchange={link.callback(|e: Event| Msg::Peer(value_of(&e).parse().unwrap_or(0)))}>
@@ -253,21 +252,22 @@ impl SimPage {
                         <option value={i.to_string()} selected={i == self.peer}>{ format!("s{}", i + 1) }</option>
                     }) }
                 </select>
-                <button data-testid="iv-cut" onclick={iv(format!("cut {name} -> {peer}"))}>{ "Cut" }</button>
-                <button data-testid="iv-heal" onclick={iv("heal".into())}>{ "Heal" }</button>
+                <button data-testid="iv-cut" onclick={iv(FaultAction::Cut(s, peer))}>{ "Cut" }</button>
+                <button data-testid="iv-heal" onclick={iv(FaultAction::Heal)}>{ "Heal" }</button>
                 if let Some(ns) = next_send {
                     <button data-testid="iv-drop-next" onclick={
-                        let a = "loss 1".to_string();
-                        let b = format!("at {} loss 0", simview::fmt_ms(ns + 1));
-                        link.callback(move |_| Msg::Intervene(format!("{a}\n{b}")))
+                        link.callback(move |_| Msg::Intervene(
+                            FaultAction::Loss(1.0),
+                            Some(Fault::at(ns + 1, FaultAction::Loss(0.0))),
+                        ))
                     }>{ "Drop next message" }</button>
                 }
                 <input size="6" aria-label="election timer (ms)" value={self.timer.clone()}
                        onchange={link.callback(|e: Event| Msg::Timer(value_of(&e)))} />
-                <button data-testid="iv-timer" onclick={iv(format!("election_timer {}", self.timer.trim()))}
+                <button data-testid="iv-timer" onclick={iv(FaultAction::ElectionTimer(self.timer.trim().parse().unwrap_or(1000)))}
                         title="ms; the leader appends the change to the log; as in ovsdb-server, at most twice the current timer">{ "Set election timer" }</button>
                 if let Some(l) = leader {
-                    <button data-testid="iv-kill-leader" onclick={iv(format!("kill s{}", l + 1))}>
+                    <button data-testid="iv-kill-leader" onclick={iv(FaultAction::Kill(Target::Server(l)))}>
                         { format!("Kill the leader (s{})", l + 1) }
                     </button>
                 }
@@ -474,16 +474,13 @@ impl Component for SimPage {
             Msg::Speed(s) => self.speed = s,
             Msg::Zoom(f) => self.window_ms = (self.window_ms * f).clamp(5.0, 600_000.0),
             Msg::SizesAs(v) => self.sizes_as = v,
-            Msg::Intervene(action) => {
+            Msg::Intervene(action, then) => {
                 let Some(r) = self.result.clone() else {
                     return false;
                 };
-                // A multi-line action carries its own later lines ("at T ...").
-                let mut lines = action.lines();
-                let first = lines.next().unwrap_or_default().to_string();
-                let mut spec = self.spec.fork(self.playhead, &first);
-                spec.interventions
-                    .extend(lines.map(|l| l.trim().to_string()));
+                let mut faults = vec![Fault::at(self.playhead, action)];
+                faults.extend(then);
+                let spec = self.spec.fork_faults(&faults);
                 self.parents.push((self.spec.clone(), r));
                 self.spec = spec;
                 self.playing = false;
