@@ -7,10 +7,15 @@
 //! Costs: applying a d-element diff to an n-element column is O(d log n),
 //! reference counts and weak back-references are maintained incrementally,
 //! and rollback after a failed commit uses the per-column change tracking
-//! (no row copies).
+//! (no row copies). Rows and reference maps are persistent maps
+//! ([`RowMap`]): cloning a database is O(tables), the clone shares every
+//! row, and a later change copies only the B-tree path and the row it
+//! touches (what a replay's checkpoints rely on).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+
+use imbl::OrdMap;
 
 use crate::atom::Atom;
 use crate::datum::Datum;
@@ -55,15 +60,21 @@ impl Row {
     }
 }
 
-/// Weak references into a table's rows: target row -> (table, row) -> count.
-type WeakIn = BTreeMap<Uuid, BTreeMap<(usize, Uuid), u32>>;
+/// The rows of a table, by UUID: a persistent B-tree whose clone is O(1)
+/// and shares every node (and, through the `Arc`, every row) with the
+/// original, so a copy of a [`Database`] costs O(tables) and only the
+/// nodes and rows one of them changes afterwards are copied.
+pub type RowMap = OrdMap<Uuid, Arc<Row>>;
 
-/// The rows of one table.
+/// Weak references into a table's rows: target row -> (table, row) -> count.
+type WeakIn = OrdMap<Uuid, OrdMap<(usize, Uuid), u32>>;
+
+/// The rows of one table. Cloning it is O(1) (persistent maps).
 #[derive(Debug, Clone, Default)]
 pub struct Table {
-    pub rows: BTreeMap<Uuid, Row>,
+    pub rows: RowMap,
     /// Strong references into each row (counted per referencing atom).
-    strong_in: BTreeMap<Uuid, u32>,
+    strong_in: OrdMap<Uuid, u32>,
     /// Weak references into each row: referencing (table, row) -> count.
     weak_in: WeakIn,
 }
@@ -76,7 +87,11 @@ impl Table {
         self.rows.is_empty()
     }
     pub fn get(&self, uuid: &Uuid) -> Option<&Row> {
-        self.rows.get(uuid)
+        self.rows.get(uuid).map(|r| &**r)
+    }
+    /// The row to change, copied first if a clone of the table shares it.
+    fn row_mut(&mut self, uuid: &Uuid) -> Option<&mut Row> {
+        self.rows.get_mut(uuid).map(Arc::make_mut)
     }
     /// Number of strong references to `uuid` (0 if none).
     pub fn strong_refs(&self, uuid: &Uuid) -> u32 {
@@ -320,7 +335,7 @@ impl Database {
     }
 
     pub fn row(&self, table: &str, uuid: &Uuid) -> Option<&Row> {
-        self.table(table).and_then(|t| t.rows.get(uuid))
+        self.table(table).and_then(|t| t.get(uuid))
     }
 
     /// Total number of rows.
@@ -692,8 +707,8 @@ impl Database {
     /// some rows of a transaction that deletes their target, see
     /// `Txn::assess_weak_refs`.)
     pub fn check_integrity(&self) -> Result<()> {
-        let mut strong: Vec<BTreeMap<Uuid, u32>> = vec![BTreeMap::new(); self.tables.len()];
-        let mut weak: Vec<WeakIn> = vec![BTreeMap::new(); self.tables.len()];
+        let mut strong: Vec<OrdMap<Uuid, u32>> = vec![OrdMap::new(); self.tables.len()];
+        let mut weak: Vec<WeakIn> = vec![OrdMap::new(); self.tables.len()];
         for (ti, t) in self.tables.iter().enumerate() {
             let ts = &self.schema.tables[ti];
             for (u, row) in &t.rows {
@@ -1089,7 +1104,7 @@ impl<'a> Txn<'a> {
                 row.columns[ci] = d;
             }
         }
-        self.db.tables[ti].rows.insert(u, row);
+        self.db.tables[ti].rows.insert(u, Arc::new(row));
         self.touch(ti, u).inserted = true;
         if !is_root {
             self.st.gc_candidates.push((ti, u));
@@ -1136,24 +1151,23 @@ impl<'a> Txn<'a> {
             value.check_atoms(&self.db.schema.tables[ti].columns[ci].ty)?;
         }
         let has_refs = self.db.has_refs(ti, ci);
-        let Some(row) = self.db.tables[ti].rows.get_mut(&u) else {
+        let Some(row) = self.db.tables[ti].row_mut(&u) else {
             return Ok(());
         };
-        let old = std::mem::replace(&mut row.columns[ci], value);
-        if has_refs {
-            // Take the new value out while adjusting counts (no copy), and
-            // only touch the counts of elements that actually changed.
-            let new = self.db.tables[ti]
-                .rows
-                .get_mut(&u)
-                .map(|r| std::mem::take(&mut r.columns[ci]))
-                .unwrap_or_default();
+        let old = if has_refs {
+            // The column stays empty while the counts are adjusted (no
+            // copy), and only the counts of elements that actually changed
+            // are touched.
+            let old = std::mem::take(&mut row.columns[ci]);
             self.db
-                .adjust_refs_delta(&mut self.st, (ti, u), ci, &old, &new);
-            if let Some(r) = self.db.tables[ti].rows.get_mut(&u) {
-                r.columns[ci] = new;
+                .adjust_refs_delta(&mut self.st, (ti, u), ci, &old, &value);
+            if let Some(r) = self.db.tables[ti].row_mut(&u) {
+                r.columns[ci] = value;
             }
-        }
+            old
+        } else {
+            std::mem::replace(&mut row.columns[ci], value)
+        };
         if self.st.replaying_undo {
             return Ok(());
         }
@@ -1228,10 +1242,8 @@ impl<'a> Txn<'a> {
                         .get(&u)
                         .is_some_and(|r| r.columns[ci].contains_key(k));
                     self.record_key(ti, u, ci, k, if present { Some(k.clone()) } else { None });
-                    if let Some(Datum::Set(cur)) = self.db.tables[ti]
-                        .rows
-                        .get_mut(&u)
-                        .map(|r| &mut r.columns[ci])
+                    if let Some(Datum::Set(cur)) =
+                        self.db.tables[ti].row_mut(&u).map(|r| &mut r.columns[ci])
                     {
                         if present {
                             cur.remove(k);
@@ -1259,10 +1271,8 @@ impl<'a> Txn<'a> {
                         .and_then(|r| r.columns[ci].as_map())
                         .and_then(|m| m.get(k).cloned());
                     self.record_key(ti, u, ci, k, old_v.clone());
-                    let Some(Datum::Map(cur)) = self.db.tables[ti]
-                        .rows
-                        .get_mut(&u)
-                        .map(|r| &mut r.columns[ci])
+                    let Some(Datum::Map(cur)) =
+                        self.db.tables[ti].row_mut(&u).map(|r| &mut r.columns[ci])
                     else {
                         continue;
                     };
@@ -1327,9 +1337,10 @@ impl<'a> Txn<'a> {
     }
 
     fn remove_row(&mut self, ti: usize, u: Uuid) {
-        let Some(mut row) = self.db.tables[ti].rows.remove(&u) else {
+        let Some(row) = self.db.tables[ti].rows.remove(&u) else {
             return;
         };
+        let mut row = Arc::unwrap_or_clone(row);
         for ci in 0..row.columns.len() {
             if self.db.has_refs(ti, ci) {
                 let d = std::mem::take(&mut row.columns[ci]);
@@ -1928,7 +1939,7 @@ impl<'a> Txn<'a> {
                         orig.columns[ci] = d;
                     }
                 }
-                self.db.tables[ti].rows.insert(u, orig);
+                self.db.tables[ti].rows.insert(u, Arc::new(orig));
                 continue;
             }
             for (ci, track) in rt.cols {
