@@ -58,6 +58,34 @@ impl Row {
     pub fn get<'a>(&'a self, ts: &TableSchema, name: &str) -> Option<&'a Datum> {
         ts.column_index(name).and_then(|i| self.columns.get(i))
     }
+
+    /// About how many bytes of memory the row takes: the row and its
+    /// datums, their atoms and the text of their strings, each allocation
+    /// rounded up to 16 bytes plus 16 of allocator overhead, and a share
+    /// of a B-tree node.
+    pub fn approx_bytes(&self) -> usize {
+        const ALLOC: usize = 16;
+        let round = |n: usize| n.div_ceil(ALLOC) * ALLOC + ALLOC;
+        let atom = |a: &Atom| match a {
+            Atom::String(s) if !s.is_empty() => std::mem::size_of::<Atom>() + round(s.len()),
+            _ => std::mem::size_of::<Atom>(),
+        };
+        // The `Arc`'s allocation (counts and row), the columns' vector and
+        // the row's slot in a copied B-tree node.
+        let mut n = round(2 * std::mem::size_of::<usize>() + std::mem::size_of::<Row>())
+            + round(self.columns.len() * std::mem::size_of::<Datum>())
+            + 64;
+        for d in &self.columns {
+            n += match d {
+                Datum::Set(s) => s.iter().map(atom).sum::<usize>(),
+                Datum::Map(m) => m.iter().map(|(k, v)| atom(k) + atom(v)).sum(),
+            };
+            if d.len() > 1 {
+                n += ALLOC;
+            }
+        }
+        n
+    }
 }
 
 /// The rows of a table, by UUID: a persistent B-tree whose clone is O(1)
@@ -77,6 +105,9 @@ pub struct Table {
     strong_in: OrdMap<Uuid, u32>,
     /// Weak references into each row: referencing (table, row) -> count.
     weak_in: WeakIn,
+    /// Bytes ([`Row::approx_bytes`]) of the row versions this table let go
+    /// of (changed or removed) while a clone still shared them.
+    detached: u64,
 }
 
 impl Table {
@@ -91,7 +122,19 @@ impl Table {
     }
     /// The row to change, copied first if a clone of the table shares it.
     fn row_mut(&mut self, uuid: &Uuid) -> Option<&mut Row> {
-        self.rows.get_mut(uuid).map(Arc::make_mut)
+        let r = self.rows.get_mut(uuid)?;
+        if Arc::strong_count(r) > 1 {
+            self.detached += r.approx_bytes() as u64;
+        }
+        Some(Arc::make_mut(r))
+    }
+
+    fn remove_row(&mut self, uuid: &Uuid) -> Option<Row> {
+        let r = self.rows.remove(uuid)?;
+        if Arc::strong_count(&r) > 1 {
+            self.detached += r.approx_bytes() as u64;
+        }
+        Some(Arc::unwrap_or_clone(r))
     }
     /// Number of strong references to `uuid` (0 if none).
     pub fn strong_refs(&self, uuid: &Uuid) -> u32 {
@@ -336,6 +379,14 @@ impl Database {
 
     pub fn row(&self, table: &str, uuid: &Uuid) -> Option<&Row> {
         self.table(table).and_then(|t| t.get(uuid))
+    }
+
+    /// About how many bytes of row versions this database let go of
+    /// (changed or removed) while a clone shared them ([`Row::approx_bytes`];
+    /// a clone starts with its original's count): what the clones taken
+    /// along the way hold that the database itself no longer does.
+    pub fn detached_bytes(&self) -> u64 {
+        self.tables.iter().map(|t| t.detached).sum()
     }
 
     /// Total number of rows.
@@ -1337,10 +1388,9 @@ impl<'a> Txn<'a> {
     }
 
     fn remove_row(&mut self, ti: usize, u: Uuid) {
-        let Some(row) = self.db.tables[ti].rows.remove(&u) else {
+        let Some(mut row) = self.db.tables[ti].remove_row(&u) else {
             return;
         };
-        let mut row = Arc::unwrap_or_clone(row);
         for ci in 0..row.columns.len() {
             if self.db.has_refs(ti, ci) {
                 let d = std::mem::take(&mut row.columns[ci]);
