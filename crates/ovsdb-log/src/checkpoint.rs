@@ -106,7 +106,9 @@ pub struct Checkpoints {
 }
 
 impl Checkpoints {
-    pub(crate) fn new(policy: Policy) -> Checkpoints {
+    /// An empty store (the start of the file only), for
+    /// [`ReplayPass::resume_with`].
+    pub fn new(policy: Policy) -> Checkpoints {
         Checkpoints {
             policy,
             every_entries: policy.every_entries.max(1),
@@ -154,6 +156,21 @@ impl Checkpoints {
         &self.list[i.saturating_sub(1)]
     }
 
+    /// The checkpoint a walk to record `record` starts from: the last one
+    /// at or before it.
+    pub fn before_record(&self, record: usize) -> &Checkpoint {
+        let i = self.list.partition_point(|c| c.at.record <= record);
+        &self.list[i.saturating_sub(1)]
+    }
+
+    /// A walk resumed at `cp` (one of these checkpoints) that keeps adding
+    /// checkpoints past the last one.
+    pub(crate) fn resume_at(&mut self, cp: &Checkpoint) {
+        self.seen = cp.entries;
+        self.log_end = cp.at.log_end;
+        self.format = cp.at.format;
+    }
+
     /// A new walk (the second of a replay): counting starts again, and
     /// the checkpoints of the first walk are kept only up to its first
     /// superseded record (after it they hold entries the final log does
@@ -196,8 +213,8 @@ impl Checkpoints {
         let last = self.list.last().expect("the start is always there");
         let next = raw.index + 1;
         if next <= last.at.record
-            || (self.seen - last.entries < self.every_entries
-                && raw.end() - last.at.offset < self.every_bytes)
+            || (self.seen.saturating_sub(last.entries) < self.every_entries
+                && raw.end().saturating_sub(last.at.offset) < self.every_bytes)
         {
             return;
         }

@@ -938,6 +938,19 @@ impl ReplayPass {
         self
     }
 
+    /// Resumes at the checkpoint of `store` nearest before record
+    /// `record` (the database there) and keeps adding checkpoints to the
+    /// store past its last one ([`Replay::checkpoints`] gives it back).
+    /// Returns where the walk resumes: feed the events of a
+    /// [`LogScan::resume`] there, over the file's bytes from its offset.
+    pub fn resume_with(&mut self, mut store: Box<Checkpoints>, record: usize) -> ScanPoint {
+        let cp = store.before_record(record).clone();
+        store.resume_at(&cp);
+        self.resume_at(&cp.at, cp.db().cloned(), cp.applied);
+        self.ckpt = Some(store);
+        cp.at
+    }
+
     /// Starts from a checkpoint's database (the walk resumes after it).
     pub(crate) fn resume_at(&mut self, at: &ScanPoint, db: Option<Db>, applied: u64) {
         self.r.db = db;
