@@ -363,10 +363,7 @@ impl Jump {
     /// The replay (to the end of the file if it came first).
     pub fn finish(self) -> Replay {
         let Jump {
-            mut scan,
-            mut pass,
-            damage,
-            ..
+            mut scan, mut pass, ..
         } = self;
         if !pass.reached() {
             scan.finish(&mut |ev| {
@@ -374,13 +371,56 @@ impl Jump {
                 Verdict::Keep
             });
         }
-        if pass.is_second() {
-            return pass.finish(damage);
+        Jump { scan, pass, ..self }.end_with(None)
+    }
+
+    /// For a caller that walks the file itself (a [`LogScan::resume`] at
+    /// [`Jump::start`] with these options, over the bytes from
+    /// [`Jump::offset`]): the scanner's options.
+    pub fn scan_options(&self) -> ScanOptions {
+        ScanOptions {
+            txn: true,
+            ..ScanOptions::default()
         }
-        match pass.end(&scan) {
-            ReplayEnd::Done(r) => *r,
-            // A standalone walk never needs a second one.
-            ReplayEnd::Again(p) => p.finish(damage),
+    }
+
+    /// Takes one event of the caller's walk.
+    pub fn on_event(&mut self, ev: &Event<'_>) {
+        if !self.pass.reached() {
+            self.pass.on_event(ev);
         }
+    }
+
+    /// The database is reached: the walk may stop.
+    pub fn reached(&self) -> bool {
+        self.pass.reached()
+    }
+
+    /// The replay, after the caller's walk `scan`.
+    pub fn end(self, scan: &LogScan) -> Replay {
+        self.end_with(Some(scan))
+    }
+
+    fn end_with(self, scan: Option<&LogScan>) -> Replay {
+        let Jump {
+            scan: own,
+            pass,
+            damage,
+            ..
+        } = self;
+        let mut r = if pass.is_second() {
+            pass.finish(damage.clone())
+        } else {
+            match pass.end(scan.unwrap_or(&own)) {
+                ReplayEnd::Done(r) => *r,
+                // A standalone walk never needs a second one.
+                ReplayEnd::Again(p) => p.finish(damage.clone()),
+            }
+        };
+        // The walk may have stopped before the damage the load met.
+        if r.error.is_none() {
+            r.error = damage;
+        }
+        r
     }
 }
