@@ -10,7 +10,7 @@ import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, existsSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT, openPage, screenshot, useBrowser } from "./harness.mjs";
+import { ROOT, openPage, screenshot, useBrowser, hoverChart } from "./harness.mjs";
 
 let server;
 let browser;
@@ -242,6 +242,30 @@ test("Contents: what made it big equals sizes --by table --json; the compaction 
     return n;
   });
   assert.ok(inked > 500, `chart pixels: ${inked}`);
+  // The snapshot at this index by table, and the growth over time, as
+  // `sizes --json` gives them.
+  const snapshotRows = () =>
+    page.evaluate(() =>
+      Object.fromEntries(
+        [...document.querySelectorAll("[data-testid=snapshot-by-table]")].map((r) => [r.dataset.table, Number(r.dataset.bytes)]),
+      ),
+    );
+  const [all] = scope("sizes", "--at", String(at), "--json", file);
+  assert.deepEqual(await snapshotRows(), all.compaction.by_table);
+  const growth = page.getByTestId("growth-chart");
+  assert.equal(Number(await growth.getAttribute("data-points")), all.growth.length);
+  assert.ok(all.growth.length > 1);
+  const growthInk = await page.evaluate(() => {
+    const cv = document.querySelector("[data-testid=growth-chart]");
+    const d = cv.getContext("2d").getImageData(0, 0, cv.width, cv.height).data;
+    let n = 0;
+    for (let i = 0; i < d.length; i += 4) if (d[i] < 200 || d[i + 1] < 200 || d[i + 2] < 200) n++;
+    return n;
+  });
+  assert.ok(growthInk > 500, `growth chart pixels: ${growthInk}`);
+  // Hovering names the values: a table's three sizes, the growth at a point.
+  assert.match(await hoverChart(page, "size-chart"), /^\S+: .+ as stored, .+ with full values, .+ with diffs$/);
+  assert.match(await hoverChart(page, "growth-chart"), /^index \d+: \S+ [\d.]+ (B|KiB|MiB)/);
   // Another index: the what-if follows it.
   const first = Number(await page.getByTestId("contents").getAttribute("data-first"));
   await page.getByTestId("at-index").fill(String(first));
@@ -250,6 +274,7 @@ test("Contents: what made it big equals sizes --by table --json; the compaction 
   const [ref2] = scope("sizes", "--at", String(first), "--json", file);
   assert.equal(Number(await c.getAttribute("data-snapshot-bytes")), ref2.compaction.snapshot_bytes);
   assert.equal(Number(await c.getAttribute("data-log-bytes")), ref2.compaction.log_bytes);
+  assert.deepEqual(await snapshotRows(), ref2.compaction.by_table);
   await screenshot(page, "contents-sizes");
   assert.deepEqual(problems.consoleErrors, []);
   assert.deepEqual(problems.pageErrors, []);

@@ -9,7 +9,7 @@ import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join, basename } from "node:path";
 import { existsSync } from "node:fs";
-import { ROOT, serveDir, launchBrowser, openPage, screenshot, useBrowser } from "./harness.mjs";
+import { ROOT, serveDir, launchBrowser, openPage, screenshot, useBrowser, inkedPixels, hoverChart } from "./harness.mjs";
 
 let server;
 let browser;
@@ -110,6 +110,30 @@ test("the bundled leader-pause incident: inputs and findings match diagnose --js
   assert.equal(Number(await page.getByTestId("timeline").getAttribute("data-tracks")), withLogs);
   assert.ok(Number(await page.getByTestId("timeline").getAttribute("data-marks")) > 0);
   await screenshot(page, "evidence-leader-pause");
+  noProblems(problems);
+  await page.close();
+});
+
+test("memory over time: a plotters line per server from the memory reports in its log", async () => {
+  const dir = join(ROOT, "tests/fixtures/incidents/sb-memory");
+  const files = incidentFiles(dir);
+  // The reports, counted in the logs themselves (ovsdb-server's "peak
+  // resident set size" lines).
+  const reports = files
+    .filter((f) => f.endsWith(".log"))
+    .map((f) => (readFileSync(f, "utf8").match(/peak resident set size/g) || []).length);
+  assert.ok(reports.every((n) => n > 0));
+  const { page, problems } = await openPage(browser.context, server.url);
+  await page.locator("[data-testid=timeline][data-ready=true]").waitFor({ timeout: 60000 });
+  await page.getByTestId("file-input").setInputFiles(files);
+  await diagnosed(page);
+  const chart = page.getByTestId("memory-chart");
+  await chart.waitFor();
+  assert.equal(Number(await chart.getAttribute("data-lines")), reports.length);
+  assert.equal(Number(await chart.getAttribute("data-points")), reports.reduce((a, b) => a + b, 0));
+  assert.ok((await inkedPixels(page, "memory-chart")) > 1000);
+  assert.match(await hoverChart(page, "memory-chart"), /^\w+: [\d.]+ [KMG]i?B at \d{4}-\d\d-\d\d .* UTC$/);
+  await screenshot(page, "evidence-memory");
   noProblems(problems);
   await page.close();
 });

@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync, mkdtempSync, statSync, readdirSync } from 
 import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT, serveDir, launchBrowser, openPage, screenshot, inspectJson, useBrowser } from "./harness.mjs";
+import { ROOT, serveDir, launchBrowser, openPage, screenshot, docScreenshot, inspectJson, useBrowser } from "./harness.mjs";
 
 let server;
 let browser;
@@ -183,6 +183,106 @@ test("wheel zooms, hovering shows a tooltip, clicking an entry opens the inspect
   await page.mouse.move(x, y);
   await page.mouse.wheel(0, -300);
   await page.waitForFunction(() => Number(document.querySelector("[data-testid=timeline]").dataset.zoom) > 1);
+  noProblems(problems);
+  await page.close();
+});
+
+// Per record of `ovsdb-tool -m show-log` (recorded from the real tool when
+// the samples were made): its log index and the rows it changed per table.
+function showLogRows(sample, file = "s1") {
+  const text = readFileSync(join(ROOT, "tests/fixtures/samples", sample, `${file}.show-log.txt`), "utf8");
+  const out = new Map();
+  for (const rec of text.split(/^record (?=\d+:)/m).slice(1)) {
+    const index = rec.match(/^ index: (\d+)/m);
+    if (!index) continue;
+    const tables = {};
+    for (const [, t] of rec.matchAll(/^  table (\S+) /gm)) tables[t] = (tables[t] || 0) + 1;
+    out.set(Number(index[1]), tables);
+  }
+  return out;
+}
+
+async function inspectorTables(page) {
+  await page.locator("[data-testid=inspector-changes]").waitFor();
+  return page.$$eval("[data-testid=inspector-table]", (els) =>
+    Object.fromEntries(els.map((e) => [e.dataset.table, Number(e.dataset.rows)])),
+  );
+}
+
+test("the inspector of a large entry stays readable: tables collapsed with counts, rows a page at a time, long values folded", async () => {
+  const rows = showLogRows("sb-scale");
+  // The entry that changes the most rows (100 Port_Binding inserts).
+  const [index, tables] = [...rows].sort((a, b) =>
+    Object.values(b[1]).reduce((x, y) => x + y, 0) - Object.values(a[1]).reduce((x, y) => x + y, 0))[0];
+  const total = Object.values(tables).reduce((x, y) => x + y, 0);
+  assert.ok(total >= 100, `${total}`);
+  const { page, problems } = await openPage(browser.context, `${server.url}#sample=sb-scale&entry=0:${index}`);
+  await ready(page, SAMPLES["sb-scale"]);
+  // The link opened the inspector on that entry, and the hash keeps it.
+  await page.locator(`[data-testid=inspector][data-index="${index}"]`).waitFor();
+  assert.deepEqual(await inspectorTables(page), tables);
+  assert.match(await page.evaluate(() => location.hash), new RegExp(`entry=0:${index}`));
+  // Collapsed: the inspector is a screenful, not thousands of pixels.
+  const box = await page.getByTestId("inspector").boundingBox();
+  assert.ok(box.height < 900, `inspector ${box.height} px tall`);
+  const table = page.locator("[data-testid=inspector-table]").first();
+  assert.equal(await table.evaluate((e) => e.open), false);
+  // A table lists its rows 50 at a time.
+  await table.locator("summary").first().click();
+  const listed = () => table.locator("[data-testid=inspector-row]").count();
+  assert.equal(await listed(), 50);
+  await table.getByTestId("inspector-more").click();
+  await page.waitForFunction(() => document.querySelectorAll("[data-testid=inspector-row]").length === 100);
+  assert.equal(await table.getByTestId("inspector-more").count(), 0);
+  const uuids = await table.locator("[data-testid=inspector-row]").evaluateAll((els) => els.map((e) => e.dataset.uuid));
+  assert.equal(new Set(uuids).size, 100);
+  // The long ovn-sbctl comment is folded to its first characters.
+  const comment = page.getByTestId("inspector-comment").getByTestId("folded");
+  const length = Number(await comment.getAttribute("data-length"));
+  assert.ok(length > 160);
+  assert.ok((await comment.locator("summary").innerText()).length < 160);
+  await comment.locator("summary").click();
+  assert.equal((await comment.locator("pre.whole").innerText()).length, length);
+
+  // An entry of several tables: each with the rows show-log lists for it.
+  const [multi, multiTables] = [...rows].find(([, t]) => Object.keys(t).length > 1);
+  await page.goto(`${server.url}#sample=sb-scale&entry=0:${multi}`);
+  await ready(page, SAMPLES["sb-scale"]);
+  await page.locator(`[data-testid=inspector][data-index="${multi}"]`).waitFor();
+  assert.deepEqual(await inspectorTables(page), multiTables);
+  noProblems(problems);
+  await page.close();
+});
+
+test("the README's screenshot of the explorer: leader-failover with an entry inspected", async () => {
+  const rows = showLogRows("leader-failover");
+  const [index] = [...rows].find(([, t]) => t.Logical_Switch);
+  const { page, problems } = await openPage(browser.context, `${server.url}#sample=leader-failover&entry=0:${index}`);
+  await page.setViewportSize({ width: 1280, height: 1500 });
+  await ready(page, SAMPLES["leader-failover"]);
+  await page.locator("[data-testid=inspector-changes]").waitFor();
+  await page.waitForTimeout(300);
+  await docScreenshot(page, "explorer");
+  noProblems(problems);
+  await page.close();
+});
+
+test("a long set value is folded in the inspector and opens whole", async () => {
+  const rows = showLogRows("acl-portgroup-full");
+  const [index] = [...rows].find(([, t]) => t.Port_Group && t.ACL >= 10);
+  const { page, problems } = await openPage(browser.context, `${server.url}#sample=acl-portgroup-full&entry=0:${index}`);
+  await ready(page, SAMPLES["acl-portgroup-full"]);
+  assert.deepEqual(await inspectorTables(page), rows.get(index));
+  // Small entry: tables and rows open; the Port_Group's acls set is folded.
+  const pg = page.locator("[data-testid=inspector-table][data-table=Port_Group]");
+  assert.equal(await pg.evaluate((e) => e.open), true);
+  const folded = pg.getByTestId("folded").first();
+  const length = Number(await folded.getAttribute("data-length"));
+  assert.ok(length > 160, `${length}`);
+  await folded.locator("summary").click();
+  const whole = await folded.locator("pre.whole").innerText();
+  assert.equal(whole.length, length);
+  assert.ok(whole.startsWith('["set",'), whole.slice(0, 20));
   noProblems(problems);
   await page.close();
 });

@@ -115,6 +115,19 @@ export async function screenshot(page, name) {
 }
 
 /**
+ * A screenshot for the README (`docs/screenshots/NAME.png`, the visible
+ * viewport): written there when UPDATE_SCREENSHOTS=1, else into the
+ * artifacts beside the others. Fails when the README's copy is missing.
+ */
+export async function docScreenshot(page, name) {
+  const committed = join(ROOT, "docs", "screenshots", `${name}.png`);
+  const dir = process.env.UPDATE_SCREENSHOTS ? dirname(committed) : ARTIFACTS;
+  await mkdir(dir, { recursive: true });
+  await page.screenshot({ path: join(dir, `${name}.png`) });
+  if (!existsSync(committed)) throw new Error(`${committed} is missing: run with UPDATE_SCREENSHOTS=1`);
+}
+
+/**
  * `ovsdb-scope inspect --json FILE...` from the CLI built from the same core:
  * the reference the page must agree with. Builds the CLI when it is missing.
  */
@@ -151,4 +164,36 @@ export function useBrowser(set) {
     await browser?.close();
     await server?.close();
   });
+}
+
+/** Pixels of a canvas that are not near-white: a drawn chart has many. */
+export async function inkedPixels(page, testId) {
+  return page.evaluate((id) => {
+    const cv = document.querySelector(`[data-testid="${id}"]`);
+    const d = cv.getContext("2d").getImageData(0, 0, cv.width, cv.height).data;
+    let n = 0;
+    for (let i = 0; i < d.length; i += 4) if (d[i] < 200 || d[i + 1] < 200 || d[i + 2] < 200) n++;
+    return n;
+  }, testId);
+}
+
+/**
+ * Moves the pointer across a chart's canvas (rows of points over its
+ * plotting area) until the chart names a value under it (data-hover), and
+ * returns that text; "" when none was found.
+ */
+export async function hoverChart(page, testId) {
+  const el = page.getByTestId(testId);
+  await el.scrollIntoViewIfNeeded();
+  const box = await el.boundingBox();
+  for (const fy of [0.5, 0.7, 0.3, 0.85, 0.15]) {
+    for (let fx = 0.1; fx < 0.95; fx += 0.04) {
+      await page.mouse.move(box.x + box.width * fx, box.y + box.height * fy);
+      // The page renders the hover text on its next tick.
+      await page.waitForTimeout(30);
+      const h = await el.getAttribute("data-hover");
+      if (h) return h;
+    }
+  }
+  return "";
 }

@@ -8,7 +8,7 @@ import { readFileSync, mkdtempSync, existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
-import { serveDir, launchBrowser, openPage, screenshot, useBrowser } from "./harness.mjs";
+import { serveDir, launchBrowser, openPage, screenshot, docScreenshot, useBrowser, inkedPixels, hoverChart } from "./harness.mjs";
 
 let server;
 let browser;
@@ -49,8 +49,19 @@ test("the commit-sync A/B shows the pre-sync follower at least 50 times slower",
   assert.ok(b < 1000, `B total ${b} ms (under 1 s expected)`);
   // The metrics table and both timelines are there.
   assert.ok((await page.getByTestId("ab-table").locator("tbody tr").count()) >= 8);
+  // The latency distribution is a plotters chart of both runs' writes,
+  // and hovering a bin names its range and counts.
+  const hist = page.getByTestId("ab-histogram");
+  assert.ok(Number(await hist.getAttribute("data-writes-a")) > 0);
+  assert.ok(Number(await hist.getAttribute("data-writes-b")) > 0);
+  assert.ok((await inkedPixels(page, "ab-histogram")) > 2000);
+  assert.match(await hoverChart(page, "ab-histogram"), /^[\d.]+–[\d.]+ ms: A \d+ writes, B \d+ writes$/);
   await page.waitForTimeout(300);
   await screenshot(page, "sim-ab-commit-sync");
+  await page.setViewportSize({ width: 1280, height: 1400 });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.waitForTimeout(300);
+  await docScreenshot(page, "ab");
   clean(problems);
   await page.close();
 });
@@ -172,6 +183,12 @@ test("the IDL panel runs both experiments in the worker and charts them", async 
   // 500 rows x 6 columns rewritten, one really changed: write-changed-only sends far less.
   assert.ok(ratio > 10, `default / write-changed-only request bytes = ${ratio}`);
   assert.equal(await page.getByTestId("idl-table").locator("tbody tr").count(), 3);
+  // Its figures as plotters small multiples, one panel per column of the
+  // table; hovering a bar names the mode, the figure and its value.
+  const cols = await page.getByTestId("idl-table").locator("thead th").count();
+  assert.equal(Number(await page.getByTestId("idl-chart").getAttribute("data-panels")), cols - 1);
+  assert.ok((await inkedPixels(page, "idl-chart")) > 2000);
+  assert.match(await hoverChart(page, "idl-chart"), /^\S.*: .+ = [\d.]+[kMG]?$/);
   // Changing a knob and running again changes the figures.
   await page.getByTestId("idl-knob-changed").fill("250");
   await page.getByTestId("idl-knob-changed").dispatchEvent("change");

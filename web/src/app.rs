@@ -11,8 +11,8 @@ use timeline::{
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{
-    AddEventListenerOptions, Blob, DragEvent, HtmlCanvasElement, HtmlElement, HtmlInputElement,
-    HtmlSelectElement, KeyboardEvent, MessageEvent, MouseEvent, WheelEvent, Worker,
+    Blob, DragEvent, HtmlCanvasElement, HtmlElement, HtmlInputElement, HtmlSelectElement,
+    KeyboardEvent, MessageEvent, MouseEvent, WheelEvent, Worker,
 };
 use yew::prelude::*;
 
@@ -26,12 +26,15 @@ use timeline::time::utc_datetime;
 
 #[path = "evidence_ui.rs"]
 mod evidence_ui;
+use crate::inspector::{folded, Changes, Detail};
 use evidence_ui::{LogFilter, LogPanel};
 
 /// The worker bin, built by trunk with a loader shim (see index.html).
 const WORKER_URL: &str = "./worker_loader.js";
 
 pub enum Msg {
+    /// The URL's hash was changed by hand.
+    HashChanged,
     PickFiles(Vec<Named>),
     /// Dropped files and folders, still to be walked.
     Dropped(Vec<files::Dropped>),
@@ -112,7 +115,13 @@ struct Tooltip {
 pub struct App {
     worker: Option<Worker>,
     worker_closures: Vec<Closure<dyn FnMut(JsValue)>>,
-    window_closures: Vec<Closure<dyn FnMut(JsValue)>>,
+    /// Window and canvas listeners (removed when dropped).
+    listeners: Vec<gloo_events::EventListener>,
+    /// The timeline is drawn by plotters (`#renderer=plotters`), for the
+    /// frame-time comparison in BENCHMARKS.md.
+    plotters: bool,
+    /// The timeline canvas's wheel listener, on the canvas it was added to.
+    wheel: Option<(HtmlCanvasElement, gloo_events::EventListener)>,
     progress: Option<Progress>,
     timeline: Option<Rc<Timeline>>,
     /// Compact per-lane arrays for drawing, built once per load.
@@ -124,7 +133,7 @@ pub struct App {
     notice: Option<String>,
     tooltip: Option<Tooltip>,
     selected: Option<(usize, usize)>,
-    detail: Option<EntryDetail>,
+    detail: Option<Rc<EntryDetail>>,
     help: bool,
     dragging: bool,
     canvas: NodeRef,
@@ -156,6 +165,8 @@ pub struct App {
     generation: u32,
     /// The operator evidence of the last load (inputs, servers, findings).
     diag: Option<Rc<DiagView>>,
+    /// Each server's memory over time, from the diagnosis.
+    memory: Rc<Vec<crate::charts::MemoryLine>>,
     /// Findings in time order (indexes into `diag.findings`).
     finding_order: Rc<Vec<usize>>,
     selected_finding: Option<usize>,
@@ -382,7 +393,7 @@ impl App {
             }
             Some("detail") => {
                 let text = js_get(&data, "detail").as_string().unwrap_or_default();
-                self.detail = serde_json::from_str(&text).ok();
+                self.detail = serde_json::from_str(&text).ok().map(Rc::new);
                 true
             }
             Some("panic") | Some("error") => {
@@ -463,7 +474,7 @@ impl App {
         }
         self.axis = Axis::new(&t, self.axis_mode, None);
         self.vp = self.axis.viewport();
-        if let Some(h) = pending {
+        if let Some(h) = &pending {
             if let Some(m) = h.mode {
                 self.mode = m;
             }
@@ -474,6 +485,25 @@ impl App {
         }
         self.show_timeline(t);
         self.first_frame = true;
+        // A link's inspector entry: the lane's last entry with that index
+        // (the one that survived, when an index was written twice).
+        if let Some((li, index)) = pending.as_ref().and_then(|h| h.entry) {
+            let found = self.timeline.as_ref().and_then(|t| {
+                t.lanes
+                    .get(li)?
+                    .entries
+                    .iter()
+                    .rposition(|e| e.index == index)
+            });
+            match found {
+                Some(ei) => self.inspect(li, ei),
+                None => {
+                    self.notice = Some(format!(
+                    "The link asks for index {index} of file {li}, which these files do not have."
+                ))
+                }
+            }
+        }
         self.update_hash();
     }
 
@@ -517,6 +547,11 @@ impl App {
             contents: self.contents,
             lane: self.contents.then_some(self.contents_lane),
             contents_at: self.contents.then_some(self.contents_at).flatten(),
+            plotters: self.plotters,
+            entry: self.selected.and_then(|(li, ei)| {
+                let t = self.timeline.as_ref()?;
+                Some((li, t.lanes.get(li)?.entries.get(ei)?.index))
+            }),
         };
         if let Some(w) = web_sys::window() {
             if let Ok(h) = w.history() {
@@ -620,6 +655,7 @@ impl App {
             let _ = Reflect::set(&msg, &"offset".into(), &(e.offset as f64).into());
             let _ = w.post_message(&msg);
         }
+        self.update_hash();
     }
 
     fn download(&self, href: &str, name: &str) {
@@ -705,7 +741,16 @@ impl App {
             mode: self.mode,
             highlight: self.hover_term,
         };
-        let drawn = draw::draw(&ctx, &scene, ratio);
+        let drawn = if self.plotters {
+            // The measurement variant (`#renderer=plotters`): lanes only.
+            let _ = ctx.set_transform(1.0, 0.0, 0.0, 1.0, 0.0, 0.0);
+            if let Err(e) = crate::timeline_plotters::draw(&canvas, &scene) {
+                web_sys::console::warn_1(&format!("plotters timeline: {e}").into());
+            }
+            draw::Drawn::default()
+        } else {
+            draw::draw(&ctx, &scene, ratio)
+        };
         let lit = draw::draw_tracks(
             &ctx,
             &self.tracks,
@@ -805,46 +850,91 @@ impl App {
     }
 
     fn listen_window(&mut self, ctx: &Context<Self>) {
-        let Some(window) = web_sys::window() else {
-            return;
-        };
+        use gloo_events::EventListener;
+        let window = gloo_utils::window();
         let link = ctx.link().clone();
-        let keydown = Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
-            link.send_message(Msg::Key(ev.unchecked_into()));
-        });
-        let _ =
-            window.add_event_listener_with_callback("keydown", keydown.as_ref().unchecked_ref());
+        self.listeners
+            .push(EventListener::new(&window, "keydown", move |ev| {
+                link.send_message(Msg::Key(ev.clone().unchecked_into()))
+            }));
         let link = ctx.link().clone();
-        let resize = Closure::<dyn FnMut(JsValue)>::new(move |_| link.send_message(Msg::Resize));
-        let _ = window.add_event_listener_with_callback("resize", resize.as_ref().unchecked_ref());
-        self.window_closures.push(keydown);
-        self.window_closures.push(resize);
+        self.listeners
+            .push(EventListener::new(&window, "resize", move |_| {
+                link.send_message(Msg::Resize)
+            }));
+        // A link pasted into an open page: follow its entry.
+        let link = ctx.link().clone();
+        self.listeners
+            .push(EventListener::new(&window, "hashchange", move |_| {
+                link.send_message(Msg::HashChanged)
+            }));
     }
 
     fn listen_wheel(&mut self, ctx: &Context<Self>) {
+        use gloo_events::{EventListener, EventListenerOptions};
         // Wheel must not be passive so the page does not scroll while zooming.
         let Some(canvas) = self.canvas.cast::<HtmlCanvasElement>() else {
             return;
         };
+        if self.wheel.as_ref().is_some_and(|(c, _)| *c == canvas) {
+            return;
+        }
         let link = ctx.link().clone();
         let gutter = Layout::new(1000.0).gutter;
-        let wheel = Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
-            let ev: WheelEvent = ev.unchecked_into();
-            ev.prevent_default();
-            let target: Option<HtmlElement> = ev.target().and_then(|t| t.dyn_into().ok());
-            let width = target.map_or(1000.0, |t| t.client_width() as f64);
-            let anchor = (ev.offset_x() as f64 - gutter) / (width - gutter).max(1.0);
-            let factor = if ev.delta_y() < 0.0 { 1.25 } else { 0.8 };
-            link.send_message(Msg::Zoom { factor, anchor });
-        });
-        let opts = AddEventListenerOptions::new();
-        opts.set_passive(false);
-        let _ = canvas.add_event_listener_with_callback_and_add_event_listener_options(
+        let wheel = EventListener::new_with_options(
+            &canvas,
             "wheel",
-            wheel.as_ref().unchecked_ref(),
-            &opts,
+            EventListenerOptions::enable_prevent_default(),
+            move |ev| {
+                let ev: &WheelEvent = ev.unchecked_ref();
+                ev.prevent_default();
+                let target: Option<HtmlElement> = ev.target().and_then(|t| t.dyn_into().ok());
+                let width = target.map_or(1000.0, |t| t.client_width() as f64);
+                let anchor = (ev.offset_x() as f64 - gutter) / (width - gutter).max(1.0);
+                let factor = if ev.delta_y() < 0.0 { 1.25 } else { 0.8 };
+                link.send_message(Msg::Zoom { factor, anchor });
+            },
         );
-        self.window_closures.push(wheel);
+        self.wheel = Some((canvas, wheel));
+    }
+
+    /// The URL's hash changed by hand (not by the page): open the entry it
+    /// names, when it names another one.
+    fn follow_hash(&mut self) -> bool {
+        let h = web_sys::window()
+            .and_then(|w| w.location().hash().ok())
+            .map(|h| hash::parse(&h))
+            .unwrap_or_default();
+        if h.plotters != self.plotters {
+            self.plotters = h.plotters;
+            self.dirty = true;
+            return true;
+        }
+        let Some((li, index)) = h.entry else {
+            return false;
+        };
+        let Some(t) = self.timeline.clone() else {
+            return false;
+        };
+        let current = self
+            .selected
+            .and_then(|(l, e)| Some((l, t.lanes.get(l)?.entries.get(e)?.index)));
+        if current == Some((li, index)) {
+            return false;
+        }
+        match t
+            .lanes
+            .get(li)
+            .and_then(|l| l.entries.iter().rposition(|e| e.index == index))
+        {
+            Some(ei) => self.inspect(li, ei),
+            None => {
+                self.notice = Some(format!(
+                    "The link asks for index {index} of file {li}, which these files do not have."
+                ))
+            }
+        }
+        true
     }
 }
 
@@ -860,7 +950,9 @@ impl Component for App {
         let mut app = App {
             worker: None,
             worker_closures: Vec::new(),
-            window_closures: Vec::new(),
+            listeners: Vec::new(),
+            wheel: None,
+            plotters: hash_state.plotters,
             progress: None,
             timeline: None,
             lane_index: Rc::new(Vec::new()),
@@ -892,6 +984,7 @@ impl Component for App {
             parse_ms: 0.0,
             decode_ms: 0.0,
             diag: None,
+            memory: Rc::default(),
             finding_order: Rc::new(Vec::new()),
             selected_finding: None,
             tracks: Rc::new(Vec::new()),
@@ -1250,6 +1343,7 @@ impl Component for App {
                 false
             }
             Msg::Resize => self.measure_width(),
+            Msg::HashChanged => self.follow_hash(),
             Msg::Dragging(d) => {
                 let changed = self.dragging != d;
                 self.dragging = d;
@@ -1446,9 +1540,7 @@ impl Component for App {
             self.measure_width();
         }
         if self.timeline.is_some() {
-            if self.window_closures.len() < 3 {
-                self.listen_wheel(ctx);
-            }
+            self.listen_wheel(ctx);
             self.measure_width();
             if self.dirty {
                 self.redraw();
@@ -1705,7 +1797,7 @@ impl App {
                     <dt>{ "Index" }</dt><dd data-testid="inspector-index" data-value={e.index.to_string()}>{ e.index }</dd>
                     <dt>{ "Record / offset" }</dt><dd data-testid="inspector-offset" data-value={e.offset.to_string()}>{ format!("{} @ {}", e.record, e.offset) }</dd>
                     <dt>{ "Entry ID" }</dt><dd data-testid="inspector-eid" data-value={e.eid.clone().unwrap_or_default()}>{ e.eid.clone().unwrap_or_else(|| "—".into()) }</dd>
-                    <dt>{ "Comment" }</dt><dd>{ e.comment.clone().unwrap_or_else(|| "—".into()) }</dd>
+                    <dt>{ "Comment" }</dt><dd data-testid="inspector-comment">{ e.comment.as_deref().map_or_else(|| html! { "—" }, folded) }</dd>
                     <dt>{ "Date" }</dt><dd data-testid="inspector-date" data-value={e.date_ms.map_or(String::new(), |d| d.to_string())}>{ e.date_ms.map_or("—".into(), |d| format!("{} UTC ({d} ms)", utc_datetime(d))) }</dd>
                     <dt>{ "Bytes" }</dt><dd data-testid="inspector-bytes" data-value={e.sizes.get(self.mode).map_or(String::new(), |b| b.to_string())}>{ format!("as stored {} · full values {} · diffs {}", size(StorageMode::Stored), size(StorageMode::Full), size(StorageMode::Diff)) }</dd>
                 </dl>
@@ -1713,33 +1805,7 @@ impl App {
                     None => html! { <p class="hint">{ "Decoding…" }</p> },
                     Some(d) if d.error.is_some() => html! { <p class="error">{ d.error.clone().unwrap_or_default() }</p> },
                     Some(d) => html! {
-                        <div class="changes">
-                            <p>{ if d.diff_mode { "Modified columns are stored as diffs (_is_diff)." } else { "Columns are stored as full values." } }
-                               { if d.schema_change { " This entry carries a new schema." } else { "" } }</p>
-                            { for d.tables.iter().map(|tc| html! {
-                                <details open={d.tables.len() <= 3}>
-                                    <summary>{ format!("{} — {} row(s)", tc.table, tc.rows.len()) }</summary>
-                                    { for tc.rows.iter().map(|r| html! {
-                                        <div class="row">
-                                            <div class="rowhead">{ format!("{} {}", r.op, r.uuid) }</div>
-                                            <table>
-                                                <tr><th>{ "column" }</th><th>{ "full value" }</th><th>{ "bytes" }</th><th>{ "diff" }</th><th>{ "bytes" }</th><th>{ "stored" }</th></tr>
-                                                { for r.columns.iter().map(|c| html! {
-                                                    <tr data-testid="inspector-column">
-                                                        <td class="col">{ c.column.clone() }</td>
-                                                        <td class="val">{ c.full.clone().unwrap_or_else(|| "—".into()) }</td>
-                                                        <td class="num" data-value={c.full_bytes.map_or(String::new(), |b| b.to_string())}>{ c.full_bytes.map_or("—".into(), |b| format!("{b} B")) }</td>
-                                                        <td class="val">{ c.diff.clone().unwrap_or_else(|| "—".into()) }</td>
-                                                        <td class="num" data-value={c.diff_bytes.map_or(String::new(), |b| b.to_string())}>{ c.diff_bytes.map_or("—".into(), |b| format!("{b} B")) }</td>
-                                                        <td class="num" title={c.stored.clone()}>{ format!("{} B", c.stored_bytes) }</td>
-                                                    </tr>
-                                                }) }
-                                            </table>
-                                        </div>
-                                    }) }
-                                </details>
-                            }) }
-                        </div>
+                        <Changes key={format!("{li}:{}", e.offset)} detail={Detail(d.clone())} />
                     },
                 } }
             </section>

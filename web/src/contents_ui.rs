@@ -46,6 +46,9 @@ pub struct Props {
 
 pub enum Msg {
     Worker(JsValue),
+    /// The pointer over chart 0 (bytes by table) or 1 (growth), or off it.
+    ChartHover(usize, Option<(i32, i32)>),
+    ChartsResized,
     SetLane(usize),
     SetAt(u64),
     EditAt(String),
@@ -100,7 +103,13 @@ pub struct ContentsPage {
     /// None: not asked; Some(None): being measured.
     sizes: Option<Option<Value>>,
     chart: NodeRef,
+    growth_chart: NodeRef,
     chart_drawn: bool,
+    /// The size and growth charts' values under the pointer, and the text
+    /// of the one hovered.
+    hovers: [Option<crate::charts::Hover>; 2],
+    hover_text: [Option<String>; 2],
+    _resize: gloo_events::EventListener,
     diff_from: String,
     diff_id: u32,
     /// None: not asked; Some(None): being computed.
@@ -382,7 +391,16 @@ impl Component for ContentsPage {
             sizes_id: 0,
             sizes: None,
             chart: NodeRef::default(),
+            growth_chart: NodeRef::default(),
             chart_drawn: false,
+            hovers: [None, None],
+            hover_text: [None, None],
+            _resize: {
+                let link = ctx.link().clone();
+                gloo_events::EventListener::new(&gloo_utils::window(), "resize", move |_| {
+                    link.send_message(Msg::ChartsResized)
+                })
+            },
             diff_from: String::new(),
             diff_id: 0,
             diff: None,
@@ -426,6 +444,18 @@ impl Component for ContentsPage {
     fn update(&mut self, ctx: &Context<Self>, msg: Msg) -> bool {
         match msg {
             Msg::Worker(d) => self.on_worker(ctx, d),
+            Msg::ChartHover(k, at) => {
+                let text = at.and_then(|(x, y)| self.hovers[k].as_ref().and_then(|h| h(x, y)));
+                if text == self.hover_text[k] {
+                    return false;
+                }
+                self.hover_text[k] = text;
+                true
+            }
+            Msg::ChartsResized => {
+                self.chart_drawn = false;
+                true
+            }
             Msg::SetLane(l) => {
                 self.lane = l;
                 self.selected = None;
@@ -541,8 +571,23 @@ impl Component for ContentsPage {
         ) {
             self.chart_drawn = true;
             let bars = table_bars(v);
-            if let Err(e) = crate::size_chart::draw(&c, &bars) {
-                self.error = Some(format!("the size chart could not be drawn: {e}"));
+            match crate::charts::draw(&c, &bars) {
+                Ok(h) => self.hovers[0] = Some(h),
+                Err(e) => self.error = Some(format!("the size chart could not be drawn: {e}")),
+            }
+            if let Some(g) = self.growth_chart.cast::<web_sys::HtmlCanvasElement>() {
+                let lines = crate::charts::growth_lines(&v["growth"], GROWTH_TABLES);
+                let x = if v["growth"][0][1].is_u64() {
+                    "index"
+                } else {
+                    "record"
+                };
+                match crate::charts::draw_growth(&g, &lines, x) {
+                    Ok(h) => self.hovers[1] = Some(h),
+                    Err(e) => {
+                        self.error = Some(format!("the growth chart could not be drawn: {e}"))
+                    }
+                }
             }
         }
         if let (Some(r), Some(el)) = (self.scroll_to, self.grid.cast::<HtmlElement>()) {
@@ -863,12 +908,12 @@ impl ContentsPage {
 }
 
 /// The by-table figures, largest stored first.
-fn table_bars(v: &Value) -> Vec<crate::size_chart::Bars> {
-    let mut bars: Vec<crate::size_chart::Bars> = v["by_table"]
+fn table_bars(v: &Value) -> Vec<crate::charts::Bars> {
+    let mut bars: Vec<crate::charts::Bars> = v["by_table"]
         .as_object()
         .into_iter()
         .flatten()
-        .map(|(t, b)| crate::size_chart::Bars {
+        .map(|(t, b)| crate::charts::Bars {
             table: t.clone(),
             stored: b["stored"].as_u64().unwrap_or(0),
             full: b["full"].as_u64(),
@@ -878,6 +923,9 @@ fn table_bars(v: &Value) -> Vec<crate::size_chart::Bars> {
     bars.sort_by(|a, b| b.stored.cmp(&a.stored).then(a.table.cmp(&b.table)));
     bars
 }
+
+/// Tables drawn as their own line in the growth chart (the rest: one line).
+const GROWTH_TABLES: usize = 8;
 
 fn bytes(v: &Value) -> String {
     v.as_u64()
@@ -921,7 +969,21 @@ impl ContentsPage {
                                     bytes(&c["snapshot_bytes"]), bytes(&c["log_bytes"])) }
                             </p>
                         }
-                        <canvas ref={self.chart.clone()} class="size-chart" data-testid="size-chart" width="900" height="200" />
+                        if !c.is_null() {
+                            { self.view_snapshot(c, v) }
+                        }
+                        <canvas ref={self.chart.clone()} class="size-chart" data-testid="size-chart" width="900" height="200"
+                            title={self.hover_text[0].clone().unwrap_or_default()} data-hover={self.hover_text[0].clone().unwrap_or_default()}
+                            onmousemove={link.callback(|e: MouseEvent| Msg::ChartHover(0, Some((e.offset_x(), e.offset_y()))))}
+                            onmouseleave={link.callback(|_| Msg::ChartHover(0, None))} />
+                        <h4>{ "Growth over time, by table" }</h4>
+                        <canvas ref={self.growth_chart.clone()} class="size-chart" data-testid="growth-chart"
+                            data-points={v["growth"].as_array().map_or(0, Vec::len).to_string()}
+                            data-lines={crate::charts::growth_lines(&v["growth"], GROWTH_TABLES).len().to_string()}
+                            width="900" height="320"
+                            title={self.hover_text[1].clone().unwrap_or_default()} data-hover={self.hover_text[1].clone().unwrap_or_default()}
+                            onmousemove={link.callback(|e: MouseEvent| Msg::ChartHover(1, Some((e.offset_x(), e.offset_y()))))}
+                            onmouseleave={link.callback(|_| Msg::ChartHover(1, None))} />
                         <table class="sizes" data-testid="sizes-by-table">
                             <tr><th>{ "table" }</th><th>{ "as stored" }</th><th>{ "full values" }</th><th>{ "diffs" }</th></tr>
                             { for bars.iter().map(|b| html! {
@@ -983,6 +1045,34 @@ impl ContentsPage {
 }
 
 impl ContentsPage {
+    /// The what-if's snapshot by table, beside what the log holds of each.
+    fn view_snapshot(&self, c: &Value, v: &Value) -> Html {
+        let mut rows: Vec<(&String, u64)> = c["by_table"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(t, b)| (t, b.as_u64().unwrap_or(0)))
+            .collect();
+        rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        html! {
+            <details class="snapshot" data-testid="snapshot-sizes">
+                <summary title="The snapshot ovsdb-server/compact would write at this index, by table, against the bytes of each table in the log">
+                    { format!("Snapshot at {}: {} by table, against the log", s(&c["at"]), bytes(&c["snapshot_bytes"])) }
+                </summary>
+                <table class="sizes">
+                    <tr><th>{ "table" }</th><th>{ "in the snapshot" }</th><th>{ "in the log (as stored)" }</th></tr>
+                    { for rows.iter().map(|(t, b)| html! {
+                        <tr data-testid="snapshot-by-table" data-table={(*t).clone()} data-bytes={b.to_string()}>
+                            <td>{ (*t).clone() }</td>
+                            <td>{ crate::draw::human_bytes(*b as f64) }</td>
+                            <td>{ bytes(&v["by_table"][t.as_str()]["stored"]) }</td>
+                        </tr>
+                    }) }
+                </table>
+            </details>
+        }
+    }
+
     fn view_diff(&self, ctx: &Context<Self>) -> Html {
         let link = ctx.link();
         let on_enter =

@@ -263,6 +263,7 @@ impl App {
         if self.log.server >= d.servers.len() as i32 {
             self.log.server = -1;
         }
+        self.memory = Rc::new(memory_lines(&d));
         self.diag = Some(Rc::new(d));
         if self.log.open {
             self.query_log(None);
@@ -634,8 +635,107 @@ impl App {
                         }
                     }) }
                 </table>
+                <MemoryChart lines={self.memory.clone()} />
             </section>
         }
+    }
+}
+
+/// Each server's memory over time, from the log's memory lines
+/// (`memory-peak`, `memory-grew`): servers with at least one report.
+fn memory_lines(d: &DiagView) -> Vec<crate::charts::MemoryLine> {
+    d.servers
+        .iter()
+        .map(|s| crate::charts::MemoryLine {
+            server: s.label().to_string(),
+            points: s
+                .events
+                .iter()
+                .filter_map(|e| match &e.kind {
+                    EventKind::MemoryPeak { kb, .. } => Some((e.time_ms, *kb as f64)),
+                    EventKind::MemoryGrew { to_kb, .. } => Some((e.time_ms, *to_kb as f64)),
+                    _ => None,
+                })
+                .collect(),
+        })
+        .filter(|l| !l.points.is_empty())
+        .collect()
+}
+
+#[derive(Properties)]
+pub struct MemoryChartProps {
+    pub lines: Rc<Vec<crate::charts::MemoryLine>>,
+}
+
+impl PartialEq for MemoryChartProps {
+    fn eq(&self, o: &Self) -> bool {
+        Rc::ptr_eq(&self.lines, &o.lines)
+    }
+}
+
+/// The servers' memory over time, drawn by plotters (hidden when no log
+/// reports memory); the value under the pointer is its title.
+#[function_component(MemoryChart)]
+pub fn memory_chart(p: &MemoryChartProps) -> Html {
+    let canvas = use_node_ref();
+    let hover = use_mut_ref(|| None::<crate::charts::Hover>);
+    let text = use_state(|| None::<String>);
+    let width = use_state(|| 0);
+    {
+        // Redrawn when the lines change and when the window is resized.
+        let width = width.clone();
+        use_effect_with((), move |_| {
+            let l = gloo_events::EventListener::new(&gloo_utils::window(), "resize", move |_| {
+                width.set(
+                    gloo_utils::window()
+                        .inner_width()
+                        .ok()
+                        .and_then(|w| w.as_f64())
+                        .unwrap_or(0.0) as i32,
+                )
+            });
+            move || drop(l)
+        });
+    }
+    {
+        let (canvas, hover, lines) = (canvas.clone(), hover.clone(), p.lines.clone());
+        use_effect_with((Rc::as_ptr(&p.lines) as usize, *width), move |_| {
+            if let Some(c) = canvas.cast::<web_sys::HtmlCanvasElement>() {
+                match crate::charts::draw_memory(&c, &lines) {
+                    Ok(h) => *hover.borrow_mut() = Some(h),
+                    Err(e) => web_sys::console::warn_1(&format!("memory chart: {e}").into()),
+                }
+            }
+        });
+    }
+    if p.lines.is_empty() {
+        return html! {};
+    }
+    let onmousemove = {
+        let (hover, text) = (hover.clone(), text.clone());
+        Callback::from(move |e: MouseEvent| {
+            let t = hover
+                .borrow()
+                .as_ref()
+                .and_then(|h| h(e.offset_x(), e.offset_y()));
+            if t != *text {
+                text.set(t);
+            }
+        })
+    };
+    let onmouseleave = {
+        let text = text.clone();
+        Callback::from(move |_: MouseEvent| text.set(None))
+    };
+    let points: usize = p.lines.iter().map(|l| l.points.len()).sum();
+    html! {
+        <figure class="memory-chart">
+            <figcaption>{ "Memory over time, from the servers' logs" }</figcaption>
+            <canvas ref={canvas} class="sim-canvas" data-testid="memory-chart" width="900" height="240"
+                data-lines={p.lines.len().to_string()} data-points={points.to_string()}
+                title={(*text).clone().unwrap_or_default()} data-hover={(*text).clone().unwrap_or_default()}
+                {onmousemove} {onmouseleave} />
+        </figure>
     }
 }
 

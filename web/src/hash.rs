@@ -1,7 +1,8 @@
 //! The URL hash holds the view so a link reopens it:
 //! `#sample=NAME&mode=stored|full|diff&axis=time&zoom=LEVEL&at=CENTER`
 //! (`at` is an index, or UTC ms on the time axis), and for the Contents
-//! page `&view=contents&lane=N&ci=INDEX` (the file and the log index shown).
+//! page `&view=contents&lane=N&ci=INDEX` (the file and the log index shown);
+//! `&entry=LANE:INDEX` opens the inspector on that file's entry.
 
 use timeline::axis::AxisMode;
 use timeline::StorageMode;
@@ -18,6 +19,10 @@ pub struct HashState {
     pub lane: Option<usize>,
     /// The Contents page's index.
     pub contents_at: Option<u64>,
+    /// The entry in the inspector: lane and log index.
+    pub entry: Option<(usize, u64)>,
+    /// `renderer=plotters`: the timeline drawn by plotters (a measurement).
+    pub plotters: bool,
 }
 
 pub fn parse(hash: &str) -> HashState {
@@ -33,6 +38,12 @@ pub fn parse(hash: &str) -> HashState {
             "view" => s.contents = v == "contents",
             "lane" => s.lane = v.parse().ok(),
             "ci" => s.contents_at = v.parse().ok(),
+            "renderer" => s.plotters = v == "plotters",
+            "entry" => {
+                s.entry = v
+                    .split_once(':')
+                    .and_then(|(l, i)| Some((l.parse().ok()?, i.parse().ok()?)))
+            }
             _ => {}
         }
     }
@@ -65,6 +76,12 @@ pub fn format(s: &HashState) -> String {
     if let Some(c) = s.contents_at {
         parts.push(format!("ci={c}"));
     }
+    if let Some((l, i)) = s.entry {
+        parts.push(format!("entry={l}:{i}"));
+    }
+    if s.plotters {
+        parts.push("renderer=plotters".into());
+    }
     format!("#{}", parts.join("&"))
 }
 
@@ -83,10 +100,12 @@ mod tests {
             contents: true,
             lane: Some(2),
             contents_at: Some(17),
+            entry: Some((1, 4321)),
+            plotters: true,
         };
         assert_eq!(parse(&format(&s)), s);
         assert_eq!(
-            parse("#zoom=-3&mode=nope&at=NaN&ci=-1&lane=x"),
+            parse("#zoom=-3&mode=nope&at=NaN&ci=-1&lane=x&entry=1&entry=a:2"),
             HashState::default()
         );
     }

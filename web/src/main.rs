@@ -6,16 +6,18 @@
 //! calls the core and renders the view model it returns.
 
 mod app;
+mod charts;
 mod contents_ui;
 mod draw;
 mod evidence_view;
 mod files;
 mod hash;
+mod inspector;
 mod panic;
 mod samples;
 mod sim;
-mod size_chart;
 mod store;
+mod timeline_plotters;
 
 fn main() {
     panic::install();

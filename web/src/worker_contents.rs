@@ -4,18 +4,19 @@
 //! file is streamed from its input for every walk and never held; what is
 //! kept is the load pass's entry list and history index, the database at
 //! the chosen position (and the one before, for going back), the current
-//! row selection and the referrers of the current database.
+//! row selection, the referrers and the tables' searchable text
+//! (`browse::TextIndex`) of the current database.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use contents::browse::{self, Referrers, Selection};
+use contents::browse::{self, Referrers, Selection, TextIndex};
 use contents::stream::{DatabaseAt, Opener, Range};
 use contents::Log;
 use ovsdb::{Database, Uuid};
 use ovsdb_log::{Event, LogScan, Verdict};
 use serde_json::{json, Value};
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
 use super::{get, now, post, stream_file, stream_file_from, Loaded, FILES};
 
@@ -26,6 +27,8 @@ struct Db {
     /// one before it).
     error: Option<String>,
     referrers: Option<Referrers>,
+    /// Each table's searchable text, built on its first substring query.
+    texts: TextIndex,
 }
 
 struct Open {
@@ -39,6 +42,9 @@ struct Open {
     /// The size report of the whole log (without its compaction what-if)
     /// and the file's length, once asked for.
     sizes: Option<(contents::sizes::SizeReport, u64)>,
+    /// Whether a background slice of the viewed table's text is
+    /// scheduled.
+    preparing: bool,
     /// The open's replay checkpoints: another index is replayed from the
     /// nearest one, the file read from its offset.
     checkpoints: Option<Box<ovsdb_log::checkpoint::Checkpoints>>,
@@ -111,6 +117,7 @@ fn database_at(f: &Loaded, mut d: DatabaseAt, at: u64) -> Result<Db, String> {
         db,
         error: err.map(|e| e.to_string()),
         referrers: None,
+        texts: TextIndex::new(),
     })
 }
 
@@ -167,6 +174,7 @@ pub fn open(msg: &JsValue) {
                         db,
                         error: err.map(|e| e.to_string()),
                         referrers: None,
+                        texts: TextIndex::new(),
                     }
                 }
             };
@@ -178,6 +186,7 @@ pub fn open(msg: &JsValue) {
                 prev: None,
                 selection: None,
                 sizes: None,
+                preparing: false,
                 checkpoints: opened.checkpoints,
             });
             Ok(())
@@ -272,7 +281,7 @@ pub fn rows(msg: &JsValue) {
     let res = with_open(|x| {
         let fresh = !matches!(&x.selection, Some((t, q, _)) if *t == table && *q == query);
         if fresh {
-            let s = browse::select(&x.cur.db, &table, &query)?;
+            let s = browse::select(&x.cur.db, &table, &query, Some(&mut x.cur.texts))?;
             x.selection = Some((table.clone(), query.clone(), s));
         }
         let (_, _, sel) = x.selection.as_ref().unwrap();
@@ -309,6 +318,57 @@ pub fn rows(msg: &JsValue) {
     match res {
         Ok(v) => reply("contents-rows", id, v),
         Err(e) => error_reply("contents-rows", id, e),
+    }
+    schedule_text();
+}
+
+/// Builds the viewed table's searchable text a slice at a time between
+/// messages (one `setTimeout` turn each, ~15 ms of work), so the first
+/// substring query finds it ready and the scrolling before it waits for
+/// one slice at most.
+fn schedule_text() {
+    let wanted = with_open(|x| {
+        let table = x.selection.as_ref().map(|(t, _, _)| t.clone());
+        let todo = table.is_some_and(|t| !x.cur.texts.has(&t)) && !x.preparing;
+        x.preparing |= todo;
+        Ok(todo)
+    });
+    if !matches!(wanted, Ok(true)) {
+        return;
+    }
+    let tick = wasm_bindgen::closure::Closure::once_into_js(|| {
+        let again = with_open(|x| {
+            x.preparing = false;
+            let Some((table, _, _)) = x.selection.as_ref() else {
+                return Ok(false);
+            };
+            let started = now();
+            while now() - started < 15.0 {
+                match x.cur.texts.prepare(&x.cur.db, table, 500) {
+                    Some(false) => {}
+                    _ => return Ok(false),
+                }
+            }
+            Ok(true)
+        });
+        if matches!(again, Ok(true)) {
+            schedule_text();
+        }
+    });
+    let global = js_sys::global();
+    let set_timeout = js_sys::Reflect::get(&global, &"setTimeout".into())
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+    match set_timeout {
+        Some(f) => {
+            let _ = f.call2(&global, &tick, &JsValue::from(0));
+        }
+        None => {
+            let _ = with_open(|x| {
+                x.preparing = false;
+                Ok(())
+            });
+        }
     }
 }
 

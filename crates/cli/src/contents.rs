@@ -107,6 +107,8 @@ pub enum By {
     Table,
     Column,
     Client,
+    /// Bytes by table accumulated over the log
+    Growth,
 }
 
 impl By {
@@ -115,11 +117,12 @@ impl By {
             By::Table => "table",
             By::Column => "column",
             By::Client => "client",
+            By::Growth => "growth",
         }
     }
 }
 
-/// `sizes FILE... [--by table|column|client] [--at INDEX] [--json]`
+/// `sizes FILE... [--by table|column|client|growth] [--at INDEX] [--json]`
 #[derive(clap::Args, Debug)]
 #[command(
     about = "What made the file big: bytes by table, column and client",
@@ -130,7 +133,10 @@ against the bytes after the header/schema). Attribution: each table member \
 `\"T\":{...}` (with its leading comma) goes to table T, each `\"col\":value` in it to \
 T.col, the rest of the member to T.(rows); the header line, Raft envelope, _date, \
 _comment and _is_diff go to (record). So --by table and --by column sum exactly to \
-`inspect --json`'s entry_bytes.stored (and full/diff to its full/diff).",
+`inspect --json`'s entry_bytes.stored (and full/diff to its full/diff). The what-if's \
+snapshot is broken down by table and column too (commas between members go to (rows) \
+and (record): the server writes a snapshot in its own order), and --by growth gives the \
+bytes by table accumulated over the log at about 200 points.",
     after_help = "Example:\n  ovsdb-scope sizes --by table static/samples/sb-scale/s1.db\n\nExit codes: 0 ok, 2 bad input or usage."
 )]
 pub struct SizesArgs {
@@ -332,14 +338,7 @@ fn print_sizes(path: &str, r: &contents::sizes::SizeReport, by: Option<&str>) {
             "column",
             r.by_column
                 .iter()
-                .map(|((t, c), v)| {
-                    let k = if t == contents::sizes::RECORD {
-                        t.clone()
-                    } else {
-                        format!("{t}.{c}")
-                    };
-                    (k, *v)
-                })
+                .map(|((t, c), v)| (contents::sizes::column_key(t, c), *v))
                 .collect(),
         );
     }
@@ -360,6 +359,35 @@ fn print_sizes(path: &str, r: &contents::sizes::SizeReport, by: Option<&str>) {
             short(b.comment.as_deref().unwrap_or(""))
         );
     }
+    if want("growth") && !r.growth.is_empty() {
+        // Ten of the points, with the three largest tables at each.
+        out!("  growth (bytes stored so far, largest tables):\n");
+        let n = r.growth.len();
+        let picks: Vec<usize> = (1..=10.min(n)).map(|k| k * n / 10.min(n) - 1).collect();
+        for &i in &picks {
+            let p = &r.growth[i];
+            let total: u64 = p.by_table.values().map(|b| b.stored).sum();
+            let mut top: Vec<(&String, u64)> = p
+                .by_table
+                .iter()
+                .filter(|(k, _)| k.as_str() != contents::sizes::RECORD)
+                .map(|(k, b)| (k, b.stored))
+                .collect();
+            top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+            let top: Vec<String> = top
+                .iter()
+                .take(3)
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
+            out!(
+                "    record {:>7} index {:>9} {:>12}  {}\n",
+                p.record,
+                p.index.map_or("-".into(), |i| i.to_string()),
+                total,
+                top.join(", ")
+            );
+        }
+    }
     if let Some(c) = &r.compaction {
         out!(
             "  compaction at {}: snapshot {} bytes vs {} bytes of log after the header\n",
@@ -367,6 +395,14 @@ fn print_sizes(path: &str, r: &contents::sizes::SizeReport, by: Option<&str>) {
             c.snapshot_bytes,
             c.log_bytes
         );
+        if want("table") {
+            let mut rows: Vec<(&String, &u64)> = c.by_table.iter().collect();
+            rows.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            out!("    snapshot by table:\n");
+            for (k, v) in rows {
+                out!("      {k:<36}{v:>12}\n");
+            }
+        }
     }
 }
 

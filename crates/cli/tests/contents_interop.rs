@@ -10,7 +10,10 @@
 //! * `sizes --by table|column` sum to `inspect --json`'s entry bytes, on
 //!   every sample in every storage mode;
 //! * `history` lists exactly the records that name the row as a row key
-//!   (found by an independent scan of the raw records).
+//!   (found by an independent scan of the raw records);
+//! * the compaction what-if's snapshot, by table and column, equals the
+//!   data record `ovsdb-tool compact` writes for the same database, and
+//!   its size is the compacted file's.
 
 mod common;
 
@@ -702,6 +705,131 @@ fn sizes_sum_on_external_files() {
         assert_eq!(sum_of(s, "by_column", "stored"), want, "{p}");
         assert_eq!(sum_of(s, "by_client", "stored"), want, "{p}");
     }
+}
+
+/// Bytes of each table member and of each column member (without the
+/// comma before it) of a txn object as the real tool wrote it.
+fn members_of(body: &[u8]) -> (BTreeMap<String, u64>, BTreeMap<String, u64>) {
+    let layout = contents::layout::walk_txn(body, 0, true).unwrap();
+    // The object's first member (`_date` or a table) has no comma before it.
+    let text = std::str::from_utf8(body).unwrap();
+    let first = text.trim_start().trim_start_matches('{');
+    let first = &first[1..first[1..].find('"').unwrap() + 1];
+    let mut tables = BTreeMap::new();
+    let mut columns = BTreeMap::new();
+    for t in &layout.tables {
+        tables.insert(t.name.clone(), t.bytes - u64::from(t.name != first));
+        for r in &t.rows {
+            for (ci, c) in r.columns.iter().flatten().enumerate() {
+                *columns.entry(format!("{}.{}", t.name, c.name)).or_insert(0) +=
+                    c.bytes - u64::from(ci > 0);
+            }
+        }
+    }
+    (tables, columns)
+}
+
+fn object_u64(o: &Json, key: &str) -> BTreeMap<String, u64> {
+    o.get(key)
+        .unwrap()
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.as_i64().unwrap() as u64))
+        .collect()
+}
+
+#[test]
+fn snapshot_breakdown_equals_a_real_compaction() {
+    let mut files: Vec<PathBuf> = CLUSTERS.iter().map(|c| sample_path(c, "s1")).collect();
+    files.push(sample_path("standalone", "nb"));
+    for f in [
+        "ovn-fake-multinode-flaviof/ovnnb_db.db",
+        "devstack-kherox/conf.db",
+        "quantum-thariman-network/conf.db",
+    ] {
+        files.push(external(f));
+    }
+    let mut compared = 0;
+    for (n, f) in files.iter().enumerate() {
+        let dir = TempDir::new(&format!("compact-{n}"));
+        let copy = standalone_copy(&dir, f);
+        let compacted = dir.path("compacted.db");
+        let o = tool(&[
+            "compact",
+            &copy.display().to_string(),
+            &compacted.display().to_string(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let real = std::fs::read(&compacted).unwrap();
+        let recs = records(&real);
+        // A schema record, then one record with every row (none when the
+        // database is empty).
+        let (want_tables, want_columns) = match recs.get(1) {
+            Some((_, _, body)) => members_of(body),
+            None => Default::default(),
+        };
+        let p = f.display().to_string();
+        let s = parse(&ours_ok(&["sizes", "--json", &p])).unwrap();
+        let c = s.as_array().unwrap()[0].get("compaction").unwrap().clone();
+        let mut tables = object_u64(&c, "by_table");
+        let record = tables.remove("(record)").unwrap();
+        let mut columns = object_u64(&c, "by_column");
+        columns.remove("(record)");
+        columns.retain(|k, _| !k.ends_with(".(rows)"));
+        assert_eq!(tables, want_tables, "{p}: snapshot by table");
+        assert_eq!(columns, want_columns, "{p}: snapshot by column");
+        let snapshot = c.get("snapshot_bytes").and_then(Json::as_i64).unwrap() as u64;
+        assert_eq!(tables.values().sum::<u64>() + record, snapshot, "{p}");
+        if !is_clustered(f) {
+            // A standalone what-if is the compacted file itself, but for
+            // the comment: the tool writes its own where the server's
+            // online compaction writes "compacting database online".
+            let data = recs[1].2;
+            let comment = contents::layout::walk_txn(data, 0, false)
+                .unwrap()
+                .comment
+                .unwrap();
+            assert!(comment.starts_with("compacted by ovsdb-tool"), "{comment}");
+            // And the tool turns column diffs off, where a server that
+            // wrote diffs marks its snapshot `"_is_diff":true`.
+            let diffs = std::fs::read_to_string(f)
+                .unwrap()
+                .contains("\"_is_diff\":true");
+            let want = real.len() as u64 - comment.len() as u64
+                + "compacting database online".len() as u64
+                + if diffs {
+                    ",\"_is_diff\":true".len() as u64
+                } else {
+                    0
+                };
+            assert_eq!(snapshot, want, "{p}: snapshot bytes");
+        }
+        compared += 1;
+    }
+    assert_eq!(compared, files.len());
+}
+
+#[test]
+fn compaction_what_if_equals_the_snapshot_the_real_server_wrote() {
+    // In the `compacted` sample, ovsdb-server/compact wrote a snapshot at
+    // index 65 into s1 and s2; s3 kept its whole log. The what-if on s3 at
+    // 65 is the header record s1's server wrote (their addresses and IDs
+    // have the same lengths).
+    let s1 = std::fs::read(sample_path("compacted", "s1")).unwrap();
+    let header = records(&s1)[0];
+    let at = "65";
+    assert!(std::str::from_utf8(header.2)
+        .unwrap()
+        .contains(&format!("\"prev_index\":{at}")));
+    let s3 = sample_path("compacted", "s3").display().to_string();
+    let s = parse(&ours_ok(&["sizes", "--json", "--at", at, &s3])).unwrap();
+    let c = s.as_array().unwrap()[0].get("compaction").unwrap().clone();
+    assert_eq!(
+        c.get("snapshot_bytes").and_then(Json::as_i64).unwrap() as usize,
+        header.1 - header.0,
+        "what-if at {at} against the real snapshot record"
+    );
 }
 
 /// Records naming `uuid` as a row key, by a scan of the raw records with

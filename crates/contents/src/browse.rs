@@ -1,6 +1,7 @@
 //! The table browser's view model over one [`Database`]: the tables with
 //! their row counts, a selection of a table's rows (everything, a
-//! substring over all columns, or `ovn-nbctl find` conditions), the
+//! substring over all columns, searched in the table's printed text that a
+//! [`TextIndex`] keeps, or `ovn-nbctl find` conditions), the
 //! display cells of a page of rows with the UUIDs in them as links to
 //! their rows, and who refers to each row.
 
@@ -8,6 +9,8 @@ use crate::find::{headings, parse_condition, Condition};
 use ovsdb::strings::datum_to_string;
 use ovsdb::{Atom, Database, Row, TableSchema, Uuid};
 use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::ops::Bound;
 
 /// A table and its row count.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,27 +135,174 @@ fn looks_like_condition(t: &str) -> bool {
     t.contains(['=', '<', '>']) || t.contains("{in}") || t.contains("{not-in}")
 }
 
-/// Whether `hay` contains `needle`, ASCII case folded (`needle` already
-/// lower case).
-pub fn contains_ci(hay: &str, needle_lower: &str) -> bool {
-    let (h, n) = (hay.as_bytes(), needle_lower.as_bytes());
-    n.is_empty() || h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
+/// What ends each field of a row's searchable text. The printer never
+/// writes it (strings with control characters are quoted, as JSON escapes
+/// them), so a match of a needle without it lies inside one field.
+const SEP: u8 = 0;
+
+/// The searchable text of one table: per row, in UUID order, the row's
+/// UUID and each user column's value as the tools print them, ASCII lower
+/// case, each field ended by a separator that no printed value holds. A
+/// substring query is then one scan over one buffer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TableText {
+    text: String,
+    /// End (exclusive) of each row's text in `text`.
+    ends: Vec<usize>,
+    uuids: Vec<Uuid>,
+    /// Whether every row is in (a text under way is only in a
+    /// [`TextIndex`], which finishes it before a search).
+    complete: bool,
 }
 
-/// Whether a row's UUID or any user column's text contains the needle.
-fn row_has_text(ts: &TableSchema, row: &Row, needle_lower: &str) -> bool {
-    if contains_ci(&row.uuid.to_string(), needle_lower) {
-        return true;
+impl TableText {
+    /// Prints every row of `table` once.
+    pub fn build(db: &Database, table: &str) -> Option<TableText> {
+        let mut t = TableText::default();
+        t.extend(db, table, usize::MAX)?;
+        Some(t)
     }
-    ts.columns.iter().enumerate().any(|(i, c)| {
-        !c.is_implicit() && contains_ci(&datum_to_string(&row.columns[i], &c.ty), needle_lower)
-    })
+
+    /// Prints up to `max_rows` (at least one) more rows, after the last
+    /// one in, and says whether every row is in. None: no such table.
+    fn extend(&mut self, db: &Database, table: &str, max_rows: usize) -> Option<bool> {
+        let ts = db.table_schema(table)?;
+        let Some(rows) = db.table(table).map(|t| &t.rows) else {
+            self.complete = true;
+            return Some(true);
+        };
+        let cols: Vec<(usize, &ovsdb::Type)> = ts
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !c.is_implicit())
+            .map(|(i, c)| (i, &c.ty))
+            .collect();
+        let rest = match self.uuids.last() {
+            Some(last) => rows.range((Bound::Excluded(*last), Bound::Unbounded)),
+            None => rows.range::<_, ovsdb::Uuid>(..),
+        };
+        let mut rest = rest.peekable();
+        for (_, row) in rest.by_ref().take(max_rows.max(1)) {
+            let start = self.text.len();
+            let _ = write!(self.text, "{}", row.uuid);
+            self.text.push(SEP as char);
+            for &(i, ty) in &cols {
+                self.text.push_str(&datum_to_string(&row.columns[i], ty));
+                self.text.push(SEP as char);
+            }
+            self.text[start..].make_ascii_lowercase();
+            self.ends.push(self.text.len());
+            self.uuids.push(row.uuid);
+        }
+        self.complete = rest.peek().is_none();
+        if self.complete {
+            self.text.shrink_to_fit();
+            self.ends.shrink_to_fit();
+            self.uuids.shrink_to_fit();
+        }
+        Some(self.complete)
+    }
+
+    /// Rows in the table.
+    pub fn rows(&self) -> usize {
+        self.uuids.len()
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.text.capacity()
+            + self.ends.capacity() * std::mem::size_of::<usize>()
+            + self.uuids.capacity() * std::mem::size_of::<Uuid>()
+    }
+
+    /// The rows (in UUID order) whose UUID or some user column's text
+    /// contains `needle_lower` (ASCII lower case; empty: every row).
+    pub fn matching(&self, needle_lower: &str) -> Vec<Uuid> {
+        let needle = needle_lower.as_bytes();
+        if needle.is_empty() {
+            return self.uuids.clone();
+        }
+        if needle.contains(&SEP) {
+            return Vec::new();
+        }
+        let hay = self.text.as_bytes();
+        let finder = memchr::memmem::Finder::new(needle);
+        let mut out = Vec::new();
+        let mut pos = 0;
+        while let Some(off) = finder.find(&hay[pos..]) {
+            // The match ends before its row's last separator: the row is
+            // the first whose end lies past the match.
+            let row = self.ends.partition_point(|&e| e <= pos + off);
+            out.push(self.uuids[row]);
+            pos = self.ends[row];
+        }
+        out
+    }
+}
+
+/// The [`TableText`]s of one database, each built on the first substring
+/// query of its table (or before it, a slice at a time, by
+/// [`TextIndex::prepare`]) and kept until the database is dropped (a caller
+/// keeps it beside the database it was built from, and a new database
+/// takes a new index).
+#[derive(Debug, Clone, Default)]
+pub struct TextIndex {
+    tables: HashMap<String, TableText>,
+}
+
+impl TextIndex {
+    pub fn new() -> TextIndex {
+        TextIndex::default()
+    }
+
+    /// The text of `table` in `db`, built (or finished) now if it is
+    /// not yet. None: no such table.
+    pub fn table(&mut self, db: &Database, table: &str) -> Option<&TableText> {
+        if !self.has(table) {
+            self.prepare(db, table, usize::MAX)?;
+        }
+        self.tables.get(table)
+    }
+
+    /// Prints up to `rows` more rows of `table`'s text (so a caller can
+    /// build it a slice at a time between other work) and says whether it
+    /// is complete. None: no such table.
+    pub fn prepare(&mut self, db: &Database, table: &str, rows: usize) -> Option<bool> {
+        if self.has(table) {
+            return Some(true);
+        }
+        db.table_schema(table)?;
+        self.tables
+            .entry(table.to_string())
+            .or_default()
+            .extend(db, table, rows)
+    }
+
+    /// Whether `table`'s text is complete.
+    pub fn has(&self, table: &str) -> bool {
+        self.tables.get(table).is_some_and(|t| t.complete)
+    }
+
+    /// Bytes held by every table's text.
+    pub fn bytes(&self) -> usize {
+        self.tables.values().map(TableText::bytes).sum()
+    }
 }
 
 /// Selects the rows of `table` for `query`: empty → all rows; every term
 /// a valid `find` condition → the rows matching all of them; otherwise the
-/// whole query as a substring. Err only for a table the database lacks.
-pub fn select(db: &Database, table: &str, query: &str) -> Result<Selection, String> {
+/// whole query as a case-insensitive substring of the row's UUID or of
+/// some user column's printed value, searched in `texts` (the database's
+/// [`TextIndex`], which keeps the table's text for the next query; `None`:
+/// the table is printed for this query only). Err only for a table the
+/// database lacks.
+pub fn select(
+    db: &Database,
+    table: &str,
+    query: &str,
+    texts: Option<&mut TextIndex>,
+) -> Result<Selection, String> {
     let ts = db
         .table_schema(table)
         .ok_or_else(|| format!("no table {table} in this database"))?;
@@ -191,13 +341,15 @@ pub fn select(db: &Database, table: &str, query: &str) -> Result<Selection, Stri
         .and_then(|(_, p)| p.clone().err())
         .map(|e| format!("searched as text: {e}"));
     let needle = q.to_ascii_lowercase();
+    let uuids = match texts {
+        Some(ix) => ix.table(db, table).map(|t| t.matching(&needle)),
+        None => TableText::build(db, table).map(|t| t.matching(&needle)),
+    }
+    .unwrap_or_default();
     Ok(Selection {
         table: table.into(),
         mode: Mode::Text,
-        uuids: all()
-            .filter(|r| row_has_text(ts, r, &needle))
-            .map(|r| r.uuid)
-            .collect(),
+        uuids,
         note,
     })
 }
@@ -437,7 +589,7 @@ mod tests {
     fn select_reads_conditions_like_find_and_the_rest_as_text() {
         let db = nb();
         let table = "Logical_Switch";
-        let all = select(&db, table, "").unwrap();
+        let all = select(&db, table, "", None).unwrap();
         assert_eq!(all.mode, Mode::All);
         assert_eq!(all.uuids.len(), db.table(table).unwrap().len());
         assert!(all.uuids.windows(2).all(|w| w[0] < w[1]));
@@ -450,23 +602,26 @@ mod tests {
         );
         // A condition: the same rows as `find`.
         let cond = format!("name={name}");
-        let s = select(&db, table, &cond).unwrap();
+        let s = select(&db, table, &cond, None).unwrap();
         assert_eq!(s.mode, Mode::Conditions);
         let (_, want) = crate::find::find(&db, table, &[cond]).unwrap();
         assert_eq!(s.uuids, want.iter().map(|r| r.uuid).collect::<Vec<_>>());
         assert!(s.position(&some).is_some());
         // Text: a piece of the UUID, case folded.
         let piece = some.to_string()[..8].to_ascii_uppercase();
-        let t = select(&db, table, &piece).unwrap();
+        let mut ix = TextIndex::new();
+        let t = select(&db, table, &piece, Some(&mut ix)).unwrap();
+        assert!(ix.has(table));
+        assert_eq!(select(&db, table, &piece, None).unwrap(), t);
         assert_eq!(t.mode, Mode::Text);
         assert!(t.uuids.contains(&some));
         assert!(t.note.is_none());
         // A condition on a column that does not exist is searched as text,
         // and says why.
-        let bad = select(&db, table, "nosuchcolumn=1").unwrap();
+        let bad = select(&db, table, "nosuchcolumn=1", None).unwrap();
         assert_eq!(bad.mode, Mode::Text);
         assert!(bad.note.is_some());
-        assert!(select(&db, "No_Such_Table", "").is_err());
+        assert!(select(&db, "No_Such_Table", "", None).is_err());
     }
 
     #[test]

@@ -15,8 +15,9 @@
 //!   (the web worker): [`stream::Opener`] (load pass and replay in one
 //!   walk), [`stream::DatabaseAt`].
 //! * [`browse`] — the table browser's view model: tables with row counts,
-//!   a row selection by substring or `find` conditions, display cells with
-//!   their references, and the referrers of every row.
+//!   a row selection by substring (a scan of the table's printed text,
+//!   kept in a [`browse::TextIndex`] per database) or `find` conditions,
+//!   display cells with their references, and the referrers of every row.
 
 pub mod browse;
 pub mod diff;

@@ -34,6 +34,8 @@ pub struct EntryInfo {
     /// Log index (clustered; the snapshot's is its `prev_index`).
     pub index: Option<u64>,
     pub term: Option<u64>,
+    /// The entry ID (clustered entries with data).
+    pub eid: Option<Uuid>,
     /// `_date` in milliseconds (values below 2^31 are seconds, as OVS 1.x
     /// wrote them and `ovsdb-tool show-log` reads them).
     pub date_ms: Option<i64>,
@@ -97,6 +99,17 @@ impl HistoryIndex {
     }
 }
 
+/// What a clustered file says of its Raft state beside the entries: what
+/// a snapshot header written at some index would hold.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RaftFacts {
+    /// Record 0, its snapshot's data left out (`null`).
+    pub header: Option<ovsdb_log::ClusterHeader>,
+    /// Entries that changed the configuration or the election timer:
+    /// (index, term, servers, election timer), in file order.
+    pub changes: Vec<(u64, u64, Option<ovsdb_log::Servers>, Option<u64>)>,
+}
+
 /// A loaded file: its entries and the indexes of the load pass.
 #[derive(Debug, Clone)]
 pub struct Log<'a> {
@@ -116,6 +129,11 @@ pub struct Log<'a> {
     /// Bytes of record 0 (the clustered header or the standalone schema
     /// record) when it was read, else 0.
     pub first_record: u64,
+    /// Clustered: the header and the configuration changes.
+    pub raft: RaftFacts,
+    /// Some txn record has `"_is_diff":true`: its writer had column diffs
+    /// on (as ovsdb-server has since 2.15 unless told otherwise).
+    pub diffs: bool,
 }
 
 fn bad(raw: &RawRecord<'_>, m: String) -> LogError {
@@ -211,6 +229,8 @@ pub struct Loader {
     surviving: Vec<(u64, Option<usize>)>,
     prev_index: u64,
     commit: u64,
+    raft: RaftFacts,
+    diffs: bool,
 }
 
 impl Default for Loader {
@@ -231,6 +251,8 @@ impl Loader {
             surviving: Vec::new(),
             prev_index: 0,
             commit: 0,
+            raft: RaftFacts::default(),
+            diffs: false,
         }
     }
 
@@ -277,6 +299,7 @@ impl Loader {
             kind: EntryKind::Txn,
             index: None,
             term: None,
+            eid: None,
             date_ms: None,
             comment: None,
             superseded: false,
@@ -301,6 +324,11 @@ impl Loader {
             }
             Event::Header { header: h, .. } => {
                 self.prev_index = h.prev_index();
+                let mut kept = (**h).clone();
+                if let Some(s) = kept.snapshot.as_mut() {
+                    s.data = ovsdb::Json::Null;
+                }
+                self.raft.header = Some(kept);
                 let Some(snap) = &h.snapshot else {
                     return Ok(());
                 };
@@ -322,12 +350,18 @@ impl Loader {
                 let has = range.is_some();
                 self.surviving
                     .push((e.index, has.then_some(self.entries.len())));
+                if e.servers.is_some() || e.election_timer.is_some() {
+                    self.raft
+                        .changes
+                        .push((e.index, e.term, e.servers.clone(), e.election_timer));
+                }
                 let Some(d) = range else {
                     return Ok(());
                 };
                 info.kind = EntryKind::Entry;
                 info.index = Some(e.index);
                 info.term = Some(e.term);
+                info.eid = e.eid;
                 // The data's place in the body (the scanner hands a slice
                 // of it).
                 let a = d.as_ptr() as usize - body.as_ptr() as usize;
@@ -351,6 +385,7 @@ impl Loader {
             let layout = walk_txn(body, t0, false).map_err(|m| bad(raw, m))?;
             info.date_ms = layout.date.map(date_ms);
             info.comment = layout.comment.clone();
+            self.diffs |= layout.is_diff;
             self.history.add_record(self.entries.len() as u32, &layout);
         }
         self.entries.push(info);
@@ -373,6 +408,8 @@ impl Loader {
             error: self.error,
             schema: self.schema,
             first_record: self.first_record,
+            raft: self.raft,
+            diffs: self.diffs,
         }
     }
 }

@@ -64,7 +64,34 @@ pub struct Compaction {
     /// Bytes the file holds after its header (clustered) or schema record
     /// (standalone): what compaction would replace.
     pub log_bytes: u64,
+    /// The snapshot's bytes by table: `"Table":{...}` of its data; the
+    /// rest (schema, record header, envelope, the commas between tables)
+    /// is pseudo-table `(record)`, so these sum to `snapshot_bytes`.
+    pub by_table: BTreeMap<String, u64>,
+    /// (table, column) → bytes of its `"column":value` members; the row
+    /// keys, braces and commas of a table are its `(rows)`. Commas go to
+    /// the pseudo-columns, not to a member: ovsdb-server writes a
+    /// snapshot's members in its own hash order, so a member's share does
+    /// not depend on the order.
+    pub by_column: BTreeMap<(String, String), u64>,
 }
+
+/// The log's bytes by table so far, after some entry: one point of the
+/// growth over time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GrowthPoint {
+    /// The last entry counted: its record number, log index (clustered)
+    /// and `_date`.
+    pub record: usize,
+    pub index: Option<u64>,
+    pub date_ms: Option<i64>,
+    /// Bytes of every entry up to here, by table (as in `by_table`).
+    pub by_table: BTreeMap<String, Bytes>,
+}
+
+/// Growth over time is reported at about this many points, evenly spaced
+/// by entries (the last entry is always one).
+pub const GROWTH_POINTS: usize = 200;
 
 /// The size report of one file.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -80,6 +107,8 @@ pub struct SizeReport {
     pub by_client: BTreeMap<String, Bytes>,
     pub largest: Vec<BigEntry>,
     pub compaction: Option<Compaction>,
+    /// Bytes by table accumulated over the log ([`GROWTH_POINTS`] points).
+    pub growth: Vec<GrowthPoint>,
 }
 
 pub const RECORD: &str = "(record)";
@@ -146,6 +175,11 @@ pub struct SizesPass {
     /// A replay with ovsdb_log's Db to rewrite each record in both modes.
     db: Option<ovsdb_log::Db>,
     replay_ok: bool,
+    /// Entries per growth point, the entries counted since the last point,
+    /// and the last entry counted (record, index, date).
+    every: usize,
+    since: usize,
+    last: Option<(usize, Option<u64>, Option<i64>)>,
 }
 
 impl SizesPass {
@@ -155,7 +189,15 @@ impl SizesPass {
         let mut rep = SizeReport::default();
         let (_, full, diff) = replay.totals();
         rep.modes = full.is_some() && diff.is_some();
+        let counted = log
+            .entries
+            .iter()
+            .filter(|e| e.kind != EntryKind::Snapshot)
+            .count();
         SizesPass {
+            every: counted.div_ceil(GROWTH_POINTS).max(1),
+            since: 0,
+            last: None,
             per_entry: replay.entries.iter().map(|e| (e.record, *e)).collect(),
             db: log
                 .schema
@@ -259,6 +301,17 @@ impl SizesPass {
             rep.by_table.entry(k).or_default().add(v);
         }
         rep.by_table.entry(RECORD.into()).or_default().add(rec);
+        self.last = Some((e.record, e.index, e.date_ms));
+        self.since += 1;
+        if self.since == self.every {
+            self.since = 0;
+            rep.growth.push(GrowthPoint {
+                record: e.record,
+                index: e.index,
+                date_ms: e.date_ms,
+                by_table: rep.by_table.clone(),
+            });
+        }
         for (k, v) in cols {
             rep.by_column.entry(k).or_default().add(v);
         }
@@ -294,6 +347,14 @@ impl SizesPass {
     /// The report (without the compaction what-if: see [`compaction_of`]).
     pub fn finish(self) -> SizeReport {
         let mut rep = self.rep;
+        if let (Some((record, index, date_ms)), true) = (self.last, self.since > 0) {
+            rep.growth.push(GrowthPoint {
+                record,
+                index,
+                date_ms,
+                by_table: rep.by_table.clone(),
+            });
+        }
         rep.modes &= self.replay_ok;
         sort_largest(&mut rep.largest);
         rep
@@ -334,15 +395,25 @@ pub fn compaction_of(
             .unwrap_or(0),
         (None, ovsdb_log::Format::Standalone) => log.entries.len() as u64,
     };
-    let rs = |n: usize| ovsdb_log::sizes::record_size(format, n as u64);
+    // A record's body is its JSON and a line feed.
+    let rs = |n: usize| ovsdb_log::sizes::record_size(format, n as u64 + 1);
+    // The data as ovsdb-server/compact writes it: the rows, a `_date`, its
+    // `_comment`, and `"_is_diff":true` when the server writes diffs.
+    let data_len = data.serialized_len()
+        + usize::from(data.as_object().is_some_and(|o| !o.is_empty()))
+        + ONLINE_STAMP_LEN
+        + if log.diffs {
+            ",\"_is_diff\":true".len()
+        } else {
+            0
+        };
     let snapshot_bytes = match format {
-        ovsdb_log::Format::Standalone => rs(schema.serialized_len()) + rs(data.serialized_len()),
+        ovsdb_log::Format::Standalone => rs(schema.serialized_len()) + rs(data_len),
         ovsdb_log::Format::Clustered => {
-            let mut o = Object::new();
-            o.push_unchecked("prev_data", Json::Array(vec![schema, data]));
-            rs(Json::Object(o).serialized_len())
+            rs(snapshot_header_len(log, at) + 1 + schema.serialized_len() + 1 + data_len + 1)
         }
     };
+    let (by_table, by_column) = snapshot_split(&data, snapshot_bytes);
     let first_len = log.first_record;
     let log_bytes = log
         .error
@@ -353,7 +424,97 @@ pub fn compaction_of(
         at,
         snapshot_bytes,
         log_bytes,
+        by_table,
+        by_column,
     })
+}
+
+/// `"_date":1795986968083,"_comment":"compacting database online"`: what
+/// ovsdb-server's online compaction adds to the rows (a 13-digit date).
+const ONLINE_STAMP: &str = "compacting database online";
+const ONLINE_STAMP_LEN: usize = 8 + 13 + 1 + 11 + ONLINE_STAMP.len() + 2;
+
+/// Bytes of the JSON of the snapshot header ovsdb-server would write at
+/// index `at`, without its `prev_data` value (which the caller adds): the
+/// file's own header with the term, entry ID, configuration and election
+/// timer in effect at `at`. A file without a header gives the bytes of
+/// `{"prev_data":}`.
+fn snapshot_header_len(log: &Log<'_>, at: u64) -> usize {
+    let Some(h) = &log.raft.header else {
+        return ovsdb::json::string_serialized_len("prev_data") + 3;
+    };
+    let mut h = h.clone();
+    let snap = h.snapshot.take();
+    let mut term = snap.as_ref().map_or(0, |s| s.term);
+    let mut eid = snap.as_ref().map(|s| s.eid);
+    let mut timer = snap.as_ref().and_then(|s| s.election_timer);
+    for e in log.entries.iter().filter(|e| !e.superseded) {
+        match e.index {
+            Some(i) if i <= at => {
+                term = term.max(e.term.unwrap_or(0));
+                eid = e.eid.or(eid);
+            }
+            _ => {}
+        }
+    }
+    for (i, t, servers, et) in &log.raft.changes {
+        if *i <= at {
+            term = term.max(*t);
+            if let Some(s) = servers {
+                h.prev_servers = Some(s.clone());
+            }
+            timer = et.or(timer);
+        }
+    }
+    h.remote_addresses = None;
+    h.snapshot = Some(ovsdb_log::Snapshot {
+        index: at,
+        term,
+        data: Json::Null,
+        eid: eid.unwrap_or_default(),
+        // A running server always has a timer (1000 ms unless changed).
+        election_timer: Some(timer.unwrap_or(1000)),
+    });
+    h.to_json().serialized_len() - "null".len()
+}
+
+/// A snapshot's bytes by table and column (see [`Compaction::by_table`]):
+/// `data` is its `{table: {uuid: row}}` object, `total` the whole record's
+/// (or records') bytes.
+fn snapshot_split(data: &Json, total: u64) -> Split {
+    let mut tables = BTreeMap::new();
+    let mut columns = BTreeMap::new();
+    let member = |name: &str, value: &Json| {
+        (ovsdb::json::string_serialized_len(name) + 1 + value.serialized_len()) as u64
+    };
+    let mut in_tables = 0;
+    for (t, rows) in data.as_object().into_iter().flat_map(|o| o.iter()) {
+        let tb = member(t, rows);
+        in_tables += tb;
+        tables.insert(t.to_string(), tb);
+        let mut in_columns = 0;
+        for (_, row) in rows.as_object().into_iter().flat_map(|o| o.iter()) {
+            for (c, v) in row.as_object().into_iter().flat_map(|o| o.iter()) {
+                let cb = member(c, v);
+                in_columns += cb;
+                *columns.entry((t.to_string(), c.to_string())).or_insert(0) += cb;
+            }
+        }
+        columns.insert((t.to_string(), ROWS.to_string()), tb - in_columns);
+    }
+    let rest = total.saturating_sub(in_tables);
+    tables.insert(RECORD.to_string(), rest);
+    columns.insert((RECORD.to_string(), RECORD.to_string()), rest);
+    (tables, columns)
+}
+
+/// `Table.column` (or `(record)`), the key of a column's bytes in JSON.
+pub fn column_key(table: &str, column: &str) -> String {
+    if table == RECORD {
+        RECORD.to_string()
+    } else {
+        format!("{table}.{column}")
+    }
 }
 
 fn bytes_json(b: &Bytes, modes: bool) -> Json {
@@ -388,12 +549,7 @@ pub fn sizes_json(r: &SizeReport, by: Option<&str>) -> Json {
     if want("column") {
         let mut t = Object::new();
         for ((tb, c), v) in &r.by_column {
-            let key = if tb == RECORD {
-                RECORD.to_string()
-            } else {
-                format!("{tb}.{c}")
-            };
-            t.push_unchecked(key, bytes_json(v, r.modes));
+            t.push_unchecked(column_key(tb, c), bytes_json(v, r.modes));
         }
         o.push_unchecked("by_column", Json::Object(t));
     }
@@ -403,6 +559,37 @@ pub fn sizes_json(r: &SizeReport, by: Option<&str>) -> Json {
             t.push_unchecked(k.clone(), bytes_json(v, r.modes));
         }
         o.push_unchecked("by_client", Json::Object(t));
+    }
+    if want("growth") {
+        // Each point: [record, index, date_ms, {table: [stored, full, diff]}].
+        let points = r
+            .growth
+            .iter()
+            .map(|p| {
+                let mut t = Object::new();
+                for (k, v) in &p.by_table {
+                    let m = |x: u64| {
+                        if r.modes {
+                            Json::Integer(x as i64)
+                        } else {
+                            Json::Null
+                        }
+                    };
+                    t.push_unchecked(
+                        k.clone(),
+                        Json::Array(vec![Json::Integer(v.stored as i64), m(v.full), m(v.diff)]),
+                    );
+                }
+                let opt = |x: Option<i64>| x.map_or(Json::Null, Json::Integer);
+                Json::Array(vec![
+                    Json::Integer(p.record as i64),
+                    opt(p.index.map(|i| i as i64)),
+                    opt(p.date_ms),
+                    Json::Object(t),
+                ])
+            })
+            .collect();
+        o.push_unchecked("growth", Json::Array(points));
     }
     let largest = r
         .largest
@@ -435,6 +622,16 @@ pub fn sizes_json(r: &SizeReport, by: Option<&str>) -> Json {
             e.push_unchecked("at", Json::Integer(c.at as i64));
             e.push_unchecked("snapshot_bytes", Json::Integer(c.snapshot_bytes as i64));
             e.push_unchecked("log_bytes", Json::Integer(c.log_bytes as i64));
+            let mut t = Object::new();
+            for (k, v) in &c.by_table {
+                t.push_unchecked(k.clone(), Json::Integer(*v as i64));
+            }
+            e.push_unchecked("by_table", Json::Object(t));
+            let mut t = Object::new();
+            for ((tb, col), v) in &c.by_column {
+                t.push_unchecked(column_key(tb, col), Json::Integer(*v as i64));
+            }
+            e.push_unchecked("by_column", Json::Object(t));
             Json::Object(e)
         }),
     );

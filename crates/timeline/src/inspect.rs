@@ -68,6 +68,45 @@ pub struct EntryDetail {
     pub error: Option<String>,
 }
 
+impl RowChange {
+    /// Bytes of the row's columns as stored (`"column":value` each).
+    pub fn stored_bytes(&self) -> u64 {
+        self.columns.iter().map(|c| c.stored_bytes).sum()
+    }
+    pub fn is_delete(&self) -> bool {
+        self.op == "delete"
+    }
+}
+
+impl TableChange {
+    /// Bytes of the table's changed columns as stored.
+    pub fn stored_bytes(&self) -> u64 {
+        self.rows.iter().map(RowChange::stored_bytes).sum()
+    }
+    /// Rows deleted by the entry (the rest are inserted or modified).
+    pub fn deletes(&self) -> usize {
+        self.rows.iter().filter(|r| r.is_delete()).count()
+    }
+}
+
+impl EntryDetail {
+    /// Rows the entry touches, over all tables.
+    pub fn row_count(&self) -> usize {
+        self.tables.iter().map(|t| t.rows.len()).sum()
+    }
+}
+
+/// Where to fold a long value for display: the byte offset of the end of
+/// its first `keep` characters when it has more than `limit` characters,
+/// `None` when it is short enough to show whole.
+pub fn fold_point(text: &str, limit: usize, keep: usize) -> Option<usize> {
+    let keep = keep.min(limit);
+    let mut chars = text.char_indices();
+    let cut = chars.nth(keep).map(|(i, _)| i)?;
+    // More than `limit` characters in all?
+    text[cut..].chars().nth(limit - keep).map(|_| cut)
+}
+
 fn member_bytes(name: &str, value_text: &str) -> u64 {
     (ovsdb::json::string_serialized_len(name) + 1 + value_text.len()) as u64
 }

@@ -149,3 +149,44 @@ fn inspections_that_keep_checkpoints_show_the_same_and_read_less() {
     assert!(compared > 150, "{compared}");
     assert!(resumed * 2 > compared, "{resumed} of {compared} resumed");
 }
+
+#[test]
+fn fold_point_cuts_long_values_at_a_char_boundary() {
+    use timeline::inspect::fold_point;
+    assert_eq!(fold_point("short", 10, 4), None);
+    // Exactly at the limit: shown whole.
+    assert_eq!(fold_point("0123456789", 10, 4), None);
+    assert_eq!(fold_point("0123456789a", 10, 4), Some(4));
+    // Multi-byte characters: the cut is after 3 characters (7 bytes).
+    let s = "aé✓bcdefghijk";
+    let cut = fold_point(s, 5, 3).unwrap();
+    assert_eq!(&s[..cut], "aé✓");
+}
+
+#[test]
+fn table_and_row_totals_agree_with_the_lane_and_the_columns() {
+    let path = root().join("static/samples/sb-scale/s1.db");
+    let bytes = std::fs::read(&path).unwrap();
+    let lane = timeline::build_lane("s1.db", &bytes, &mut |_| {});
+    let mut checked = 0;
+    for e in lane.entries.iter().filter(|e| e.has_data && !e.superseded) {
+        let d = timeline::inspect_record(&bytes, true, e.record as u64, e.offset);
+        assert!(d.error.is_none(), "{:?}", d.error);
+        // The inspector's counts are the lane's counts of the same entry.
+        assert_eq!(d.row_count(), e.rows as usize, "index {}", e.index);
+        assert_eq!(d.tables.len(), e.tables as usize, "index {}", e.index);
+        let cols: u64 = d
+            .tables
+            .iter()
+            .flat_map(|t| &t.rows)
+            .flat_map(|r| &r.columns)
+            .map(|c| c.stored_bytes)
+            .sum();
+        assert_eq!(d.tables.iter().map(|t| t.stored_bytes()).sum::<u64>(), cols);
+        for t in &d.tables {
+            assert!(t.deletes() <= t.rows.len());
+        }
+        checked += 1;
+    }
+    assert!(checked > 10, "{checked}");
+}

@@ -5,9 +5,10 @@ use std::rc::Rc;
 
 use simview::ab::{ab_preset, latency_histogram, rows, AB_PRESETS};
 use simview::RunResult;
+use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
+use web_sys::HtmlCanvasElement;
 use yew::prelude::*;
 
 use super::page::format_num;
@@ -26,6 +27,10 @@ pub enum Msg {
     Toggle,
     Frame(f64),
     Zoom(f64),
+    /// The pointer over the latency chart (canvas pixels), or off it.
+    Hover(Option<(i32, i32)>),
+    /// The window was resized: charts redraw to their new width.
+    Resize,
 }
 
 pub struct AbPage {
@@ -41,6 +46,13 @@ pub struct AbPage {
     canvas_a: NodeRef,
     canvas_b: NodeRef,
     canvas_h: NodeRef,
+    /// The latency chart's value under the pointer.
+    hover: Rc<RefCell<Option<crate::charts::Hover>>>,
+    hover_text: Option<String>,
+    /// The latency chart is drawn for the runs shown (it does not move
+    /// with the playhead).
+    latency_drawn: bool,
+    _resize: gloo_events::EventListener,
 }
 
 fn cell(v: Option<f64>) -> String {
@@ -66,58 +78,27 @@ impl AbPage {
                 let _ = view::draw(&ctx, &g, &r.trace, win, label, None);
             }
         }
+    }
+
+    fn draw_latency(&mut self) {
+        if self.latency_drawn {
+            return;
+        }
         if let (Some(a), Some(b), Some(c)) =
             (&self.a, &self.b, self.canvas_h.cast::<HtmlCanvasElement>())
         {
-            draw_histogram(&c, &a.latencies_us, &b.latencies_us);
+            self.latency_drawn = true;
+            let (edges, ca, cb) = if a.latencies_us.is_empty() && b.latencies_us.is_empty() {
+                (Vec::new(), Vec::new(), Vec::new())
+            } else {
+                latency_histogram(&a.latencies_us, &b.latencies_us, 40)
+            };
+            match crate::charts::draw_latency(&c, &edges, &ca, &cb) {
+                Ok(h) => *self.hover.borrow_mut() = Some(h),
+                Err(e) => web_sys::console::warn_1(&format!("latency chart: {e}").into()),
+            }
         }
     }
-}
-
-fn draw_histogram(canvas: &HtmlCanvasElement, a: &[u64], b: &[u64]) {
-    let w = (canvas.client_width() as f64).max(320.0);
-    let h = 180.0;
-    canvas.set_width(w as u32);
-    canvas.set_height(h as u32);
-    let Some(ctx) = canvas
-        .get_context("2d")
-        .ok()
-        .flatten()
-        .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
-    else {
-        return;
-    };
-    ctx.set_fill_style_str("#fff");
-    ctx.fill_rect(0.0, 0.0, w, h);
-    ctx.set_font("11px sans-serif");
-    ctx.set_fill_style_str("#333");
-    if a.is_empty() && b.is_empty() {
-        let _ = ctx.fill_text("No client writes in these runs.", 10.0, 20.0);
-        return;
-    }
-    let bins = 40;
-    let (edges, ca, cb) = latency_histogram(a, b, bins);
-    let max = ca.iter().chain(&cb).copied().max().unwrap_or(1).max(1) as f64;
-    let (l, r, top, bottom) = (40.0, w - 10.0, 20.0, h - 24.0);
-    let bw = (r - l) / bins as f64;
-    for (i, (&x, &y)) in ca.iter().zip(&cb).enumerate() {
-        let xx = l + i as f64 * bw;
-        ctx.set_fill_style_str("rgba(200,60,40,0.75)");
-        let ha = x as f64 / max * (bottom - top);
-        ctx.fill_rect(xx, bottom - ha, bw * 0.48, ha);
-        ctx.set_fill_style_str("rgba(40,90,200,0.75)");
-        let hb = y as f64 / max * (bottom - top);
-        ctx.fill_rect(xx + bw * 0.5, bottom - hb, bw * 0.48, hb);
-    }
-    ctx.set_fill_style_str("#333");
-    for i in (0..bins).step_by(8) {
-        let _ = ctx.fill_text(&format!("{:.2} ms", edges[i]), l + i as f64 * bw, h - 8.0);
-    }
-    let _ = ctx.fill_text(&format!("{}", max as u64), 4.0, top + 8.0);
-    ctx.set_fill_style_str("rgba(200,60,40,0.9)");
-    let _ = ctx.fill_text("A", r - 60.0, 14.0);
-    ctx.set_fill_style_str("rgba(40,90,200,0.9)");
-    let _ = ctx.fill_text("B", r - 30.0, 14.0);
 }
 
 impl Component for AbPage {
@@ -149,6 +130,15 @@ impl Component for AbPage {
             canvas_a: NodeRef::default(),
             canvas_b: NodeRef::default(),
             canvas_h: NodeRef::default(),
+            hover: Rc::default(),
+            hover_text: None,
+            latency_drawn: false,
+            _resize: {
+                let link = ctx.link().clone();
+                gloo_events::EventListener::new(&gloo_utils::window(), "resize", move |_| {
+                    link.send_message(Msg::Resize)
+                })
+            },
         }
     }
 
@@ -157,8 +147,10 @@ impl Component for AbPage {
             Msg::Worker(Reply::Result { id, result, .. }) => {
                 if id == 1 {
                     self.a = Some(result);
+                    self.latency_drawn = false;
                 } else {
                     self.b = Some(result);
+                    self.latency_drawn = false;
                 }
                 if let (Some(a), Some(b)) = (&self.a, &self.b) {
                     // Start where the writes start.
@@ -171,6 +163,14 @@ impl Component for AbPage {
                 return false
             }
             Msg::Seek(t) => self.playhead = t.min(self.end()),
+            Msg::Hover(at) => {
+                let text = at.and_then(|(x, y)| self.hover.borrow().as_ref().and_then(|h| h(x, y)));
+                if text == self.hover_text {
+                    return false;
+                }
+                self.hover_text = text;
+            }
+            Msg::Resize => self.latency_drawn = false,
             Msg::Zoom(f) => self.window_ms = (self.window_ms * f).clamp(5.0, 600_000.0),
             Msg::Toggle => {
                 self.playing = !self.playing;
@@ -288,12 +288,19 @@ impl Component for AbPage {
                 <canvas ref={self.canvas_a.clone()} class="sim-canvas" data-testid="ab-timeline-a" />
                 <canvas ref={self.canvas_b.clone()} class="sim-canvas" data-testid="ab-timeline-b" />
                 <h3>{ "Write latency distribution (log-scale bins; A red, B blue)" }</h3>
-                <canvas ref={self.canvas_h.clone()} class="sim-canvas" data-testid="ab-histogram" />
+                <canvas ref={self.canvas_h.clone()} class="sim-canvas" data-testid="ab-histogram"
+                    data-writes-a={self.a.as_ref().map_or(0, |r| r.latencies_us.len()).to_string()}
+                    data-writes-b={self.b.as_ref().map_or(0, |r| r.latencies_us.len()).to_string()}
+                    title={self.hover_text.clone().unwrap_or_default()}
+                    data-hover={self.hover_text.clone().unwrap_or_default()}
+                    onmousemove={link.callback(|e: MouseEvent| Msg::Hover(Some((e.offset_x(), e.offset_y()))))}
+                    onmouseleave={link.callback(|_| Msg::Hover(None))} />
             </div>
         }
     }
 
     fn rendered(&mut self, _ctx: &Context<Self>, _first: bool) {
         self.draw();
+        self.draw_latency();
     }
 }

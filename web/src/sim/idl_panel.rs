@@ -4,8 +4,7 @@
 
 use serde_json::Value;
 use simview::link::Route;
-use wasm_bindgen::JsCast;
-use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
+use web_sys::HtmlCanvasElement;
 use yew::prelude::*;
 
 use super::page::format_num;
@@ -68,6 +67,9 @@ pub enum Msg {
     Worker(Reply),
     Knob(usize, String),
     Run,
+    /// The pointer over the chart (canvas pixels), or off it.
+    Hover(Option<(i32, i32)>),
+    Resize,
 }
 
 pub struct IdlPanel {
@@ -79,6 +81,11 @@ pub struct IdlPanel {
     busy: bool,
     id: u32,
     canvas: NodeRef,
+    /// The chart shows the report held.
+    drawn: bool,
+    hover: Option<crate::charts::Hover>,
+    hover_text: Option<String>,
+    _resize: gloo_events::EventListener,
 }
 
 fn knobs_for(experiment: &str, given: &[(String, String)]) -> Vec<(String, String)> {
@@ -109,7 +116,10 @@ impl IdlPanel {
         replace_hash(&Route::Idl { params }.to_hash());
     }
 
-    fn draw(&self) {
+    fn draw(&mut self) {
+        if self.drawn {
+            return;
+        }
         let (Some(report), Some(canvas)) = (&self.report, self.canvas.cast::<HtmlCanvasElement>())
         else {
             return;
@@ -123,51 +133,29 @@ impl IdlPanel {
         } else {
             "strategy"
         };
-        let w = (canvas.client_width() as f64).max(320.0);
-        let row_h = 16.0;
-        let panel_h = 22.0 + items.len() as f64 * row_h + 8.0;
-        let cols = 2.0;
-        let rows = (figures.len() as f64 / cols).ceil();
-        let h = rows * panel_h;
-        canvas.set_width(w as u32);
-        canvas.set_height(h as u32);
-        let Some(ctx) = canvas
-            .get_context("2d")
-            .ok()
-            .flatten()
-            .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
-        else {
-            return;
-        };
-        ctx.set_fill_style_str("#fff");
-        ctx.fill_rect(0.0, 0.0, w, h);
-        let colors = ["#c8553d", "#2a6fdb", "#3a9d5d", "#8d3aa8"];
-        let pw = w / cols;
-        for (fi, (key, label)) in figures.iter().enumerate() {
-            let px = (fi % 2) as f64 * pw;
-            let py = (fi / 2) as f64 * panel_h;
-            ctx.set_fill_style_str("#222");
-            ctx.set_font("bold 12px sans-serif");
-            let _ = ctx.fill_text(label, px + 6.0, py + 14.0);
-            ctx.set_font("11px sans-serif");
-            let vals: Vec<f64> = items
-                .iter()
-                .map(|i| i.get(*key).and_then(Value::as_f64).unwrap_or(0.0))
-                .collect();
-            let max = vals.iter().copied().fold(0.0, f64::max).max(1e-9);
-            let label_w = 150.0;
-            let bar_max = pw - label_w - 90.0;
-            for (ii, (item, v)) in items.iter().zip(&vals).enumerate() {
-                let y = py + 22.0 + ii as f64 * row_h;
-                let name = item.get(name_key).and_then(Value::as_str).unwrap_or("?");
-                ctx.set_fill_style_str("#333");
-                let _ = ctx.fill_text(name, px + 6.0, y + 11.0);
-                ctx.set_fill_style_str(colors[ii % colors.len()]);
-                let bw = (v / max * bar_max).max(if *v > 0.0 { 1.0 } else { 0.0 });
-                ctx.fill_rect(px + label_w, y + 2.0, bw, row_h - 4.0);
-                ctx.set_fill_style_str("#333");
-                let _ = ctx.fill_text(&format_num(*v), px + label_w + bw + 4.0, y + 11.0);
-            }
+        let names: Vec<String> = items
+            .iter()
+            .map(|i| {
+                i.get(name_key)
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+                    .to_string()
+            })
+            .collect();
+        let panels: Vec<crate::charts::Panel> = figures
+            .iter()
+            .map(|(key, label)| crate::charts::Panel {
+                title: label.to_string(),
+                values: items
+                    .iter()
+                    .map(|i| i.get(*key).and_then(Value::as_f64).unwrap_or(0.0))
+                    .collect(),
+            })
+            .collect();
+        self.drawn = true;
+        match crate::charts::draw_panels(&canvas, &names, &panels) {
+            Ok(h) => self.hover = Some(h),
+            Err(e) => self.error = Some(format!("the chart could not be drawn: {e}")),
         }
     }
 }
@@ -193,6 +181,15 @@ impl Component for IdlPanel {
             busy: false,
             id: 0,
             canvas: NodeRef::default(),
+            drawn: false,
+            hover: None,
+            hover_text: None,
+            _resize: {
+                let link = ctx.link().clone();
+                gloo_events::EventListener::new(&gloo_utils::window(), "resize", move |_| {
+                    link.send_message(Msg::Resize)
+                })
+            },
         };
         p.run();
         p
@@ -205,6 +202,7 @@ impl Component for IdlPanel {
                     return false;
                 }
                 self.busy = false;
+                self.drawn = false;
                 match serde_json::from_str::<Value>(&report) {
                     Ok(v) => self.report = Some(v),
                     Err(e) => self.error = Some(format!("cannot read the report: {e}")),
@@ -222,6 +220,14 @@ impl Component for IdlPanel {
                 return false;
             }
             Msg::Run => self.run(),
+            Msg::Hover(at) => {
+                let text = at.and_then(|(x, y)| self.hover.as_ref().and_then(|h| h(x, y)));
+                if text == self.hover_text {
+                    return false;
+                }
+                self.hover_text = text;
+            }
+            Msg::Resize => self.drawn = false,
         }
         true
     }
@@ -303,7 +309,12 @@ impl Component for IdlPanel {
                         }) }
                     </tbody>
                 </table>
-                <canvas ref={self.canvas.clone()} class="sim-canvas" data-testid="idl-chart" />
+                <canvas ref={self.canvas.clone()} class="sim-canvas" data-testid="idl-chart"
+                    data-panels={charted(&self.experiment).1.len().to_string()}
+                    title={self.hover_text.clone().unwrap_or_default()}
+                    data-hover={self.hover_text.clone().unwrap_or_default()}
+                    onmousemove={link.callback(|e: MouseEvent| Msg::Hover(Some((e.offset_x(), e.offset_y()))))}
+                    onmouseleave={link.callback(|_| Msg::Hover(None))} />
             </div>
         }
     }
