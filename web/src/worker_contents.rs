@@ -18,7 +18,7 @@ use ovsdb_log::{Event, LogScan, Verdict};
 use serde_json::{json, Value};
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::{get, now, post, stream_file, Loaded, FILES};
+use super::{get, now, post, stream_file, stream_file_from, Loaded, FILES};
 
 struct Db {
     at: u64,
@@ -45,6 +45,9 @@ struct Open {
     /// Whether a background slice of the viewed table's text is
     /// scheduled.
     preparing: bool,
+    /// The open's replay checkpoints: another index is replayed from the
+    /// nearest one, the file read from its offset.
+    checkpoints: Option<Box<ovsdb_log::checkpoint::Checkpoints>>,
 }
 
 thread_local! {
@@ -84,13 +87,23 @@ fn walk(
     Ok(scan)
 }
 
-/// Walks `f` as often as the replay `d` asks (one walk or two).
+/// Walks `f` as often as the replay `d` asks (one walk or two), each from
+/// where `d` starts (a checkpoint's offset) and until it has what it needs.
 fn replay_walks(f: &Loaded, d: &mut DatabaseAt) -> Result<(), String> {
     while let Some(opts) = d.next_walk() {
-        let scan = walk(f, opts, &mut |ev| {
-            d.on_event(ev);
-            Verdict::Keep
+        let at = d.start();
+        let mut scan = LogScan::resume(opts, &at);
+        stream_file_from(f, at.offset, &mut |chunk: &[u8]| {
+            scan.push(chunk, &mut |ev| {
+                d.on_event(&ev);
+                Verdict::Keep
+            });
+            d.reached()
         })?;
+        scan.finish(&mut |ev| {
+            d.on_event(&ev);
+            Verdict::Keep
+        });
         d.end(&scan);
     }
     Ok(())
@@ -139,8 +152,8 @@ pub fn open(msg: &JsValue) {
                     if x.prev.as_ref().is_some_and(|p| p.at == want) {
                         std::mem::swap(&mut x.cur, x.prev.as_mut().unwrap());
                     } else {
-                        let d =
-                            database_at(f, DatabaseAt::new(ovsdb_log::Upto::Index(want)), want)?;
+                        let d = DatabaseAt::from_checkpoints(x.checkpoints.as_deref(), want);
+                        let d = database_at(f, d, want)?;
                         x.prev = Some(std::mem::replace(&mut x.cur, d));
                     }
                     x.selection = None;
@@ -174,6 +187,7 @@ pub fn open(msg: &JsValue) {
                 selection: None,
                 sizes: None,
                 preparing: false,
+                checkpoints: opened.checkpoints,
             });
             Ok(())
         })
@@ -519,7 +533,8 @@ pub fn diff(msg: &JsValue) {
     let res = with_open_file(|f, x| {
         let from = from.clamp(x.range.first, x.range.last.max(x.range.first));
         if x.cur.at != from && x.prev.as_ref().is_none_or(|p| p.at != from) {
-            let d = database_at(f, DatabaseAt::new(ovsdb_log::Upto::Index(from)), from)?;
+            let d = DatabaseAt::from_checkpoints(x.checkpoints.as_deref(), from);
+            let d = database_at(f, d, from)?;
             x.prev = Some(d);
         }
         let old = if x.cur.at == from {

@@ -180,7 +180,7 @@ impl TableText {
             .collect();
         let rest = match self.uuids.last() {
             Some(last) => rows.range((Bound::Excluded(*last), Bound::Unbounded)),
-            None => rows.range(..),
+            None => rows.range::<_, ovsdb::Uuid>(..),
         };
         let mut rest = rest.peekable();
         for (_, row) in rest.by_ref().take(max_rows.max(1)) {

@@ -55,13 +55,13 @@ pub fn diff(from: &Database, to: &Database) -> Vec<TableDiff> {
         td.removed = a
             .rows
             .keys()
-            .filter(|u| !b.rows.contains_key(u))
+            .filter(|u| !b.rows.contains_key(*u))
             .copied()
             .collect();
         td.added = b
             .rows
             .keys()
-            .filter(|u| !a.rows.contains_key(u))
+            .filter(|u| !a.rows.contains_key(*u))
             .copied()
             .collect();
         if let (Some(sa), Some(sb)) = (sa, sb) {

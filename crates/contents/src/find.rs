@@ -295,6 +295,7 @@ pub fn find<'d>(
             t.rows
                 .values()
                 .filter(|r| conds.iter().all(|c| c.matches(r)))
+                .map(|r| &**r)
                 .collect()
         })
         .unwrap_or_default();

@@ -13,12 +13,18 @@
 //! never the file.
 
 use crate::load::{Loader, Log};
+use ovsdb_log::checkpoint::{Checkpoints, Jump, Policy};
 use ovsdb_log::sizes::{ReplayEnd, ReplayPass};
-use ovsdb_log::{Event, LogError, LogScan, ScanOptions, Upto, Verdict};
+use ovsdb_log::{Event, LogError, LogScan, ScanOptions, ScanPoint, Upto, Verdict};
 
 /// The database at `upto`, fed walk by walk:
-/// `while let Some(opts) = d.next_walk() { walk with LogScan::new(opts),
-/// feeding d.on_event, then d.end(&scan) }`, then [`DatabaseAt::finish`].
+/// `while let Some(opts) = d.next_walk() { walk with
+/// LogScan::resume(opts, &d.start()) over the bytes from
+/// d.start().offset, feeding d.on_event (the walk may stop once
+/// d.reached()), then d.end(&scan) }`, then [`DatabaseAt::finish`]. Made
+/// [`DatabaseAt::from_checkpoints`], the walk starts at the nearest
+/// checkpoint of an earlier replay; otherwise at the start of the file
+/// (`LogScan::resume` there is `LogScan::new`).
 pub struct DatabaseAt {
     state: State,
 }
@@ -26,6 +32,8 @@ pub struct DatabaseAt {
 enum State {
     /// Before the first walk.
     Start(Upto),
+    /// A replay resumed at a checkpoint: before its walk, and walking.
+    Jump(Box<Jump>, bool),
     /// A walk is under way (first or second).
     Walking(Box<ReplayPass>, bool),
     /// The second walk is needed.
@@ -41,10 +49,44 @@ impl DatabaseAt {
         }
     }
 
+    /// The database at `index`, from the nearest checkpoint of `ck` (the
+    /// checkpoints an [`Opener`]'s replay kept, [`Opened::checkpoints`]):
+    /// one walk over the bytes from [`DatabaseAt::start`] on. Without
+    /// checkpoints, [`DatabaseAt::new`].
+    pub fn from_checkpoints(ck: Option<&Checkpoints>, index: u64) -> DatabaseAt {
+        match ck.and_then(|c| c.jump(index)) {
+            Some(j) => DatabaseAt {
+                state: State::Jump(Box::new(j), false),
+            },
+            None => DatabaseAt::new(Upto::Index(index)),
+        }
+    }
+
+    /// Where the next walk starts (the start of the file but after a
+    /// checkpoint).
+    pub fn start(&self) -> ScanPoint {
+        match &self.state {
+            State::Jump(j, _) => j.start(),
+            _ => ScanPoint::START,
+        }
+    }
+
+    /// The walk under way may stop (a walk from a checkpoint that reached
+    /// its index; a walk from the start reads the whole file, whose end
+    /// may supersede entries).
+    pub fn reached(&self) -> bool {
+        matches!(&self.state, State::Jump(j, true) if j.reached())
+    }
+
     /// Options of the next walk's scanner, or None when no walk is needed
     /// (call [`DatabaseAt::finish`]). Starts that walk.
     pub fn next_walk(&mut self) -> Option<ScanOptions> {
         match std::mem::replace(&mut self.state, State::Taken) {
+            State::Jump(j, false) => {
+                let o = j.scan_options();
+                self.state = State::Jump(j, true);
+                Some(o)
+            }
             State::Start(upto) => {
                 let p = ReplayPass::first(upto);
                 let o = p.options();
@@ -73,8 +115,10 @@ impl DatabaseAt {
 
     /// Takes one event of the current walk.
     pub fn on_event(&mut self, ev: &Event<'_>) {
-        if let State::Walking(p, _) = &mut self.state {
-            p.on_event(ev);
+        match &mut self.state {
+            State::Walking(p, _) => p.on_event(ev),
+            State::Jump(j, true) => j.on_event(ev),
+            _ => {}
         }
     }
 
@@ -90,6 +134,7 @@ impl DatabaseAt {
                 // A second walk always ends the replay.
                 ReplayEnd::Again(_) => State::Taken,
             },
+            State::Jump(j, true) => State::Done(Box::new(j.end(scan))),
             s => s,
         };
     }
@@ -181,13 +226,25 @@ pub struct Opened {
     /// Some: the database above is not at `at`; make this walk and use
     /// its result.
     pub again: Option<DatabaseAt>,
+    /// The checkpoints the walk's replay kept (None when its log replaces
+    /// entries it had applied), for [`DatabaseAt::from_checkpoints`].
+    pub checkpoints: Option<Box<Checkpoints>>,
 }
 
 impl Opener {
     /// `at`: the position wanted (None: the last committed entry).
     pub fn new(at: Option<u64>) -> Opener {
-        let mut all = DatabaseAt::new(Upto::All);
-        let _ = all.next_walk();
+        Opener::with_policy(at, Policy::default())
+    }
+
+    /// [`Opener::new`] whose replay keeps checkpoints by `policy`.
+    pub fn with_policy(at: Option<u64>, policy: Policy) -> Opener {
+        let all = DatabaseAt {
+            state: State::Walking(
+                Box::new(ReplayPass::first(Upto::All).with_checkpoints(policy)),
+                false,
+            ),
+        };
         Opener {
             loader: Loader::new(),
             all,
@@ -217,6 +274,10 @@ impl Opener {
             .at
             .unwrap_or(range.committed)
             .clamp(range.first, range.last.max(range.first));
+        let checkpoints = match &mut self.all.state {
+            State::Done(r) => r.checkpoints.take(),
+            _ => None,
+        };
         let ended = self.all.replay().map(|r| r.applied);
         let complete = self.all.replay().is_some();
         if complete && ended == Some(at) {
@@ -226,6 +287,7 @@ impl Opener {
                 at,
                 db: self.all.finish(),
                 again: None,
+                checkpoints,
             };
         }
         Opened {
@@ -233,7 +295,8 @@ impl Opener {
             range,
             at,
             db: Err("not read yet".into()),
-            again: Some(DatabaseAt::new(Upto::Index(at))),
+            again: Some(DatabaseAt::from_checkpoints(checkpoints.as_deref(), at)),
+            checkpoints,
         }
     }
 }
@@ -300,16 +363,30 @@ pub fn database_at_bytes(
     d.finish()
 }
 
-/// Makes every walk a [`DatabaseAt`] asks for over `bytes`.
+/// Makes every walk a [`DatabaseAt`] asks for over `bytes` (the whole
+/// file), each from where it starts.
 pub fn walk_all(bytes: &[u8], d: &mut DatabaseAt) {
+    walk_chunked(bytes, d, usize::MAX);
+}
+
+fn walk_chunked(bytes: &[u8], d: &mut DatabaseAt, chunk: usize) {
     while let Some(opts) = d.next_walk() {
-        let mut scan = LogScan::new(opts);
-        let mut f = |ev: Event<'_>| {
+        let at = d.start();
+        let mut scan = LogScan::resume(opts, &at);
+        let from = usize::try_from(at.offset).map_or(bytes.len(), |o| o.min(bytes.len()));
+        for c in bytes[from..].chunks(chunk.max(1)) {
+            scan.push(c, &mut |ev| {
+                d.on_event(&ev);
+                Verdict::Keep
+            });
+            if d.reached() {
+                break;
+            }
+        }
+        scan.finish(&mut |ev| {
             d.on_event(&ev);
             Verdict::Keep
-        };
-        scan.push(bytes, &mut f);
-        scan.finish(&mut f);
+        });
         d.end(&scan);
     }
 }
@@ -339,21 +416,41 @@ mod tests {
         scan.finish(&mut f);
         let mut opened = o.finish(&scan);
         if let Some(mut d) = opened.again.take() {
-            while let Some(opts) = d.next_walk() {
-                let mut scan = LogScan::new(opts);
-                let mut f = |ev: Event<'_>| {
-                    d.on_event(&ev);
-                    Verdict::Keep
-                };
-                for c in bytes.chunks(chunk) {
-                    scan.push(c, &mut f);
-                }
-                scan.finish(&mut f);
-                d.end(&scan);
-            }
+            walk_chunked(bytes, &mut d, chunk);
             opened.db = d.finish();
         }
         opened
+    }
+
+    #[test]
+    fn a_database_from_the_open_s_checkpoints_is_the_one_a_replay_reaches() {
+        let policy = Policy {
+            every_entries: 3,
+            every_bytes: 4096,
+            max: 8,
+            budget_bytes: u64::MAX,
+        };
+        let mut resumed = 0;
+        for file in FILES {
+            let bytes = sample(file);
+            let mut o = Opener::with_policy(None, policy);
+            let mut scan = LogScan::new(o.options());
+            scan.push(&bytes, &mut |ev| o.on_event(&ev));
+            scan.finish(&mut |ev| o.on_event(&ev));
+            let opened = o.finish(&scan);
+            let ck = opened.checkpoints.as_deref();
+            assert!(ck.is_some_and(|c| !c.is_empty()), "{file}");
+            for i in opened.range.first..=opened.range.last + 1 {
+                let mut d = DatabaseAt::from_checkpoints(ck, i);
+                resumed += usize::from(d.start().offset > 0);
+                walk_chunked(&bytes, &mut d, 333);
+                let got = d.finish().map(|(db, e)| (db.dump_json(true), e));
+                let want = database_at_bytes(&bytes, Upto::Index(i))
+                    .map(|(db, e)| (db.dump_json(true), e));
+                assert!(got == want, "{file}: index {i}");
+            }
+        }
+        assert!(resumed > 50, "{resumed}");
     }
 
     #[test]

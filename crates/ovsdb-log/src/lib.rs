@@ -6,6 +6,7 @@
 
 pub mod canon;
 pub mod check;
+pub mod checkpoint;
 pub mod convert;
 pub mod error;
 pub mod facts;
@@ -30,7 +31,7 @@ pub use error::{ErrorKind, LogError};
 pub use framing::{Format, Frame, Framer, RawRecord, Skip};
 pub use raft::{ClusterHeader, Entry, RaftRecord, RecordBody, Servers, Snapshot};
 pub use replay::{Db, Mode};
-pub use scan::{split_data, Event, LogScan, ScanOptions, Verdict};
+pub use scan::{split_data, Event, LogScan, ScanOptions, ScanPoint, Verdict};
 pub use sizes::{replay, replay_database, EntrySize, Replay, SharedReplay, Upto};
 pub use summary::{
     summarize, summarize_cluster, summarize_detailed, summarize_records, ClusterSummary,

@@ -214,6 +214,31 @@ enum Step {
     End,
 }
 
+/// Where a walk can start again ([`LogScan::resume`]): the record boundary
+/// just after a good record, with what the scanner knows there. Record 0
+/// at offset 0 is the start of the file (format and log end are then
+/// read from it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanPoint {
+    /// Byte offset of the next record.
+    pub offset: u64,
+    /// Its record number.
+    pub record: usize,
+    pub format: Format,
+    /// The index after the last entry read (for [`Event::Truncate`]).
+    pub log_end: u64,
+}
+
+impl ScanPoint {
+    /// The start of a file.
+    pub const START: ScanPoint = ScanPoint {
+        offset: 0,
+        record: 0,
+        format: Format::Clustered,
+        log_end: 1,
+    };
+}
+
 /// The streaming scanner. Feed it with [`LogScan::push`], end with
 /// [`LogScan::finish`]; both call `f` for every event decided so far.
 pub struct LogScan {
@@ -262,6 +287,23 @@ impl LogScan {
             log_end: 1,
             bytes: 0,
         }
+    }
+
+    /// A walk that starts at a record boundary in the middle of a file:
+    /// the chunks pushed start at byte `at.offset`, whose record is number
+    /// `at.record`, of a file of `at.format` whose log (clustered) ends
+    /// before index `at.log_end`. Events carry the file's own offsets and
+    /// record numbers, as a walk from the start would (from that record
+    /// on; a [`ScanPoint`] is only taken where no damage is pending).
+    pub fn resume(opts: ScanOptions, at: &ScanPoint) -> LogScan {
+        let mut s = LogScan::new(opts);
+        if at.record > 0 {
+            s.base = at.offset;
+            s.record = at.record;
+            s.magic = Some(at.format.magic().to_string());
+            s.log_end = at.log_end;
+        }
+        s
     }
 
     /// The file's format, once the first header line was read.

@@ -5,10 +5,11 @@
 //! sizes use `Stream`); [`replay`] and [`replay_database`] are wrappers for
 //! a file held in memory.
 
+use crate::checkpoint::{Checkpoints, Policy};
 use crate::error::{ErrorKind, LogError};
 use crate::framing::{Format, RawRecord, Skip};
 use crate::replay::{Db, SizeDelta};
-use crate::scan::{split_data, Event, LogScan, ScanOptions, Verdict};
+use crate::scan::{split_data, Event, LogScan, ScanOptions, ScanPoint, Verdict};
 use ovsdb::json::Json;
 use ovsdb::DatabaseSchema;
 
@@ -73,6 +74,9 @@ pub struct Replay {
     /// first damage, skipped or not: what a span held is unknown, so is
     /// the database after it).
     pub skipped: Vec<Skip>,
+    /// The checkpoints kept on the way, when the pass was made
+    /// [`ReplayPass::with_checkpoints`].
+    pub checkpoints: Option<Box<Checkpoints>>,
 }
 
 impl Replay {
@@ -848,6 +852,7 @@ pub struct ReplayPass {
     /// [`ReplayPass::standalone`]: damage does not stop the replay.
     through_damage: bool,
     r: Replay,
+    ckpt: Option<Box<Checkpoints>>,
 }
 
 impl ReplayPass {
@@ -919,8 +924,60 @@ impl ReplayPass {
                 entries: Vec::new(),
                 error: None,
                 skipped: Vec::new(),
+                checkpoints: None,
             },
+            ckpt: None,
         }
+    }
+
+    /// Keeps checkpoints of the database on the way (see
+    /// [`crate::checkpoint`]); the replay's [`Replay::checkpoints`] then
+    /// holds them.
+    pub fn with_checkpoints(mut self, policy: Policy) -> ReplayPass {
+        self.ckpt = Some(Box::new(Checkpoints::new(policy)));
+        self
+    }
+
+    /// Resumes at the checkpoint of `store` nearest before record
+    /// `record` (the database there) and keeps adding checkpoints to the
+    /// store past its last one ([`Replay::checkpoints`] gives it back).
+    /// Returns where the walk resumes: feed the events of a
+    /// [`LogScan::resume`] there, over the file's bytes from its offset.
+    pub fn resume_with(&mut self, mut store: Box<Checkpoints>, record: usize) -> ScanPoint {
+        let cp = store.before_record(record).clone();
+        store.resume_at(&cp);
+        self.resume_at(&cp.at, cp.db().cloned(), cp.applied);
+        self.ckpt = Some(store);
+        cp.at
+    }
+
+    /// Starts from a checkpoint's database (the walk resumes after it).
+    pub(crate) fn resume_at(&mut self, at: &ScanPoint, db: Option<Db>, applied: u64) {
+        self.r.db = db;
+        self.r.applied = applied;
+        if at.record > 0 {
+            self.r.format = Some(at.format);
+            if !self.second {
+                // What the first walk would have learnt of the records
+                // before (a standalone file's: its format and count).
+                self.plan.format = Some(at.format);
+                self.plan.records = at.record;
+            }
+        }
+    }
+
+    /// Whether the replay has what it was asked for (or cannot go on):
+    /// the walk may stop.
+    pub fn reached(&self) -> bool {
+        self.done
+            || self.stopped
+            || (self.limit != u64::MAX && self.r.db.is_some() && self.r.applied >= self.limit)
+    }
+
+    /// A second walk (made by [`ReplayPass::new`] or for
+    /// [`ReplayEnd::Again`]): ends with [`ReplayPass::finish`].
+    pub fn is_second(&self) -> bool {
+        self.second
     }
 
     /// What the first walk learnt (so far, or all of it on a second
@@ -984,6 +1041,13 @@ impl ReplayPass {
                 ..
             } => self.entry(raw, entry.index, data_bytes, txn.as_ref()),
             _ => {}
+        }
+        if let Some(c) = self.ckpt.as_mut() {
+            let usable = !self.done
+                && !self.stopped
+                && self.r.error.is_none()
+                && (self.second || self.plan.damage.is_none());
+            c.on_record(ev, raw, usable, self.r.db.as_ref(), self.r.applied);
         }
     }
 
@@ -1090,9 +1154,11 @@ impl ReplayPass {
         if self.plan.records == 0 && self.plan.skipped.is_empty() {
             let mut r = self.r;
             r.db = None;
+            r.checkpoints = seal(self.ckpt, &self.plan, r.format, &self.plan.damage, None);
             r.error = self.plan.damage;
             return ReplayEnd::Done(Box::new(r));
         }
+        let mut ckpt = self.ckpt;
         let format = self
             .plan
             .format
@@ -1100,7 +1166,11 @@ impl ReplayPass {
             .unwrap_or(Format::Clustered);
         if format == Format::Clustered && (self.again || self.plan_only) {
             let limit = self.plan.limit(self.upto);
+            if let Some(c) = ckpt.as_mut() {
+                c.restart(&self.plan.structure.superseded);
+            }
             return ReplayEnd::Again(Box::new(ReplayPass {
+                ckpt,
                 second: true,
                 plan_only: false,
                 again: false,
@@ -1114,7 +1184,7 @@ impl ReplayPass {
                 ..self
             }));
         }
-        let mut p = self;
+        let mut p = ReplayPass { ckpt, ..self };
         p.r.format = Some(format);
         ReplayEnd::Done(Box::new(p.into_replay()))
     }
@@ -1131,6 +1201,7 @@ impl ReplayPass {
         if r.error.is_none() {
             r.error = error;
         }
+        r.checkpoints = seal(self.ckpt, &self.plan, r.format, &r.error, r.db.as_ref());
         r
     }
 
@@ -1143,11 +1214,37 @@ impl ReplayPass {
             r.commit_index = Some(self.plan.commit_index());
         }
         if r.error.is_none() {
-            r.error = self.plan.damage;
+            r.error = self.plan.damage.clone();
         }
+        r.checkpoints = seal(
+            self.ckpt,
+            &self.plan,
+            Some(format),
+            &self.plan.damage,
+            r.db.as_ref(),
+        );
         r.skipped = self.plan.skipped;
         r
     }
+}
+
+/// The checkpoints of a replay whose walk is over, with what a jump needs
+/// of the replay.
+fn seal(
+    ckpt: Option<Box<Checkpoints>>,
+    plan: &Plan,
+    format: Option<Format>,
+    damage: &Option<LogError>,
+    end_db: Option<&Db>,
+) -> Option<Box<Checkpoints>> {
+    let mut c = ckpt?;
+    c.seal(
+        plan,
+        format.unwrap_or(Format::Clustered),
+        damage.clone(),
+        end_db,
+    );
+    Some(c)
 }
 
 /// What a first pass over a clustered file learns for a later replay

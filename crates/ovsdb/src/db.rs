@@ -7,10 +7,15 @@
 //! Costs: applying a d-element diff to an n-element column is O(d log n),
 //! reference counts and weak back-references are maintained incrementally,
 //! and rollback after a failed commit uses the per-column change tracking
-//! (no row copies).
+//! (no row copies). Rows and reference maps are persistent maps
+//! ([`RowMap`]): cloning a database is O(tables), the clone shares every
+//! row, and a later change copies only the B-tree path and the row it
+//! touches (what a replay's checkpoints rely on).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+
+use imbl::OrdMap;
 
 use crate::atom::Atom;
 use crate::datum::Datum;
@@ -53,19 +58,56 @@ impl Row {
     pub fn get<'a>(&'a self, ts: &TableSchema, name: &str) -> Option<&'a Datum> {
         ts.column_index(name).and_then(|i| self.columns.get(i))
     }
+
+    /// About how many bytes of memory the row takes: the row and its
+    /// datums, their atoms and the text of their strings, each allocation
+    /// rounded up to 16 bytes plus 16 of allocator overhead, and a share
+    /// of a B-tree node.
+    pub fn approx_bytes(&self) -> usize {
+        const ALLOC: usize = 16;
+        let round = |n: usize| n.div_ceil(ALLOC) * ALLOC + ALLOC;
+        let atom = |a: &Atom| match a {
+            Atom::String(s) if !s.is_empty() => std::mem::size_of::<Atom>() + round(s.len()),
+            _ => std::mem::size_of::<Atom>(),
+        };
+        // The `Arc`'s allocation (counts and row), the columns' vector and
+        // the row's slot in a copied B-tree node.
+        let mut n = round(2 * std::mem::size_of::<usize>() + std::mem::size_of::<Row>())
+            + round(self.columns.len() * std::mem::size_of::<Datum>())
+            + 64;
+        for d in &self.columns {
+            n += match d {
+                Datum::Set(s) => s.iter().map(atom).sum::<usize>(),
+                Datum::Map(m) => m.iter().map(|(k, v)| atom(k) + atom(v)).sum(),
+            };
+            if d.len() > 1 {
+                n += ALLOC;
+            }
+        }
+        n
+    }
 }
 
-/// Weak references into a table's rows: target row -> (table, row) -> count.
-type WeakIn = BTreeMap<Uuid, BTreeMap<(usize, Uuid), u32>>;
+/// The rows of a table, by UUID: a persistent B-tree whose clone is O(1)
+/// and shares every node (and, through the `Arc`, every row) with the
+/// original, so a copy of a [`Database`] costs O(tables) and only the
+/// nodes and rows one of them changes afterwards are copied.
+pub type RowMap = OrdMap<Uuid, Arc<Row>>;
 
-/// The rows of one table.
+/// Weak references into a table's rows: target row -> (table, row) -> count.
+type WeakIn = OrdMap<Uuid, OrdMap<(usize, Uuid), u32>>;
+
+/// The rows of one table. Cloning it is O(1) (persistent maps).
 #[derive(Debug, Clone, Default)]
 pub struct Table {
-    pub rows: BTreeMap<Uuid, Row>,
+    pub rows: RowMap,
     /// Strong references into each row (counted per referencing atom).
-    strong_in: BTreeMap<Uuid, u32>,
+    strong_in: OrdMap<Uuid, u32>,
     /// Weak references into each row: referencing (table, row) -> count.
     weak_in: WeakIn,
+    /// Bytes ([`Row::approx_bytes`]) of the row versions this table let go
+    /// of (changed or removed) while a clone still shared them.
+    detached: u64,
 }
 
 impl Table {
@@ -76,7 +118,23 @@ impl Table {
         self.rows.is_empty()
     }
     pub fn get(&self, uuid: &Uuid) -> Option<&Row> {
-        self.rows.get(uuid)
+        self.rows.get(uuid).map(|r| &**r)
+    }
+    /// The row to change, copied first if a clone of the table shares it.
+    fn row_mut(&mut self, uuid: &Uuid) -> Option<&mut Row> {
+        let r = self.rows.get_mut(uuid)?;
+        if Arc::strong_count(r) > 1 {
+            self.detached += r.approx_bytes() as u64;
+        }
+        Some(Arc::make_mut(r))
+    }
+
+    fn remove_row(&mut self, uuid: &Uuid) -> Option<Row> {
+        let r = self.rows.remove(uuid)?;
+        if Arc::strong_count(&r) > 1 {
+            self.detached += r.approx_bytes() as u64;
+        }
+        Some(Arc::unwrap_or_clone(r))
     }
     /// Number of strong references to `uuid` (0 if none).
     pub fn strong_refs(&self, uuid: &Uuid) -> u32 {
@@ -320,7 +378,15 @@ impl Database {
     }
 
     pub fn row(&self, table: &str, uuid: &Uuid) -> Option<&Row> {
-        self.table(table).and_then(|t| t.rows.get(uuid))
+        self.table(table).and_then(|t| t.get(uuid))
+    }
+
+    /// About how many bytes of row versions this database let go of
+    /// (changed or removed) while a clone shared them ([`Row::approx_bytes`];
+    /// a clone starts with its original's count): what the clones taken
+    /// along the way hold that the database itself no longer does.
+    pub fn detached_bytes(&self) -> u64 {
+        self.tables.iter().map(|t| t.detached).sum()
     }
 
     /// Total number of rows.
@@ -692,8 +758,8 @@ impl Database {
     /// some rows of a transaction that deletes their target, see
     /// `Txn::assess_weak_refs`.)
     pub fn check_integrity(&self) -> Result<()> {
-        let mut strong: Vec<BTreeMap<Uuid, u32>> = vec![BTreeMap::new(); self.tables.len()];
-        let mut weak: Vec<WeakIn> = vec![BTreeMap::new(); self.tables.len()];
+        let mut strong: Vec<OrdMap<Uuid, u32>> = vec![OrdMap::new(); self.tables.len()];
+        let mut weak: Vec<WeakIn> = vec![OrdMap::new(); self.tables.len()];
         for (ti, t) in self.tables.iter().enumerate() {
             let ts = &self.schema.tables[ti];
             for (u, row) in &t.rows {
@@ -1089,7 +1155,7 @@ impl<'a> Txn<'a> {
                 row.columns[ci] = d;
             }
         }
-        self.db.tables[ti].rows.insert(u, row);
+        self.db.tables[ti].rows.insert(u, Arc::new(row));
         self.touch(ti, u).inserted = true;
         if !is_root {
             self.st.gc_candidates.push((ti, u));
@@ -1136,24 +1202,23 @@ impl<'a> Txn<'a> {
             value.check_atoms(&self.db.schema.tables[ti].columns[ci].ty)?;
         }
         let has_refs = self.db.has_refs(ti, ci);
-        let Some(row) = self.db.tables[ti].rows.get_mut(&u) else {
+        let Some(row) = self.db.tables[ti].row_mut(&u) else {
             return Ok(());
         };
-        let old = std::mem::replace(&mut row.columns[ci], value);
-        if has_refs {
-            // Take the new value out while adjusting counts (no copy), and
-            // only touch the counts of elements that actually changed.
-            let new = self.db.tables[ti]
-                .rows
-                .get_mut(&u)
-                .map(|r| std::mem::take(&mut r.columns[ci]))
-                .unwrap_or_default();
+        let old = if has_refs {
+            // The column stays empty while the counts are adjusted (no
+            // copy), and only the counts of elements that actually changed
+            // are touched.
+            let old = std::mem::take(&mut row.columns[ci]);
             self.db
-                .adjust_refs_delta(&mut self.st, (ti, u), ci, &old, &new);
-            if let Some(r) = self.db.tables[ti].rows.get_mut(&u) {
-                r.columns[ci] = new;
+                .adjust_refs_delta(&mut self.st, (ti, u), ci, &old, &value);
+            if let Some(r) = self.db.tables[ti].row_mut(&u) {
+                r.columns[ci] = value;
             }
-        }
+            old
+        } else {
+            std::mem::replace(&mut row.columns[ci], value)
+        };
         if self.st.replaying_undo {
             return Ok(());
         }
@@ -1228,10 +1293,8 @@ impl<'a> Txn<'a> {
                         .get(&u)
                         .is_some_and(|r| r.columns[ci].contains_key(k));
                     self.record_key(ti, u, ci, k, if present { Some(k.clone()) } else { None });
-                    if let Some(Datum::Set(cur)) = self.db.tables[ti]
-                        .rows
-                        .get_mut(&u)
-                        .map(|r| &mut r.columns[ci])
+                    if let Some(Datum::Set(cur)) =
+                        self.db.tables[ti].row_mut(&u).map(|r| &mut r.columns[ci])
                     {
                         if present {
                             cur.remove(k);
@@ -1259,10 +1322,8 @@ impl<'a> Txn<'a> {
                         .and_then(|r| r.columns[ci].as_map())
                         .and_then(|m| m.get(k).cloned());
                     self.record_key(ti, u, ci, k, old_v.clone());
-                    let Some(Datum::Map(cur)) = self.db.tables[ti]
-                        .rows
-                        .get_mut(&u)
-                        .map(|r| &mut r.columns[ci])
+                    let Some(Datum::Map(cur)) =
+                        self.db.tables[ti].row_mut(&u).map(|r| &mut r.columns[ci])
                     else {
                         continue;
                     };
@@ -1327,7 +1388,7 @@ impl<'a> Txn<'a> {
     }
 
     fn remove_row(&mut self, ti: usize, u: Uuid) {
-        let Some(mut row) = self.db.tables[ti].rows.remove(&u) else {
+        let Some(mut row) = self.db.tables[ti].remove_row(&u) else {
             return;
         };
         for ci in 0..row.columns.len() {
@@ -1928,7 +1989,7 @@ impl<'a> Txn<'a> {
                         orig.columns[ci] = d;
                     }
                 }
-                self.db.tables[ti].rows.insert(u, orig);
+                self.db.tables[ti].rows.insert(u, Arc::new(orig));
                 continue;
             }
             for (ci, track) in rt.cols {

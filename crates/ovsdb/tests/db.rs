@@ -560,3 +560,43 @@ fn deleted_target_leaves_optional_weak_columns_empty() {
         .is_err());
     assert_eq!(d.dump_json(true), before);
 }
+
+#[test]
+fn a_clone_shares_rows_and_keeps_its_state_when_the_original_changes() {
+    let mut a = setup();
+    let before = a.dump_json(true);
+    let b = a.clone();
+    // The clone shares the rows themselves, not copies of them.
+    let (ra, rb) = (
+        a.table("Item").unwrap().rows.get(&u(1)).unwrap(),
+        b.table("Item").unwrap().rows.get(&u(1)).unwrap(),
+    );
+    assert!(Arc::ptr_eq(ra, rb));
+    // Changes to the original (a modified row, a deleted row whose
+    // referrers lose it, a collected row) leave the clone as it was.
+    let mut t = a.begin();
+    t.set("Group", u(10), "members", uset(&[1])).unwrap();
+    t.set("Item", u(1), "name", s("renamed")).unwrap();
+    t.commit().unwrap();
+    assert_eq!(a.table("Item").unwrap().len(), 1);
+    assert_eq!(b.dump_json(true), before);
+    assert_eq!(b.table("Item").unwrap().len(), 3);
+    b.check_integrity().unwrap();
+    a.check_integrity().unwrap();
+    // The rows nobody changed are still shared.
+    let g = |d: &Database| d.table("Group").unwrap().rows.len();
+    assert_eq!((g(&a), g(&b)), (1, 1));
+    assert!(!Arc::ptr_eq(
+        a.table("Item").unwrap().rows.get(&u(1)).unwrap(),
+        b.table("Item").unwrap().rows.get(&u(1)).unwrap()
+    ));
+    // And the clone goes on on its own.
+    let mut b = b;
+    let mut t = b.begin();
+    t.delete("Group", u(10)).unwrap();
+    t.commit().unwrap();
+    // Its items go with the group; the original keeps its own.
+    assert_eq!(b.row_count(), 0);
+    assert_eq!(a.row_count(), 2);
+    a.check_integrity().unwrap();
+}

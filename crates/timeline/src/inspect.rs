@@ -2,6 +2,7 @@
 //! row by row, column by column, with the bytes each value takes.
 
 use ovsdb::json::Json;
+use ovsdb_log::checkpoint::Checkpoints;
 use ovsdb_log::record::{Record, TxnRecord};
 use ovsdb_log::sizes::ReplayPass;
 use ovsdb_log::{
@@ -268,15 +269,17 @@ fn inspect_raw(
     d
 }
 
-/// Inspects one record while its file streams by from the start: the
+/// Inspects one record while its file streams by from the start, or from
+/// a checkpoint of an earlier inspection ([`InspectStream::resume`]): the
 /// database before it is replayed on the way (what the inspector needs of
 /// the file is then the records before the one inspected, read once, and
-/// the replayed database; never the whole file). Push chunks until
-/// [`InspectStream::push`] says it has what it needs, then
-/// [`InspectStream::finish`].
+/// the replayed database; never the whole file). Push chunks from
+/// [`InspectStream::offset`] on until [`InspectStream::push`] says it has
+/// what it needs, then [`InspectStream::finish`].
 pub struct InspectStream {
     scan: LogScan,
     find: Finder,
+    from: u64,
 }
 
 /// What the walk looks for, and what it found.
@@ -286,6 +289,7 @@ struct Finder {
     clustered: bool,
     pass: Option<ReplayPass>,
     detail: Option<EntryDetail>,
+    checkpoints: Option<Box<Checkpoints>>,
 }
 
 impl Finder {
@@ -314,6 +318,7 @@ impl Finder {
         }
         let clustered = self.clustered;
         let mut replayed = self.pass.take().map(|p| p.finish(None));
+        self.checkpoints = replayed.as_mut().and_then(|r| r.checkpoints.take());
         self.detail = Some(inspect_raw(raw, clustered, offset, &mut |before| {
             let r = replayed.take()?;
             // The replay stopped at this record; for a standalone file it
@@ -333,25 +338,58 @@ impl InspectStream {
         offset: u64,
         superseded: impl IntoIterator<Item = usize>,
     ) -> InspectStream {
+        InspectStream::resume(clustered, record, offset, superseded, None)
+    }
+
+    /// [`InspectStream::new`] that keeps checkpoints of the replay on the
+    /// way ([`ovsdb_log::checkpoint`]) in `store` (a new
+    /// [`Checkpoints::new`], or the one an earlier inspection of the same
+    /// file gave back; None keeps none): it resumes at the store's nearest
+    /// checkpoint before the record, and
+    /// [`InspectStream::finish_keeping`] gives the store back with the
+    /// checkpoints of this walk added. The chunks pushed start at
+    /// [`InspectStream::offset`].
+    pub fn resume(
+        clustered: bool,
+        record: u64,
+        offset: u64,
+        superseded: impl IntoIterator<Item = usize>,
+        store: Option<Box<Checkpoints>>,
+    ) -> InspectStream {
         let target = record as usize;
-        let pass = if clustered {
+        let mut pass = if clustered {
             ReplayPass::new(superseded.into_iter().collect(), 0, 0, target, Upto::All)
         } else {
             ReplayPass::standalone(Upto::All)
         };
+        let opts = ScanOptions {
+            txn: true,
+            ..ScanOptions::default()
+        };
+        let (scan, from) = match store {
+            Some(store) => {
+                let at = pass.resume_with(store, target);
+                (LogScan::resume(opts, &at), at.offset)
+            }
+            None => (LogScan::new(opts), 0),
+        };
         InspectStream {
-            scan: LogScan::new(ScanOptions {
-                txn: true,
-                ..ScanOptions::default()
-            }),
+            scan,
             find: Finder {
                 target,
                 offset,
                 clustered,
                 pass: Some(pass),
                 detail: None,
+                checkpoints: None,
             },
+            from,
         }
+    }
+
+    /// The byte offset of the file the chunks pushed must start at.
+    pub fn offset(&self) -> u64 {
+        self.from
     }
 
     /// Takes the next chunk; true once the record was read (push no more).
@@ -364,20 +402,33 @@ impl InspectStream {
     }
 
     /// The record's detail (an error when the file ended before it).
-    pub fn finish(mut self) -> EntryDetail {
+    pub fn finish(self) -> EntryDetail {
+        self.finish_keeping().0
+    }
+
+    /// [`InspectStream::finish`], and the checkpoints of a stream made by
+    /// [`InspectStream::resume`] (None when the file ended before the
+    /// record: the walk's checkpoints are then dropped with it).
+    pub fn finish_keeping(mut self) -> (EntryDetail, Option<Box<Checkpoints>>) {
         let find = &mut self.find;
         if find.detail.is_none() {
             self.scan.finish(&mut |ev| find.on_event(&ev));
         }
         let (target, offset) = (self.find.target, self.find.offset);
-        self.find.detail.take().unwrap_or_else(|| EntryDetail {
+        let detail = self.find.detail.take().unwrap_or_else(|| EntryDetail {
             record: target as u64,
             offset,
             error: Some(format!(
                 "the file ends before record {target} at byte {offset}"
             )),
             ..EntryDetail::default()
-        })
+        });
+        let find = &mut self.find;
+        let store = find
+            .checkpoints
+            .take()
+            .or_else(|| find.pass.take().and_then(|p| p.finish(None).checkpoints));
+        (detail, store)
     }
 }
 

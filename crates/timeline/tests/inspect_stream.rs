@@ -92,6 +92,65 @@ fn a_wrong_offset_or_a_short_file_is_an_error() {
 }
 
 #[test]
+fn inspections_that_keep_checkpoints_show_the_same_and_read_less() {
+    use ovsdb_log::checkpoint::{Checkpoints, Policy};
+    let policy = Policy {
+        every_entries: 4,
+        every_bytes: 4096,
+        max: 16,
+        budget_bytes: u64::MAX,
+    };
+    let (mut compared, mut resumed) = (0, 0);
+    let mut seed: u64 = 0x51ed_2701_a3c4_9e1f;
+    for (name, bytes) in files() {
+        let lane = timeline::build_lane(&name, &bytes, &mut |_| {});
+        let superseded: Vec<usize> = lane
+            .entries
+            .iter()
+            .filter(|e| e.superseded)
+            .map(|e| e.record as usize)
+            .collect();
+        let live: Vec<_> = lane.entries.iter().filter(|e| !e.superseded).collect();
+        if live.is_empty() {
+            continue;
+        }
+        // One store per file, kept from inspection to inspection, in a
+        // random order (later and earlier records than the ones before).
+        let mut store = Some(Box::new(Checkpoints::new(policy)));
+        for _ in 0..12 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let e = live[(seed % live.len() as u64) as usize];
+            let want = timeline::inspect_record(&bytes, lane.clustered, e.record as u64, e.offset);
+            let mut s = InspectStream::resume(
+                lane.clustered,
+                e.record as u64,
+                e.offset,
+                superseded.clone(),
+                store.take(),
+            );
+            let from = s.offset();
+            for c in bytes[from as usize..].chunks(1000) {
+                if s.push(c) {
+                    break;
+                }
+            }
+            let (got, back) = s.finish_keeping();
+            assert_eq!(got, want, "{name}: record {} from byte {from}", e.record);
+            assert!(back.is_some(), "{name}: the store comes back");
+            store = back;
+            compared += 1;
+            if from > 0 {
+                resumed += 1;
+            }
+        }
+    }
+    assert!(compared > 150, "{compared}");
+    assert!(resumed * 2 > compared, "{resumed} of {compared} resumed");
+}
+
+#[test]
 fn fold_point_cuts_long_values_at_a_char_boundary() {
     use timeline::inspect::fold_point;
     assert_eq!(fold_point("short", 10, 4), None);

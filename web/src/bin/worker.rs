@@ -97,6 +97,10 @@ struct Loaded {
     /// Record numbers of the entries a later entry replaces (not replayed
     /// by the inspector).
     superseded: Vec<usize>,
+    /// The inspector's checkpoints of the file's replay, kept from one
+    /// inspection to the next (a jump then reads the file from the
+    /// nearest checkpoint before its record, not from the start).
+    checkpoints: std::cell::RefCell<Option<Box<ovsdb_log::checkpoint::Checkpoints>>>,
 }
 
 /// One server's joined log, with the byte offset of every line.
@@ -528,6 +532,7 @@ fn load(msg: &JsValue) {
                     .filter(|e| e.superseded)
                     .map(|e| e.record as usize)
                     .collect(),
+                checkpoints: Default::default(),
             })
         })
         .collect();
@@ -600,17 +605,29 @@ impl DatabaseSink for ToChunks<'_> {
 /// file inside an archive unpacked again through the collector. Nothing
 /// of the file is held.
 fn stream_file(f: &Loaded, sink: &mut dyn FnMut(&[u8]) -> bool) -> Result<(), String> {
+    stream_file_from(f, 0, sink)
+}
+
+/// [`stream_file`] from byte `from` of the file on: a plain file is
+/// sliced there (`Blob.slice`); a file in an archive is unpacked again
+/// and its first `from` bytes passed over.
+fn stream_file_from(
+    f: &Loaded,
+    from: u64,
+    sink: &mut dyn FnMut(&[u8]) -> bool,
+) -> Result<(), String> {
     let reader = FileReaderSync::new().map_err(|e| format!("no FileReaderSync: {e:?}"))?;
     let mut nothing = |_: usize| {};
+    let plain = f.input_name == f.name;
     let mut r = BlobReader {
         blob: f.input.clone(),
         reader: &reader,
-        pos: 0.0,
+        pos: if plain { from as f64 } else { 0.0 },
         buf: Vec::new(),
         at: 0,
         progress: &mut nothing,
     };
-    if f.input_name == f.name {
+    if plain {
         let mut buf = vec![0u8; CHUNK as usize];
         loop {
             match std::io::Read::read(&mut r, &mut buf) {
@@ -624,11 +641,17 @@ fn stream_file(f: &Loaded, sink: &mut dyn FnMut(&[u8]) -> bool) -> Result<(), St
             }
         }
     }
+    let mut skip = from;
+    let mut skipping = |chunk: &[u8]| {
+        let n = chunk.len().min(usize::try_from(skip).unwrap_or(usize::MAX));
+        skip -= n as u64;
+        n < chunk.len() && sink(&chunk[n..])
+    };
     let mut to = ToChunks {
         path: &f.name,
         on: false,
         found: false,
-        sink,
+        sink: &mut skipping,
         done: false,
     };
     let mut c = Collector::new(Limits::default());
@@ -644,22 +667,34 @@ fn stream_file(f: &Loaded, sink: &mut dyn FnMut(&[u8]) -> bool) -> Result<(), St
 }
 
 /// Inspects record `record` at `offset` of loaded file `f`, reading the
-/// file again from its input ([`stream_file`]) up to the record. Nothing
-/// of the file is held but the record and the database replayed up to it.
+/// file again from its input ([`stream_file_from`]) up to the record, from
+/// the nearest checkpoint an earlier inspection of the file kept. Nothing
+/// of the file is held but the record, the database replayed up to it
+/// and the checkpoints (rows shared with it; `Policy::default`'s bounds).
 fn inspect_file(f: &Loaded, record: u64, offset: u64) -> timeline::EntryDetail {
-    let mut stream = timeline::inspect::InspectStream::new(
+    use ovsdb_log::checkpoint::{Checkpoints, Policy};
+    let store = f
+        .checkpoints
+        .borrow_mut()
+        .take()
+        .unwrap_or_else(|| Box::new(Checkpoints::new(Policy::default())));
+    let mut stream = timeline::inspect::InspectStream::resume(
         f.clustered,
         record,
         offset,
         f.superseded.iter().copied(),
+        Some(store),
     );
-    if let Err(e) = stream_file(f, &mut |chunk| stream.push(chunk)) {
+    let from = stream.offset();
+    if let Err(e) = stream_file_from(f, from, &mut |chunk| stream.push(chunk)) {
         return timeline::EntryDetail {
             error: Some(e),
             ..Default::default()
         };
     }
-    stream.finish()
+    let (detail, store) = stream.finish_keeping();
+    *f.checkpoints.borrow_mut() = store;
+    detail
 }
 
 fn level_of(name: &str) -> Option<Level> {

@@ -1,0 +1,134 @@
+//! Jumps to random indexes of a large file through the checkpoints of its
+//! load (`ovsdb_log::checkpoint`), the file read from disk in 4 MB chunks
+//! as the web worker reads a `File`: the load's time with and without
+//! checkpoints, the process's memory after it, and the time of each jump
+//! (resume at the nearest checkpoint, read from its offset, replay to the
+//! index).
+//!   cargo run --release -p ovsdb-log --example checkpoint_bench -- FILE [JUMPS=50] [none]
+//! `none` loads without checkpoints (compare the memory of two runs).
+use ovsdb_log::checkpoint::Policy;
+use ovsdb_log::sizes::{ReplayEnd, ReplayPass};
+use ovsdb_log::{LogScan, Replay, Upto, Verdict};
+use std::io::{Read, Seek, SeekFrom};
+use std::time::Instant;
+
+const CHUNK: usize = 4 << 20;
+
+/// The process's resident and peak resident memory, in MB (Linux).
+fn memory_mb() -> (f64, f64) {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kb = |key: &str| {
+        s.lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+            / 1024.0
+    };
+    (kb("VmRSS:"), kb("VmHWM:"))
+}
+
+/// Feeds the file from `offset` on to `push` until it says stop; bytes read.
+fn read_from(path: &str, offset: u64, push: &mut dyn FnMut(&[u8]) -> bool) -> u64 {
+    let mut f = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    f.seek(SeekFrom::Start(offset)).expect("seek");
+    let mut buf = vec![0u8; CHUNK];
+    let mut total = 0;
+    loop {
+        let n = f.read(&mut buf).expect("read");
+        if n == 0 {
+            return total;
+        }
+        total += n as u64;
+        if push(&buf[..n]) {
+            return total;
+        }
+    }
+}
+
+fn load(path: &str, keep: bool) -> Replay {
+    let mut pass = ReplayPass::first(Upto::All);
+    if keep {
+        pass = pass.with_checkpoints(Policy::default());
+    }
+    let walk = |pass: &mut ReplayPass| {
+        let mut scan = LogScan::new(pass.options());
+        read_from(path, 0, &mut |c| {
+            scan.push(c, &mut |ev| {
+                pass.on_event(&ev);
+                Verdict::Keep
+            });
+            false
+        });
+        scan.finish(&mut |ev| {
+            pass.on_event(&ev);
+            Verdict::Keep
+        });
+        scan
+    };
+    let scan = walk(&mut pass);
+    match pass.end(&scan) {
+        ReplayEnd::Done(r) => *r,
+        ReplayEnd::Again(mut pass) => {
+            walk(&mut pass);
+            pass.finish(None)
+        }
+    }
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let Some(path) = args.next() else {
+        eprintln!("usage: checkpoint_bench FILE [JUMPS] [none]");
+        std::process::exit(2);
+    };
+    let jumps: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(50);
+    let keep = args.next().as_deref() != Some("none");
+    let t0 = Instant::now();
+    let r = load(&path, keep);
+    let load_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let (rss, peak) = memory_mb();
+    println!(
+        "load {}: {load_ms:.0} ms, {} entries applied (last index {}), RSS {rss:.0} MB, peak {peak:.0} MB",
+        if keep { "with checkpoints" } else { "without checkpoints" },
+        r.entries.len(),
+        r.applied
+    );
+    let Some(ck) = r.checkpoints.as_deref() else {
+        return;
+    };
+    let spacing = ck
+        .list()
+        .windows(2)
+        .map(|w| w[1].at.offset - w[0].at.offset)
+        .max()
+        .unwrap_or(0);
+    println!(
+        "{} checkpoints, up to {:.1} MB apart, holding about {:.0} MB of rows (estimate)",
+        ck.len(),
+        spacing as f64 / 1e6,
+        ck.held_bytes() as f64 / 1e6
+    );
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut times = Vec::new();
+    let mut read_total = 0u64;
+    for _ in 0..jumps {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let index = seed % (r.applied + 1);
+        let t = Instant::now();
+        let mut j = ck.jump(index).expect("sealed");
+        read_total += read_from(&path, j.offset(), &mut |c| j.push(c));
+        let got = j.finish();
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        assert_eq!(got.applied.min(index), got.applied, "index {index}");
+    }
+    times.sort_by(f64::total_cmp);
+    if let (Some(&max), Some(&median)) = (times.last(), times.get(times.len() / 2)) {
+        println!(
+            "{jumps} random jumps: median {median:.1} ms, max {max:.1} ms, {:.1} MB read per jump on average",
+            read_total as f64 / jumps as f64 / 1e6
+        );
+    }
+}

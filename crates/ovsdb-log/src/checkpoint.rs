@@ -1,0 +1,426 @@
+//! Checkpoints of a replay, for jumps to any index without replaying the
+//! file from its start.
+//!
+//! A [`ReplayPass`] made [`ReplayPass::with_checkpoints`] keeps, while it
+//! walks the file, a copy of the database every so many entries or bytes
+//! of records ([`Policy`]), with the place to resume the walk from (a
+//! [`ScanPoint`]: byte offset, record number, format, log end). A copy of
+//! an [`ovsdb::Database`] shares its rows with the original (persistent
+//! row maps), so a checkpoint costs what the entries after it change, not
+//! the database. At most [`Policy::max`] are kept: past that every other
+//! one is dropped and the spacing doubles.
+//!
+//! [`Checkpoints::jump`] then gives the database at index I: it takes the
+//! nearest checkpoint at or before I and resumes the one replay there
+//! ([`Jump`]: the caller pushes the file's bytes from [`Jump::offset`] on,
+//! chunk by chunk, until [`Jump::push`] says it has what it needs).
+
+use crate::error::LogError;
+use crate::framing::{Format, RawRecord};
+use crate::replay::Db;
+use crate::scan::{Event, LogScan, ScanOptions, ScanPoint, Verdict};
+use crate::sizes::{Plan, Replay, ReplayEnd, ReplayPass, Upto};
+use std::collections::HashSet;
+
+/// When a replay keeps a checkpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Policy {
+    /// After this many entry (or txn) records since the last checkpoint...
+    pub every_entries: u64,
+    /// ...or this many bytes of records since the last checkpoint.
+    pub every_bytes: u64,
+    /// At most this many checkpoints besides the start of the file (more
+    /// make every other one go and the spacing double).
+    pub max: usize,
+    /// About how many bytes of rows the checkpoints may hold that the
+    /// database no longer does (rows changed or deleted since, as
+    /// [`ovsdb::Database::detached_bytes`] counts them); past it, every
+    /// other checkpoint goes and the spacing doubles, as past `max`.
+    pub budget_bytes: u64,
+}
+
+impl Default for Policy {
+    /// Every 5 000 entries or 4 MiB, at most 256 holding about 384 MiB
+    /// of rows: a jump then replays at most that much (BENCHMARKS.md,
+    /// "Checkpoints").
+    fn default() -> Self {
+        Policy {
+            every_entries: 5_000,
+            every_bytes: 4 << 20,
+            max: 256,
+            budget_bytes: 384 << 20,
+        }
+    }
+}
+
+/// One checkpoint: the database after the records before `at`.
+#[derive(Debug, Clone)]
+pub struct Checkpoint {
+    /// Where the walk resumes.
+    pub at: ScanPoint,
+    /// Last log index applied (clustered) or txn records applied
+    /// (standalone) before `at`.
+    pub applied: u64,
+    /// Entry (or txn) records before `at`.
+    entries: u64,
+    /// The database's [`ovsdb::Database::detached_bytes`] when it was
+    /// taken, and about how many bytes of rows only it holds.
+    detached_at: u64,
+    held: u64,
+    db: Option<Db>,
+}
+
+impl Checkpoint {
+    /// The database there (None at the start of the file).
+    pub fn db(&self) -> Option<&Db> {
+        self.db.as_ref()
+    }
+}
+
+/// What a jump needs of the whole replay: which entry records are
+/// superseded, the commit and snapshot indexes, where the usable records
+/// end, the first damage.
+#[derive(Debug, Clone)]
+struct Sealed {
+    superseded: HashSet<usize>,
+    commit: u64,
+    prev_index: u64,
+    records: usize,
+    format: Format,
+    damage: Option<LogError>,
+}
+
+/// The checkpoints of one replay (see the module documentation).
+#[derive(Debug, Clone)]
+pub struct Checkpoints {
+    policy: Policy,
+    every_entries: u64,
+    every_bytes: u64,
+    /// By record; `list[0]` is the start of the file.
+    list: Vec<Checkpoint>,
+    /// Entry records seen in this walk.
+    seen: u64,
+    log_end: u64,
+    format: Format,
+    sealed: Option<Sealed>,
+}
+
+impl Checkpoints {
+    /// An empty store (the start of the file only), for
+    /// [`ReplayPass::resume_with`].
+    pub fn new(policy: Policy) -> Checkpoints {
+        Checkpoints {
+            policy,
+            every_entries: policy.every_entries.max(1),
+            every_bytes: policy.every_bytes.max(1),
+            list: vec![Checkpoint {
+                at: ScanPoint::START,
+                applied: 0,
+                entries: 0,
+                detached_at: 0,
+                held: 0,
+                db: None,
+            }],
+            seen: 0,
+            log_end: 1,
+            format: Format::Clustered,
+            sealed: None,
+        }
+    }
+
+    /// The checkpoints, by record (the first is the start of the file).
+    pub fn list(&self) -> &[Checkpoint] {
+        &self.list
+    }
+
+    /// Number of checkpoints besides the start of the file.
+    pub fn len(&self) -> usize {
+        self.list.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// About how many bytes of rows the checkpoints hold that the
+    /// database at the end of the walk does not (an estimate: rows each
+    /// one shared when the walk changed or deleted them).
+    pub fn held_bytes(&self) -> u64 {
+        self.list.iter().map(|c| c.held).sum()
+    }
+
+    /// The checkpoint a jump to `index` starts from: the last one that
+    /// applied at most `index`.
+    pub fn nearest(&self, index: u64) -> &Checkpoint {
+        let i = self.list.partition_point(|c| c.applied <= index);
+        &self.list[i.saturating_sub(1)]
+    }
+
+    /// The checkpoint a walk to record `record` starts from: the last one
+    /// at or before it.
+    pub fn before_record(&self, record: usize) -> &Checkpoint {
+        let i = self.list.partition_point(|c| c.at.record <= record);
+        &self.list[i.saturating_sub(1)]
+    }
+
+    /// A walk resumed at `cp` (one of these checkpoints) that keeps adding
+    /// checkpoints past the last one.
+    pub(crate) fn resume_at(&mut self, cp: &Checkpoint) {
+        self.seen = cp.entries;
+        self.log_end = cp.at.log_end;
+        self.format = cp.at.format;
+    }
+
+    /// A new walk (the second of a replay): counting starts again, and
+    /// the checkpoints of the first walk are kept only up to its first
+    /// superseded record (after it they hold entries the final log does
+    /// not).
+    pub(crate) fn restart(&mut self, superseded: &HashSet<usize>) {
+        if let Some(&first) = superseded.iter().min() {
+            self.list.retain(|c| c.at.record <= first);
+        }
+        self.seen = 0;
+        self.log_end = 1;
+    }
+
+    /// Takes one record event of the walk, after the pass applied it;
+    /// `usable`: the pass is still applying and the record is before any
+    /// damage (a checkpoint may be taken).
+    pub(crate) fn on_record(
+        &mut self,
+        ev: &Event<'_>,
+        raw: &RawRecord<'_>,
+        usable: bool,
+        db: Option<&Db>,
+        applied: u64,
+    ) {
+        match ev {
+            Event::Header { header, .. } => {
+                self.format = Format::Clustered;
+                self.log_end = header.prev_index().saturating_add(1);
+            }
+            Event::Schema { .. } => self.format = Format::Standalone,
+            Event::Entry { entry, .. } => {
+                self.seen += 1;
+                self.log_end = entry.index.saturating_add(1);
+            }
+            Event::Txn { .. } => self.seen += 1,
+            _ => {}
+        }
+        let Some(db) = db.filter(|_| usable) else {
+            return;
+        };
+        let last = self.list.last().expect("the start is always there");
+        let next = raw.index + 1;
+        if next <= last.at.record
+            || (self.seen.saturating_sub(last.entries) < self.every_entries
+                && raw.end().saturating_sub(last.at.offset) < self.every_bytes)
+        {
+            return;
+        }
+        let detached = db.core().detached_bytes();
+        if let Some(prev) = self.list.last_mut().filter(|c| c.db.is_some()) {
+            prev.held = detached.saturating_sub(prev.detached_at);
+        }
+        self.list.push(Checkpoint {
+            at: ScanPoint {
+                offset: raw.end(),
+                record: next,
+                format: self.format,
+                log_end: self.log_end,
+            },
+            applied,
+            entries: self.seen,
+            detached_at: detached,
+            held: 0,
+            db: Some(db.clone()),
+        });
+        while self.len() > 1
+            && (self.len() > self.policy.max.max(1) || self.held_bytes() > self.policy.budget_bytes)
+        {
+            self.thin();
+        }
+    }
+
+    /// Every other checkpoint goes (the start stays), and the spacing
+    /// doubles. What a dropped one held is mostly freed when the rows
+    /// changed again before the next (it is counted as the larger of the
+    /// two intervals' for the one kept).
+    fn thin(&mut self) {
+        let old = std::mem::take(&mut self.list);
+        let mut it = old.into_iter();
+        self.list.extend(it.next());
+        while let Some(mut kept) = it.next() {
+            if let Some(dropped) = it.next() {
+                kept.held = kept.held.max(dropped.held);
+            }
+            self.list.push(kept);
+        }
+        self.every_entries = self.every_entries.saturating_mul(2);
+        self.every_bytes = self.every_bytes.saturating_mul(2);
+    }
+
+    /// The end of the replay: what a jump needs of it.
+    pub(crate) fn seal(
+        &mut self,
+        plan: &Plan,
+        format: Format,
+        damage: Option<LogError>,
+        end_db: Option<&Db>,
+    ) {
+        if let (Some(last), Some(db)) = (self.list.last_mut(), end_db) {
+            if last.db.is_some() {
+                last.held = db.core().detached_bytes().saturating_sub(last.detached_at);
+            }
+        }
+        let s = &plan.structure;
+        self.sealed = Some(Sealed {
+            superseded: s.superseded.clone(),
+            commit: s.commit,
+            prev_index: s.prev_index,
+            records: plan.records,
+            format,
+            damage,
+        });
+    }
+
+    /// The replay to `index` from the nearest checkpoint: push the file's
+    /// bytes from [`Jump::offset`] on. Its [`Replay`] has the database and
+    /// `applied` a replay from the start to `index` has; its `entries`
+    /// are those from the checkpoint on. None before the replay ended.
+    pub fn jump(&self, index: u64) -> Option<Jump> {
+        let s = self.sealed.as_ref()?;
+        let cp = self.nearest(index);
+        let upto = Upto::Index(index);
+        let mut pass = match s.format {
+            Format::Clustered => ReplayPass::new(
+                s.superseded.clone(),
+                s.commit,
+                s.prev_index,
+                s.records,
+                upto,
+            ),
+            Format::Standalone => ReplayPass::first(upto),
+        };
+        pass.resume_at(&cp.at, cp.db.clone(), cp.applied);
+        let opts = ScanOptions {
+            txn: true,
+            ..ScanOptions::default()
+        };
+        Some(Jump {
+            scan: LogScan::resume(opts, &cp.at),
+            pass,
+            start: cp.at,
+            damage: s.damage.clone(),
+        })
+    }
+}
+
+/// A replay resumed at a checkpoint ([`Checkpoints::jump`]).
+pub struct Jump {
+    scan: LogScan,
+    pass: ReplayPass,
+    start: ScanPoint,
+    damage: Option<LogError>,
+}
+
+impl Jump {
+    /// The byte offset the chunks pushed must start at.
+    pub fn offset(&self) -> u64 {
+        self.start.offset
+    }
+
+    /// The checkpoint it resumed at.
+    pub fn start(&self) -> ScanPoint {
+        self.start
+    }
+
+    /// Only check the framing, not the SHA-1 of each record (the walk
+    /// that made the checkpoints verified them).
+    pub fn trust_sha1(mut self) -> Jump {
+        let opts = ScanOptions {
+            txn: true,
+            trust_sha1: true,
+            ..ScanOptions::default()
+        };
+        self.scan = LogScan::resume(opts, &self.start);
+        self
+    }
+
+    /// Takes the next chunk; true once the database is reached (push no
+    /// more).
+    pub fn push(&mut self, chunk: &[u8]) -> bool {
+        let pass = &mut self.pass;
+        if !pass.reached() {
+            self.scan.push(chunk, &mut |ev| {
+                pass.on_event(&ev);
+                Verdict::Keep
+            });
+        }
+        pass.reached()
+    }
+
+    /// The replay (to the end of the file if it came first).
+    pub fn finish(self) -> Replay {
+        let Jump {
+            mut scan, mut pass, ..
+        } = self;
+        if !pass.reached() {
+            scan.finish(&mut |ev| {
+                pass.on_event(&ev);
+                Verdict::Keep
+            });
+        }
+        Jump { scan, pass, ..self }.end_with(None)
+    }
+
+    /// For a caller that walks the file itself (a [`LogScan::resume`] at
+    /// [`Jump::start`] with these options, over the bytes from
+    /// [`Jump::offset`]): the scanner's options.
+    pub fn scan_options(&self) -> ScanOptions {
+        ScanOptions {
+            txn: true,
+            ..ScanOptions::default()
+        }
+    }
+
+    /// Takes one event of the caller's walk.
+    pub fn on_event(&mut self, ev: &Event<'_>) {
+        if !self.pass.reached() {
+            self.pass.on_event(ev);
+        }
+    }
+
+    /// The database is reached: the walk may stop.
+    pub fn reached(&self) -> bool {
+        self.pass.reached()
+    }
+
+    /// The replay, after the caller's walk `scan`.
+    pub fn end(self, scan: &LogScan) -> Replay {
+        self.end_with(Some(scan))
+    }
+
+    fn end_with(self, scan: Option<&LogScan>) -> Replay {
+        let Jump {
+            scan: own,
+            pass,
+            damage,
+            ..
+        } = self;
+        let mut r = if pass.is_second() {
+            pass.finish(damage.clone())
+        } else {
+            match pass.end(scan.unwrap_or(&own)) {
+                ReplayEnd::Done(r) => *r,
+                // A standalone walk never needs a second one.
+                ReplayEnd::Again(p) => p.finish(damage.clone()),
+            }
+        };
+        // The walk may have stopped before the damage the load met.
+        if r.error.is_none() {
+            r.error = damage;
+        }
+        r
+    }
+}

@@ -1,0 +1,224 @@
+#![cfg(not(target_arch = "wasm32"))]
+//! The database at an index reached through a checkpoint of the load's
+//! replay ([`ovsdb_log::checkpoint`]) is the database a replay from the
+//! start of the file reaches: on every sample and fixture and on damaged
+//! copies of them, at every index of the small files and at random ones
+//! of the others, with checkpoints close enough together (and thinned
+//! often enough) that most jumps start from one.
+
+mod common;
+
+use ovsdb_log::checkpoint::{Checkpoints, Policy};
+use ovsdb_log::sizes::{ReplayEnd, ReplayPass};
+use ovsdb_log::{replay, Event, LogScan, Replay, Upto, Verdict};
+
+/// One walk of `bytes` in chunks of `chunk`, events to `f`.
+fn walk(bytes: &[u8], chunk: usize, pass: &mut ReplayPass) -> LogScan {
+    let mut s = LogScan::new(pass.options());
+    let mut f = |ev: Event<'_>| {
+        pass.on_event(&ev);
+        Verdict::Keep
+    };
+    for c in bytes.chunks(chunk.max(1)) {
+        s.push(c, &mut f);
+    }
+    s.finish(&mut f);
+    s
+}
+
+/// The load's replay of every entry, keeping checkpoints.
+fn load(bytes: &[u8], policy: Policy) -> Replay {
+    let mut pass = ReplayPass::first(Upto::All).with_checkpoints(policy);
+    let scan = walk(bytes, 4096, &mut pass);
+    match pass.end(&scan) {
+        ReplayEnd::Done(r) => *r,
+        ReplayEnd::Again(mut pass) => {
+            walk(bytes, 4096, &mut pass);
+            pass.finish(None)
+        }
+    }
+}
+
+/// The replay to `index` through the checkpoints, fed from the jump's
+/// offset in chunks of `chunk`.
+fn jump(bytes: &[u8], ck: &Checkpoints, index: u64, chunk: usize) -> (Replay, u64) {
+    let mut j = ck.jump(index).expect("the load is over");
+    let from = j.offset();
+    let tail = &bytes[usize::try_from(from).unwrap()..];
+    for c in tail.chunks(chunk) {
+        if j.push(c) {
+            break;
+        }
+    }
+    (j.finish(), from)
+}
+
+fn state(r: &Replay) -> (Option<String>, u64) {
+    (r.db.as_ref().map(|d| d.to_json().to_string()), r.applied)
+}
+
+/// A small seeded generator (xorshift), for the indexes tried.
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n.max(1)
+    }
+}
+
+const CLOSE: Policy = Policy {
+    every_entries: 3,
+    every_bytes: 2048,
+    max: 8,
+    budget_bytes: u64::MAX,
+};
+
+fn check_file(name: &str, bytes: &[u8], rng: &mut Rng, policy: Policy) -> (usize, usize) {
+    let loaded = load(bytes, policy);
+    let ck = loaded
+        .checkpoints
+        .as_deref()
+        .expect("asked for checkpoints");
+    assert!(ck.len() <= policy.max, "{name}: {} checkpoints", ck.len());
+    assert!(
+        ck.len() <= 1 || ck.held_bytes() <= policy.budget_bytes,
+        "{name}: {} checkpoints hold {} bytes",
+        ck.len(),
+        ck.held_bytes()
+    );
+    // The load itself is the replay of every entry.
+    assert!(
+        state(&loaded) == state(&replay(bytes, Upto::All)),
+        "{name}: the load's replay"
+    );
+    let top = loaded.applied + 2;
+    let indexes: Vec<u64> = if top <= 40 {
+        (0..=top).collect()
+    } else {
+        let mut v: Vec<u64> = (0..24).map(|_| rng.below(top + 1)).collect();
+        v.extend([0, 1, top, loaded.applied]);
+        v.extend(ck.list().iter().map(|c| c.applied));
+        v
+    };
+    let mut from_checkpoint = 0;
+    for &i in &indexes {
+        let chunk = [1, 97, 4096][rng.below(3) as usize];
+        let (got, from) = jump(bytes, ck, i, chunk);
+        if from > 0 {
+            from_checkpoint += 1;
+        }
+        let want = replay(bytes, Upto::Index(i));
+        let (g, w) = (state(&got), state(&want));
+        assert!(
+            g == w,
+            "{name}: index {i} from byte {from} in chunks of {chunk}: applied {} vs {}, database {:?} vs {:?} bytes",
+            g.1,
+            w.1,
+            g.0.as_ref().map(String::len),
+            w.0.as_ref().map(String::len),
+        );
+    }
+    (indexes.len(), from_checkpoint)
+}
+
+#[test]
+fn jumps_reach_the_database_a_replay_from_the_start_reaches() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let (mut jumps, mut resumed) = (0, 0);
+    for (name, bytes) in common::distinct_inputs() {
+        let (n, r) = check_file(&name, &bytes, &mut rng, CLOSE);
+        jumps += n;
+        resumed += r;
+    }
+    // Most jumps start from a checkpoint, not from the start of the file.
+    assert!(resumed * 2 > jumps, "{resumed} of {jumps} jumps resumed");
+}
+
+#[test]
+fn jumps_on_damaged_copies_stop_where_the_replay_stops() {
+    let mut rng = Rng(7);
+    for (scen, stem, bytes) in common::all_samples() {
+        for (how, b) in common::damaged_copies(&bytes) {
+            check_file(&format!("{scen}/{stem} {how}"), &b, &mut rng, CLOSE);
+        }
+    }
+}
+
+#[test]
+fn thinning_keeps_the_count_under_the_budget_and_the_start() {
+    let bytes = common::sample("leader-failover", "s1");
+    let loaded = load(
+        &bytes,
+        Policy {
+            every_entries: 1,
+            every_bytes: u64::MAX,
+            max: 4,
+            budget_bytes: u64::MAX,
+        },
+    );
+    let ck = loaded.checkpoints.as_deref().unwrap();
+    assert!(ck.len() <= 4 && !ck.is_empty(), "{}", ck.len());
+    let list = ck.list();
+    assert_eq!(list[0].at.offset, 0);
+    assert!(list[0].db().is_none());
+    // In file order, each with the database after the records before it.
+    for w in list.windows(2) {
+        assert!(w[0].at.record < w[1].at.record);
+        assert!(w[0].applied <= w[1].applied);
+    }
+    for c in &list[1..] {
+        let want = replay(&bytes, Upto::Index(c.applied));
+        assert_eq!(
+            c.db().map(|d| d.to_json().to_string()),
+            want.db.as_ref().map(|d| d.to_json().to_string())
+        );
+    }
+}
+
+#[test]
+fn a_memory_budget_thins_the_checkpoints_of_a_log_that_changes_its_rows() {
+    // The Southbound generator's entries add and remove logical flows and
+    // claim port bindings: every checkpoint holds rows the database
+    // changed or deleted since.
+    let shape = ovsdb_log::synth_sb::SbShape {
+        chassis: 4,
+        datapaths: 6,
+        ports_per_datapath: 4,
+        flows_per_datapath: 20,
+        entries: 300,
+        ..Default::default()
+    };
+    let schema =
+        std::fs::read(common::repo_root().join("static/samples/schemas/ovn-sb.ovsschema")).unwrap();
+    let schema = ovsdb::json::parse(&schema).unwrap();
+    let mut bytes = Vec::new();
+    ovsdb_log::synth_sb::southbound(&shape, &schema, &mut |i, b| {
+        if i == 0 {
+            bytes.extend_from_slice(b)
+        }
+    });
+    let bytes = &bytes[..];
+    let free = Policy {
+        every_entries: 10,
+        every_bytes: u64::MAX,
+        max: 1000,
+        budget_bytes: u64::MAX,
+    };
+    let all = load(bytes, free);
+    let all = all.checkpoints.as_deref().unwrap();
+    assert!(all.len() >= 25, "{}", all.len());
+    let held = all.held_bytes();
+    assert!(held > 0);
+    let tight = Policy {
+        budget_bytes: held / 4,
+        ..free
+    };
+    let thinned = load(bytes, tight);
+    let ck = thinned.checkpoints.as_deref().unwrap();
+    assert!(ck.len() < all.len() / 2, "{} of {}", ck.len(), all.len());
+    assert!(ck.held_bytes() <= held / 4 || ck.len() == 1);
+    // The jumps are still right.
+    check_file("synthetic Southbound", bytes, &mut Rng(3), tight);
+}
