@@ -16,7 +16,7 @@ use contents::Log;
 use ovsdb::{Database, Uuid};
 use ovsdb_log::{Event, LogScan, Verdict};
 use serde_json::{json, Value};
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 
 use super::{get, now, post, stream_file, stream_file_from, Loaded, FILES};
 
@@ -336,7 +336,8 @@ fn schedule_text() {
     if !matches!(wanted, Ok(true)) {
         return;
     }
-    let tick = wasm_bindgen::closure::Closure::once_into_js(|| {
+    // One turn of the worker's event loop per slice.
+    gloo_timers::callback::Timeout::new(0, || {
         let again = with_open(|x| {
             x.preparing = false;
             let Some((table, _, _)) = x.selection.as_ref() else {
@@ -354,22 +355,8 @@ fn schedule_text() {
         if matches!(again, Ok(true)) {
             schedule_text();
         }
-    });
-    let global = js_sys::global();
-    let set_timeout = js_sys::Reflect::get(&global, &"setTimeout".into())
-        .ok()
-        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
-    match set_timeout {
-        Some(f) => {
-            let _ = f.call2(&global, &tick, &JsValue::from(0));
-        }
-        None => {
-            let _ = with_open(|x| {
-                x.preparing = false;
-                Ok(())
-            });
-        }
-    }
+    })
+    .forget();
 }
 
 /// `contents-row {id, uuid}`: one row whole (every column, references as

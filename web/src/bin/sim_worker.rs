@@ -53,9 +53,11 @@ fn main() {
             ("message", info.to_string().into()),
         ]);
     }));
-    let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(|ev: MessageEvent| handle(ev.data()));
-    scope().set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
-    onmessage.forget();
+    // The worker lives as long as the page keeps it: so does its listener.
+    gloo_events::EventListener::new(&scope(), "message", |ev| {
+        handle(ev.unchecked_ref::<MessageEvent>().data())
+    })
+    .forget();
     post(&[("type", "ready".into())]);
 }
 
