@@ -29,6 +29,40 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
+/// Calls `f` whenever the window is resized, until the listener is dropped:
+/// a page's charts redraw to their new width.
+pub fn on_resize(mut f: impl FnMut() + 'static) -> gloo_events::EventListener {
+    gloo_events::EventListener::new(&gloo_utils::window(), "resize", move |_| f())
+}
+
+/// The canvas as a white plotters drawing area, `height` px tall and as
+/// wide as its box.
+pub fn area(
+    canvas: &HtmlCanvasElement,
+    height: u32,
+) -> Result<DrawingArea<CanvasBackend, plotters::coord::Shift>, String> {
+    fit(canvas, height);
+    let backend = CanvasBackend::with_canvas_object(canvas.clone()).ok_or("no 2D canvas")?;
+    let root = backend.into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    Ok(root)
+}
+
+/// The chart's legend, in the app's one style.
+fn legend<CT: CoordTranslate>(
+    chart: &mut ChartContext<'_, CanvasBackend, CT>,
+    position: SeriesLabelPosition,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.3))
+        .label_font(("sans-serif", 12))
+        .draw()
+        .map_err(err)
+}
+
 /// One bar group: a table and its bytes (stored, full, diff).
 pub struct Bars {
     pub table: String,
@@ -51,10 +85,7 @@ pub fn draw(canvas: &HtmlCanvasElement, bars: &[Bars]) -> Result<Hover, String> 
     let rows = bars.len().max(1);
     // 8 px of margin on each side and 30 px of x labels, then one band of
     // BAND px per table with its three bars.
-    fit(canvas, (46 + rows * BAND) as u32);
-    let backend = CanvasBackend::with_canvas_object(canvas.clone()).ok_or("no 2D canvas")?;
-    let root = backend.into_drawing_area();
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let root = area(canvas, (46 + rows * BAND) as u32)?;
     let max = bars
         .iter()
         .flat_map(|b| [Some(b.stored), b.full, b.diff])
@@ -68,7 +99,7 @@ pub fn draw(canvas: &HtmlCanvasElement, bars: &[Bars]) -> Result<Hover, String> 
         .x_label_area_size(30)
         .y_label_area_size(190)
         .build_cartesian_2d(0u64..max + max / 20, (0..rows).into_segmented())
-        .map_err(|e| e.to_string())?;
+        .map_err(err)?;
     chart
         .configure_mesh()
         .disable_y_mesh()
@@ -81,7 +112,7 @@ pub fn draw(canvas: &HtmlCanvasElement, bars: &[Bars]) -> Result<Hover, String> 
         .y_labels(rows)
         .label_style(("sans-serif", 12))
         .draw()
-        .map_err(|e| e.to_string())?;
+        .map_err(err)?;
     for (k, (label, color)) in SERIES.iter().enumerate() {
         let value = |b: &Bars| match k {
             0 => Some(b.stored),
@@ -105,19 +136,12 @@ pub fn draw(canvas: &HtmlCanvasElement, bars: &[Bars]) -> Result<Hover, String> 
             .collect();
         chart
             .draw_series(rects)
-            .map_err(|e| e.to_string())?
+            .map_err(err)?
             .label(*label)
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled()));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK.mix(0.3))
-        .label_font(("sans-serif", 12))
-        .draw()
-        .map_err(|e| e.to_string())?;
-    root.present().map_err(|e| e.to_string())?;
+    legend(&mut chart, SeriesLabelPosition::LowerRight)?;
+    root.present().map_err(err)?;
     let (_, yr) = chart.plotting_area().get_pixel_range();
     let text: Vec<String> = bars
         .iter()
@@ -204,10 +228,7 @@ pub fn draw_growth(
     lines: &[Line],
     x_desc: &str,
 ) -> Result<Hover, String> {
-    fit(canvas, 320);
-    let backend = CanvasBackend::with_canvas_object(canvas.clone()).ok_or("no 2D canvas")?;
-    let root = backend.into_drawing_area();
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let root = area(canvas, 320)?;
     let all = || lines.iter().flat_map(|l| l.points.iter());
     let (x0, x1) = (
         all().map(|p| p.0).min().unwrap_or(0),
@@ -219,7 +240,7 @@ pub fn draw_growth(
         .x_label_area_size(32)
         .y_label_area_size(70)
         .build_cartesian_2d(x0..x1.max(x0 + 1), 0u64..y1 + y1 / 20)
-        .map_err(|e| e.to_string())?;
+        .map_err(err)?;
     chart
         .configure_mesh()
         .x_desc(x_desc)
@@ -227,7 +248,7 @@ pub fn draw_growth(
         .y_label_formatter(&|v| crate::draw::human_bytes(*v as f64))
         .label_style(("sans-serif", 12))
         .draw()
-        .map_err(|e| e.to_string())?;
+        .map_err(err)?;
     for (i, l) in lines.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
         chart
@@ -235,21 +256,14 @@ pub fn draw_growth(
                 l.points.iter().copied(),
                 color.stroke_width(2),
             ))
-            .map_err(|e| e.to_string())?
+            .map_err(err)?
             .label(l.table.clone())
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
             });
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK.mix(0.3))
-        .label_font(("sans-serif", 12))
-        .draw()
-        .map_err(|e| e.to_string())?;
-    root.present().map_err(|e| e.to_string())?;
+    legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+    root.present().map_err(err)?;
     let (xr, _) = chart.plotting_area().get_pixel_range();
     let (lines, span) = (
         lines
@@ -288,10 +302,7 @@ pub fn draw_latency(
     a: &[u64],
     b: &[u64],
 ) -> Result<Hover, String> {
-    fit(canvas, 220);
-    let backend = CanvasBackend::with_canvas_object(canvas.clone()).ok_or("no 2D canvas")?;
-    let root = backend.into_drawing_area();
-    root.fill(&WHITE).map_err(err)?;
+    let root = area(canvas, 220)?;
     if edges.is_empty() {
         root.draw(&Text::new(
             "No client writes in these runs.",
@@ -361,14 +372,7 @@ pub fn draw_latency(
             .label(*label)
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled()));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperMiddle)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK.mix(0.3))
-        .label_font(("sans-serif", 12))
-        .draw()
-        .map_err(err)?;
+    legend(&mut chart, SeriesLabelPosition::UpperMiddle)?;
     root.present().map_err(err)?;
     // The x axis is logarithmic: a pixel's time is lo·(hi/lo)^f.
     let (xr, yr) = chart.plotting_area().get_pixel_range();
@@ -408,10 +412,7 @@ pub fn draw_panels(
     let per_row = 2usize;
     let rows = panels.len().div_ceil(per_row).max(1);
     let panel_h = 60 + 22 * names.len().max(1) as u32;
-    fit(canvas, rows as u32 * panel_h);
-    let backend = CanvasBackend::with_canvas_object(canvas.clone()).ok_or("no 2D canvas")?;
-    let root = backend.into_drawing_area();
-    root.fill(&WHITE).map_err(err)?;
+    let root = area(canvas, rows as u32 * panel_h)?;
     let areas = root.split_evenly((rows, per_row));
     let n = names.len().max(1);
     let colors = [
@@ -543,10 +544,7 @@ pub struct MemoryLine {
 /// The servers' memory over time (from `memory/show` outputs and the
 /// log's memory lines), one line a server, on a UTC time axis.
 pub fn draw_memory(canvas: &HtmlCanvasElement, lines: &[MemoryLine]) -> Result<Hover, String> {
-    fit(canvas, 240);
-    let backend = CanvasBackend::with_canvas_object(canvas.clone()).ok_or("no 2D canvas")?;
-    let root = backend.into_drawing_area();
-    root.fill(&WHITE).map_err(err)?;
+    let root = area(canvas, 240)?;
     let all = || lines.iter().flat_map(|l| l.points.iter());
     let t0 = all().map(|p| p.0).min().unwrap_or(0);
     let t1 = all().map(|p| p.0).max().unwrap_or(1).max(t0 + 1);
@@ -588,14 +586,7 @@ pub fn draw_memory(canvas: &HtmlCanvasElement, lines: &[MemoryLine]) -> Result<H
             .draw_series(l.points.iter().map(|&p| Circle::new(p, 3, color.filled())))
             .map_err(err)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK.mix(0.3))
-        .label_font(("sans-serif", 12))
-        .draw()
-        .map_err(err)?;
+    legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
     root.present().map_err(err)?;
     let to_value = chart.into_coord_trans();
     let lines: Vec<(String, Vec<(i64, f64)>)> = lines

@@ -397,9 +397,7 @@ impl Component for ContentsPage {
             hover_text: [None, None],
             _resize: {
                 let link = ctx.link().clone();
-                gloo_events::EventListener::new(&gloo_utils::window(), "resize", move |_| {
-                    link.send_message(Msg::ChartsResized)
-                })
+                crate::charts::on_resize(move || link.send_message(Msg::ChartsResized))
             },
             diff_from: String::new(),
             diff_id: 0,

@@ -685,7 +685,7 @@ pub fn memory_chart(p: &MemoryChartProps) -> Html {
         // Redrawn when the lines change and when the window is resized.
         let width = width.clone();
         use_effect_with((), move |_| {
-            let l = gloo_events::EventListener::new(&gloo_utils::window(), "resize", move |_| {
+            let l = crate::charts::on_resize(move || {
                 width.set(
                     gloo_utils::window()
                         .inner_width()

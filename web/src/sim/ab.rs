@@ -142,9 +142,7 @@ impl Component for AbPage {
             latency_drawn: false,
             _resize: {
                 let link = ctx.link().clone();
-                gloo_events::EventListener::new(&gloo_utils::window(), "resize", move |_| {
-                    link.send_message(Msg::Resize)
-                })
+                crate::charts::on_resize(move || link.send_message(Msg::Resize))
             },
         }
     }

@@ -168,9 +168,7 @@ impl Component for IdlPanel {
             hover_text: None,
             _resize: {
                 let link = ctx.link().clone();
-                gloo_events::EventListener::new(&gloo_utils::window(), "resize", move |_| {
-                    link.send_message(Msg::Resize)
-                })
+                crate::charts::on_resize(move || link.send_message(Msg::Resize))
             },
         };
         p.run();
