@@ -10,7 +10,7 @@ import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, existsSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT, openPage, screenshot, useBrowser, hoverChart } from "./harness.mjs";
+import { ROOT, openPage, screenshot, useBrowser, hoverChart, inkedPixels } from "./harness.mjs";
 
 let server;
 let browser;
@@ -234,13 +234,7 @@ test("Contents: what made it big equals sizes --by table --json; the compaction 
   assert.equal(Number(await c.getAttribute("data-log-bytes")), ref.compaction.log_bytes);
   assert.equal(await page.locator("[data-testid=largest-entry]").count(), ref.largest.length);
   // The chart was drawn (plotters on the canvas): some pixels are not white.
-  const inked = await page.evaluate(() => {
-    const cv = document.querySelector("[data-testid=size-chart]");
-    const d = cv.getContext("2d").getImageData(0, 0, cv.width, cv.height).data;
-    let n = 0;
-    for (let i = 0; i < d.length; i += 4) if (d[i] < 200 || d[i + 1] < 200 || d[i + 2] < 200) n++;
-    return n;
-  });
+  const inked = await inkedPixels(page, "size-chart");
   assert.ok(inked > 500, `chart pixels: ${inked}`);
   // The snapshot at this index by table, and the growth over time, as
   // `sizes --json` gives them.
@@ -255,13 +249,7 @@ test("Contents: what made it big equals sizes --by table --json; the compaction 
   const growth = page.getByTestId("growth-chart");
   assert.equal(Number(await growth.getAttribute("data-points")), all.growth.length);
   assert.ok(all.growth.length > 1);
-  const growthInk = await page.evaluate(() => {
-    const cv = document.querySelector("[data-testid=growth-chart]");
-    const d = cv.getContext("2d").getImageData(0, 0, cv.width, cv.height).data;
-    let n = 0;
-    for (let i = 0; i < d.length; i += 4) if (d[i] < 200 || d[i + 1] < 200 || d[i + 2] < 200) n++;
-    return n;
-  });
+  const growthInk = await inkedPixels(page, "growth-chart");
   assert.ok(growthInk > 500, `growth chart pixels: ${growthInk}`);
   // Hovering names the values: a table's three sizes, the growth at a point.
   assert.match(await hoverChart(page, "size-chart"), /^\S+: .+ as stored, .+ with full values, .+ with diffs$/);

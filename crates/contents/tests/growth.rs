@@ -6,27 +6,11 @@
 
 use contents::sizes::{sizes, GROWTH_POINTS};
 use contents::Log;
-use std::path::PathBuf;
+
+mod common;
 
 fn inputs() -> Vec<(String, Vec<u8>)> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut out = Vec::new();
-    let mut dirs = vec![root.join("static/samples"), root.join("tests/fixtures")];
-    while let Some(d) = dirs.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "db") {
-                out.push((p.display().to_string(), std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
+    common::inputs(&["db"])
 }
 
 #[test]

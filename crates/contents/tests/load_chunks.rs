@@ -6,30 +6,11 @@
 use contents::load::Loader;
 use contents::Log;
 use ovsdb_log::LogScan;
-use std::path::PathBuf;
+
+mod common;
 
 fn inputs() -> Vec<(String, Vec<u8>)> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut out: Vec<(String, Vec<u8>)> = Vec::new();
-    let mut dirs = vec![root.join("static/samples"), root.join("tests/fixtures")];
-    while let Some(d) = dirs.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "db" || x == "records") {
-                out.push((p.display().to_string(), std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    let mut seen = std::collections::HashSet::new();
-    out.retain(|(_, b)| seen.insert(b.clone()));
-    assert!(out.len() >= 20, "samples not found");
-    out
+    common::inputs(&["db", "records"])
 }
 
 /// Truncated at a third, a flipped byte in the middle, a zeroed hole at

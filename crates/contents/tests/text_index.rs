@@ -93,32 +93,15 @@ fn generated() -> Database {
         .0
 }
 
+mod common;
+
 fn cases() -> &'static [Case] {
     static CASES: OnceLock<Vec<Case>> = OnceLock::new();
     CASES.get_or_init(|| {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let mut files = Vec::new();
-        let mut dirs = vec![root.join("static/samples"), root.join("tests/fixtures")];
-        while let Some(d) = dirs.pop() {
-            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    dirs.push(p);
-                } else if p.extension().is_some_and(|x| x == "db") {
-                    files.push(p);
-                }
-            }
-        }
-        files.sort();
-        let mut seen = std::collections::HashSet::new();
         let mut out = Vec::new();
-        for p in files {
-            let bytes = std::fs::read(&p).unwrap();
-            if !seen.insert(bytes.clone()) {
-                continue;
-            }
+        for (name, bytes) in common::inputs(&["db"]) {
             if let Ok((db, _)) = contents::database_at(&bytes, contents::Upto::Committed) {
-                out.push(case(p.display().to_string(), db));
+                out.push(case(name, db));
             }
         }
         assert!(out.len() >= 20, "samples not found");
