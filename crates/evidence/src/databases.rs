@@ -32,6 +32,9 @@ pub struct DatabasesRead {
     pub files: Vec<DbFile>,
     /// Copies used once, and files whose bytes did not count.
     pub ignored: Vec<Ignored>,
+    /// The checkpoints of each file's replay, by lane name, when asked
+    /// for ([`Databases::with_checkpoints`]).
+    pub checkpoints: Vec<(String, Box<ovsdb_log::checkpoint::Checkpoints>)>,
 }
 
 impl Databases {
@@ -44,6 +47,13 @@ impl Databases {
             seen: Vec::new(),
             ignored: Vec::new(),
         }
+    }
+
+    /// Each file's walk keeps checkpoints of its replay, for later jumps
+    /// to any of its entries (see [`DatabasesRead::checkpoints`]).
+    pub fn with_checkpoints(mut self, policy: ovsdb_log::checkpoint::Policy) -> Databases {
+        self.load = self.load.with_checkpoints(policy);
+        self
     }
 
     /// A whole file in memory (with a second walk when the sizes need one).
@@ -83,10 +93,12 @@ impl Databases {
         if self.current.is_some() {
             self.end(true);
         }
+        let checkpoints = self.load.take_checkpoints();
         DatabasesRead {
             timeline: self.load.finish(),
             files: self.files,
             ignored: self.ignored,
+            checkpoints,
         }
     }
 }

@@ -300,6 +300,7 @@ pub fn diagnose_read(collected: Collected, read: DatabasesRead, opts: &Options) 
         timeline,
         files,
         ignored: db_ignored,
+        ..
     } = read;
     ignored.extend(db_ignored);
     let mut file_clusters: Vec<String> = timeline

@@ -210,11 +210,35 @@ impl Checkpoints {
         let Some(db) = db.filter(|_| usable) else {
             return;
         };
+        let at = ScanPoint {
+            offset: raw.end(),
+            record: raw.index + 1,
+            format: self.format,
+            log_end: self.log_end,
+        };
+        self.offer(at, applied, self.seen, db, false);
+    }
+
+    /// A checkpoint at `at` with `db`, the database after the records
+    /// before it (`applied`: the last index applied; `entries`: entry
+    /// records before it), kept if the spacing since the last one is
+    /// reached or `forced` (one another walk of the same log already
+    /// spaced out). For walks that know the database at a record boundary
+    /// behind the one they read (the summary's one-pass replay applies an
+    /// entry when it is known final, records after it).
+    pub(crate) fn offer(
+        &mut self,
+        at: ScanPoint,
+        applied: u64,
+        entries: u64,
+        db: &Db,
+        forced: bool,
+    ) {
         let last = self.list.last().expect("the start is always there");
-        let next = raw.index + 1;
-        if next <= last.at.record
-            || (self.seen.saturating_sub(last.entries) < self.every_entries
-                && raw.end().saturating_sub(last.at.offset) < self.every_bytes)
+        if at.record <= last.at.record
+            || (!forced
+                && entries.saturating_sub(last.entries) < self.every_entries
+                && at.offset.saturating_sub(last.at.offset) < self.every_bytes)
         {
             return;
         }
@@ -223,14 +247,9 @@ impl Checkpoints {
             prev.held = detached.saturating_sub(prev.detached_at);
         }
         self.list.push(Checkpoint {
-            at: ScanPoint {
-                offset: raw.end(),
-                record: next,
-                format: self.format,
-                log_end: self.log_end,
-            },
+            at,
             applied,
-            entries: self.seen,
+            entries,
             detached_at: detached,
             held: 0,
             db: Some(db.clone()),

@@ -308,6 +308,10 @@ pub struct SharedReplay {
     known: Vec<Known>,
     /// The database after index `.0`.
     db: Option<(u64, Db)>,
+    /// The databases of the checkpoints those replays kept, by the index
+    /// they stand after: a later file that takes the known sizes up to one
+    /// of these indexes keeps a checkpoint there too (rows shared).
+    checkpoints: Vec<(u64, Db)>,
     /// Entries that took known sizes (for tests and figures).
     pub reused: u64,
 }
@@ -389,10 +393,21 @@ pub(crate) struct Stream {
     /// Index of the last applied entry: replacing it or anything before it
     /// cannot be undone in one pass.
     applied: u64,
+    /// Checkpoints of the replay ([`crate::checkpoint`]), when asked for:
+    /// taken when an entry is applied, at the end of its record.
+    pub ckpt: Option<Box<Checkpoints>>,
+    /// Entry records seen (for the checkpoints' spacing).
+    seen: u64,
+    /// A span was skipped: no checkpoint after it (what it held is
+    /// unknown, and a replay from the start stops there).
+    damaged: bool,
 }
 
 /// An entry waiting to be known final.
 struct Pending {
+    /// Where the record ends, and the entry records up to it.
+    end: u64,
+    seen: u64,
     record: usize,
     index: u64,
     term: u64,
@@ -427,7 +442,34 @@ impl Stream {
             pending: Default::default(),
             pending_bytes: 0,
             applied: 0,
+            ckpt: None,
+            seen: 0,
+            damaged: false,
         }
+    }
+
+    /// A span of the file was skipped: the replay keeps no checkpoint
+    /// from here on.
+    pub(crate) fn skipped(&mut self) {
+        self.damaged = true;
+    }
+
+    /// Offers a checkpoint after entry `p` was applied (or taken as
+    /// known): `db` is the database after it.
+    fn checkpoint(&mut self, p: &Pending, db: Option<&Db>, forced: bool) {
+        if self.damaged {
+            return;
+        }
+        let (Some(c), Some(db)) = (self.ckpt.as_mut(), db) else {
+            return;
+        };
+        let at = ScanPoint {
+            offset: p.end,
+            record: p.record + 1,
+            format: Format::Clustered,
+            log_end: p.index.saturating_add(1),
+        };
+        c.offer(at, p.index, p.seen, db, forced);
     }
 
     pub(crate) fn header(&mut self, raw: &RawRecord<'_>, h: &crate::raft::ClusterHeader) {
@@ -466,6 +508,15 @@ impl Stream {
                 sh.db = self.db.take().map(|db| (self.db_at, db));
             }
         }
+        if let (true, false, Some(c)) = (self.ok, self.diverged, self.ckpt.as_ref()) {
+            let mine = c
+                .list()
+                .iter()
+                .filter_map(|cp| Some((cp.applied, cp.db()?.clone())));
+            sh.checkpoints.extend(mine);
+            sh.checkpoints.sort_by_key(|(i, _)| *i);
+            sh.checkpoints.dedup_by_key(|(i, _)| *i);
+        }
         sh
     }
 
@@ -473,6 +524,9 @@ impl Stream {
         self.ok = false;
         self.pending.clear();
         self.pending_bytes = 0;
+        // Checkpoints taken before may hold entries the log replaces later;
+        // the second walk's replay, if any, makes its own.
+        self.ckpt = None;
     }
 
     /// An entry: held until it is known final (committed, or the end of
@@ -486,6 +540,7 @@ impl Stream {
         e: &crate::raft::Entry,
         data: Option<&[u8]>,
     ) {
+        self.seen += 1;
         if !self.ok {
             return;
         }
@@ -513,6 +568,8 @@ impl Stream {
             return self.give_up();
         }
         self.pending.push_back(Pending {
+            end: raw.end(),
+            seen: self.seen,
             record: raw.index,
             index: e.index,
             term: e.term,
@@ -547,7 +604,13 @@ impl Stream {
                 // Taken, not replayed: `db` stays at `db_at`, behind.
                 self.applied = p.index;
                 self.shared.reused += 1;
-                return self.count(&p, full, diff, false);
+                self.count(&p, full, diff, false);
+                let sh = &self.shared.checkpoints;
+                if let Ok(i) = sh.binary_search_by_key(&p.index, |(i, _)| *i) {
+                    let db = sh[i].1.clone();
+                    self.checkpoint(&p, Some(&db), true);
+                }
+                return;
             }
         }
         if p.index < self.shared.end() && p.index >= self.shared.base {
@@ -607,11 +670,14 @@ impl Stream {
             }
         }
         self.count(&p, full, diff, false);
+        let db = self.db.take();
+        self.checkpoint(&p, db.as_ref(), false);
+        self.db = db;
     }
 
     /// Entries were taken from `shared` without replaying them: `db` is
     /// stale (it stands at `db_at`, before `applied`).
-    fn behind(&self) -> bool {
+    pub(crate) fn behind(&self) -> bool {
         self.applied != self.db_at
     }
 

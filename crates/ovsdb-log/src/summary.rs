@@ -260,6 +260,8 @@ pub struct Summarizer {
     stream: crate::sizes::Stream,
     /// Standalone files: the replay runs in the same pass.
     standalone: Option<crate::sizes::ReplayPass>,
+    /// Keep checkpoints of the replay ([`Summarizer::with_checkpoints`]).
+    checkpoints: Option<crate::checkpoint::Policy>,
 }
 
 /// How a summary ends: done, or (clustered files whose log replaces its
@@ -321,7 +323,20 @@ impl Summarizer {
             structure: Default::default(),
             stream: crate::sizes::Stream::new(),
             standalone: None,
+            checkpoints: None,
         }
+    }
+
+    /// Keeps checkpoints of the size replay on the way
+    /// ([`crate::checkpoint`]), so that a later replay to any index (the
+    /// inspector's, time travel's) starts from the nearest one instead of
+    /// the start of the file; [`Summarizer::finish_all`] gives them.
+    /// Files of a cluster that share their replay
+    /// ([`Summarizer::share`]) share the checkpoints' rows too.
+    pub fn with_checkpoints(mut self, policy: crate::checkpoint::Policy) -> Summarizer {
+        self.checkpoints = Some(policy);
+        self.stream.ckpt = Some(Box::new(crate::checkpoint::Checkpoints::new(policy)));
+        self
     }
 
     /// The scanner options this consumer needs.
@@ -337,6 +352,7 @@ impl Summarizer {
         let raw = match ev {
             Event::Skipped(k) => {
                 s.skipped.push(k.clone());
+                self.stream.skipped();
                 return Verdict::Keep;
             }
             Event::Tail(e) => {
@@ -389,6 +405,9 @@ impl Summarizer {
                 }
                 Event::Schema { .. } => {
                     let mut p = crate::sizes::ReplayPass::standalone(crate::sizes::Upto::All);
+                    if let Some(policy) = self.checkpoints {
+                        p = p.with_checkpoints(policy);
+                    }
                     p.on_event(ev);
                     self.standalone = Some(p);
                 }
@@ -476,7 +495,9 @@ impl Summarizer {
     /// Reuses what the replays of earlier files of the same cluster left
     /// (see [`crate::SharedReplay`]); call before the walk.
     pub fn share(&mut self, shared: crate::SharedReplay) {
+        let ckpt = self.stream.ckpt.take();
         self.stream = crate::sizes::Stream::with_shared(shared);
+        self.stream.ckpt = ckpt;
     }
 
     /// Ends the summary of a walk that `scan` made (for its format and
@@ -488,12 +509,33 @@ impl Summarizer {
     /// [`Summarizer::finish`], and what this file's replay leaves to the
     /// next file of the cluster.
     pub fn finish_shared(self, scan: &LogScan) -> (SummaryEnd, crate::SharedReplay) {
-        let mut shared = crate::SharedReplay::default();
-        let end = self.finish_inner(scan, &mut shared);
+        let (end, shared, _) = self.finish_all(scan);
         (end, shared)
     }
 
-    fn finish_inner(self, scan: &LogScan, shared: &mut crate::SharedReplay) -> SummaryEnd {
+    /// [`Summarizer::finish_shared`], and the checkpoints of the replay
+    /// ([`Summarizer::with_checkpoints`]; None when not asked for, when
+    /// the file needs a second walk, or has a skipped span).
+    pub fn finish_all(
+        self,
+        scan: &LogScan,
+    ) -> (
+        SummaryEnd,
+        crate::SharedReplay,
+        Option<Box<crate::checkpoint::Checkpoints>>,
+    ) {
+        let mut shared = crate::SharedReplay::default();
+        let mut ckpt = None;
+        let end = self.finish_inner(scan, &mut shared, &mut ckpt);
+        (end, shared, ckpt)
+    }
+
+    fn finish_inner(
+        self,
+        scan: &LogScan,
+        shared: &mut crate::SharedReplay,
+        ckpt: &mut Option<Box<crate::checkpoint::Checkpoints>>,
+    ) -> SummaryEnd {
         let mut s = self.s;
         s.bytes = scan.bytes();
         let mut entries = Vec::new();
@@ -523,7 +565,24 @@ impl Summarizer {
                 s.entry_bytes.full = Some(stream.full);
                 s.entry_bytes.diff = Some(stream.diff);
                 entries = std::mem::take(&mut stream.entries);
+                let end_db = (!stream.behind()).then(|| stream.db.clone()).flatten();
                 *shared = stream.take_shared();
+                if let Some(mut c) = stream.ckpt.take() {
+                    let plan = crate::sizes::Plan {
+                        structure: self.structure.clone(),
+                        records: s.records,
+                        format: Some(Format::Clustered),
+                        damage: s.truncated.clone(),
+                        ..Default::default()
+                    };
+                    c.seal(
+                        &plan,
+                        Format::Clustered,
+                        s.truncated.clone(),
+                        end_db.as_ref(),
+                    );
+                    *ckpt = Some(c);
+                }
                 None
             }
             Some(Format::Clustered) => {
@@ -547,7 +606,8 @@ impl Summarizer {
             ),
             None => None,
         };
-        if let Some(r) = r {
+        if let Some(mut r) = r {
+            *ckpt = r.checkpoints.take();
             let (_, full, diff) = r.totals();
             s.entry_bytes.full = full;
             s.entry_bytes.diff = diff;

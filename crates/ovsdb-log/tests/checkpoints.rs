@@ -10,7 +10,8 @@ mod common;
 
 use ovsdb_log::checkpoint::{Checkpoints, Policy};
 use ovsdb_log::sizes::{ReplayEnd, ReplayPass};
-use ovsdb_log::{replay, Event, LogScan, Replay, Upto, Verdict};
+use ovsdb_log::summary::{Summarizer, SummaryEnd};
+use ovsdb_log::{replay, Event, LogScan, Replay, SharedReplay, Upto, Verdict};
 
 /// One walk of `bytes` in chunks of `chunk`, events to `f`.
 fn walk(bytes: &[u8], chunk: usize, pass: &mut ReplayPass) -> LogScan {
@@ -81,6 +82,26 @@ fn check_file(name: &str, bytes: &[u8], rng: &mut Rng, policy: Policy) -> (usize
         .checkpoints
         .as_deref()
         .expect("asked for checkpoints");
+    // The load itself is the replay of every entry.
+    assert!(
+        state(&loaded) == state(&replay(bytes, Upto::All)),
+        "{name}: the load's replay"
+    );
+    check_jumps(name, bytes, ck, rng, policy, 24)
+}
+
+/// Jumps through `ck` (the checkpoints of some walk of `bytes` made with
+/// `policy`) to every index of a small file and to random ones of a big
+/// one reach the database a replay from the start reaches. Returns the
+/// jumps made and how many started from a checkpoint.
+fn check_jumps(
+    name: &str,
+    bytes: &[u8],
+    ck: &Checkpoints,
+    rng: &mut Rng,
+    policy: Policy,
+    random: usize,
+) -> (usize, usize) {
     assert!(ck.len() <= policy.max, "{name}: {} checkpoints", ck.len());
     assert!(
         ck.len() <= 1 || ck.held_bytes() <= policy.budget_bytes,
@@ -88,17 +109,13 @@ fn check_file(name: &str, bytes: &[u8], rng: &mut Rng, policy: Policy) -> (usize
         ck.len(),
         ck.held_bytes()
     );
-    // The load itself is the replay of every entry.
-    assert!(
-        state(&loaded) == state(&replay(bytes, Upto::All)),
-        "{name}: the load's replay"
-    );
-    let top = loaded.applied + 2;
+    let applied = replay(bytes, Upto::All).applied;
+    let top = applied + 2;
     let indexes: Vec<u64> = if top <= 40 {
         (0..=top).collect()
     } else {
-        let mut v: Vec<u64> = (0..24).map(|_| rng.below(top + 1)).collect();
-        v.extend([0, 1, top, loaded.applied]);
+        let mut v: Vec<u64> = (0..random).map(|_| rng.below(top + 1)).collect();
+        v.extend([0, 1, top, applied]);
         v.extend(ck.list().iter().map(|c| c.applied));
         v
     };
@@ -133,6 +150,67 @@ fn jumps_reach_the_database_a_replay_from_the_start_reaches() {
         resumed += r;
     }
     // Most jumps start from a checkpoint, not from the start of the file.
+    assert!(resumed * 2 > jumps, "{resumed} of {jumps} jumps resumed");
+}
+
+/// The summary's one walk (what `inspect` and the timeline's load make)
+/// keeping checkpoints, the files of a folder one after the other sharing
+/// their replay as a cluster's files do. None: the walk kept none.
+fn summary_walk(
+    bytes: &[u8],
+    policy: Policy,
+    shared: SharedReplay,
+) -> (Option<Box<Checkpoints>>, SharedReplay) {
+    let mut sum = Summarizer::new(true).with_checkpoints(policy);
+    sum.share(shared);
+    let mut s = LogScan::new(sum.options());
+    for c in bytes.chunks(4096) {
+        s.push(c, &mut |ev| sum.on_event(&ev));
+    }
+    s.finish(&mut |ev| sum.on_event(&ev));
+    let (end, shared, ck) = sum.finish_all(&s);
+    if matches!(end, SummaryEnd::Again(_)) {
+        assert!(ck.is_none(), "a second walk makes its own");
+    }
+    (ck, shared)
+}
+
+#[test]
+fn the_summary_walk_keeps_checkpoints_that_jumps_resume_from() {
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let (mut jumps, mut resumed, mut kept, mut shared_kept) = (0, 0, 0, 0);
+    let mut by_dir: std::collections::BTreeMap<String, Vec<(String, Vec<u8>)>> = Default::default();
+    for (name, bytes) in common::distinct_inputs() {
+        let dir = std::path::Path::new(&name)
+            .parent()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        by_dir.entry(dir).or_default().push((name, bytes));
+    }
+    for files in by_dir.values() {
+        let mut shared = SharedReplay::default();
+        for (i, (name, bytes)) in files.iter().enumerate() {
+            let (ck, sh) = summary_walk(bytes, CLOSE, shared);
+            shared = sh;
+            let Some(ck) = ck else {
+                continue;
+            };
+            let (n, r) = check_jumps(name, bytes, &ck, &mut rng, CLOSE, 6);
+            jumps += n;
+            resumed += r;
+            kept += 1;
+            if i > 0 && !ck.is_empty() {
+                shared_kept += 1;
+            }
+        }
+    }
+    assert!(kept >= 20, "{kept} files kept checkpoints");
+    // Files after the first of a cluster take the sizes of the common
+    // prefix from the first's replay, and its checkpoints with them.
+    assert!(
+        shared_kept >= 5,
+        "{shared_kept} later files kept checkpoints"
+    );
     assert!(resumed * 2 > jumps, "{resumed} of {jumps} jumps resumed");
 }
 

@@ -1,76 +1,127 @@
-//! The inspector's path in the web worker, natively: inspections of
-//! random entries of one file, each reading the file from the nearest
-//! checkpoint the earlier inspections kept (`InspectStream::resume`), the
-//! file read from disk in 4 MB chunks from that offset. The first
-//! inspection (the last entry) replays the whole file and leaves the
-//! checkpoints.
-//!   cargo run --release -p timeline --example inspect_jumps -- FILE [N=30]
+//! The inspector's path in the web worker, natively. The files (one
+//! cluster's, say) load as the page loads them: one walk each, read from
+//! disk in 4 MB chunks, sharing the replay of their common prefix and
+//! keeping checkpoints of it (`TimelineLoad::with_checkpoints`). Then, for
+//! each file, the first inspection of random entries, each from a fresh
+//! copy of the load's checkpoints (`InspectStream::resume`), reading the
+//! file from the nearest checkpoint's offset. With `none` the load keeps
+//! no checkpoints and each first inspection replays from the start.
+//!   cargo run --release -p timeline --example inspect_jumps -- [N=30] [none] FILE...
 use ovsdb_log::checkpoint::{Checkpoints, Policy};
 use std::io::{Read, Seek, SeekFrom};
 use std::time::Instant;
 use timeline::inspect::InspectStream;
+use timeline::load::{FileEnd, TimelineLoad};
+
+fn read_from(path: &str, offset: u64, push: &mut dyn FnMut(&[u8]) -> bool) {
+    let mut f = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    f.seek(SeekFrom::Start(offset)).expect("seek");
+    let mut buf = vec![0u8; 4 << 20];
+    loop {
+        let k = f.read(&mut buf).expect("read");
+        if k == 0 || push(&buf[..k]) {
+            break;
+        }
+    }
+}
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let Some(path) = args.next() else {
-        eprintln!("usage: inspect_jumps FILE [N]");
-        std::process::exit(2);
-    };
-    let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(30);
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let lane = timeline::build_lane(&path, &bytes, &mut |_| {});
-    drop(bytes);
-    let superseded: Vec<usize> = lane
-        .entries
-        .iter()
-        .filter(|e| e.superseded)
-        .map(|e| e.record as usize)
-        .collect();
-    let live: Vec<_> = lane.entries.iter().filter(|e| !e.superseded).collect();
-    let Some(last) = live.last() else {
-        eprintln!("{path}: no entries");
-        std::process::exit(1);
-    };
-    let mut store = Some(Box::new(Checkpoints::new(Policy::default())));
-    let inspect = |e: &timeline::Entry, store: &mut Option<Box<Checkpoints>>| {
-        let t = Instant::now();
-        let mut s = InspectStream::resume(
-            lane.clustered,
-            e.record as u64,
-            e.offset,
-            superseded.iter().copied(),
-            store.take(),
-        );
-        let mut f = std::fs::File::open(&path).expect("open");
-        f.seek(SeekFrom::Start(s.offset())).expect("seek");
-        let mut buf = vec![0u8; 4 << 20];
-        loop {
-            let k = f.read(&mut buf).expect("read");
-            if k == 0 || s.push(&buf[..k]) {
-                break;
-            }
+    let mut n = 30usize;
+    let mut keep = true;
+    let mut paths = Vec::new();
+    for a in std::env::args().skip(1) {
+        match a.parse::<usize>() {
+            Ok(k) => n = k,
+            Err(_) if a == "none" => keep = false,
+            Err(_) => paths.push(a),
         }
-        let (d, back) = s.finish_keeping();
-        *store = back;
-        assert!(d.error.is_none(), "{:?}", d.error);
-        t.elapsed().as_secs_f64() * 1e3
-    };
-    let first = inspect(last, &mut store);
+    }
+    if paths.is_empty() {
+        eprintln!("usage: inspect_jumps [N] [none] FILE...");
+        std::process::exit(2);
+    }
+    let t = Instant::now();
+    let mut load = TimelineLoad::new(true);
+    if keep {
+        load = load.with_checkpoints(Policy::default());
+    }
+    for path in &paths {
+        let mut fl = load.begin(path);
+        read_from(path, 0, &mut |c| {
+            fl.push(load.checker(), c);
+            false
+        });
+        let l = match fl.finish(load.checker()) {
+            FileEnd::Done(l) => *l,
+            FileEnd::Again(mut again) => {
+                read_from(path, 0, &mut |c| {
+                    again.push(c);
+                    false
+                });
+                again.finish()
+            }
+        };
+        load.add(l);
+    }
+    let stores = load.take_checkpoints();
+    let timeline = load.finish();
     println!(
-        "first inspection (last entry, from the start): {first:.0} ms, {} checkpoints kept",
-        store.as_ref().map_or(0, |s| s.len())
+        "load of {} file(s) with{} checkpoints: {:.0} ms",
+        paths.len(),
+        if keep { "" } else { "out" },
+        t.elapsed().as_secs_f64() * 1e3
     );
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut times = Vec::new();
-    for _ in 0..n {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        let e = live[(seed % live.len() as u64) as usize];
-        times.push(inspect(e, &mut store));
-    }
-    times.sort_by(f64::total_cmp);
-    if let (Some(max), Some(median)) = (times.last(), times.get(times.len() / 2)) {
-        println!("{n} random inspections: median {median:.1} ms, max {max:.1} ms");
+    for path in &paths {
+        let Some(lane) = timeline.lanes.iter().find(|l| l.name == *path) else {
+            continue;
+        };
+        let store = stores.iter().find(|(p, _)| p == path).map(|(_, s)| s);
+        let superseded: Vec<usize> = lane
+            .entries
+            .iter()
+            .filter(|e| e.superseded)
+            .map(|e| e.record as usize)
+            .collect();
+        let live: Vec<_> = lane.entries.iter().filter(|e| !e.superseded).collect();
+        if live.is_empty() {
+            println!("{path}: no entries");
+            continue;
+        }
+        let mut times = Vec::new();
+        for k in 0..n {
+            let e = if k == 0 {
+                live[live.len() - 1]
+            } else {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                live[(seed % live.len() as u64) as usize]
+            };
+            let t = Instant::now();
+            let fresh = store
+                .cloned()
+                .unwrap_or_else(|| Box::new(Checkpoints::new(Policy::default())));
+            let mut s = InspectStream::resume(
+                lane.clustered,
+                e.record as u64,
+                e.offset,
+                superseded.iter().copied(),
+                Some(fresh),
+            );
+            read_from(path, s.offset(), &mut |c| s.push(c));
+            let d = s.finish();
+            assert!(d.error.is_none(), "{:?}", d.error);
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        let last = times[0];
+        times.sort_by(f64::total_cmp);
+        println!(
+            "{path}: {} checkpoints; first inspection of the last entry {last:.0} ms; \
+             {n} first inspections: median {:.1} ms, max {:.1} ms",
+            store.map_or(0, |s| s.len()),
+            times[times.len() / 2],
+            times[times.len() - 1]
+        );
     }
 }

@@ -17,6 +17,7 @@
 //! log ([`FileEnd::Again`]); the caller feeds the same bytes again.
 
 use ovsdb_log::check::CheckerMark;
+use ovsdb_log::checkpoint::{Checkpoints, Policy};
 use ovsdb_log::facts::{entry_txn_facts, txn_facts};
 use ovsdb_log::summary::{SecondPass, Summarizer, SummaryEnd};
 use ovsdb_log::{
@@ -378,6 +379,11 @@ pub struct Loaded {
     /// What the size replays of this and earlier files leave to the next
     /// file of the cluster ([`ovsdb_log::SharedReplay`]).
     pub shared: SharedReplay,
+    /// Checkpoints of the file's replay, for jumps to any entry
+    /// ([`FileLoad::with_checkpoints`]; None when not asked for, or when
+    /// the one-pass replay could not keep them: a file that needed a
+    /// second walk, or with a skipped span).
+    pub checkpoints: Option<Box<Checkpoints>>,
 }
 
 /// How a file's walk ends.
@@ -419,6 +425,7 @@ impl SecondLoad {
             check: self.check,
             fingerprint: self.fingerprint,
             shared: self.shared,
+            checkpoints: None,
         }
     }
 
@@ -436,6 +443,7 @@ impl SecondLoad {
             check: self.check,
             fingerprint: self.fingerprint,
             shared: self.shared,
+            checkpoints: None,
         }
     }
 }
@@ -451,7 +459,23 @@ impl FileLoad {
     /// same cluster ([`ovsdb_log::SharedReplay`]; handed on in
     /// [`Loaded::shared`]).
     pub fn with_shared(name: &str, ck: &Checker, check: bool, shared: SharedReplay) -> FileLoad {
+        Self::with_options(name, ck, check, shared, None)
+    }
+
+    /// [`FileLoad::with_shared`] that keeps checkpoints of the replay
+    /// (`Some(policy)`) in [`Loaded::checkpoints`]: the load's one walk
+    /// leaves what later jumps to an entry resume from.
+    pub fn with_options(
+        name: &str,
+        ck: &Checker,
+        check: bool,
+        shared: SharedReplay,
+        checkpoints: Option<Policy>,
+    ) -> FileLoad {
         let mut sum = Summarizer::new(true);
+        if let Some(policy) = checkpoints {
+            sum = sum.with_checkpoints(policy);
+        }
         sum.share(shared);
         FileLoad {
             scan: LogScan::new(sum.options()),
@@ -538,7 +562,7 @@ impl FileLoad {
         });
         let good_end = scan.good_end();
         fingerprint.bytes = scan.bytes();
-        let (end, shared) = sum.finish_shared(&scan);
+        let (end, shared, checkpoints) = sum.finish_all(&scan);
         match end {
             SummaryEnd::Done(summary, sizes) => {
                 let lane = lane.finish(good_end, &summary, &sizes);
@@ -548,6 +572,7 @@ impl FileLoad {
                     check,
                     fingerprint,
                     shared,
+                    checkpoints,
                 }))
             }
             SummaryEnd::Again(pass) => FileEnd::Again(Box::new(SecondLoad {
@@ -569,10 +594,11 @@ impl FileLoad {
         ck: &mut Checker,
         check: bool,
         shared: SharedReplay,
+        checkpoints: Option<Policy>,
         progress: &mut dyn FnMut(u64),
     ) -> Loaded {
         const STEP: usize = 1 << 20;
-        let mut fl = FileLoad::with_shared(name, ck, check, shared);
+        let mut fl = FileLoad::with_options(name, ck, check, shared, checkpoints);
         for (i, c) in bytes.chunks(STEP).enumerate() {
             fl.push(ck, c);
             progress(((i + 1) * STEP).min(bytes.len()) as u64);
@@ -601,6 +627,10 @@ pub struct TimelineLoad {
     problems: Vec<String>,
     /// Files handed to the checker.
     checked: usize,
+    /// Keep checkpoints of each file's replay ([`TimelineLoad::with_checkpoints`]),
+    /// and those kept, by lane name.
+    policy: Option<Policy>,
+    checkpoints: Vec<(String, Box<Checkpoints>)>,
 }
 
 impl TimelineLoad {
@@ -617,6 +647,20 @@ impl TimelineLoad {
     pub fn without_sharing(mut self) -> TimelineLoad {
         self.shared = None;
         self
+    }
+
+    /// Each file's walk keeps checkpoints of its replay
+    /// ([`FileLoad::with_options`]); [`TimelineLoad::take_checkpoints`]
+    /// gives them by lane.
+    pub fn with_checkpoints(mut self, policy: Policy) -> TimelineLoad {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// The checkpoints of the files added, by lane name (files whose walk
+    /// could keep none are not there).
+    pub fn take_checkpoints(&mut self) -> Vec<(String, Box<Checkpoints>)> {
+        std::mem::take(&mut self.checkpoints)
     }
 
     fn take_shared(&mut self) -> SharedReplay {
@@ -640,7 +684,7 @@ impl TimelineLoad {
     /// before the next `begin`.
     pub fn begin(&mut self, name: &str) -> FileLoad {
         let sh = self.take_shared();
-        FileLoad::with_shared(name, &self.checker, self.check, sh)
+        FileLoad::with_options(name, &self.checker, self.check, sh, self.policy)
     }
 
     /// The checker a file's pushes need.
@@ -666,6 +710,9 @@ impl TimelineLoad {
                         .push(format!("{}: not checked (the file is damaged)", lane.name));
                 }
             }
+        }
+        if let Some(c) = l.checkpoints.take() {
+            self.checkpoints.push((l.lane.name.clone(), c));
         }
         self.lanes.push(l.lane);
         self.summaries.push(l.summary);
@@ -697,9 +744,9 @@ impl TimelineLoad {
         bytes: &[u8],
         progress: &mut dyn FnMut(u64),
     ) -> Loaded {
-        let check = self.check;
+        let (check, policy) = (self.check, self.policy);
         let sh = self.take_shared();
-        FileLoad::load_bytes(name, bytes, &mut self.checker, check, sh, progress)
+        FileLoad::load_bytes(name, bytes, &mut self.checker, check, sh, policy, progress)
     }
 
     /// [`TimelineLoad::load_bytes`], then [`TimelineLoad::add`].

@@ -314,8 +314,16 @@ pub(crate) fn summary_of(name: &str, s: &ovsdb_log::FileSummary) -> LaneSummary 
 /// `progress` is called now and then with the number of bytes read.
 pub fn build_lane(name: &str, bytes: &[u8], progress: &mut dyn FnMut(u64)) -> Lane {
     let mut ck = ovsdb_log::Checker::new();
-    crate::load::FileLoad::load_bytes(name, bytes, &mut ck, false, Default::default(), progress)
-        .lane
+    crate::load::FileLoad::load_bytes(
+        name,
+        bytes,
+        &mut ck,
+        false,
+        Default::default(),
+        None,
+        progress,
+    )
+    .lane
 }
 
 /// Builds the timeline of several files of one cluster (or one file).

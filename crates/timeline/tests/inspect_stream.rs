@@ -190,3 +190,75 @@ fn table_and_row_totals_agree_with_the_lane_and_the_columns() {
     }
     assert!(checked > 10, "{checked}");
 }
+
+#[test]
+fn the_load_walks_checkpoints_serve_the_first_inspection() {
+    use ovsdb_log::checkpoint::Policy;
+    use timeline::load::TimelineLoad;
+    let policy = Policy {
+        every_entries: 4,
+        every_bytes: 4096,
+        max: 16,
+        budget_bytes: u64::MAX,
+    };
+    // The files of a folder load together, as the page loads a cluster's.
+    let mut by_dir: std::collections::BTreeMap<PathBuf, Vec<(String, Vec<u8>)>> =
+        Default::default();
+    for (name, bytes) in files() {
+        let dir = PathBuf::from(&name).parent().unwrap().to_path_buf();
+        by_dir.entry(dir).or_default().push((name, bytes));
+    }
+    let (mut compared, mut resumed, mut later_files) = (0, 0, 0);
+    for files in by_dir.values() {
+        let mut load = TimelineLoad::new(true).with_checkpoints(policy);
+        for (name, bytes) in files {
+            load.add_bytes(name, bytes, &mut |_| {});
+        }
+        let stores = load.take_checkpoints();
+        let t = load.finish();
+        for (i, (name, bytes)) in files.iter().enumerate() {
+            let lane = t.lanes.iter().find(|l| l.name == *name).unwrap();
+            let Some((_, store)) = stores.iter().find(|(n, _)| n == name) else {
+                continue;
+            };
+            if i > 0 && !store.is_empty() {
+                later_files += 1;
+            }
+            let superseded: Vec<usize> = lane
+                .entries
+                .iter()
+                .filter(|e| e.superseded)
+                .map(|e| e.record as usize)
+                .collect();
+            let live: Vec<_> = lane.entries.iter().filter(|e| !e.superseded).collect();
+            let step = (live.len() / 8).max(1);
+            for e in live.iter().step_by(step).chain(live.last()) {
+                // Each inspection is a first one: a fresh copy of the
+                // load's store, as the page has after the load.
+                let want =
+                    timeline::inspect_record(bytes, lane.clustered, e.record as u64, e.offset);
+                let mut s = InspectStream::resume(
+                    lane.clustered,
+                    e.record as u64,
+                    e.offset,
+                    superseded.clone(),
+                    Some(store.clone()),
+                );
+                let from = s.offset();
+                for c in bytes[from as usize..].chunks(4096) {
+                    if s.push(c) {
+                        break;
+                    }
+                }
+                assert_eq!(s.finish(), want, "{name}: record {} from {from}", e.record);
+                compared += 1;
+                if from > 0 {
+                    resumed += 1;
+                }
+            }
+        }
+    }
+    assert!(compared > 100, "{compared}");
+    assert!(resumed * 2 > compared, "{resumed} of {compared} resumed");
+    assert!(later_files >= 3, "{later_files} later files of a cluster");
+}

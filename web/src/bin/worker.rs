@@ -402,7 +402,9 @@ fn load(msg: &JsValue) {
         .map(|b| b.size())
         .sum();
     let mut collector = Collector::new(Limits::default());
-    let mut dbs = Databases::new(true);
+    // The load's one walk keeps checkpoints of each file's replay: the
+    // inspector's first jump to any entry resumes from the nearest one.
+    let mut dbs = Databases::new(true).with_checkpoints(ovsdb_log::checkpoint::Policy::default());
     let mut inputs: Vec<(String, Blob)> = Vec::new();
     let mut done = 0f64;
     let mut last_post = 0f64;
@@ -455,7 +457,8 @@ fn load(msg: &JsValue) {
                 .map(|(n, b)| (s.path.clone(), b.clone(), n.clone()))
         })
         .collect();
-    let read = dbs.finish();
+    let mut read = dbs.finish();
+    let mut checkpoints = std::mem::take(&mut read.checkpoints);
     let opts = Options {
         knobs: Knobs::default(),
         skip_check: false,
@@ -534,7 +537,12 @@ fn load(msg: &JsValue) {
                     .filter(|e| e.superseded)
                     .map(|e| e.record as usize)
                     .collect(),
-                checkpoints: Default::default(),
+                checkpoints: std::cell::RefCell::new(
+                    checkpoints
+                        .iter()
+                        .position(|(n, _)| *n == l.name)
+                        .map(|i| checkpoints.swap_remove(i).1),
+                ),
             })
         })
         .collect();
