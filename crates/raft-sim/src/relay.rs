@@ -579,3 +579,228 @@ impl Relay {
             .unwrap_or_default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knobs::Profile;
+    use crate::txn::Txn;
+
+    /// A committed `ls-add lsK` as a member's model makes it.
+    fn ls_add(model: &mut idl::server::Server, db: &NbState, k: u64, rng: &mut Rng) -> TxnRef {
+        let op = Op::LsAdd(k);
+        let req = db.request(&op, "ovn-nbctl: test", rng).unwrap();
+        let commit = model.prepare(&req.ops).commit.unwrap();
+        Rc::new(Txn::from_commit(&model.meta, &op, &req, &commit, 0, true))
+    }
+
+    fn run(
+        r: &mut Relay,
+        k: &Knobs,
+        rng: &mut Rng,
+        f: impl FnOnce(&mut Relay, &mut RelayCx),
+    ) -> Vec<RelayOut> {
+        let mut out = Vec::new();
+        let mut cx = RelayCx {
+            now: 1_000,
+            cost: 0.0,
+            k,
+            rng,
+            out: &mut out,
+            comment_prefix: "ovn-nbctl: test",
+        };
+        f(r, &mut cx);
+        out
+    }
+
+    fn empty_copy() -> Rc<Copy> {
+        Rc::new(Copy {
+            model: txn::empty_model(),
+            db: NbState::default(),
+            db_bytes: 0,
+            last_eid: None,
+        })
+    }
+
+    #[test]
+    fn forwards_only_once_monitoring_and_answers_the_client_on_reply() {
+        let k = Knobs::for_profile(Profile::V3_1);
+        let mut rng = Rng::new(1);
+        let mut r = Relay::new(0, vec![Node::Member(0), Node::Member(1)]);
+        let out = run(&mut r, &k, &mut rng, |r, cx| r.connect(Node::Member(0), cx));
+        assert!(matches!(
+            out[..],
+            [RelayOut::Send {
+                to: Node::Member(0),
+                msg: RelayMsg::Monitor { since: None },
+                ..
+            }]
+        ));
+        // A request before the monitor reply waits.
+        r.request(Origin::Client(7), Op::LsAdd(1), 1_000);
+        let out = run(&mut r, &k, &mut rng, |r, cx| r.iterate(cx));
+        assert!(out.is_empty(), "{out:?}");
+        r.deliver(
+            Node::Member(0),
+            RelayMsg::MonitorReply {
+                copy: Some(empty_copy()),
+                txns: Rc::new(Vec::new()),
+            },
+        );
+        let out = run(&mut r, &k, &mut rng, |r, cx| r.iterate(cx));
+        let id = out
+            .iter()
+            .find_map(|o| match o {
+                RelayOut::Send {
+                    to: Node::Member(0),
+                    msg: RelayMsg::Transact { id, op, bytes },
+                    ..
+                } => {
+                    assert_eq!(*op, Op::LsAdd(1));
+                    assert!(*bytes > 100, "{bytes}");
+                    Some(*id)
+                }
+                _ => None,
+            })
+            .expect("transact forwarded");
+        assert_eq!(r.pending(), 1);
+        // A reply from another node is not the source's: ignored.
+        r.deliver(
+            Node::Member(1),
+            RelayMsg::TransactReply {
+                id,
+                canceled: false,
+            },
+        );
+        assert!(run(&mut r, &k, &mut rng, |r, cx| r.iterate(cx))
+            .iter()
+            .all(|o| !matches!(o, RelayOut::ClientDone { .. })));
+        r.deliver(
+            Node::Member(0),
+            RelayMsg::TransactReply {
+                id,
+                canceled: false,
+            },
+        );
+        let out = run(&mut r, &k, &mut rng, |r, cx| r.iterate(cx));
+        assert!(out.iter().any(|o| matches!(
+            o,
+            RelayOut::ClientDone {
+                req: 7,
+                canceled: false,
+                ..
+            }
+        )));
+        assert_eq!(r.pending(), 0);
+    }
+
+    #[test]
+    fn a_lost_source_cancels_sent_transactions_and_moves_to_the_next_remote() {
+        let k = Knobs::for_profile(Profile::V3_1);
+        let mut rng = Rng::new(1);
+        let mut r = Relay::new(0, vec![Node::Member(0), Node::Member(1)]);
+        run(&mut r, &k, &mut rng, |r, cx| r.connect(Node::Member(0), cx));
+        r.deliver(
+            Node::Member(0),
+            RelayMsg::MonitorReply {
+                copy: Some(empty_copy()),
+                txns: Rc::new(Vec::new()),
+            },
+        );
+        r.request(Origin::Client(3), Op::LsAdd(1), 1_000);
+        run(&mut r, &k, &mut rng, |r, cx| r.iterate(cx));
+        let out = run(&mut r, &k, &mut rng, |r, cx| r.source_lost(cx));
+        assert!(out.iter().any(|o| matches!(
+            o,
+            RelayOut::ClientDone {
+                req: 3,
+                canceled: true,
+                ..
+            }
+        )));
+        assert!(!r.monitoring);
+        assert_eq!(r.pick_remote(|_| true), Some(Node::Member(1)));
+        assert_eq!(
+            r.pick_remote(|n| n == Node::Member(0)),
+            Some(Node::Member(0))
+        );
+        assert_eq!(r.pick_remote(|_| false), None);
+    }
+
+    #[test]
+    fn updates_fill_the_copy_reach_downstream_relays_and_resume_from_history() {
+        let k = Knobs::for_profile(Profile::V3_1);
+        let mut rng = Rng::new(1);
+        let mut src_model = txn::empty_model();
+        let mut src_db = NbState::default();
+        let mut r = Relay::new(0, vec![Node::Member(0)]);
+        run(&mut r, &k, &mut rng, |r, cx| r.connect(Node::Member(0), cx));
+        r.deliver(
+            Node::Member(0),
+            RelayMsg::MonitorReply {
+                copy: Some(empty_copy()),
+                txns: Rc::new(Vec::new()),
+            },
+        );
+        // r2 monitors r1.
+        r.deliver(Node::Relay(1), RelayMsg::Monitor { since: None });
+        run(&mut r, &k, &mut rng, |r, cx| r.iterate(cx));
+        assert_eq!(r.subscribers, vec![1]);
+        r.request(Origin::Client(0), Op::LsAdd(1), 1_000);
+        run(&mut r, &k, &mut rng, |r, cx| r.iterate(cx));
+        let mut eids = Vec::new();
+        for n in 1..=3 {
+            let t = ls_add(&mut src_model, &src_db, n, &mut rng);
+            src_model.apply_record(&t.record).unwrap();
+            src_db.apply(&t);
+            r.deliver(
+                Node::Member(0),
+                RelayMsg::Update {
+                    eid: 10 + n,
+                    txn: t,
+                },
+            );
+            eids.push(10 + n);
+            let out = run(&mut r, &k, &mut rng, |r, cx| r.iterate(cx));
+            assert!(out.iter().any(|o| matches!(
+                o,
+                RelayOut::Send {
+                    to: Node::Relay(1),
+                    msg: RelayMsg::Update { .. },
+                    ..
+                }
+            )));
+            // Only the client's own write is "visible" to it.
+            let visible = out
+                .iter()
+                .any(|o| matches!(o, RelayOut::Visible { req: 0, .. }));
+            assert_eq!(visible, n == 1, "{n}");
+        }
+        assert_eq!(r.switches().len(), 3);
+        assert_eq!(r.copy.as_ref().unwrap().last_eid, Some(13));
+        // A downstream relay that has eid 11 gets 12 and 13 only.
+        r.deliver(Node::Relay(1), RelayMsg::Monitor { since: Some(11) });
+        let out = run(&mut r, &k, &mut rng, |r, cx| r.iterate(cx));
+        let got: Vec<u64> = out
+            .iter()
+            .find_map(|o| match o {
+                RelayOut::Send {
+                    msg: RelayMsg::MonitorReply { copy: None, txns },
+                    ..
+                } => Some(txns.iter().map(|(e, _)| *e).collect()),
+                _ => None,
+            })
+            .expect("resumed reply");
+        assert_eq!(got, vec![12, 13]);
+        // An unknown id gets the whole copy.
+        r.deliver(Node::Relay(1), RelayMsg::Monitor { since: Some(99) });
+        let out = run(&mut r, &k, &mut rng, |r, cx| r.iterate(cx));
+        assert!(out.iter().any(|o| matches!(
+            o,
+            RelayOut::Send {
+                msg: RelayMsg::MonitorReply { copy: Some(_), .. },
+                ..
+            }
+        )));
+    }
+}

@@ -509,6 +509,14 @@ pub const PRESETS: &[(&str, &str)] = &[
         "membership",
         include_str!("../../../scenarios/membership.scn"),
     ),
+    (
+        "relay-write",
+        include_str!("../../../scenarios/relay-write.scn"),
+    ),
+    (
+        "relay-chain",
+        include_str!("../../../scenarios/relay-chain.scn"),
+    ),
 ];
 
 pub fn preset(name: &str) -> Option<&'static str> {
