@@ -221,6 +221,9 @@ pub struct Relay {
     pub copy: Option<Copy>,
     /// Whole copies loaded so far (kept across restarts).
     pub copy_gen: u64,
+    /// Connections made so far (kept across restarts): a source answers
+    /// on the connection a request came by, never on a later one.
+    pub session: u64,
     history: VecDeque<(u64, TxnRef)>,
     fwd_new: VecDeque<Fwd>,
     fwd_sent: Vec<Fwd>,
@@ -248,6 +251,7 @@ impl Relay {
             monitoring: false,
             copy: None,
             copy_gen: 0,
+            session: 0,
             history: VecDeque::new(),
             fwd_new: VecDeque::new(),
             fwd_sent: Vec::new(),
@@ -290,6 +294,7 @@ impl Relay {
     pub fn connect(&mut self, to: Node, cx: &mut RelayCx) {
         self.source = Some(to);
         self.monitoring = false;
+        self.session += 1;
         let since = self.copy.as_ref().and_then(|c| c.last_eid);
         self.send(to, RelayMsg::Monitor { since }, cx);
     }
@@ -327,11 +332,14 @@ impl Relay {
             })
             .collect();
         let (id, remotes) = (self.id, std::mem::take(&mut self.remotes));
-        let (inc, gen) = (self.incarnation, self.copy_gen);
+        let (inc, gen, session, fwd) =
+            (self.incarnation, self.copy_gen, self.session, self.next_fwd);
         *self = Relay::new(id, remotes);
         self.life = Life::Down;
         self.incarnation = inc + 1;
         self.copy_gen = gen;
+        self.session = session;
+        self.next_fwd = fwd;
         held
     }
 

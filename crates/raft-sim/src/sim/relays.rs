@@ -41,8 +41,9 @@ pub struct RelayMetrics {
 pub(super) struct RelayGlue {
     /// Relays monitoring each member.
     member_subs: Vec<Vec<usize>>,
-    /// Forwarded transactions a member executes: (member, relay, id).
-    fwds: Vec<(Sid, usize, u64)>,
+    /// Forwarded transactions a member executes: (member, relay, id,
+    /// the relay's connection).
+    fwds: Vec<(Sid, usize, u64, u64)>,
     /// Replies to relays a member owes after its current iteration.
     replies: Vec<(Sid, usize, u64)>,
     /// Committed data entries: eid -> log index, and index -> eid.
@@ -343,7 +344,8 @@ impl Sim {
                 let srv = &mut self.servers[s];
                 srv.busy_until = srv.busy_until.max(self.now) + cost as u64;
                 let fwd = self.glue.fwds.len();
-                self.glue.fwds.push((s, k, id));
+                let session = self.relays[k].session;
+                self.glue.fwds.push((s, k, id, session));
                 self.servers[s].client_request(RELAY_CLIENT + fwd, op);
                 self.wake_at(s, self.now + self.knobs.wake_latency);
             }
@@ -391,7 +393,12 @@ impl Sim {
     /// A member's `ClientDone` for a transaction a relay forwarded: the
     /// reply goes out after the member's monitor updates.
     pub(super) fn relay_reply_due(&mut self, client: usize) {
-        if let Some(&(s, k, id)) = self.glue.fwds.get(client - RELAY_CLIENT) {
+        let Some(&(s, k, id, session)) = self.glue.fwds.get(client - RELAY_CLIENT) else {
+            return;
+        };
+        // The connection the request came by is gone: no one to answer.
+        let r = &self.relays[k];
+        if r.life == Life::Up && r.source == Some(Node::Member(s)) && r.session == session {
             self.glue.replies.push((s, k, id));
         }
     }
