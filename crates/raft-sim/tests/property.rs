@@ -209,7 +209,7 @@ pub fn random_relay_scenario(seed: u64) -> (String, String) {
     let mut r = Rng::new(seed ^ 0x0E1A_7000);
     let relays = 1 + r.below(3);
     let chain = r.chance(0.3);
-    let five = seed % 2 == 0;
+    let five = seed.is_multiple_of(2);
     let until: u64 = text
         .lines()
         .find_map(|l| l.strip_prefix("until_ms = ")?.parse().ok())
