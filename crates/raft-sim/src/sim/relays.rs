@@ -601,3 +601,11 @@ impl Sim {
         }
     }
 }
+
+impl Sim {
+    /// Log index of the last transaction relay `k`'s copy holds (0 for an
+    /// empty copy or no such relay).
+    pub fn relay_copy_index(&self, k: usize) -> u64 {
+        self.glue.relay_index.get(k).copied().unwrap_or(0)
+    }
+}
