@@ -154,6 +154,9 @@ fn trace_line(e: &raft_sim::SimEvent) -> String {
             from + 1,
             to + 1
         ),
+        K::RelayMessage { from, to, kind, bytes, send, recv, dropped } => format!(
+            "\"kind\":\"relay_message\",\"msg\":\"{kind}\",\"from\":\"{from}\",\"to\":\"{to}\",\"bytes\":{bytes},\"send_us\":{send},\"recv_us\":{recv},\"dropped\":{dropped}"
+        ),
         K::ElectionStarted { server, term, prevote, transfer } => format!(
             "\"kind\":\"election\",\"server\":{},\"term\":{term},\"prevote\":{prevote},\"transfer\":{transfer}",
             server + 1

@@ -131,3 +131,30 @@ fn every_profile_runs_and_an_unknown_one_is_a_usage_error() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("v9.9") && err.contains("v3.4"), "{err}");
 }
+
+#[test]
+fn simulate_through_a_relay_with_set_via() {
+    let (code, out, err) = run(&[
+        "simulate",
+        "ls-add-follower",
+        "--set",
+        "relays=1",
+        "--set",
+        "via=relay",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for key in [
+        "\"txns\":{\"count\":100,",
+        "\"relay\":{\"count\":1,\"forward_ms\":{\"mean\":",
+        "\"visible_ms\":{\"mean\":",
+        "\"msgs\":302,",
+        "\"violations\":0",
+    ] {
+        assert!(out.contains(key), "missing {key} in {out}");
+    }
+    // Through a relay that the run does not have: a usage error, no panic.
+    let (code, _, err) = run(&["simulate", "ls-add-follower", "--set", "via=r1"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("relays"), "{err}");
+}

@@ -89,6 +89,12 @@ pub struct Knobs {
     // --- cluster shape / workload size
     pub servers: usize,
     pub n: u64,
+    /// Relay servers in front of the cluster (0 = none).
+    pub relays: usize,
+    /// Relay k+1's source is relay k (a chain) instead of a member.
+    pub relay_chain: bool,
+    /// Where the workload's client connects, over the scenario's `via`.
+    pub via: Option<crate::scenario::Via>,
     pub column_diff: bool,
     // --- timers (µs)
     pub election_timer: u64,
@@ -181,6 +187,9 @@ impl Knobs {
             profile,
             servers: 3,
             n: 100,
+            relays: 0,
+            relay_chain: false,
+            via: None,
             column_diff: true,
             election_timer: 1_000_000,
             election_range: 1_000_000,
@@ -336,6 +345,9 @@ impl Knobs {
     pub const NAMES: &'static [&'static str] = &[
         "servers",
         "n",
+        "relays",
+        "relay_chain",
+        "via",
         "column_diff",
         "election_timer",
         "election_range",
@@ -427,6 +439,18 @@ impl Knobs {
                     return Err("knob servers: must be 1..9".into());
                 }
                 self.servers = n as usize;
+            }
+            "relays" => {
+                let n = int(v)?;
+                if n as usize > crate::relay::MAX_RELAYS {
+                    return Err("knob relays: must be 0..16".into());
+                }
+                self.relays = n as usize;
+            }
+            "relay_chain" => self.relay_chain = boolean(v)?,
+            "via" => {
+                self.via =
+                    Some(crate::scenario::Via::parse(v).map_err(|e| format!("knob via: {e}"))?)
             }
             "n" => {
                 let n = int(v)?;

@@ -37,6 +37,7 @@
 
 pub mod knobs;
 pub mod logs;
+pub mod relay;
 pub mod report;
 pub mod rng;
 pub mod scenario;

@@ -33,7 +33,7 @@ pub fn figures(m: &Metrics) -> Vec<Figure> {
     } else {
         Some(lat.iter().sum::<u64>() as f64 / lat.len() as f64)
     };
-    vec![
+    let mut figs = vec![
         ("sim_time_ms", Some(m.sim_time_us as f64 / 1000.0)),
         ("txns.count", Some(m.txn_count() as f64)),
         ("txns.total_ms", Some(m.txn_total_us() as f64 / 1000.0)),
@@ -58,6 +58,40 @@ pub fn figures(m: &Metrics) -> Vec<Figure> {
         ("prereq_failures", Some(m.prereq_failures as f64)),
         ("timeouts", Some(m.timeouts as f64)),
         ("early_acks", Some(m.early_acks as f64)),
+    ];
+    if m.relay.relays > 0 {
+        figs.extend(relay_figures(m));
+    }
+    figs
+}
+
+/// The relay hops' figures (only for runs with relays, so that runs
+/// without keep their figures).
+fn relay_figures(m: &Metrics) -> Vec<Figure> {
+    let r = &m.relay;
+    let stat = |v: &[u64]| {
+        let mut v = v.to_vec();
+        v.sort_unstable();
+        let mean = (!v.is_empty()).then(|| v.iter().sum::<u64>() as f64 / v.len() as f64);
+        let ms = |x: Option<f64>| x.map(|x| x / 1000.0);
+        (ms(mean), ms(pct(&v, 50.0)), ms(pct(&v, 99.0)))
+    };
+    let (fm, f50, f99) = stat(&r.forward_us);
+    let (vm, v50, v99) = stat(&r.visible_us);
+    vec![
+        ("relay.count", Some(r.relays as f64)),
+        ("relay.forward_ms.mean", fm),
+        ("relay.forward_ms.p50", f50),
+        ("relay.forward_ms.p99", f99),
+        ("relay.visible_ms.mean", vm),
+        ("relay.visible_ms.p50", v50),
+        ("relay.visible_ms.p99", v99),
+        ("relay.msgs", Some(r.msgs as f64)),
+        ("relay.bytes", Some(r.bytes as f64)),
+        ("relay.full_downloads", Some(r.full_downloads as f64)),
+        ("relay.resumed", Some(r.resumed as f64)),
+        ("relay.reconnects", Some(r.reconnects as f64)),
+        ("relay.canceled", Some(r.canceled as f64)),
     ]
 }
 

@@ -16,7 +16,7 @@
 //! ```
 //!
 //! Workload keys: `type = closed | open | none`, `via = leader | follower |
-//! sN`, `rate` (writes/s, open loop), `start_ms` (default: 50 ms after the
+//! sN | relay | rN` (`relay` is r1; `--set via=…` overrides it), `rate` (writes/s, open loop), `start_ms` (default: 50 ms after the
 //! first leader), `comment_prefix`, and one `op = …` line per step, in order:
 //! `op = init`, `op = pg-add`, `op = ls-add * n` (n = the knob or a number,
 //! `forever` for open loops), `op = acl-add * n`, `op = acl-del-all 10`,
@@ -29,7 +29,15 @@
 //! `at T slow_disk TARGET FACTOR`, `at T transfer`, `at T election_timer MS`,
 //! `at T join sN`, `at T leave TARGET`, `at T compact TARGET`,
 //! `kill_leader_random T1 T2` (kill the leader at a uniform time in [T1,T2)).
-//! TARGET is `sN` (1-based), `leader` or `follower`.
+//! TARGET is `sN` (1-based), `leader` or `follower`; `kill` and `restart`
+//! also take a relay `rN`.
+//!
+//! Relays (`crate::relay`): the knob `relays = N` puts N relay servers in
+//! front of the cluster. Relay k's remotes are all members, starting at
+//! member k mod n (round-robin); with `relay_chain = true` relay k+1's only
+//! remote is relay k instead (r1 still uses the members), so a client via
+//! the last relay crosses every hop. A relay whose source dies connects to
+//! its next remote and asks for the changes since its last transaction.
 
 use crate::knobs::{Knobs, Profile};
 
@@ -38,6 +46,8 @@ pub enum Target {
     Server(usize),
     Leader,
     Follower,
+    /// A relay server (`rN`); only `kill` and `restart` act on one.
+    Relay(usize),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -90,6 +100,32 @@ pub enum Via {
     Leader,
     Follower,
     Server(usize),
+    /// Through relay `rN` (0-based here; `relay` is r1).
+    Relay(usize),
+}
+
+impl Via {
+    /// `leader`, `follower`, `sN`, `relay` (= `r1`) or `rN`.
+    pub fn parse(s: &str) -> Result<Via, String> {
+        match s {
+            "leader" => Ok(Via::Leader),
+            "follower" => Ok(Via::Follower),
+            "relay" => Ok(Via::Relay(0)),
+            s if s.starts_with('r') => relay(s).map(Via::Relay),
+            s => server(s).map(Via::Server),
+        }
+    }
+}
+
+fn relay(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .strip_prefix('r')
+        .and_then(|x| x.parse().ok())
+        .ok_or_else(|| format!("'{s}' is not a relay name like r1"))?;
+    if !(1..=crate::relay::MAX_RELAYS).contains(&n) {
+        return Err(format!("relay {s} out of range r1..r16"));
+    }
+    Ok(n - 1)
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -125,6 +161,7 @@ fn target(s: &str) -> Result<Target, String> {
     match s {
         "leader" => Ok(Target::Leader),
         "follower" => Ok(Target::Follower),
+        _ if s.starts_with('r') => relay(s).map(Target::Relay),
         _ => server(s).map(Target::Server),
     }
 }
@@ -159,6 +196,7 @@ impl std::fmt::Display for Target {
             Target::Server(i) => write!(f, "s{}", i + 1),
             Target::Leader => f.write_str("leader"),
             Target::Follower => f.write_str("follower"),
+            Target::Relay(k) => write!(f, "r{}", k + 1),
         }
     }
 }
@@ -303,13 +341,7 @@ impl Scenario {
                         }
                         sc.workload.kind = WorkloadKind::Open { rate: r };
                     }
-                    "via" => {
-                        sc.workload.via = match v {
-                            "leader" => Via::Leader,
-                            "follower" => Via::Follower,
-                            s => Via::Server(server(s).map_err(err)?),
-                        }
-                    }
+                    "via" => sc.workload.via = Via::parse(v).map_err(err)?,
                     "start_ms" => sc.workload.start_ms = Some(ms(v).map_err(err)? / 1000),
                     "comment_prefix" => sc.workload.comment_prefix = v.to_string(),
                     "op" => {
@@ -476,6 +508,14 @@ pub const PRESETS: &[(&str, &str)] = &[
     (
         "membership",
         include_str!("../../../scenarios/membership.scn"),
+    ),
+    (
+        "relay-write",
+        include_str!("../../../scenarios/relay-write.scn"),
+    ),
+    (
+        "relay-chain",
+        include_str!("../../../scenarios/relay-chain.scn"),
     ),
 ];
 

@@ -3,12 +3,17 @@
 //! faults, invariant checks, metrics, an event list and a trace hash.
 
 use crate::knobs::{Knobs, Profile};
+use crate::relay::{Node, Relay, RelayMsg};
 use crate::rng::{Rng, TraceHash};
 use crate::scenario::{Count, FaultAction, OpSpec, Scenario, Target, Via, WorkloadKind};
 use crate::server::{Ctx, Life, LogRec, Msg, MsgKind, Out, RecordKind, Role, Server, Sid, Time};
 use crate::txn::Op;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+
+mod relays;
+pub use relays::RelayMetrics;
+use relays::{RelayGlue, RELAY_CLIENT};
 
 /// Highest number of servers a simulation may ever hold (joins included).
 pub const MAX_SERVERS: usize = 16;
@@ -46,6 +51,22 @@ enum Ev {
         server: Sid,
         inc: u64,
     },
+    /// A relay-hop message lands (see `sim::relays`).
+    RelayDeliver {
+        to: Node,
+        from: Node,
+        epoch: u64,
+        msg: RelayMsg,
+    },
+    RelayWake {
+        relay: usize,
+        gen: u64,
+    },
+    /// Relay `relay` (incarnation `inc`) connects to its next remote.
+    RelayConnect {
+        relay: usize,
+        inc: u64,
+    },
 }
 
 impl Ev {
@@ -60,6 +81,9 @@ impl Ev {
             Ev::OpenArrival => 7,
             Ev::WorkloadStart => 8,
             Ev::ConnReset { .. } => 9,
+            Ev::RelayDeliver { .. } => 10,
+            Ev::RelayWake { .. } => 11,
+            Ev::RelayConnect { .. } => 12,
         }
     }
 }
@@ -99,6 +123,27 @@ struct Link {
     extra_delay: u64,
 }
 
+impl Link {
+    /// When a message of `bytes` handed to the link at `at` arrives: after
+    /// the messages queued before it, its transmission at the bandwidth,
+    /// the delay with jitter, and never before an earlier one (FIFO).
+    fn arrival(&mut self, k: &Knobs, rng: &mut Rng, bytes: u64, at: Time) -> Time {
+        let tx = if k.bandwidth > 0.0 {
+            (bytes as f64 / k.bandwidth) as u64
+        } else {
+            0
+        };
+        let depart = at.max(self.free_at);
+        self.free_at = depart + tx;
+        let jitter = if k.delay_jitter > 0 {
+            rng.below(k.delay_jitter + 1)
+        } else {
+            0
+        };
+        (depart + tx + k.delay + self.extra_delay + jitter).max(self.last_arrival)
+    }
+}
+
 /// What happened, for timelines (recorded when `record_events` is on).
 #[derive(Clone, Debug, PartialEq)]
 pub enum EventKind {
@@ -106,6 +151,17 @@ pub enum EventKind {
         from: Sid,
         to: Sid,
         kind: MsgKind,
+        bytes: u64,
+        send: Time,
+        recv: Time,
+        dropped: bool,
+    },
+    /// A message of a relay hop (OVSDB protocol: `monitor_cond_since`,
+    /// `update3`, `transact`, their replies).
+    RelayMessage {
+        from: Node,
+        to: Node,
+        kind: &'static str,
         bytes: u64,
         send: Time,
         recv: Time,
@@ -216,6 +272,8 @@ pub struct Metrics {
     /// The run hit `max_events` and stopped early.
     pub truncated: bool,
     pub violations: Vec<String>,
+    /// Relay hops (empty without relays).
+    pub relay: RelayMetrics,
 }
 
 impl Metrics {
@@ -244,6 +302,12 @@ struct Request {
     start: Time,
     server: Sid,
     done: bool,
+    /// The relay the client talks to, if any.
+    relay: Option<usize>,
+    /// When the client saw its write in an update from the relay.
+    seen: Option<Time>,
+    /// The relay's copy generation when it acknowledged the write.
+    relay_gen: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -299,6 +363,12 @@ pub struct Sim {
     logs: Vec<Vec<LogRec>>,
     out: Vec<Out>,
     date_base_ms: u64,
+    /// Relay servers (`relays` knob) and the links of their hops, indexed
+    /// by [`Node::index`] pairs; both empty without relays.
+    pub relays: Vec<Relay>,
+    relay_links: Vec<Link>,
+    glue: RelayGlue,
+    target_relay: Option<usize>,
 }
 
 fn bit(s: Sid) -> u64 {
@@ -320,6 +390,16 @@ impl Sim {
             None => None,
         };
         let k = sc.knobs(p, overrides)?;
+        if let Via::Relay(r) = k.via.as_ref().unwrap_or(&sc.workload.via) {
+            if *r >= k.relays {
+                return Err(format!(
+                    "via r{} needs relays >= {} (the run has {})",
+                    r + 1,
+                    r + 1,
+                    k.relays
+                ));
+            }
+        }
         Ok(Sim::new(sc, k, seed))
     }
 
@@ -363,8 +443,13 @@ impl Sim {
             logs: Vec::new(),
             out: Vec::new(),
             date_base_ms: 1_795_986_960_000,
+            relays: Vec::new(),
+            relay_links: Vec::new(),
+            glue: RelayGlue::default(),
+            target_relay: None,
             scenario,
         };
+        sim.relays_init();
         for i in 0..sim.faults_len() {
             let f = &sim.scenario.faults[i];
             let at = match f.at_max {
@@ -521,6 +606,10 @@ impl Sim {
                 }
             }
             Ev::ClientArrive { req } => {
+                if let Some(k) = self.requests[req].relay {
+                    self.relay_client_arrive(k, req);
+                    return true;
+                }
                 let s = self.requests[req].server;
                 if self.servers[s].life != Life::Up {
                     // Connection refused: the client tries again shortly.
@@ -541,6 +630,14 @@ impl Sim {
                     self.reset_connections(server);
                 }
             }
+            Ev::RelayDeliver {
+                to,
+                from,
+                epoch,
+                msg,
+            } => self.relay_deliver(to, from, epoch, msg),
+            Ev::RelayWake { relay, gen } => self.relay_wake(relay, gen),
+            Ev::RelayConnect { relay, inc } => self.relay_connect(relay, inc),
         }
         let n = self.servers.len();
         for i in 0..n {
@@ -575,6 +672,9 @@ impl Sim {
     pub fn finish(&mut self) -> Metrics {
         self.check_log_matching();
         self.check_acknowledged_writes();
+        if !self.relays.is_empty() {
+            self.check_relay_copies();
+        }
         let mut m = self.metrics.clone();
         m.sim_time_us = self.now;
         m.per_server_file_bytes = self.servers.iter().map(|s| s.file_bytes).collect();
@@ -613,6 +713,7 @@ impl Sim {
     fn with_server<F: FnOnce(&mut Server, &mut Ctx)>(&mut self, s: Sid, cost0: f64, f: F) -> f64 {
         let mut out = std::mem::take(&mut self.out);
         let reachable = self.reachable_from(s);
+        let applied_before = self.servers[s].last_applied;
         let cost = {
             let srv = &mut self.servers[s];
             let mut cx = Ctx {
@@ -635,7 +736,11 @@ impl Sim {
             self.handle_out(o);
         }
         self.out = out;
-        cost
+        if self.relays.is_empty() {
+            return cost;
+        }
+        let at = self.now + cost as u64;
+        cost + self.member_flush(s, applied_before, at)
     }
 
     fn reachable_from(&self, s: Sid) -> u64 {
@@ -662,6 +767,11 @@ impl Sim {
                     },
                 );
             }
+            Out::ClientDone {
+                server: _,
+                client,
+                at: _,
+            } if client >= RELAY_CLIENT => self.relay_reply_due(client),
             Out::ClientDone {
                 server: _,
                 client,
@@ -785,23 +895,8 @@ impl Sim {
         let li = from * MAX_SERVERS + to;
         let lost =
             self.links[li].cut || self.servers[to].life != Life::Up || self.rng.chance(self.loss);
-        let k = &self.knobs;
+        let arrive = self.links[li].arrival(&self.knobs, &mut self.rng, bytes, at);
         let link = &mut self.links[li];
-        let tx = if k.bandwidth > 0.0 {
-            (bytes as f64 / k.bandwidth) as u64
-        } else {
-            0
-        };
-        let depart = at.max(link.free_at);
-        link.free_at = depart + tx;
-        let jitter = if k.delay_jitter > 0 {
-            self.rng.below(k.delay_jitter + 1)
-        } else {
-            0
-        };
-        let link = &mut self.links[li];
-        let arrive =
-            (depart + tx + self.knobs.delay + link.extra_delay + jitter).max(link.last_arrival);
         if lost {
             // A lost message means a reset connection: the sender forgets
             // its in-flight snapshot to that peer, like on reconnect.
@@ -863,6 +958,9 @@ impl Sim {
 
     fn check_commit(&mut self, server: Sid, index: u64, term: u64, uid: u64) {
         self.checker.checks += 1;
+        if !self.relays.is_empty() {
+            self.relay_note_commit(server, index);
+        }
         self.note(EventKind::Commit { server, index });
         self.hash.add(0xC0 ^ index);
         let (seed, now) = (self.seed, self.now);
@@ -1069,7 +1167,13 @@ impl Sim {
     // ------------------------------------------------------------ workload
 
     fn resolve_target(&self) -> Option<Sid> {
-        match &self.scenario.workload.via {
+        match self
+            .knobs
+            .via
+            .as_ref()
+            .unwrap_or(&self.scenario.workload.via)
+        {
+            Via::Relay(_) => None,
             Via::Server(s) => Some(*s).filter(|s| *s < self.servers.len()),
             Via::Leader => self.current_leader.map(|(s, _)| s),
             Via::Follower => {
@@ -1102,6 +1206,14 @@ impl Sim {
             return;
         }
         self.target = self.resolve_target().or(Some(0));
+        if let Some(Via::Relay(k)) = self
+            .knobs
+            .via
+            .as_ref()
+            .or(Some(&self.scenario.workload.via))
+        {
+            self.target_relay = Some(*k).filter(|k| *k < self.relays.len());
+        }
         match self.scenario.workload.kind {
             WorkloadKind::Closed => self.issue(self.now),
             WorkloadKind::Open { .. } => self.open_arrival(),
@@ -1133,6 +1245,9 @@ impl Sim {
             start: t,
             server,
             done: false,
+            relay: self.target_relay,
+            seen: None,
+            relay_gen: 0,
         });
         if self.metrics.txn_first_start.is_none() {
             self.metrics.txn_first_start = Some(t);
@@ -1156,6 +1271,9 @@ impl Sim {
             start: self.now,
             server,
             done: false,
+            relay: self.target_relay,
+            seen: None,
+            relay_gen: 0,
         });
         if self.metrics.txn_first_start.is_none() {
             self.metrics.txn_first_start = Some(self.now);
@@ -1174,6 +1292,9 @@ impl Sim {
             return;
         }
         r.done = true;
+        if let Some(k) = r.relay {
+            r.relay_gen = self.relays[k].copy_gen;
+        }
         let (start, server) = (r.start, r.server);
         let lat = self.now - start;
         self.metrics.txn_latencies_us.push(lat);
@@ -1194,6 +1315,7 @@ impl Sim {
 
     fn resolve(&self, t: &Target) -> Option<Sid> {
         match t {
+            Target::Relay(_) => None,
             Target::Server(s) => Some(*s).filter(|s| *s < self.servers.len()),
             Target::Leader => self
                 .servers
@@ -1252,6 +1374,8 @@ impl Sim {
         });
         self.hash.add(0xF0 + idx as u64);
         match f.action {
+            FaultAction::Kill(Target::Relay(k)) => self.relay_kill(k),
+            FaultAction::Restart(Target::Relay(k)) => self.relay_restart(k),
             FaultAction::Kill(t) => {
                 if let Some(s) = self.resolve(&t) {
                     if self.servers[s].life == Life::Up {
@@ -1269,6 +1393,9 @@ impl Sim {
                             self.links[o * MAX_SERVERS + s].inflight = 0;
                             self.links[s * MAX_SERVERS + o].epoch += 1;
                             self.links[s * MAX_SERVERS + o].inflight = 0;
+                        }
+                        if !self.relays.is_empty() {
+                            self.relays_member_gone(s);
                         }
                     }
                 }

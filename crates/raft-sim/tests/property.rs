@@ -200,3 +200,85 @@ fn field_version_profiles_are_safe_under_random_faults() {
     }
     assert!(commits > 400 * 10, "only {commits} client writes completed");
 }
+
+/// The same random scenarios with 1-3 relays in front (a chain on some
+/// seeds), the client behind one of them, five servers on half of the
+/// seeds, and relays killed and restarted among the other faults.
+pub fn random_relay_scenario(seed: u64) -> (String, String) {
+    let (label, text) = random_scenario(seed);
+    let mut r = Rng::new(seed ^ 0x0E1A_7000);
+    let relays = 1 + r.below(3);
+    let chain = r.chance(0.3);
+    let five = seed.is_multiple_of(2);
+    let until: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("until_ms = ")?.parse().ok())
+        .unwrap_or(5000);
+    let via = 1 + r.below(relays);
+    let mut out = String::new();
+    for l in text.lines() {
+        if l == "[knobs]" {
+            out.push_str(&format!(
+                "[knobs]\nrelays = {relays}\nrelay_chain = {chain}\n"
+            ));
+        } else if l.starts_with("servers = ") && five {
+            out.push_str("servers = 5\n");
+        } else if l.starts_with("via = ") {
+            out.push_str(&format!("via = r{via}\n"));
+        } else {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    for _ in 0..r.below(3) {
+        let t = 500 + r.below(until - 500);
+        let k = 1 + r.below(relays);
+        out.push_str(&format!(
+            "at {t} kill r{k}\nat {} restart r{k}\n",
+            t + r.below(3000)
+        ));
+    }
+    (
+        format!("{label} relays {relays} chain {chain} five {five}"),
+        out,
+    )
+}
+
+/// Safety with relays on `RAFT_SIM_RELAY_SEEDS` seeds (default 2000; the
+/// issue's 10 000: `RAFT_SIM_RELAY_SEEDS=10000 cargo test --release -p
+/// raft-sim --test property relay`).
+#[test]
+fn random_faulted_seeds_with_relays_and_five_servers_zero_violations() {
+    let seeds: u64 = std::env::var("RAFT_SIM_RELAY_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
+    let mut failures = Vec::new();
+    let (mut commits, mut forwarded, mut reconnects) = (0u64, 0u64, 0u64);
+    for seed in 1..=seeds {
+        let (label, text) = random_relay_scenario(seed);
+        let over = vec![("core_db".to_string(), "false".to_string())];
+        let mut sim = Sim::from_text(&text, None, &over, seed)
+            .unwrap_or_else(|e| panic!("{label}: {e}\n{text}"));
+        let m = sim.run();
+        commits += m.txn_count() as u64;
+        forwarded += m.relay.forward_us.len() as u64;
+        reconnects += m.relay.reconnects;
+        if !m.violations.is_empty() {
+            failures.push(format!(
+                "{label}: {}\n--- scenario ---\n{text}",
+                m.violations.join("; ")
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failing seeds; first:\n{}",
+        failures.len(),
+        failures[0]
+    );
+    // Writes went through the relays, and relays lost their sources.
+    assert!(commits > seeds * 20, "only {commits} client writes");
+    assert!(forwarded >= commits, "{forwarded} forwarded of {commits}");
+    assert!(reconnects > seeds / 10, "only {reconnects} reconnects");
+}

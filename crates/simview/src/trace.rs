@@ -5,7 +5,7 @@
 //! cheap as stepping forward.
 
 use raft_sim::server::Life;
-use raft_sim::sim::EventKind;
+use raft_sim::sim::{EventKind, MAX_SERVERS};
 use raft_sim::{Role, Sim};
 
 #[cfg(feature = "serde")]
@@ -19,6 +19,8 @@ pub const LEFT: u8 = 2;
 pub const FOLLOWER: u8 = 0;
 pub const CANDIDATE: u8 = 1;
 pub const LEADER: u8 = 2;
+/// The role of a relay lane (not a Raft member).
+pub const RELAY: u8 = 3;
 
 /// The state of one server from `t` until the next point of its series.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,11 +115,50 @@ pub struct Trace {
     pub entries: Vec<EntryMark>,
     /// Sorted by time.
     pub notes: Vec<Note>,
+    /// Per relay (`r1`, …): state points (role [`RELAY`]; `commit` and
+    /// `last` are the log index its copy holds). Their lanes come after
+    /// the members': lane `servers() + k` is relay k, in messages too.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub relay_states: Vec<Vec<StatePoint>>,
 }
 
 impl Trace {
     pub fn servers(&self) -> usize {
         self.states.len()
+    }
+
+    /// Lanes to draw: the members, then the relays.
+    pub fn lanes(&self) -> usize {
+        self.states.len() + self.relay_states.len()
+    }
+
+    /// Whether lane `i` is a relay's.
+    pub fn is_relay_lane(&self, i: usize) -> bool {
+        i >= self.states.len() && i < self.lanes()
+    }
+
+    /// `s1`, `s2`, … for members, `r1`, … for relays.
+    pub fn lane_name(&self, i: usize) -> String {
+        match i.checked_sub(self.states.len()) {
+            Some(k) => format!("r{}", k + 1),
+            None => format!("s{}", i + 1),
+        }
+    }
+
+    /// The state series of lane `i` (member or relay).
+    pub fn lane_states(&self, i: usize) -> &[StatePoint] {
+        match i.checked_sub(self.states.len()) {
+            Some(k) => self.relay_states.get(k),
+            None => self.states.get(i),
+        }
+        .map_or(&[], Vec::as_slice)
+    }
+
+    /// State of lane `i` at time `t` (see [`Trace::state_at`]).
+    pub fn lane_state_at(&self, i: usize, t: u64) -> Option<&StatePoint> {
+        let s = self.lane_states(i);
+        let j = s.partition_point(|p| p.t <= t);
+        s.get(j.checked_sub(1)?)
     }
 
     /// State of `server` at time `t` (the last point at or before `t`).
@@ -271,12 +312,24 @@ impl Recorder {
                     0
                 },
             };
-            let series = &mut self.trace.states[i];
-            match series.last_mut() {
-                Some(last) if same_state(last, &p) => {}
-                Some(last) if last.t == now => *last = p,
-                _ => series.push(p),
+            push_point(&mut self.trace.states[i], p, now);
+        }
+        for (k, r) in sim.relays.iter().enumerate() {
+            if self.trace.relay_states.len() <= k {
+                self.trace.relay_states.push(Vec::new());
             }
+            let index = sim.relay_copy_index(k);
+            let p = StatePoint {
+                t: now,
+                life: life_code(r.life),
+                role: RELAY,
+                term: 0,
+                commit: index,
+                last: index,
+                et: 0,
+                paused_until: 0,
+            };
+            push_point(&mut self.trace.relay_states[k], p, now);
         }
     }
 
@@ -311,6 +364,28 @@ impl Recorder {
                 self.trace.messages.push(Message {
                     from: from as u8,
                     to: to as u8,
+                    kind: k,
+                    bytes,
+                    send,
+                    recv,
+                    dropped,
+                });
+            }
+            EventKind::RelayMessage {
+                from,
+                to,
+                kind,
+                bytes,
+                send,
+                recv,
+                dropped,
+            } => {
+                // Node indexes for now (relays after MAX_SERVERS); lanes
+                // once the number of members is known, in `finish`.
+                let k = self.kind_index(kind);
+                self.trace.messages.push(Message {
+                    from: from.index() as u8,
+                    to: to.index() as u8,
                     kind: k,
                     bytes,
                     send,
@@ -404,11 +479,30 @@ impl Recorder {
         self.observe(sim);
         let mut tr = self.trace;
         tr.end = sim.now();
+        if !tr.relay_states.is_empty() {
+            let lane = |n: u8, members: usize| match (n as usize).checked_sub(MAX_SERVERS) {
+                Some(k) => (members + k) as u8,
+                None => n,
+            };
+            let members = tr.states.len();
+            for m in &mut tr.messages {
+                m.from = lane(m.from, members);
+                m.to = lane(m.to, members);
+            }
+        }
         tr.messages.sort_by_key(|m| (m.send, m.recv));
         tr.writes.sort_by_key(|w| (w.start, w.end));
         tr.entries.sort_by_key(|e| e.t);
         tr.notes.sort_by_key(|n| n.t);
         tr
+    }
+}
+
+fn push_point(series: &mut Vec<StatePoint>, p: StatePoint, now: u64) {
+    match series.last_mut() {
+        Some(last) if same_state(last, &p) => {}
+        Some(last) if last.t == now => *last = p,
+        _ => series.push(p),
     }
 }
 

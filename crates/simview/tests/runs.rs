@@ -244,3 +244,53 @@ fn every_intervention_is_written_as_a_fault_line_the_parser_reads_back() {
         Ok(random)
     );
 }
+
+#[test]
+fn relays_get_lanes_of_their_own_after_the_members() {
+    let mut spec = RunSpec::preset("relay-chain");
+    spec.seed = 1;
+    let r = go(&spec);
+    let tr = &r.trace;
+    assert_eq!(tr.servers(), 3);
+    assert_eq!(tr.lanes(), 5);
+    assert_eq!(tr.lane_name(0), "s1");
+    assert_eq!(tr.lane_name(3), "r1");
+    assert_eq!(tr.lane_name(4), "r2");
+    assert!(tr.is_relay_lane(4) && !tr.is_relay_lane(2) && !tr.is_relay_lane(5));
+    for lane in 3..5 {
+        assert!(tr
+            .lane_states(lane)
+            .iter()
+            .all(|p| p.role == simview::trace::RELAY));
+    }
+    // r1 was killed and restarted: its lane shows it down in between.
+    assert!(tr.lane_states(3).iter().any(|p| p.life == DOWN));
+    assert_eq!(tr.lane_state_at(3, 2_000_000).map(|p| p.life), Some(DOWN));
+    // The copies caught up with the cluster: the relays' lanes end at the
+    // log index the members committed last.
+    let end = tr.lane_state_at(4, tr.end).unwrap().commit;
+    let member_commit = tr.state_at(0, tr.end).unwrap().commit;
+    assert!(end > 50 && end <= member_commit, "{end} {member_commit}");
+    // Relay hops run between r2 and r1 and between r1 and a member, named
+    // by their OVSDB methods.
+    let name = |m: &simview::trace::Message| tr.kinds[m.kind as usize].clone();
+    assert!(tr
+        .messages
+        .iter()
+        .any(|m| (m.from, m.to) == (4, 3) && name(m) == "transact"));
+    assert!(tr
+        .messages
+        .iter()
+        .any(|m| m.from == 3 && m.to < 3 && name(m) == "transact"));
+    assert!(tr
+        .messages
+        .iter()
+        .any(|m| m.to == 3 && m.from < 3 && name(m) == "update3"));
+    assert!(tr
+        .messages
+        .iter()
+        .all(|m| (m.from as usize) < 5 && (m.to as usize) < 5));
+    // Without relays, no relay lanes.
+    let plain = go(&RunSpec::preset("ls-add-follower"));
+    assert_eq!(plain.trace.lanes(), plain.trace.servers());
+}

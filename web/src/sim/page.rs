@@ -180,7 +180,7 @@ impl SimPage {
         };
         let t0 = now_ms();
         let mut drawn = 0;
-        if let Some((ctx, g)) = view::context(&canvas, r.trace.servers()) {
+        if let Some((ctx, g)) = view::context(&canvas, r.trace.lanes()) {
             drawn = view::draw(
                 &ctx,
                 &g,

@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use simview::trace::{Trace, CANDIDATE, DOWN, LEADER, UP};
+use simview::trace::{Trace, CANDIDATE, DOWN, LEADER, RELAY, UP};
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
@@ -162,7 +162,7 @@ pub fn draw(
     // Lanes: role bands with term labels.
     for s in 0..g.lanes {
         let y = g.lane_y(s);
-        let series = tr.states.get(s).map(Vec::as_slice).unwrap_or(&[]);
+        let series = tr.lane_states(s);
         let first = series
             .partition_point(|p| (p.t as f64) <= win.t0)
             .saturating_sub(1);
@@ -183,6 +183,7 @@ pub fn draw(
                 (DOWN, _) => "#4a4a4a",
                 (l, _) if l != UP => "#9a9a9a",
                 (_, LEADER) => "#f7d774",
+                (_, RELAY) => "#dcefe3",
                 (_, CANDIDATE) => "#f8b98f",
                 _ => "#e9eef5",
             };
@@ -237,14 +238,15 @@ pub fn draw(
         // Lane label with the state at the playhead.
         ctx.set_fill_style_str("#111");
         ctx.set_font("bold 12px sans-serif");
-        let _ = ctx.fill_text(&format!("s{}", s + 1), 6.0, y + 15.0);
+        let _ = ctx.fill_text(&tr.lane_name(s), 6.0, y + 15.0);
         ctx.set_font("11px sans-serif");
-        if let Some(p) = tr.state_at(s, win.now) {
+        if let Some(p) = tr.lane_state_at(s, win.now) {
             let role = match (p.life, p.role) {
                 (DOWN, _) => "down",
                 (l, _) if l != UP => "left",
                 (_, LEADER) => "leader",
                 (_, CANDIDATE) => "candidate",
+                (_, RELAY) => "relay",
                 _ => "follower",
             };
             let _ = ctx.fill_text(role, 6.0, y + 29.0);
