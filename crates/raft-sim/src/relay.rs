@@ -568,23 +568,7 @@ impl Relay {
         let Some(c) = self.copy.as_ref() else {
             return Vec::new();
         };
-        let m = &c.model;
-        m.meta
-            .table("Logical_Switch")
-            .and_then(|t| Some((t, m.meta.tables[t].column("name")?)))
-            .map(|(t, name)| {
-                m.rows(t)
-                    .filter_map(|r| {
-                        r.cols[name]
-                            .as_scalar()?
-                            .as_str()?
-                            .strip_prefix("ls")?
-                            .parse()
-                            .ok()
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
+        txn::switch_numbers(&c.model)
     }
 }
 

@@ -1081,24 +1081,9 @@ impl Sim {
             return;
         };
         // The switches in that server's database ("lsK" names).
-        let m = &best.model;
-        let present: std::collections::HashSet<u64> = m
-            .meta
-            .table("Logical_Switch")
-            .and_then(|t| Some((t, m.meta.tables[t].column("name")?)))
-            .map(|(t, name)| {
-                m.rows(t)
-                    .filter_map(|r| {
-                        r.cols[name]
-                            .as_scalar()?
-                            .as_str()?
-                            .strip_prefix("ls")?
-                            .parse()
-                            .ok()
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let present: std::collections::HashSet<u64> = crate::txn::switch_numbers(&best.model)
+            .into_iter()
+            .collect();
         let mut missing = None;
         for r in &self.requests {
             if let (true, Op::LsAdd(k)) = (r.done, &r.op) {

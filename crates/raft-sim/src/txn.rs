@@ -410,6 +410,28 @@ fn row_snapshot_len(meta: &DbMeta, table: usize, row: &idl::server::Row) -> u64 
 }
 
 /// `bytes` (the rows' share of a snapshot record) after `commit`.
+/// The numbers K of the switches named `lsK` in a model's database (what
+/// the `ls-add` workload wrote), for the checks that acknowledged writes
+/// are there.
+pub fn switch_numbers(m: &idl::server::Server) -> Vec<u64> {
+    m.meta
+        .table("Logical_Switch")
+        .and_then(|t| Some((t, m.meta.tables[t].column("name")?)))
+        .map(|(t, name)| {
+            m.rows(t)
+                .filter_map(|r| {
+                    r.cols[name]
+                        .as_scalar()?
+                        .as_str()?
+                        .strip_prefix("ls")?
+                        .parse()
+                        .ok()
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 pub fn grow_db_bytes(bytes: u64, meta: &DbMeta, commit: &Commit) -> u64 {
     let mut b = bytes as i64;
     for ch in &commit.changes {
