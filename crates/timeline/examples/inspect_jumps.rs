@@ -77,12 +77,7 @@ fn main() {
             continue;
         };
         let store = stores.iter().find(|(p, _)| p == path).map(|(_, s)| s);
-        let superseded: Vec<usize> = lane
-            .entries
-            .iter()
-            .filter(|e| e.superseded)
-            .map(|e| e.record as usize)
-            .collect();
+        let superseded: Vec<usize> = lane.superseded_records();
         let live: Vec<_> = lane.entries.iter().filter(|e| !e.superseded).collect();
         if live.is_empty() {
             println!("{path}: no entries");

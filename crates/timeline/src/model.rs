@@ -506,6 +506,16 @@ pub(crate) fn add_report(r: &mut CheckResult, report: &ovsdb_log::CheckReport, t
 }
 
 impl Lane {
+    /// Record numbers of the entries a later entry replaces (not
+    /// replayed when the file is read again: the inspector's walks).
+    pub fn superseded_records(&self) -> Vec<usize> {
+        self.entries
+            .iter()
+            .filter(|e| e.superseded)
+            .map(|e| e.record as usize)
+            .collect()
+    }
+
     /// Entries whose index lies in `[lo, hi]`, as a range of `entries`
     /// (binary search when the lane is monotonic).
     pub fn visible(&self, lo: f64, hi: f64) -> std::ops::Range<usize> {

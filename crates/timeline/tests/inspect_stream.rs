@@ -36,12 +36,7 @@ fn streamed_inspection_equals_the_whole_file_one() {
     let mut compared = 0;
     for (name, bytes) in files() {
         let lane = timeline::build_lane(&name, &bytes, &mut |_| {});
-        let superseded: Vec<usize> = lane
-            .entries
-            .iter()
-            .filter(|e| e.superseded)
-            .map(|e| e.record as usize)
-            .collect();
+        let superseded: Vec<usize> = lane.superseded_records();
         // Every entry of small files; a spread of them in big ones.
         let n = lane.entries.len();
         let step = (n / 12).max(1);
@@ -104,12 +99,7 @@ fn inspections_that_keep_checkpoints_show_the_same_and_read_less() {
     let mut seed: u64 = 0x51ed_2701_a3c4_9e1f;
     for (name, bytes) in files() {
         let lane = timeline::build_lane(&name, &bytes, &mut |_| {});
-        let superseded: Vec<usize> = lane
-            .entries
-            .iter()
-            .filter(|e| e.superseded)
-            .map(|e| e.record as usize)
-            .collect();
+        let superseded: Vec<usize> = lane.superseded_records();
         let live: Vec<_> = lane.entries.iter().filter(|e| !e.superseded).collect();
         if live.is_empty() {
             continue;
@@ -224,12 +214,7 @@ fn the_load_walks_checkpoints_serve_the_first_inspection() {
             if i > 0 && !store.is_empty() {
                 later_files += 1;
             }
-            let superseded: Vec<usize> = lane
-                .entries
-                .iter()
-                .filter(|e| e.superseded)
-                .map(|e| e.record as usize)
-                .collect();
+            let superseded: Vec<usize> = lane.superseded_records();
             let live: Vec<_> = lane.entries.iter().filter(|e| !e.superseded).collect();
             let step = (live.len() / 8).max(1);
             for e in live.iter().step_by(step).chain(live.last()) {

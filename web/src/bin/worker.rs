@@ -531,12 +531,7 @@ fn load(msg: &JsValue) {
                 input: blob.clone(),
                 input_name: input_name.clone(),
                 clustered: l.clustered,
-                superseded: l
-                    .entries
-                    .iter()
-                    .filter(|e| e.superseded)
-                    .map(|e| e.record as usize)
-                    .collect(),
+                superseded: l.superseded_records(),
                 checkpoints: std::cell::RefCell::new(
                     checkpoints
                         .iter()
