@@ -454,13 +454,20 @@ impl Stream {
         self.damaged = true;
     }
 
-    /// Offers a checkpoint after entry `p` was applied (or taken as
-    /// known): `db` is the database after it.
-    fn checkpoint(&mut self, p: &Pending, db: Option<&Db>, forced: bool) {
-        if self.damaged {
+    /// Offers a checkpoint to `ckpt` after entry `p` was applied (or
+    /// taken as known): `db` is the database after it. (Over the fields,
+    /// so that `db` may be borrowed from the stream.)
+    fn checkpoint(
+        ckpt: &mut Option<Box<Checkpoints>>,
+        damaged: bool,
+        p: &Pending,
+        db: Option<&Db>,
+        forced: bool,
+    ) {
+        if damaged {
             return;
         }
-        let (Some(c), Some(db)) = (self.ckpt.as_mut(), db) else {
+        let (Some(c), Some(db)) = (ckpt.as_mut(), db) else {
             return;
         };
         let at = ScanPoint {
@@ -607,8 +614,7 @@ impl Stream {
                 self.count(&p, full, diff, false);
                 let sh = &self.shared.checkpoints;
                 if let Ok(i) = sh.binary_search_by_key(&p.index, |(i, _)| *i) {
-                    let db = sh[i].1.clone();
-                    self.checkpoint(&p, Some(&db), true);
+                    Self::checkpoint(&mut self.ckpt, self.damaged, &p, Some(&sh[i].1), true);
                 }
                 return;
             }
@@ -670,9 +676,7 @@ impl Stream {
             }
         }
         self.count(&p, full, diff, false);
-        let db = self.db.take();
-        self.checkpoint(&p, db.as_ref(), false);
-        self.db = db;
+        Self::checkpoint(&mut self.ckpt, self.damaged, &p, self.db.as_ref(), false);
     }
 
     /// Entries were taken from `shared` without replaying them: `db` is
