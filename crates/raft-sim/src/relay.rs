@@ -178,8 +178,14 @@ pub enum RelayOut {
     Forwarded { latency: u64 },
     /// A transaction was applied to the copy.
     Applied { relay: usize, eid: u64 },
-    /// The copy was (re)loaded: whole (`full`) or by resumption.
-    Loaded { relay: usize, full: bool },
+    /// The copy was (re)loaded: whole (`full`) or by resumption, and held
+    /// transaction `last_eid` then (the poll that read the reply may apply
+    /// updates behind it before the simulator sees this).
+    Loaded {
+        relay: usize,
+        full: bool,
+        last_eid: Option<u64>,
+    },
     /// These downstream relays lose their connection (the copy was
     /// replaced, so their monitors cannot continue).
     DropSubscribers { subs: Vec<usize> },
@@ -461,6 +467,7 @@ impl Relay {
                 cx.out.push(RelayOut::Loaded {
                     relay: self.id,
                     full,
+                    last_eid: self.copy.as_ref().and_then(|c| c.last_eid),
                 });
                 for (eid, t) in txns.iter() {
                     self.apply(*eid, t.clone(), cx);
@@ -794,5 +801,39 @@ mod tests {
                 ..
             }
         )));
+    }
+
+    #[test]
+    fn a_copy_and_an_update_read_in_one_poll_report_the_copy_as_it_came() {
+        let k = Knobs::for_profile(Profile::V3_1);
+        let mut rng = Rng::new(1);
+        let mut src_model = txn::empty_model();
+        let src_db = NbState::default();
+        let mut r = Relay::new(0, vec![Node::Member(0)]);
+        run(&mut r, &k, &mut rng, |r, cx| r.connect(Node::Member(0), cx));
+        let copy = Copy {
+            last_eid: Some(5),
+            ..(*empty_copy()).clone()
+        };
+        r.deliver(
+            Node::Member(0),
+            RelayMsg::MonitorReply {
+                copy: Some(Rc::new(copy)),
+                txns: Rc::new(Vec::new()),
+            },
+        );
+        let t = ls_add(&mut src_model, &src_db, 1, &mut rng);
+        r.deliver(Node::Member(0), RelayMsg::Update { eid: 6, txn: t });
+        let out = run(&mut r, &k, &mut rng, |r, cx| r.iterate(cx));
+        let seen: Vec<String> = out
+            .iter()
+            .filter_map(|o| match o {
+                RelayOut::Loaded { last_eid, .. } => Some(format!("loaded {last_eid:?}")),
+                RelayOut::Applied { eid, .. } => Some(format!("applied {eid}")),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(seen, ["loaded Some(5)", "applied 6"]);
+        assert_eq!(r.copy.as_ref().unwrap().last_eid, Some(6));
     }
 }

@@ -502,6 +502,10 @@ pub const PRESETS: &[(&str, &str)] = &[
         include_str!("../../../scenarios/leader-kill.scn"),
     ),
     (
+        "leader-kill-5",
+        include_str!("../../../scenarios/leader-kill-5.scn"),
+    ),
+    (
         "election-timer",
         include_str!("../../../scenarios/election-timer.scn"),
     ),
@@ -512,6 +516,10 @@ pub const PRESETS: &[(&str, &str)] = &[
     (
         "relay-write",
         include_str!("../../../scenarios/relay-write.scn"),
+    ),
+    (
+        "relay-write-5",
+        include_str!("../../../scenarios/relay-write-5.scn"),
     ),
     (
         "relay-chain",

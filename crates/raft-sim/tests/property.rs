@@ -282,3 +282,22 @@ fn random_faulted_seeds_with_relays_and_five_servers_zero_violations() {
     assert!(forwarded >= commits, "{forwarded} forwarded of {commits}");
     assert!(reconnects > seeds / 10, "only {reconnects} reconnects");
 }
+
+/// Seed 5625, the first of the five failures at 10 000 seeds: relay r1,
+/// restarted at 7.79 s, gets s1's whole copy (up to index 231) and, 32 µs
+/// behind it, the update for index 232; one poll of r1 reads both. The
+/// checker took the copy's last transaction after that poll (232) for the
+/// loaded one, so the update it had just applied looked like a repeat
+/// ("applied index 232 after index 232"). The load now reports the copy as
+/// the reply brought it.
+#[test]
+fn relay_seed_5625_copy_and_the_update_behind_it_in_one_poll() {
+    let (label, text) = random_relay_scenario(5625);
+    let over = vec![("core_db".to_string(), "false".to_string())];
+    let mut sim = Sim::from_text(&text, None, &over, 5625).unwrap();
+    let m = sim.run();
+    assert!(m.violations.is_empty(), "{label}: {:?}", m.violations);
+    // r1 and r2 at the start, r1 again after its restart.
+    assert_eq!(m.relay.full_downloads, 3, "{label}");
+    assert!(sim.relay_copy_index(0) > 231);
+}

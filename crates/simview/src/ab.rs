@@ -91,6 +91,23 @@ pub const AB_PRESETS: &[AbPreset] = &[
         until_ms: None,
         headline: "bytes.sent",
     },
+    AbPreset {
+        name: "failover-3-vs-5",
+        title: "Three servers against five: leader failover (leader-kill)",
+        explain: "The idle leader is killed at a random moment. Each follower stands when \
+                  its own election timeout (1 s plus a random part) runs out, so with four \
+                  followers the first candidate comes a little sooner than with two; it \
+                  then needs three votes instead of two. The scenario with five servers is \
+                  also the preset leader-kill-5.",
+        scenario: "leader-kill",
+        text: None,
+        a_label: "5 servers",
+        b_label: "3 servers",
+        a: (None, &[("servers", "5")]),
+        b: (None, &[("servers", "3")]),
+        until_ms: None,
+        headline: "time_to_leader_ms",
+    },
 ];
 
 /// An idle cluster whose leader is killed once the first election is over

@@ -88,6 +88,29 @@ fn five_servers_replicate_to_four_followers() {
 }
 
 #[test]
+fn failover_with_five_servers_elects_a_new_leader_like_three() {
+    let p = ab_preset("failover-3-vs-5").unwrap();
+    let five = go(&p.spec_a(1));
+    let three = go(&p.spec_b(1));
+    assert_eq!(five.trace.servers(), 5);
+    assert_eq!(three.trace.servers(), 3);
+    // The five-server side is the preset leader-kill-5.
+    let preset = go(&RunSpec::preset("leader-kill-5"));
+    assert_eq!(preset.figures, five.figures);
+    for r in [&five, &three] {
+        // One kill, one failover: a new leader no sooner than an election
+        // timeout (1 s) after the last heartbeat (pings every ET/3).
+        let ttl = r.figure("time_to_leader_ms").unwrap();
+        assert!((666.0..3_000.0).contains(&ttl), "{ttl}");
+        assert!(r.figure("terms").unwrap() >= 3.0);
+        assert!(r.figure("leaderless_ms").unwrap() >= ttl);
+    }
+    for r in rows(&five, &three) {
+        eprintln!("failover-3-vs-5: {:30} {:?} {:?}", r.label, r.a, r.b);
+    }
+}
+
+#[test]
 fn a_run_is_reproducible_and_its_trace_matches_its_metrics() {
     let mut spec = RunSpec::preset("ls-add-follower");
     spec.profile = Some("v2.12-pre-sync".into());

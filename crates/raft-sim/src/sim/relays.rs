@@ -231,11 +231,16 @@ impl Sim {
             }
             RelayOut::Forwarded { latency } => self.metrics.relay.forward_us.push(latency),
             RelayOut::Applied { relay, eid } => self.check_relay_apply(relay, eid),
-            RelayOut::Loaded { relay, full } => {
+            RelayOut::Loaded {
+                relay,
+                full,
+                last_eid,
+            } => {
                 if full {
                     self.metrics.relay.full_downloads += 1;
-                    let last = self.relays[relay].copy.as_ref().and_then(|c| c.last_eid);
-                    self.glue.relay_index[relay] = last
+                    // The copy as the reply brought it, not as it is now:
+                    // the same poll may have applied updates behind it.
+                    self.glue.relay_index[relay] = last_eid
                         .and_then(|e| self.glue.eid_index.get(&e).copied())
                         .unwrap_or(0);
                 } else {
