@@ -18,7 +18,7 @@ mod simulate;
 
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -81,8 +81,14 @@ fn exit_code(prefix: &str, r: Result<u8, String>) -> u8 {
     })
 }
 
+/// The command line: the derived one, with what only the run knows (the
+/// preset names) filled in.
+fn command() -> clap::Command {
+    simulate::with_presets(Cli::command())
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|e| e.exit());
     let code = match cli.cmd {
         Cmd::Inspect(a) => formats::inspect(a),
         Cmd::Dump(a) => formats::dump(a),
@@ -99,12 +105,7 @@ fn main() -> ExitCode {
         Cmd::IdlExperiment(a) => idl::experiment(a),
         Cmd::Generate(a) => generate::generate(a),
         Cmd::Completions { shell } => {
-            clap_complete::generate(
-                shell,
-                &mut Cli::command(),
-                "ovsdb-scope",
-                &mut std::io::stdout(),
-            );
+            clap_complete::generate(shell, &mut command(), "ovsdb-scope", &mut std::io::stdout());
             0
         }
     };
@@ -117,6 +118,6 @@ mod tests {
 
     #[test]
     fn the_command_definition_is_consistent() {
-        Cli::command().debug_assert();
+        command().debug_assert();
     }
 }

@@ -1,10 +1,21 @@
 //! simulate, compare (owned by the simulator area).
 //!
-//! `SCENARIO` is a preset name (ls-add-follower, ls-add-leader, acl-portgroup,
-//! leader-kill, election-timer, membership) or a path to a scenario file.
+//! `SCENARIO` is a preset name (`raft_sim::PRESETS`, listed in the help by
+//! [`with_presets`]) or a path to a scenario file.
 
 use raft_sim::report::{self, Aggregate};
 use raft_sim::{preset, Sim};
+
+/// The command line with the `SCENARIO` help of `simulate` and `compare`
+/// naming every preset, from the presets themselves (a hand-written list
+/// fell behind when presets were added).
+pub fn with_presets(cmd: clap::Command) -> clap::Command {
+    let names: Vec<&str> = raft_sim::PRESETS.iter().map(|p| p.0).collect();
+    let help = format!("A preset ({}) or a scenario file", names.join(", "));
+    ["simulate", "compare"].iter().fold(cmd, |cmd, sub| {
+        cmd.mut_subcommand(sub, |c| c.mut_arg("scenario", |a| a.help(help.clone())))
+    })
+}
 
 fn load(name: &str) -> Result<String, String> {
     if let Some(t) = preset(name) {
@@ -40,8 +51,8 @@ fn knob_list(v: &str) -> Result<KnobList, String> {
 /// What `simulate` and `compare` share.
 #[derive(clap::Args, Debug)]
 pub struct RunOpts {
-    /// A preset (ls-add-follower, ls-add-leader, acl-portgroup, leader-kill,
-    /// election-timer, membership, ...) or a scenario file
+    /// A preset or a scenario file (the presets are listed here at run time
+    /// by `with_presets`)
     scenario: String,
     /// Version profile: which ovsdb-server release the servers behave like
     /// (default: the scenario's; differences in scenarios/README.md)
