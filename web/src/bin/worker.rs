@@ -1,4 +1,5 @@
-//! Web Worker of ovsdb-scope: reads the operator's files off the page's thread.
+//! Web Worker of ovsdb-scope: reads the operator's files off the page's
+//! thread, and runs the simulation pages' requests.
 //!
 //! Messages in (plain JS objects):
 //! - `{type: "load", names: [String], files: [Blob]}`: read every file (or
@@ -64,6 +65,10 @@
 //!   `{type: "contents-diff", id, json}` with the JSON of `ovsdb-scope
 //!   diff --from FROM --to AT --json` (plus `from`, `to`, `ms`).
 //!
+//! - `{type: "run" | "idl" | "export", id, ...}`: the simulation pages'
+//!   requests (`src/worker_sim.rs`); the simulation pages start their own
+//!   instance of this worker.
+//!
 //! A panic is reported as `{type: "panic", message}` so the page can say so.
 //! Cancelling is done by the page terminating this worker.
 
@@ -75,6 +80,9 @@ use std::cell::RefCell;
 
 #[path = "../worker_contents.rs"]
 mod worker_contents;
+
+#[path = "../worker_sim.rs"]
+mod worker_sim;
 
 use evidence::collect::{Collector, DatabaseSink, Limits};
 use evidence::databases::Databases;
@@ -233,6 +241,7 @@ fn handle(msg: JsValue) {
         Some("contents-history") => worker_contents::history(&msg),
         Some("contents-sizes") => worker_contents::sizes(&msg),
         Some("contents-diff") => worker_contents::diff(&msg),
+        Some("run" | "idl" | "export") => worker_sim::handle(&msg),
         other => post(&[
             ("type", "error".into()),
             ("message", format!("unknown request {other:?}").into()),
