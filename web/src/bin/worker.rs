@@ -89,7 +89,7 @@ use evidence::databases::Databases;
 use evidence::diagnose::{diagnose_read, Options};
 use evidence::findings::Knobs;
 use evidence::log::Level;
-use evidence_view::{DiagView, FindingView, ServerView};
+use evidence_view::{DiagView, EventView, FindingView, ServerView};
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -504,7 +504,10 @@ fn load(msg: &JsValue) {
                     term,
                     log_parts: s.log_parts.clone(),
                     lines: log.starts.len() as u64,
-                    events: s.log.as_ref().map_or_else(Vec::new, |l| l.events.clone()),
+                    events: s
+                        .log
+                        .as_ref()
+                        .map_or_else(Vec::new, |l| l.events.iter().map(event_view).collect()),
                     status: s.status.clone(),
                     memory: s.memory.clone(),
                 }
@@ -891,6 +894,32 @@ fn note_memory() {
         .and_then(|b| Reflect::get(&b, &JsValue::from_str("byteLength")))
         .unwrap_or(JsValue::UNDEFINED);
     let _ = Reflect::set(&scope(), &JsValue::from_str("ovsdbScopeWasmBytes"), &bytes);
+}
+
+/// What the page draws of one event (`evidence_view::EventView`).
+fn event_view(e: &evidence::events::Event) -> EventView {
+    use evidence::events::EventKind as K;
+    let (term, peer, amount) = match &e.kind {
+        K::ElectionStarted { term, .. }
+        | K::ElectionWon { term, .. }
+        | K::LeaderIs { term, .. } => (Some(*term), None, None),
+        K::ProbeTimeout { peer, .. } | K::ConnectionLost { peer, .. } | K::Connected { peer } => {
+            (None, Some(peer.as_str().to_string()), None)
+        }
+        K::LongPoll { wall_ms, .. } => (None, None, Some(*wall_ms)),
+        K::MemoryPeak { kb, .. } => (None, None, Some(*kb)),
+        K::MemoryGrew { to_kb, .. } => (None, None, Some(*to_kb)),
+        _ => (None, None, None),
+    };
+    EventView {
+        line: e.line,
+        time_ms: e.time_ms,
+        kind: e.kind.name().to_string(),
+        text: format!("{}: {:?}", e.kind.name(), e.kind),
+        term,
+        peer,
+        amount,
+    }
 }
 
 fn now() -> f64 {
