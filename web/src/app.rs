@@ -948,6 +948,8 @@ impl Component for App {
             .and_then(|w| w.location().hash().ok())
             .map(|h| hash::parse(&h))
             .unwrap_or_default();
+        // A bare URL opens the view last chosen; a link says its own.
+        let bare = hash_state == HashState::default();
         let mut app = App {
             worker: None,
             worker_listeners: Vec::new(),
@@ -958,7 +960,10 @@ impl Component for App {
             timeline: None,
             lane_index: Rc::new(Vec::new()),
             vp: Viewport::new(0, 1),
-            mode: hash_state.mode.unwrap_or_default(),
+            mode: hash_state
+                .mode
+                .or_else(crate::prefs::mode)
+                .unwrap_or_default(),
             sample: None,
             error: None,
             notice: None,
@@ -978,7 +983,7 @@ impl Component for App {
             first_frame: false,
             previewing: false,
             first_frame_ms: None,
-            keep: crate::store::keep(),
+            keep: crate::prefs::keep(),
             kept: None,
             pending_load: None,
             generation: 0,
@@ -996,7 +1001,7 @@ impl Component for App {
             log: LogPanel::default(),
             log_scroll: NodeRef::default(),
             focus: None,
-            contents: hash_state.contents,
+            contents: hash_state.contents || (bare && crate::prefs::contents()),
             contents_lane: hash_state.lane.unwrap_or(0),
             contents_at: hash_state.contents_at,
             loads: 0,
@@ -1107,7 +1112,7 @@ impl Component for App {
             }
             Msg::SetKeep(on) => {
                 self.keep = on;
-                crate::store::set_keep(on);
+                crate::prefs::set_keep(on);
                 if !on {
                     ctx.link().send_message(Msg::ForgetKept);
                 }
@@ -1177,6 +1182,7 @@ impl Component for App {
             }
             Msg::SetMode(m) => {
                 self.mode = m;
+                crate::prefs::set_mode(m);
                 self.dirty = true;
                 self.update_hash();
                 true
@@ -1383,6 +1389,7 @@ impl Component for App {
             Msg::LogScroll(top) => self.log_scrolled(top),
             Msg::ShowContents(on) => {
                 self.contents = on;
+                crate::prefs::set_contents(on);
                 self.tooltip = None;
                 self.dirty = true;
                 self.update_hash();

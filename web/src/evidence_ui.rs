@@ -6,7 +6,6 @@
 use super::*;
 use crate::draw::{TrackMark, TrackSpan};
 use crate::evidence_view::ServerView;
-use evidence::events::EventKind;
 
 /// Height of one log panel row, in CSS pixels.
 const ROW: f64 = 18.0;
@@ -105,7 +104,7 @@ fn track(si: usize, s: &ServerView) -> LogTrack {
         },
         ..Default::default()
     };
-    let mut down: Vec<(evidence::events::Text, i64, u64)> = Vec::new();
+    let mut down: Vec<(String, i64, u64)> = Vec::new();
     let tip = |ms: i64, line: u64, what: String| {
         format!(
             "{} · {} UTC · line {}\n{what}",
@@ -118,44 +117,35 @@ fn track(si: usize, s: &ServerView) -> LogTrack {
     for e in &s.events {
         let p = e.time_ms;
         last_ms = Some(p);
-        let what = format!("{}: {:?}", e.kind.name(), e.kind);
-        let t = tip(p, e.line, what);
+        let t = tip(p, e.line, e.text.clone());
         let m = |c, g| Some(mark(p, c, g, t.clone(), e.line, None));
         // Election events carry their term: hovering one highlights the
         // term's bands in the lanes.
-        let elected = |c, g, term: u64| Some(mark(p, c, g, t.clone(), e.line, Some(term)));
-        let mk = match &e.kind {
-            EventKind::ElectionStarted { term, .. } => elected("#d97706", "E", *term),
-            EventKind::ElectionWon { term, .. } => elected("#1d2430", "L", *term),
-            EventKind::LeaderIs { term, .. } => elected("#64748b", "", *term),
-            EventKind::TransferStarted { .. } | EventKind::TransferReceived { .. } => {
-                m("#7c3aed", "T")
-            }
-            EventKind::ProbeTimeout { peer, .. } => {
-                if !down.iter().any(|d| &d.0 == peer) {
-                    down.push((peer.clone(), p, e.line));
+        let elected = |c, g| Some(mark(p, c, g, t.clone(), e.line, e.term));
+        let peer = e.peer.clone().unwrap_or_default();
+        let amount = e.amount.unwrap_or(0);
+        let mk = match e.kind.as_str() {
+            "election-started" => elected("#d97706", "E"),
+            "election-won" => elected("#1d2430", "L"),
+            "leader-is" => elected("#64748b", ""),
+            "transfer-started" | "transfer-received" => m("#7c3aed", "T"),
+            "probe-timeout" => {
+                if !down.iter().any(|d| d.0 == peer) {
+                    down.push((peer, p, e.line));
                 }
                 m("#dc2626", "P")
             }
-            EventKind::SnapshotSending { .. } | EventKind::SnapshotInstalled { .. } => {
-                m("#7c3aed", "S")
-            }
-            EventKind::Compacting { .. } | EventKind::SnapshotWritten { .. } => m("#0f766e", "C"),
-            EventKind::ServerStart { .. } => m("#111827", "▶"),
-            EventKind::ServerExit { .. } => m("#111827", "■"),
-            EventKind::Truncating { .. }
-            | EventKind::StaleTerm { .. }
-            | EventKind::AppendRejected { .. } => m("#b45309", "!"),
-            EventKind::AddingServer { .. }
-            | EventKind::AddServerResult { .. }
-            | EventKind::ServerAdded { .. }
-            | EventKind::ServerRemoved { .. }
-            | EventKind::Leaving { .. }
-            | EventKind::Left { .. } => m("#d97706", "M"),
-            EventKind::LongPoll { wall_ms, .. } => {
+            "snapshot-sending" | "snapshot-installed" => m("#7c3aed", "S"),
+            "compacting" | "snapshot-written" => m("#0f766e", "C"),
+            "server-start" => m("#111827", "▶"),
+            "server-exit" => m("#111827", "■"),
+            "truncating" | "stale-term" | "append-rejected" => m("#b45309", "!"),
+            "adding-server" | "add-server-result" | "server-added" | "server-removed"
+            | "leaving" | "left" => m("#d97706", "M"),
+            "long-poll" => {
                 // The warning is logged when the poll ends: the span ends there.
                 tr.spans.push(TrackSpan {
-                    from_ms: p - *wall_ms as i64,
+                    from_ms: p - amount as i64,
                     to_ms: p,
                     color: "rgba(220,38,38,0.35)",
                     tip: t.clone(),
@@ -163,14 +153,14 @@ fn track(si: usize, s: &ServerView) -> LogTrack {
                 });
                 None
             }
-            EventKind::ConnectionLost { peer, .. } => {
-                if !down.iter().any(|d| &d.0 == peer) {
-                    down.push((peer.clone(), p, e.line));
+            "connection-lost" => {
+                if !down.iter().any(|d| d.0 == peer) {
+                    down.push((peer, p, e.line));
                 }
                 None
             }
-            EventKind::Connected { peer } => {
-                if let Some(k) = down.iter().position(|d| &d.0 == peer) {
+            "connected" => {
+                if let Some(k) = down.iter().position(|d| d.0 == peer) {
                     let (peer, from, line) = down.remove(k);
                     tr.spans.push(TrackSpan {
                         from_ms: from,
@@ -182,12 +172,8 @@ fn track(si: usize, s: &ServerView) -> LogTrack {
                 }
                 None
             }
-            EventKind::MemoryPeak { kb, .. } => {
-                tr.memory.push((p, *kb as f64));
-                None
-            }
-            EventKind::MemoryGrew { to_kb, .. } => {
-                tr.memory.push((p, *to_kb as f64));
+            "memory-peak" | "memory-grew" => {
+                tr.memory.push((p, amount as f64));
                 None
             }
             _ => None,
@@ -651,9 +637,8 @@ fn memory_lines(d: &DiagView) -> Vec<crate::charts::MemoryLine> {
             points: s
                 .events
                 .iter()
-                .filter_map(|e| match &e.kind {
-                    EventKind::MemoryPeak { kb, .. } => Some((e.time_ms, *kb as f64)),
-                    EventKind::MemoryGrew { to_kb, .. } => Some((e.time_ms, *to_kb as f64)),
+                .filter_map(|e| match e.kind.as_str() {
+                    "memory-peak" | "memory-grew" => Some((e.time_ms, e.amount? as f64)),
                     _ => None,
                 })
                 .collect(),

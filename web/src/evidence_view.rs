@@ -8,7 +8,6 @@
 
 use evidence::collect::Ignored;
 use evidence::diagnose::InputUse;
-use evidence::events::Event;
 use evidence::findings::Finding;
 use evidence::status::ClusterStatus;
 use serde::{Deserialize, Serialize};
@@ -36,7 +35,7 @@ pub struct ServerView {
     pub log_parts: Vec<String>,
     /// Lines of its joined log (0 without a log).
     pub lines: u64,
-    pub events: Vec<Event>,
+    pub events: Vec<EventView>,
     pub status: Option<ClusterStatus>,
     pub memory: Option<Vec<(String, u64)>>,
 }
@@ -50,6 +49,27 @@ impl ServerView {
             &self.short
         }
     }
+}
+
+/// One recognized log line (`evidence::events::Event`) as the page draws
+/// it: the worker resolves the kind to its name, its text and the one field
+/// a mark uses, so the page carries no decoder of every event kind (57 KB
+/// of its wasm).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct EventView {
+    /// 0-based line number in the (joined) log.
+    pub line: u64,
+    pub time_ms: i64,
+    /// `EventKind::name`.
+    pub kind: String,
+    /// `"{name}: {kind:?}"`, the mark's tooltip.
+    pub text: String,
+    /// The term of an election event.
+    pub term: Option<u64>,
+    /// The peer of a probe timeout, a lost connection or a connection.
+    pub peer: Option<String>,
+    /// A long poll's wall ms; a memory report's kB.
+    pub amount: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -14,6 +14,7 @@ mod files;
 mod hash;
 mod inspector;
 mod panic;
+mod prefs;
 mod samples;
 mod shell;
 mod sim;

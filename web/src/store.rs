@@ -2,7 +2,7 @@
 //! reopen them: IndexedDB database `ovsdb-scope`, object store `files`, key
 //! `last` (names and contents) and key `meta` (names, total bytes, time
 //! saved; read at start without loading the contents). Nothing leaves the
-//! browser. The choice itself is kept in `localStorage` (`ovsdb-scope.keep`).
+//! browser. The choice itself is a preference (`crate::prefs::keep`).
 
 use js_sys::{Array, ArrayBuffer, Promise, Reflect};
 use wasm_bindgen::prelude::*;
@@ -12,7 +12,6 @@ use web_sys::{IdbDatabase, IdbObjectStore, IdbOpenDbRequest, IdbRequest, IdbTran
 
 const DB: &str = "ovsdb-scope";
 const STORE: &str = "files";
-const KEEP_KEY: &str = "ovsdb-scope.keep";
 
 /// What is stored, without the contents.
 #[derive(Clone, Debug, PartialEq)]
@@ -80,24 +79,6 @@ fn store(db: &IdbDatabase, mode: IdbTransactionMode) -> Result<IdbObjectStore, S
     db.transaction_with_str_and_mode(STORE, mode)
         .and_then(|t| t.object_store(STORE))
         .map_err(|e| js_err("browser storage", e))
-}
-
-/// Whether the user asked to keep files in this browser.
-pub fn keep() -> bool {
-    web_sys::window()
-        .and_then(|w| w.local_storage().ok().flatten())
-        .and_then(|s| s.get_item(KEEP_KEY).ok().flatten())
-        .is_some_and(|v| v == "1")
-}
-
-pub fn set_keep(on: bool) {
-    if let Some(s) = web_sys::window().and_then(|w| w.local_storage().ok().flatten()) {
-        let _ = if on {
-            s.set_item(KEEP_KEY, "1")
-        } else {
-            s.remove_item(KEEP_KEY)
-        };
-    }
 }
 
 fn meta_js(m: &Meta) -> JsValue {

@@ -1,4 +1,5 @@
-//! Web Worker of ovsdb-scope: reads the operator's files off the page's thread.
+//! Web Worker of ovsdb-scope: reads the operator's files off the page's
+//! thread, and runs the simulation pages' requests.
 //!
 //! Messages in (plain JS objects):
 //! - `{type: "load", names: [String], files: [Blob]}`: read every file (or
@@ -64,6 +65,10 @@
 //!   `{type: "contents-diff", id, json}` with the JSON of `ovsdb-scope
 //!   diff --from FROM --to AT --json` (plus `from`, `to`, `ms`).
 //!
+//! - `{type: "run" | "idl" | "export", id, ...}`: the simulation pages'
+//!   requests (`src/worker_sim.rs`); the simulation pages start their own
+//!   instance of this worker.
+//!
 //! A panic is reported as `{type: "panic", message}` so the page can say so.
 //! Cancelling is done by the page terminating this worker.
 
@@ -76,12 +81,15 @@ use std::cell::RefCell;
 #[path = "../worker_contents.rs"]
 mod worker_contents;
 
+#[path = "../worker_sim.rs"]
+mod worker_sim;
+
 use evidence::collect::{Collector, DatabaseSink, Limits};
 use evidence::databases::Databases;
 use evidence::diagnose::{diagnose_read, Options};
 use evidence::findings::Knobs;
 use evidence::log::Level;
-use evidence_view::{DiagView, FindingView, ServerView};
+use evidence_view::{DiagView, EventView, FindingView, ServerView};
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -233,6 +241,7 @@ fn handle(msg: JsValue) {
         Some("contents-history") => worker_contents::history(&msg),
         Some("contents-sizes") => worker_contents::sizes(&msg),
         Some("contents-diff") => worker_contents::diff(&msg),
+        Some("run" | "idl" | "export") => worker_sim::handle(&msg),
         other => post(&[
             ("type", "error".into()),
             ("message", format!("unknown request {other:?}").into()),
@@ -495,7 +504,10 @@ fn load(msg: &JsValue) {
                     term,
                     log_parts: s.log_parts.clone(),
                     lines: log.starts.len() as u64,
-                    events: s.log.as_ref().map_or_else(Vec::new, |l| l.events.clone()),
+                    events: s
+                        .log
+                        .as_ref()
+                        .map_or_else(Vec::new, |l| l.events.iter().map(event_view).collect()),
                     status: s.status.clone(),
                     memory: s.memory.clone(),
                 }
@@ -882,6 +894,32 @@ fn note_memory() {
         .and_then(|b| Reflect::get(&b, &JsValue::from_str("byteLength")))
         .unwrap_or(JsValue::UNDEFINED);
     let _ = Reflect::set(&scope(), &JsValue::from_str("ovsdbScopeWasmBytes"), &bytes);
+}
+
+/// What the page draws of one event (`evidence_view::EventView`).
+fn event_view(e: &evidence::events::Event) -> EventView {
+    use evidence::events::EventKind as K;
+    let (term, peer, amount) = match &e.kind {
+        K::ElectionStarted { term, .. }
+        | K::ElectionWon { term, .. }
+        | K::LeaderIs { term, .. } => (Some(*term), None, None),
+        K::ProbeTimeout { peer, .. } | K::ConnectionLost { peer, .. } | K::Connected { peer } => {
+            (None, Some(peer.as_str().to_string()), None)
+        }
+        K::LongPoll { wall_ms, .. } => (None, None, Some(*wall_ms)),
+        K::MemoryPeak { kb, .. } => (None, None, Some(*kb)),
+        K::MemoryGrew { to_kb, .. } => (None, None, Some(*to_kb)),
+        _ => (None, None, None),
+    };
+    EventView {
+        line: e.line,
+        time_ms: e.time_ms,
+        kind: e.kind.name().to_string(),
+        text: format!("{}: {:?}", e.kind.name(), e.kind),
+        term,
+        peer,
+        amount,
+    }
 }
 
 fn now() -> f64 {

@@ -1,6 +1,6 @@
 //! The simulation pages (issue 7): Simulate, A/B, Tour and IDL (the shell
 //! in `crate::shell` routes to them by the URL hash), and the client of the
-//! simulation worker (src/bin/sim_worker.rs) they share.
+//! simulation worker (src/worker_sim.rs, in the one worker src/bin/worker.rs) they share.
 
 pub mod ab;
 pub mod idl_panel;
@@ -60,7 +60,7 @@ impl SimWorker {
     pub fn new(on: Callback<Reply>) -> SimWorker {
         let ready = Rc::new(std::cell::Cell::new(false));
         let queue: Rc<std::cell::RefCell<Vec<JsValue>>> = Rc::default();
-        let Ok(worker) = Worker::new("./sim_worker_loader.js") else {
+        let Ok(worker) = Worker::new("./worker_loader.js") else {
             on.emit(Reply::Error {
                 id: 0,
                 message: "this browser cannot start the simulation worker".into(),

@@ -1,4 +1,7 @@
-//! Web Worker of the simulation pages: runs `raft-sim` off the page's thread.
+//! The simulation pages' requests to the one worker (`src/bin/worker.rs`,
+//! through `#[path]`): runs `raft-sim` off the page's thread. One wasm for
+//! the parser's and the simulator's requests keeps the code they share
+//! (std, ovsdb, imbl, serde_json) in one download.
 //!
 //! Messages in (plain JS objects):
 //! - `{type: "run", id, spec: JSON of simview::RunSpec}`: runs it to the end;
@@ -14,52 +17,13 @@
 //!   `{type: "idl", id, report}` with the report's JSON (as the CLI's).
 //!
 //! Errors come back as `{type: "error", id, message}`; a panic as
-//! `{type: "panic", message}`.
+//! `{type: "panic", message}` (the worker's panic hook).
 
-use js_sys::{Array, Object, Reflect, Uint8Array};
+use js_sys::{Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-fn scope() -> DedicatedWorkerGlobalScope {
-    js_sys::global().unchecked_into()
-}
-
-fn post(fields: &[(&str, JsValue)]) {
-    let o = Object::new();
-    for (k, v) in fields {
-        let _ = Reflect::set(&o, &JsValue::from_str(k), v);
-    }
-    let _ = scope().post_message(&o);
-}
-
-fn get(o: &JsValue, key: &str) -> JsValue {
-    Reflect::get(o, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
-}
-
-fn now_ms() -> f64 {
-    let perf = get(&js_sys::global(), "performance");
-    get(&perf, "now")
-        .dyn_ref::<js_sys::Function>()
-        .and_then(|f| f.call0(&perf).ok())
-        .and_then(|v| v.as_f64())
-        .unwrap_or_else(js_sys::Date::now)
-}
-
-fn main() {
-    std::panic::set_hook(Box::new(|info| {
-        post(&[
-            ("type", "panic".into()),
-            ("message", info.to_string().into()),
-        ]);
-    }));
-    // The worker lives as long as the page keeps it: so does its listener.
-    gloo_events::EventListener::new(&scope(), "message", |ev| {
-        handle(ev.unchecked_ref::<MessageEvent>().data())
-    })
-    .forget();
-    post(&[("type", "ready".into())]);
-}
+use super::{get, now, post};
 
 fn error(id: &JsValue, message: String) {
     post(&[
@@ -74,15 +38,16 @@ fn spec_of(msg: &JsValue) -> Result<simview::RunSpec, String> {
     serde_json::from_str(&text).map_err(|e| format!("bad run request: {e}"))
 }
 
-fn handle(msg: JsValue) {
-    let id = get(&msg, "id");
-    match get(&msg, "type").as_string().as_deref() {
-        Some("run") => match spec_of(&msg) {
+/// A simulation request (`type` "run", "idl" or "export").
+pub fn handle(msg: &JsValue) {
+    let id = get(msg, "id");
+    match get(msg, "type").as_string().as_deref() {
+        Some("run") => match spec_of(msg) {
             Ok(spec) => run(&id, &spec),
             Err(e) => error(&id, e),
         },
-        Some("idl") => idl(&id, &msg),
-        Some("export") => match spec_of(&msg) {
+        Some("idl") => idl(&id, msg),
+        Some("export") => match spec_of(msg) {
             Ok(spec) => export(&id, &spec),
             Err(e) => error(&id, e),
         },
@@ -91,21 +56,21 @@ fn handle(msg: JsValue) {
 }
 
 fn run(id: &JsValue, spec: &simview::RunSpec) {
-    let started = now_ms();
+    let started = now();
     let mut last = started;
-    let result = simview::run(spec, &mut |now, stop| {
-        let t = now_ms();
+    let result = simview::run(spec, &mut |at, stop| {
+        let t = now();
         if t - last > 100.0 {
             last = t;
             post(&[
                 ("type", "progress".into()),
                 ("id", id.clone()),
-                ("now", (now as f64).into()),
+                ("now", (at as f64).into()),
                 ("stop", (stop as f64).into()),
             ]);
         }
     });
-    let ms = now_ms() - started;
+    let ms = now() - started;
     match result {
         Ok(r) => match serde_json::to_string(&r) {
             Ok(json) => post(&[
@@ -132,7 +97,7 @@ fn idl(id: &JsValue, msg: &JsValue) {
         })
         .collect();
     let experiment = get(msg, "experiment").as_string().unwrap_or_default();
-    let mut clock = now_ms;
+    let mut clock = now;
     match idl::params::parse(&experiment, &given) {
         Ok(v) => {
             let (_, j) = idl::params::run(&v, &mut clock);
