@@ -270,9 +270,30 @@ fn parse_range(s: &str) -> Option<(i64, i64)> {
     Some((a, parse_i64(rest.strip_prefix('-')?)?))
 }
 
+/// Why a quoted string did not unescape.
+enum Unescape {
+    /// `json_string_unescape`'s message.
+    Bad(String),
+    /// The result would not be UTF-8 (a lone trailing surrogate): the
+    /// constraint violation OVS's UTF-8 check of the atom reports.
+    NotUtf8(String),
+}
+
+impl From<String> for Unescape {
+    fn from(m: String) -> Self {
+        Unescape::Bad(m)
+    }
+}
+
+impl From<&str> for Unescape {
+    fn from(m: &str) -> Self {
+        Unescape::Bad(m.to_string())
+    }
+}
+
 /// Unescapes the inside of a double-quoted string the way OVS's
 /// `json_string_unescape` does, with its messages.
-fn unescape_quoted(inner: &str) -> Result<String, String> {
+fn unescape_quoted(inner: &str) -> Result<String, Unescape> {
     let mut out = String::with_capacity(inner.len());
     let mut it = inner.chars();
     while let Some(c) = it.next() {
@@ -314,15 +335,15 @@ fn unescape_quoted(inner: &str) -> Result<String, String> {
                 // A lone trailing surrogate: OVS would store bytes that are
                 // not UTF-8, which its UTF-8 check then rejects.
                 out.push(char::from_u32(c).ok_or_else(|| {
-                    format!(
+                    Unescape::NotUtf8(format!(
                         "constraint violation: not a valid UTF-8 string: \
                          invalid UTF-8 sequence 0x{:02x} 0x{:02x}",
                         0xe0 | (c >> 12),
                         0x80 | ((c >> 6) & 0x3f)
-                    )
+                    ))
                 })?);
             }
-            other => return Err(format!("bad escape \\{other}")),
+            other => return Err(format!("bad escape \\{other}").into()),
         }
     }
     Ok(out)
@@ -438,8 +459,14 @@ fn atom_unchecked(base: &BaseType, s: &str) -> Result<Atom, StringsError> {
                 };
                 match unescape_quoted(inner) {
                     Ok(v) => Atom::String(v),
-                    Err(message) => {
+                    Err(Unescape::Bad(message)) => {
                         return Err(StringsError::BadQuotedString {
+                            input: input(),
+                            message,
+                        })
+                    }
+                    Err(Unescape::NotUtf8(message)) => {
+                        return Err(StringsError::Constraint {
                             input: input(),
                             message,
                         })
