@@ -153,6 +153,8 @@ fn datum_json(d: &Datum) -> String {
 fn execute(cmd: &str, args: &[Vec<u8>], run: &mut Run) -> Result<(), String> {
     let err = |e: ovsdb::Error| e.to_string();
     let arg = |i: usize| args.get(i).ok_or_else(|| format!("missing argument {i}"));
+    // The arguments after the first (the atoms or data to parse).
+    let rest = args.get(1..).unwrap_or(&[]);
     match cmd {
         "default-atoms" => {
             for t in ATOMIC {
@@ -198,7 +200,7 @@ fn execute(cmd: &str, args: &[Vec<u8>], run: &mut Run) -> Result<(), String> {
         }
         "parse-atoms" => {
             let base = BaseType::from_json(&arg_json(arg(0)?)?).map_err(err)?;
-            for a in &args[1..] {
+            for a in rest {
                 // Errors of the atom are printed, not fatal.
                 run.out
                     .push(match Atom::from_json(&arg_json(a)?, &base, None) {
@@ -209,7 +211,7 @@ fn execute(cmd: &str, args: &[Vec<u8>], run: &mut Run) -> Result<(), String> {
         }
         "parse-atom-strings" => {
             let base = BaseType::from_json(&arg_json(arg(0)?)?).map_err(err)?;
-            for a in &args[1..] {
+            for a in rest {
                 let (atom, end) =
                     atom_range_from_string(&base, arg_str(a)?).map_err(|e| e.to_string())?;
                 let mut s = atom.to_string();
@@ -221,14 +223,14 @@ fn execute(cmd: &str, args: &[Vec<u8>], run: &mut Run) -> Result<(), String> {
         }
         "parse-data" => {
             let ty = Type::from_json(&arg_json(arg(0)?)?).map_err(err)?;
-            for a in &args[1..] {
+            for a in rest {
                 let d = Datum::from_json(&arg_json(a)?, &ty).map_err(err)?;
                 run.out.push(datum_json(&d));
             }
         }
         "parse-data-strings" => {
             let ty = Type::from_json(&arg_json(arg(0)?)?).map_err(err)?;
-            for a in &args[1..] {
+            for a in rest {
                 let d = datum_from_string(&ty, arg_str(a)?).map_err(|e| e.to_string())?;
                 run.out.push(datum_to_string(&d, &ty));
             }
@@ -250,7 +252,7 @@ fn execute(cmd: &str, args: &[Vec<u8>], run: &mut Run) -> Result<(), String> {
         }
         "diff-data" => {
             let ty = Type::from_json(&arg_json(arg(0)?)?).map_err(err)?;
-            for pair in args[1..].chunks_exact(2) {
+            for pair in rest.chunks_exact(2) {
                 let old = Datum::from_json(&arg_json(&pair[0])?, &ty).map_err(err)?;
                 // `ovsdb_transient_datum_from_json`: any number of elements.
                 let new = Datum::from_json(&arg_json(&pair[1])?, &ty.relaxed()).map_err(err)?;
