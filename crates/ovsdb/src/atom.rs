@@ -107,7 +107,7 @@ impl Atom {
         t: AtomicType,
         named: Option<&mut NamedUuidFn<'_>>,
     ) -> Result<Atom> {
-        let bad = || Error::syntax(format!("expected {}, got {}", t.name(), short_json(j)));
+        let bad = || Error::syntax_at(j, format!("expected {}", t.name()));
         Ok(match t {
             AtomicType::Integer => match j {
                 Json::Integer(i) => Atom::Integer(*i),
@@ -131,22 +131,22 @@ impl Atom {
                 }
                 _ => return Err(bad()),
             },
-            AtomicType::Uuid => match j.as_array() {
-                Some([Json::String(tag), Json::String(v)]) if tag == "uuid" => Atom::Uuid(
-                    Uuid::parse(v)
-                        .ok_or_else(|| Error::syntax(format!("\"{}\" is not a valid UUID", v)))?,
-                ),
-                Some([Json::String(tag), Json::String(name)]) if tag == "named-uuid" => match named
-                {
-                    Some(f) => Atom::Uuid(f(name)?),
-                    None => {
-                        return Err(Error::syntax(format!(
-                            "named-uuid \"{}\" not allowed here",
-                            name
-                        )))
+            // As OVS's `ovsdb_atom_parse_uuid`: `["uuid", "…"]`, or, where
+            // names are allowed, `["named-uuid", id]`; anything else is
+            // reported as not being the first form.
+            AtomicType::Uuid => match (j.as_array(), named) {
+                (Some([Json::String(tag), Json::String(v)]), _) if tag == "uuid" => {
+                    Atom::Uuid(Uuid::parse(v).ok_or_else(|| {
+                        Error::syntax_at(j, format!("\"{}\" is not a valid UUID", v))
+                    })?)
+                }
+                (Some([Json::String(tag), Json::String(name)]), Some(f)) if tag == "named-uuid" => {
+                    if !crate::types::is_id_str(name) {
+                        return Err(Error::syntax_at(j, "named-uuid string is not a valid <id>"));
                     }
-                },
-                _ => return Err(bad()),
+                    Atom::Uuid(f(name)?)
+                }
+                _ => return Err(Error::syntax_at(j, "expected [\"uuid\", <string>]")),
             },
         })
     }
@@ -311,19 +311,6 @@ fn range_error(v: &str, min: Option<String>, max: Option<String>) -> Error {
         (None, Some(b)) => format!("{} is greater than maximum allowed value {}", v, b),
         (None, None) => format!("{} is out of range", v),
     })
-}
-
-fn short_json(j: &Json) -> String {
-    let s = j.to_string_compact();
-    if s.len() > 80 {
-        let mut cut = 77;
-        while !s.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        format!("{}...", &s[..cut])
-    } else {
-        s
-    }
 }
 
 impl From<i64> for Atom {

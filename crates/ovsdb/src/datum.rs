@@ -215,37 +215,62 @@ impl Datum {
         )
     }
 
+    /// The general parser behind [`Datum::from_json`] and
+    /// [`Datum::diff_from_json`], following OVS's `ovsdb_datum_from_json`:
+    /// a `["set", […]]` or `["map", […]]` form has its element count checked
+    /// before its atoms are parsed; duplicates are reported once every atom
+    /// has parsed (`ovsdb error: set contains duplicate`).
     pub fn from_json_with(j: &Json, ty: &Type, mut opts: ParseOptions<'_>) -> Result<Datum> {
+        let is_map = ty.is_map();
+        let tagged = is_map || matches!(j.as_array(), Some([Json::String(t), ..]) if t == "set");
+        if !tagged {
+            let a = Atom::from_json(j, &ty.key, opts.named_uuid.as_deref_mut())?;
+            return Ok(Datum::scalar(a));
+        }
+        let class = if is_map { "map" } else { "set" };
+        let inner = unwrap_tagged(j, class)
+            .ok_or_else(|| Error::syntax_at(j, format!("expected [\"{class}\", <array>]")))?;
+        let n = inner.len();
+        if !opts.relaxed_size && (n < ty.min as usize || n > ty.max as usize) {
+            return Err(Error::syntax_at(
+                j,
+                if ty.min == 1 && ty.max == 1 {
+                    format!("{class} must have exactly one member but {n} are present")
+                } else {
+                    format!(
+                        "{class} must have {} to {} members but {n} are present",
+                        ty.min, ty.max
+                    )
+                },
+            ));
+        }
+        let mut duplicate = false;
         let d = if let Some(vt) = &ty.value {
-            let inner = unwrap_tagged(j, "map")
-                .ok_or_else(|| Error::syntax("expected [\"map\", [...]] for map-typed value"))?;
-            let mut m = MapBuilder::with_capacity(inner.len());
+            let mut m = MapBuilder::with_capacity(n);
             for pair in inner {
                 let (kj, vj) = match pair.as_array() {
                     Some([k, v]) => (k, v),
-                    _ => return Err(Error::syntax("map element must be a 2-element array")),
+                    _ => return Err(Error::syntax_at(pair, "expected 2-element array")),
                 };
                 let k = Atom::from_json(kj, &ty.key, opts.named_uuid.as_deref_mut())?;
                 let v = Atom::from_json(vj, vt, opts.named_uuid.as_deref_mut())?;
-                if !m.push(k, v) {
-                    return Err(Error::syntax("map contains duplicate key"));
-                }
+                duplicate |= !m.push(k, v);
             }
             Datum::Map(m.finish())
-        } else if let Some(inner) = set_elements(j)? {
-            let mut s = SetBuilder::with_capacity(inner.len());
+        } else {
+            let mut s = SetBuilder::with_capacity(n);
             for e in inner {
                 let a = Atom::from_json(e, &ty.key, opts.named_uuid.as_deref_mut())?;
-                if !s.push(a) {
-                    return Err(Error::syntax("set contains duplicate"));
-                }
+                duplicate |= !s.push(a);
             }
             Datum::Set(s.finish())
-        } else {
-            Datum::scalar(Atom::from_json(j, &ty.key, opts.named_uuid.as_deref_mut())?)
         };
-        if !opts.relaxed_size {
-            d.check_size(ty)?;
+        if duplicate {
+            return Err(Error::ovsdb(if is_map {
+                "map contains duplicate key"
+            } else {
+                "set contains duplicate"
+            }));
         }
         Ok(d)
     }
@@ -392,7 +417,7 @@ impl Datum {
                 return Err(Error::syntax("diff shape does not match type"));
             }
             diff.check_size(ty)
-                .map_err(|_| Error::constraint("Datum crated by diff has size error"))?;
+                .map_err(|_| Error::ovsdb("Datum crated by diff has size error"))?;
             *self = diff.clone();
             return Ok(());
         }
@@ -416,7 +441,7 @@ impl Datum {
             _ => return Err(Error::syntax("diff shape does not match column value")),
         }
         if n < i64::from(ty.min) || n > i64::from(ty.max) {
-            return Err(Error::constraint("Datum crated by diff has size error"));
+            return Err(Error::ovsdb("Datum crated by diff has size error"));
         }
         match (self, diff) {
             (Datum::Set(cur), Datum::Set(d)) => {
@@ -530,19 +555,6 @@ fn unwrap_tagged<'a>(j: &'a Json, tag: &str) -> Option<&'a [Json]> {
     match j.as_array()? {
         [Json::String(t), Json::Array(inner)] if t == tag => Some(inner),
         _ => None,
-    }
-}
-
-/// `Some(elements)` if `j` is a `["set", …]` form; an error if it starts
-/// with "set" but is malformed; `None` if it is a bare atom.
-fn set_elements(j: &Json) -> Result<Option<&[Json]>> {
-    match j.as_array() {
-        Some(a) if matches!(a.first(), Some(Json::String(t)) if t == "set") => {
-            unwrap_tagged(j, "set")
-                .map(Some)
-                .ok_or_else(|| Error::syntax("expected [\"set\", [...]]"))
-        }
-        _ => Ok(None),
     }
 }
 

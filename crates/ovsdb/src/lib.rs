@@ -13,6 +13,9 @@
 //!   ([`Datum::diff`], [`Datum::apply_diff`], [`Datum::diff_from_json`]);
 //!   a datum's elements live in an [`AtomSet`] or [`AtomMap`] (a sorted
 //!   `Vec` while small, a B-tree when large).
+//! * [`Error`] — OVS's error: tag, details and the offending JSON, printed
+//!   as `ovsdb_error_to_string` prints it (checked by OVS's own vectors in
+//!   `testdata/`, run by `tests/vectors.rs`).
 //! * [`DatabaseSchema`]/[`TableSchema`]/[`ColumnSchema`] — schema parsing
 //!   with the C column/table iteration orders and normalized output.
 //! * [`Database`] — tables of rows; [`Txn`] transactions with strong/weak

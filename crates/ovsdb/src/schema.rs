@@ -287,10 +287,10 @@ impl DatabaseSchema {
         p.finish()?;
         let version = version.and_then(Json::as_str).unwrap_or("").to_string();
         if !version.is_empty() && !valid_version(&version) {
-            return Err(Error::syntax(format!(
-                "schema version \"{}\" not in format x.y.z",
-                version
-            )));
+            return Err(Error::syntax_at(
+                j,
+                format!("schema version \"{}\" not in format x.y.z", version),
+            ));
         }
         let tables = tables.as_object().cloned().unwrap_or_default();
         let names: Vec<&str> = tables.keys().collect();
@@ -345,12 +345,14 @@ impl DatabaseSchema {
             .collect();
         for t in &mut schema.tables {
             for c in &mut t.columns {
-                for b in std::iter::once(&c.ty.key).chain(c.ty.value.iter()) {
+                let bases = std::iter::once(("key", &c.ty.key))
+                    .chain(c.ty.value.iter().map(|v| ("value", v)));
+                for (which, b) in bases {
                     if let Some(rt) = &b.ref_table {
                         if !roots.contains_key(rt) {
                             return Err(Error::syntax(format!(
-                                "table {} column {}: refTable \"{}\" is not a valid table name",
-                                t.name, c.name, rt
+                                "column {} {} refers to undefined table {}",
+                                c.name, which, rt
                             )));
                         }
                     }

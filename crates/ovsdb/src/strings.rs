@@ -7,24 +7,26 @@
 //! `ovsdb_token_parse` (a token ends at one of `:=, []{}!<>` unless the
 //! delimiter is backslash-escaped or inside double quotes; quotes are kept
 //! in the token), `ovsdb_atom_from_string` (booleans also `yes/on/1` and
-//! `no/off/0`; strings in double quotes are JSON strings, other strings are
-//! taken as they are and may not be empty; integer set keys may be ranges
-//! `a-b`), `ovsdb_datum_from_string` (optional `[]`/`{}` around a set or
-//! map, required when empty; elements separated by spaces or commas; the
-//! element count is checked against the type) and `ovsdb_datum_to_string`
-//! (brackets only when the type allows more than one element or the datum
-//! is empty). This module is written from those facts, not copied.
+//! `no/off/0`; strings in double quotes are unescaped like JSON strings,
+//! other strings are taken as they are and may not be empty; integer set
+//! keys may be ranges `a-b` of at most 4096 values),
+//! `ovsdb_datum_from_string` (optional `[]`/`{}` around a set or map,
+//! required when empty; elements separated by spaces or commas; the
+//! element count is checked against the type, then duplicates are errors)
+//! and `ovsdb_datum_to_string` (brackets only when the type allows more
+//! than one element or the datum is empty). Error messages are worded as
+//! those functions word them (OVS's own vectors in `testdata/` check them).
+//! This module is written from those facts, not copied.
 
 use crate::atom::{string_needs_quotes, Atom};
 use crate::datum::Datum;
-use crate::json::Json;
 use crate::types::{AtomicType, BaseType, Type};
 use crate::uuid::Uuid;
 use std::cmp::Ordering;
 use std::fmt;
 
 /// Largest integer range `a-b` accepted in a set (OVS's
-/// `MAX_OVSDB_ATOM_RANGE_SIZE`).
+/// `MAX_OVSDB_ATOM_RANGE_SIZE`): `b - a` must be less than this.
 pub const MAX_RANGE: u64 = 4096;
 
 /// Why a string did not parse as a value of the wanted type.
@@ -40,7 +42,7 @@ pub enum StringsError {
     },
     /// `""`-less empty string where a string atom was wanted.
     EmptyString,
-    /// A quoted string is not a valid JSON string.
+    /// A quoted string that does not unescape.
     BadQuotedString {
         input: String,
         message: String,
@@ -49,9 +51,12 @@ pub enum StringsError {
     BadInteger {
         input: String,
     },
-    /// A range whose end is before its start, or larger than [`MAX_RANGE`].
+    /// A range whose end is before its start (`input` is the token), or
+    /// (`too_big`) one of more than [`MAX_RANGE`] values (`input` is
+    /// `start-end` as numbers; OVS reports this as a constraint violation).
     BadRange {
         input: String,
+        too_big: bool,
     },
     BadReal {
         input: String,
@@ -66,14 +71,18 @@ pub enum StringsError {
     EmptyNeedsBrackets {
         map: bool,
     },
-    /// A delimiter where an atom was expected.
+    /// A delimiter where an atom was expected; `what` is the type in
+    /// words (`ovsdb_type_to_english`).
     UnexpectedChar {
         input: String,
         found: char,
+        what: String,
     },
-    /// A map element without `=`.
+    /// A map key not followed by `=`; `input` is the text from the key on,
+    /// `found` the character seen instead (`None` at the end).
     ExpectedEquals {
         input: String,
+        found: Option<char>,
     },
     /// The closing `]`/`}` is missing.
     MissingEnd {
@@ -83,6 +92,7 @@ pub enum StringsError {
     /// Text after the closing `]`/`}`.
     TrailingGarbage {
         input: String,
+        end: char,
     },
     /// Too few or too many elements for the type.
     Count {
@@ -90,12 +100,18 @@ pub enum StringsError {
         n: usize,
         min: u32,
         max: u32,
+        map: bool,
     },
     /// A map key given twice.
     DuplicateKey {
         input: String,
     },
-    /// An atom violates its type's constraints (enum, range, length).
+    /// A set element given twice.
+    DuplicateValue {
+        input: String,
+    },
+    /// An atom violates its type's constraints (enum, range, length);
+    /// `message` is the error as OVS prints it (`constraint violation: …`).
     Constraint {
         input: String,
         message: String,
@@ -115,7 +131,21 @@ impl fmt::Display for StringsError {
             ),
             BadQuotedString { input, message } => write!(f, "{input}: {message}"),
             BadInteger { input } => write!(f, "\"{input}\" is not a valid integer or range"),
-            BadRange { input } => write!(f, "\"{input}\" is not a valid range"),
+            BadRange {
+                input,
+                too_big: false,
+            } => write!(
+                f,
+                "\"{input}\" is not a valid range. Range end cannot be before start."
+            ),
+            BadRange {
+                input,
+                too_big: true,
+            } => write!(
+                f,
+                "constraint violation: Range \"{input}\" is too big. \
+                 Maximum allowed size is {MAX_RANGE}."
+            ),
             BadReal { input } => write!(f, "\"{input}\" is not a valid real number"),
             BadBoolean { input } => write!(
                 f,
@@ -124,21 +154,43 @@ impl fmt::Display for StringsError {
             BadUuid { input } => write!(f, "\"{input}\" is not a valid UUID"),
             EmptyNeedsBrackets { map: true } => f.write_str("use \"{}\" to specify the empty map"),
             EmptyNeedsBrackets { map: false } => f.write_str("use \"[]\" to specify the empty set"),
-            UnexpectedChar { input, found } => write!(f, "{input}: unexpected \"{found}\""),
-            ExpectedEquals { input } => write!(f, "{input}: syntax error, expecting \"=\""),
-            MissingEnd { input, end } => write!(f, "{input}: missing \"{end}\" at end of data"),
-            TrailingGarbage { input } => write!(f, "{input}: trailing garbage"),
-            Count { input, n, min, max } => write!(
-                f,
-                "{input}: {n} element(s) specified but the type allows {min} to {}",
-                if *max == u32::MAX {
-                    "unlimited".to_string()
-                } else {
-                    max.to_string()
+            UnexpectedChar { input, found, what } => {
+                write!(f, "{input}: unexpected \"{found}\" parsing {what}")
+            }
+            ExpectedEquals { input, found } => {
+                write!(f, "{input}: syntax error at \"")?;
+                if let Some(c) = found {
+                    write!(f, "{c}")?;
                 }
-            ),
+                f.write_str("\" expecting \"=\"")
+            }
+            MissingEnd { input, end } => write!(f, "{input}: missing \"{end}\" at end of data"),
+            TrailingGarbage { input, end } => {
+                write!(f, "{input}: trailing garbage after \"{end}\"")
+            }
+            Count {
+                input,
+                n,
+                min,
+                max,
+                map,
+            } => {
+                let what = if *map { "pair(s)" } else { "value(s)" };
+                if *n < *min as usize {
+                    write!(
+                        f,
+                        "{input}: {n} {what} specified but the minimum number is {min}"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "{input}: {n} {what} specified but the maximum number is {max}"
+                    )
+                }
+            }
             DuplicateKey { input } => write!(f, "{input}: map contains duplicate key"),
-            Constraint { input, message } => write!(f, "{input}: {message}"),
+            DuplicateValue { input } => write!(f, "{input}: set contains duplicate value"),
+            Constraint { message, .. } => f.write_str(message),
         }
     }
 }
@@ -188,25 +240,189 @@ pub fn parse_token(s: &str) -> Result<(String, &str), StringsError> {
     Ok((out, ""))
 }
 
-fn parse_i64(s: &str) -> Option<i64> {
-    // strtoll base 10 over the whole token: optional sign, digits.
-    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+/// `strtoll` in base 10 over a prefix of `s`: optional leading white
+/// space, optional sign, at least one digit. Returns the value and the
+/// rest; `None` when there are no digits or the value overflows.
+fn strtoll_prefix(s: &str) -> Option<(i64, &str)> {
+    let t = s.trim_start_matches(|c: char| c.is_ascii_whitespace());
+    let sign = usize::from(t.starts_with(['+', '-']));
+    let digits = t[sign..].bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
         return None;
     }
-    s.parse().ok()
+    let end = sign + digits;
+    let text = t[..end].strip_prefix('+').unwrap_or(&t[..end]);
+    Some((text.parse().ok()?, &t[end..]))
+}
+
+/// A whole string as one base-10 integer (`str_to_llong`).
+fn parse_i64(s: &str) -> Option<i64> {
+    match strtoll_prefix(s)? {
+        (v, "") => Some(v),
+        _ => None,
+    }
+}
+
+/// `a-b` as two integers (`str_to_llong_range`): an integer prefix, a
+/// hyphen, then an integer to the end.
+fn parse_range(s: &str) -> Option<(i64, i64)> {
+    let (a, rest) = strtoll_prefix(s)?;
+    Some((a, parse_i64(rest.strip_prefix('-')?)?))
+}
+
+/// Why a quoted string did not unescape.
+enum Unescape {
+    /// `json_string_unescape`'s message.
+    Bad(String),
+    /// The result would not be UTF-8 (a lone trailing surrogate): the
+    /// constraint violation OVS's UTF-8 check of the atom reports.
+    NotUtf8(String),
+}
+
+impl From<String> for Unescape {
+    fn from(m: String) -> Self {
+        Unescape::Bad(m)
+    }
+}
+
+impl From<&str> for Unescape {
+    fn from(m: &str) -> Self {
+        Unescape::Bad(m.to_string())
+    }
+}
+
+/// Unescapes the inside of a double-quoted string the way OVS's
+/// `json_string_unescape` does, with its messages.
+fn unescape_quoted(inner: &str) -> Result<String, Unescape> {
+    let mut out = String::with_capacity(inner.len());
+    let mut it = inner.chars();
+    while let Some(c) = it.next() {
+        match c {
+            '"' => return Err("quoted string may not include unescaped \"".into()),
+            '\\' => {}
+            c => {
+                out.push(c);
+                continue;
+            }
+        }
+        let Some(e) = it.next() else {
+            return Err("quoted string may not end with backslash".into());
+        };
+        match e {
+            '"' | '\\' | '/' => out.push(e),
+            'b' => out.push('\u{8}'),
+            'f' => out.push('\u{c}'),
+            'n' => out.push('\n'),
+            'r' => out.push('\r'),
+            't' => out.push('\t'),
+            'u' => {
+                let c0 = hex4(&mut it)?;
+                let c = if (0xd800..0xdc00).contains(&c0) {
+                    if it.next() != Some('\\') || it.next() != Some('u') {
+                        return Err("malformed escaped surrogate pair".into());
+                    }
+                    let c1 = hex4(&mut it)?;
+                    if !(0xdc00..0xe000).contains(&c1) {
+                        return Err(
+                            "second half of escaped surrogate pair is not trailing surrogate"
+                                .into(),
+                        );
+                    }
+                    0x10000 + ((c0 - 0xd800) << 10) + (c1 - 0xdc00)
+                } else {
+                    c0
+                };
+                // A lone trailing surrogate: OVS would store bytes that are
+                // not UTF-8, which its UTF-8 check then rejects.
+                out.push(char::from_u32(c).ok_or_else(|| {
+                    Unescape::NotUtf8(format!(
+                        "constraint violation: not a valid UTF-8 string: \
+                         invalid UTF-8 sequence 0x{:02x} 0x{:02x}",
+                        0xe0 | (c >> 12),
+                        0x80 | ((c >> 6) & 0x3f)
+                    ))
+                })?);
+            }
+            other => return Err(format!("bad escape \\{other}").into()),
+        }
+    }
+    Ok(out)
+}
+
+fn hex4(it: &mut std::str::Chars<'_>) -> Result<u32, String> {
+    let mut v = 0;
+    for _ in 0..4 {
+        let c = it
+            .next()
+            .ok_or_else(|| "quoted string ends within \\u escape".to_string())?;
+        v = v * 16 + c.to_digit(16).ok_or("malformed \\u escape")?;
+    }
+    if v == 0 {
+        return Err("null bytes not supported in quoted strings".into());
+    }
+    Ok(v)
+}
+
+fn constraint(input: &str, e: crate::Error) -> StringsError {
+    StringsError::Constraint {
+        input: input.to_string(),
+        message: e.to_string(),
+    }
 }
 
 /// Parses one atom of `base` from a whole token (quotes included, as
 /// [`parse_token`] returns it) and checks its constraints.
 pub fn atom_from_string(base: &BaseType, s: &str) -> Result<Atom, StringsError> {
     let atom = atom_unchecked(base, s)?;
-    atom.check_constraints(base)
-        .map_err(|e| StringsError::Constraint {
-            input: s.to_string(),
-            message: e.to_string(),
-        })?;
+    atom.check_constraints(base).map_err(|e| constraint(s, e))?;
     Ok(atom)
+}
+
+/// Like [`atom_from_string`], but an integer token may also be a range
+/// `a-b` (`ovsdb_atom_from_string` with a range end): returns the start
+/// and, for a range, the end. Every value of the range must meet an enum
+/// constraint (else the end must meet the range constraints), and the
+/// range may hold at most [`MAX_RANGE`] values.
+pub fn atom_range_from_string(
+    base: &BaseType,
+    s: &str,
+) -> Result<(Atom, Option<Atom>), StringsError> {
+    if base.atomic != AtomicType::Integer {
+        return atom_from_string(base, s).map(|a| (a, None));
+    }
+    let Some((a, b)) = parse_range(s) else {
+        return atom_from_string(base, s).map(|a| (a, None));
+    };
+    if b < a {
+        return Err(StringsError::BadRange {
+            input: s.to_string(),
+            too_big: false,
+        });
+    }
+    let start = Atom::Integer(a);
+    start
+        .check_constraints(base)
+        .map_err(|e| constraint(s, e))?;
+    if base.enum_.is_some() {
+        // Stops at the first value outside the enum, so a huge range
+        // costs at most the enum's size plus one.
+        for i in a.saturating_add(1)..=b {
+            Atom::Integer(i)
+                .check_constraints(base)
+                .map_err(|e| constraint(s, e))?;
+        }
+    } else {
+        Atom::Integer(b)
+            .check_constraints(base)
+            .map_err(|e| constraint(s, e))?;
+    }
+    if (b as u64).wrapping_sub(a as u64) >= MAX_RANGE {
+        return Err(StringsError::BadRange {
+            input: format!("{a}-{b}"),
+            too_big: true,
+        });
+    }
+    Ok((start, Some(Atom::Integer(b))))
 }
 
 fn atom_unchecked(base: &BaseType, s: &str) -> Result<Atom, StringsError> {
@@ -234,25 +450,25 @@ fn atom_unchecked(base: &BaseType, s: &str) -> Result<Atom, StringsError> {
             if s.is_empty() {
                 return Err(StringsError::EmptyString);
             }
-            if s.starts_with('"') {
-                if s.len() < 2 || !s.ends_with('"') {
+            if let Some(quoted) = s.strip_prefix('"') {
+                let Some(inner) = quoted.strip_suffix('"') else {
                     return Err(StringsError::BadQuotedString {
                         input: input(),
                         message: "missing quote at end of quoted string".into(),
                     });
-                }
-                match crate::json::parse_value(s.as_bytes()) {
-                    Ok(Json::String(v)) => Atom::String(v),
-                    Ok(_) => {
+                };
+                match unescape_quoted(inner) {
+                    Ok(v) => Atom::String(v),
+                    Err(Unescape::Bad(message)) => {
                         return Err(StringsError::BadQuotedString {
                             input: input(),
-                            message: "not a string".into(),
+                            message,
                         })
                     }
-                    Err(e) => {
-                        return Err(StringsError::BadQuotedString {
+                    Err(Unescape::NotUtf8(message)) => {
+                        return Err(StringsError::Constraint {
                             input: input(),
-                            message: e.to_string(),
+                            message,
                         })
                     }
                 }
@@ -266,26 +482,14 @@ fn atom_unchecked(base: &BaseType, s: &str) -> Result<Atom, StringsError> {
     })
 }
 
-/// An integer range `a-b` (both inclusive), for set keys.
-fn parse_range(s: &str) -> Option<Result<(i64, i64), StringsError>> {
-    let start = usize::from(s.starts_with(['+', '-']));
-    let pos = s.get(start..)?.find('-')? + start;
-    let (a, b) = (parse_i64(&s[..pos])?, parse_i64(&s[pos + 1..])?);
-    if b < a || (i128::from(b) - i128::from(a)) >= i128::from(MAX_RANGE) {
-        return Some(Err(StringsError::BadRange {
-            input: s.to_string(),
-        }));
-    }
-    Some(Ok((a, b)))
-}
-
 fn skip_spaces(s: &str) -> &str {
     s.trim_start_matches(|c: char| c.is_ascii_whitespace())
 }
 
 /// Parses a datum of type `ty` from the string syntax (see the module
 /// documentation). The element count is checked against `ty.min`/`ty.max`
-/// and every atom against its constraints.
+/// (a range counts each of its values), then duplicates, and every atom
+/// against its constraints.
 pub fn datum_from_string(ty: &Type, s: &str) -> Result<Datum, StringsError> {
     let is_map = ty.is_map();
     let input = || s.to_string();
@@ -308,40 +512,32 @@ pub fn datum_from_string(ty: &Type, s: &str) -> Result<Datum, StringsError> {
                 return Err(StringsError::UnexpectedChar {
                     input: input(),
                     found: c,
+                    what: ty.to_english(),
                 })
             }
             Some(_) => {}
         }
+        let start = p;
         let (tok, rest) = parse_token(p)?;
         p = rest;
         match &ty.value {
             None => {
-                let range = if ty.key.atomic == AtomicType::Integer && parse_i64(&tok).is_none() {
-                    parse_range(&tok).transpose()?
-                } else {
-                    None
-                };
-                match range {
-                    Some((a, b)) => {
-                        for i in a..=b {
-                            let atom = Atom::Integer(i);
-                            atom.check_constraints(&ty.key).map_err(|e| {
-                                StringsError::Constraint {
-                                    input: tok.clone(),
-                                    message: e.to_string(),
-                                }
-                            })?;
-                            keys.push(atom);
-                        }
+                let (a, range_end) = atom_range_from_string(&ty.key, &tok)?;
+                match (a, range_end) {
+                    (Atom::Integer(a), Some(Atom::Integer(b))) => {
+                        keys.extend((a..=b).map(Atom::Integer));
                     }
-                    None => keys.push(atom_from_string(&ty.key, &tok)?),
+                    (a, _) => keys.push(a),
                 }
             }
             Some(vt) => {
                 let key = atom_from_string(&ty.key, &tok)?;
                 p = skip_spaces(p);
                 let Some(rest) = p.strip_prefix('=') else {
-                    return Err(StringsError::ExpectedEquals { input: input() });
+                    return Err(StringsError::ExpectedEquals {
+                        input: start.to_string(),
+                        found: p.chars().next(),
+                    });
                 };
                 let (vtok, rest) = parse_token(skip_spaces(rest))?;
                 p = rest;
@@ -362,35 +558,37 @@ pub fn datum_from_string(ty: &Type, s: &str) -> Result<Datum, StringsError> {
                 });
             };
             if !skip_spaces(rest).is_empty() {
-                return Err(StringsError::TrailingGarbage { input: input() });
+                return Err(StringsError::TrailingGarbage {
+                    input: input(),
+                    end: e,
+                });
             }
         }
-        None => {
-            if !p.is_empty() {
-                return Err(StringsError::TrailingGarbage { input: input() });
-            }
-        }
+        None => debug_assert!(p.is_empty()),
     }
-    let d = if ty.value.is_some() {
-        let n = pairs.len();
-        let map: crate::AtomMap = pairs.into_iter().collect();
-        if map.len() != n {
-            return Err(StringsError::DuplicateKey { input: input() });
-        }
-        Datum::Map(map)
-    } else {
-        // Duplicates in a set collapse (ovsdb_datum_sort removes them).
-        Datum::set(keys)
-    };
-    let n = d.len();
+    let n = if is_map { pairs.len() } else { keys.len() };
     if n < ty.min as usize || n > ty.max as usize {
         return Err(StringsError::Count {
             input: input(),
             n,
             min: ty.min,
             max: ty.max,
+            map: is_map,
         });
     }
+    let d = if is_map {
+        let map: crate::AtomMap = pairs.into_iter().collect();
+        if map.len() != n {
+            return Err(StringsError::DuplicateKey { input: input() });
+        }
+        Datum::Map(map)
+    } else {
+        let set: crate::AtomSet = keys.into_iter().collect();
+        if set.len() != n {
+            return Err(StringsError::DuplicateValue { input: input() });
+        }
+        Datum::Set(set)
+    };
     Ok(d)
 }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use crate::atom::Atom;
 use crate::datum::Datum;
 use crate::error::{Error, Result};
-use crate::json::{Json, Object};
+use crate::json::{shash_order, Json, Object};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum AtomicType {
@@ -39,11 +39,12 @@ impl AtomicType {
         })
     }
 
-    fn from_json(j: &Json) -> Result<Self> {
+    /// Parses an atomic type name (`"integer"`, ...).
+    pub fn from_json(j: &Json) -> Result<Self> {
         match j {
             Json::String(s) => AtomicType::from_name(s)
-                .ok_or_else(|| Error::syntax(format!("\"{}\" is not an atomic-type", s))),
-            _ => Err(Error::syntax("atomic-type expected")),
+                .ok_or_else(|| Error::syntax_at(j, format!("\"{}\" is not an atomic-type", s))),
+            _ => Err(Error::syntax_at(j, "atomic-type expected")),
         }
     }
 }
@@ -125,7 +126,7 @@ impl BaseType {
         }
         let o = j
             .as_object()
-            .ok_or_else(|| Error::syntax("ovsdb type expected"))?;
+            .ok_or_else(|| Error::syntax_at(j, "ovsdb type expected"))?;
         let mut p = MemberParser::new(o, "ovsdb type");
         let t = p.required("type", |j| j.as_str().is_some(), "string")?;
         let atomic = AtomicType::from_json(t)?;
@@ -143,7 +144,7 @@ impl BaseType {
                         b.max_integer = v.as_i64().unwrap_or(i64::MAX);
                     }
                     if b.min_integer > b.max_integer {
-                        return Err(Error::syntax("minInteger exceeds maxInteger"));
+                        return Err(Error::syntax_at(j, "minInteger exceeds maxInteger"));
                     }
                 }
                 AtomicType::Real => {
@@ -154,7 +155,7 @@ impl BaseType {
                         b.max_real = v.as_f64().unwrap_or(f64::MAX);
                     }
                     if b.min_real > b.max_real {
-                        return Err(Error::syntax("minReal exceeds maxReal"));
+                        return Err(Error::syntax_at(j, "minReal exceeds maxReal"));
                     }
                 }
                 AtomicType::String => {
@@ -165,7 +166,7 @@ impl BaseType {
                         b.max_length = uint_member("maxLength", v)?;
                     }
                     if b.min_length > b.max_length {
-                        return Err(Error::syntax("minLength exceeds maxLength"));
+                        return Err(Error::syntax_at(j, "minLength exceeds maxLength"));
                     }
                 }
                 AtomicType::Uuid => {
@@ -176,10 +177,13 @@ impl BaseType {
                                 Some("strong") => RefType::Strong,
                                 Some("weak") => RefType::Weak,
                                 other => {
-                                    return Err(Error::syntax(format!(
-                                        "refType must be \"strong\" or \"weak\" (not \"{}\")",
-                                        other.unwrap_or("")
-                                    )))
+                                    return Err(Error::syntax_at(
+                                        j,
+                                        format!(
+                                            "refType must be \"strong\" or \"weak\" (not \"{}\")",
+                                            other.unwrap_or("")
+                                        ),
+                                    ))
                                 }
                             };
                         }
@@ -261,11 +265,10 @@ pub fn is_id_str(s: &str) -> bool {
 fn uint_member(name: &str, v: &Json) -> Result<u32> {
     match v.as_i64() {
         Some(i) if (0..=i64::from(u32::MAX)).contains(&i) => Ok(i as u32),
-        _ => Err(Error::syntax(format!(
-            "{} out of valid range 0 to {}",
-            name,
-            u32::MAX
-        ))),
+        _ => Err(Error::syntax_at(
+            v,
+            format!("{} out of valid range 0 to {}", name, u32::MAX),
+        )),
     }
 }
 
@@ -305,10 +308,7 @@ impl<'a> MemberParser<'a> {
         match self.find(name) {
             None => Ok(None),
             Some(v) if ok(v) => Ok(Some(v)),
-            Some(_) => Err(Error::syntax(format!(
-                "Parsing {} failed: Type mismatch for member '{}'.",
-                self.what, name
-            ))),
+            Some(_) => Err(self.error(format!("Type mismatch for member '{}'.", name))),
         }
     }
 
@@ -318,24 +318,36 @@ impl<'a> MemberParser<'a> {
         ok: impl Fn(&Json) -> bool,
         type_desc: &str,
     ) -> Result<&'a Json> {
-        self.optional(name, ok, type_desc)?.ok_or_else(|| {
-            Error::syntax(format!(
-                "Parsing {} failed: Required '{}' member is missing.",
-                self.what, name
-            ))
-        })
+        self.optional(name, ok, type_desc)?
+            .ok_or_else(|| self.error(format!("Required '{}' member is missing.", name)))
     }
 
+    /// A syntax error about the whole object, worded like
+    /// `ovsdb_parser_raise_error`.
+    fn error(&self, message: String) -> Error {
+        Error::syntax_at(
+            &Json::Object(self.obj.clone()),
+            format!("Parsing {} failed: {}", self.what, message),
+        )
+    }
+
+    /// Fails if a member was not asked for, naming the first one in the C
+    /// object's (hash) iteration order, and how many others there are.
     pub fn finish(self) -> Result<()> {
-        for (i, (k, _)) in self.obj.iter().enumerate() {
-            if !self.used[i] {
-                return Err(Error::syntax(format!(
-                    "Parsing {} failed: Member '{}' is present but not allowed here.",
-                    self.what, k
-                )));
-            }
-        }
-        Ok(())
+        let names: Vec<&str> = self.obj.keys().collect();
+        let unused = self.used.iter().filter(|u| !**u).count();
+        let Some(first) = shash_order(&names).into_iter().find(|&i| !self.used[i]) else {
+            return Ok(());
+        };
+        Err(self.error(match unused {
+            1 => format!("Member '{}' is present but not allowed here.", names[first]),
+            n => format!(
+                "Member '{}' and {} other member{} are present but not allowed here.",
+                names[first],
+                n - 1,
+                if n > 2 { "s" } else { "" }
+            ),
+        }))
     }
 }
 
@@ -408,7 +420,7 @@ impl Type {
     fn n_from_json(j: &Json) -> Result<u32> {
         match j.as_i64() {
             Some(i) if (0..i64::from(u32::MAX)).contains(&i) => Ok(i as u32),
-            _ => Err(Error::syntax("bad min or max value")),
+            _ => Err(Error::syntax_at(j, "bad min or max value")),
         }
     }
 
@@ -441,7 +453,7 @@ impl Type {
                     None => 1,
                 };
                 if min > 1 || max < 1 || min > max {
-                    return Err(Error::syntax("ovsdb type fails constraint checks"));
+                    return Err(Error::syntax_at(j, "ovsdb type fails constraint checks"));
                 }
                 Ok(Type {
                     key,
@@ -450,8 +462,35 @@ impl Type {
                     max,
                 })
             }
-            _ => Err(Error::syntax("ovsdb type expected")),
+            _ => Err(Error::syntax_at(j, "ovsdb type expected")),
         }
+    }
+
+    /// The type in words, as OVS's `ovsdb_type_to_english` puts it
+    /// (`integer`, `set of up to 3 strings`, `map of 1 or more (string,
+    /// integer) pairs`).
+    pub fn to_english(&self) -> String {
+        let key = self.key.atomic.name();
+        if self.is_scalar() {
+            return key.to_string();
+        }
+        let mut s = String::from(if self.is_map() { "map" } else { "set" });
+        if self.max == UNLIMITED {
+            if self.min > 0 {
+                s.push_str(&format!(" of {} or more", self.min));
+            } else {
+                s.push_str(" of");
+            }
+        } else if self.min > 0 {
+            s.push_str(&format!(" of {} to {}", self.min, self.max));
+        } else {
+            s.push_str(&format!(" of up to {}", self.max));
+        }
+        match &self.value {
+            None => s.push_str(&format!(" {}s", key)),
+            Some(v) => s.push_str(&format!(" ({}, {}) pairs", key, v.atomic.name())),
+        }
+        s
     }
 
     /// Normalized JSON, members in the C writer's insertion order

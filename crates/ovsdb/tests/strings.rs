@@ -80,7 +80,13 @@ fn sets_and_maps() {
     assert_eq!(datum_from_string(&set, "[a, \"b c\"]").unwrap(), want);
     assert_eq!(datum_from_string(&set, "a,\"b c\"").unwrap(), want);
     assert_eq!(datum_from_string(&set, "[]").unwrap(), Datum::set([]));
-    assert_eq!(datum_from_string(&set, "[b, a, b]").unwrap().len(), 2);
+    // A set given twice the same element is an error, as in OVS
+    // (`ovsdb_datum_from_string`; the vector "duplicate string not allowed
+    // in string set" in testdata/ovsdb-data.txt).
+    assert!(matches!(
+        datum_from_string(&set, "[b, a, b]"),
+        Err(StringsError::DuplicateValue { .. })
+    ));
     let ints = ty(r#"{"key":"integer","min":0,"max":"unlimited"}"#);
     assert_eq!(
         datum_from_string(&ints, "[1, 3-5]").unwrap(),
@@ -223,4 +229,43 @@ fn comparisons() {
     let m1 = Datum::map([(s("k"), s("1"))]);
     let m2 = Datum::map([(s("k"), s("2")), (s("j"), s("1"))]);
     assert!(!includes_all(&m1, &m2) && excludes_all(&m1, &m2));
+}
+
+/// Messages the vectors in testdata/ do not reach, worded as OVS 3.1's
+/// `ovsdb_datum_from_string` and `json_string_unescape` word them.
+#[test]
+fn messages_as_ovs_words_them() {
+    let msg = |t: &Type, v: &str| datum_from_string(t, v).unwrap_err().to_string();
+    let map = ty(r#"{"key":"string","value":"integer","min":0,"max":3}"#);
+    assert_eq!(
+        msg(&map, "{a=1, b 2}"),
+        "b 2}: syntax error at \"2\" expecting \"=\""
+    );
+    assert_eq!(
+        msg(&map, "{=1}"),
+        "{=1}: unexpected \"=\" parsing map of up to 3 (string, integer) pairs"
+    );
+    assert_eq!(
+        msg(&map, "a=1 b=2 c=3 d=4"),
+        "a=1 b=2 c=3 d=4: 4 pair(s) specified but the maximum number is 3"
+    );
+    let ints = ty(r#"{"key":"integer","min":1,"max":"unlimited"}"#);
+    assert_eq!(
+        msg(&ints, "[]"),
+        "[]: 0 value(s) specified but the minimum number is 1"
+    );
+    assert_eq!(msg(&ints, "[1] 2"), "[1] 2: trailing garbage after \"]\"");
+    let st = Type::scalar(AtomicType::String);
+    assert_eq!(msg(&st, r#""a\q""#), r#""a\q": bad escape \q"#);
+    assert_eq!(
+        msg(&st, r#""\udc00""#),
+        "constraint violation: not a valid UTF-8 string: invalid UTF-8 sequence 0xed 0xb0"
+    );
+    assert_eq!(
+        Type::from_json(&Json::String("integer".into()))
+            .unwrap()
+            .to_english(),
+        "integer"
+    );
+    assert_eq!(ints.to_english(), "set of 1 or more integers");
 }
