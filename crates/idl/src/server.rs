@@ -369,15 +369,6 @@ fn parse_value(j: &Json, ty: &Type, named: &HashMap<String, Uuid>, relaxed: bool
             named_uuid: Some(&mut f),
         },
     )
-    .map_err(|e| {
-        // ovsdb-server reports duplicate set elements / map keys with its
-        // generic tag (checked against the real server).
-        if e.details.contains("contains duplicate") {
-            Error::new("ovsdb error", e.details)
-        } else {
-            e
-        }
-    })
 }
 
 fn parse_cond(j: Option<&Json>, t: &TableMeta, named: &HashMap<String, Uuid>) -> Result<Condition> {
