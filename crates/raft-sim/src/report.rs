@@ -62,6 +62,54 @@ pub fn figures(m: &Metrics) -> Vec<Figure> {
     if m.relay.relays > 0 {
         figs.extend(relay_figures(m));
     }
+    if m.scheduled_compactions > 0 {
+        figs.extend(compaction_figures(m));
+    }
+    figs
+}
+
+/// `compactions.sN` for servers 1..9.
+const COMPACTIONS_PER_SERVER: [&str; 9] = [
+    "compactions.s1",
+    "compactions.s2",
+    "compactions.s3",
+    "compactions.s4",
+    "compactions.s5",
+    "compactions.s6",
+    "compactions.s7",
+    "compactions.s8",
+    "compactions.s9",
+];
+
+/// Leader changes and compactions (only for runs in which the snapshot
+/// scheduler compacted, so that short runs keep their figures).
+fn compaction_figures(m: &Metrics) -> Vec<Figure> {
+    let changes = m.leader_changes() as f64;
+    let hours = m.sim_time_us as f64 / 3.6e9;
+    let gaps = m.leader_change_intervals_us();
+    let ms = |v: Option<u64>| v.map(|x| x as f64 / 1000.0);
+    let mean = (!gaps.is_empty()).then(|| gaps.iter().sum::<u64>() as f64 / gaps.len() as f64);
+    let mut figs = vec![
+        ("leader.changes", Some(changes)),
+        (
+            "leader.changes_per_hour",
+            (hours > 0.0).then(|| changes / hours),
+        ),
+        ("leader.interval_ms.mean", mean.map(|x| x / 1000.0)),
+        ("leader.interval_ms.min", ms(gaps.iter().min().copied())),
+        ("leader.interval_ms.max", ms(gaps.iter().max().copied())),
+        (
+            "compactions.total",
+            Some(m.compactions.iter().sum::<u64>() as f64),
+        ),
+        (
+            "compactions.scheduled",
+            Some(m.scheduled_compactions as f64),
+        ),
+    ];
+    for (name, n) in COMPACTIONS_PER_SERVER.iter().zip(&m.compactions) {
+        figs.push((name, Some(*n as f64)));
+    }
     figs
 }
 
@@ -424,16 +472,23 @@ mod tests {
     /// duplicate key (the second silently wins in a JSON reader).
     #[test]
     fn dotted_figure_groups_are_contiguous() {
-        let names: Vec<&str> = figures(&Metrics::default())
-            .iter()
-            .map(|(n, _)| n.split('.').next().unwrap_or(n))
-            .collect();
-        for (i, head) in names.iter().enumerate() {
-            if let Some(j) = names[..i].iter().rposition(|h| h == head) {
-                assert!(
-                    names[j..i].iter().all(|h| h == head),
-                    "figure group {head} is split: {names:?}"
-                );
+        // With the optional groups too (relays, scheduled compactions).
+        let mut full = Metrics::default();
+        full.relay.relays = 1;
+        full.scheduled_compactions = 1;
+        full.compactions = vec![1, 0, 0];
+        for m in [Metrics::default(), full] {
+            let names: Vec<&str> = figures(&m)
+                .iter()
+                .map(|(n, _)| n.split('.').next().unwrap_or(n))
+                .collect();
+            for (i, head) in names.iter().enumerate() {
+                if let Some(j) = names[..i].iter().rposition(|h| h == head) {
+                    assert!(
+                        names[j..i].iter().all(|h| h == head),
+                        "figure group {head} is split: {names:?}"
+                    );
+                }
             }
         }
     }

@@ -525,6 +525,10 @@ pub const PRESETS: &[(&str, &str)] = &[
         "relay-chain",
         include_str!("../../../scenarios/relay-chain.scn"),
     ),
+    (
+        "compaction-hours",
+        include_str!("../../../scenarios/compaction-hours.scn"),
+    ),
 ];
 
 pub fn preset(name: &str) -> Option<&'static str> {

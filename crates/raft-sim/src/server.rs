@@ -516,6 +516,8 @@ pub enum Out {
     Snapshotted {
         server: Sid,
         index: u64,
+        /// By the snapshot scheduler (not `ovsdb-server/compact`).
+        scheduled: bool,
     },
     PrereqFailure {
         server: Sid,
@@ -1739,6 +1741,11 @@ impl Server {
 
     /// Compact the log up to `last_applied` (ovsdb-server/compact).
     pub fn compact(&mut self, cx: &mut Ctx) {
+        self.compact_as(false, cx);
+    }
+
+    /// Compact, forced (`compact`) or because the scheduler said so.
+    fn compact_as(&mut self, scheduled: bool, cx: &mut Ctx) {
         let idx = self.last_applied;
         if idx < self.log_start || self.joining {
             return;
@@ -1818,6 +1825,7 @@ impl Server {
         cx.out.push(Out::Snapshotted {
             server: self.id,
             index: idx,
+            scheduled,
         });
     }
 
@@ -1854,7 +1862,7 @@ impl Server {
             return;
         }
         self.snapshot_after_transfer = false;
-        self.compact(cx);
+        self.compact_as(true, cx);
         let span = k.snapshot_max.saturating_sub(k.snapshot_min);
         self.next_snapshot_check = cx.now + k.snapshot_min + cx.rng.below(span.max(1));
         self.snapshot_deadline = cx.now + k.snapshot_deadline;

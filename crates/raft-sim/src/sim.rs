@@ -274,6 +274,12 @@ pub struct Metrics {
     pub violations: Vec<String>,
     /// Relay hops (empty without relays).
     pub relay: RelayMetrics,
+    /// When each leadership began (every `BecameLeader`, in order).
+    pub leader_starts: Vec<Time>,
+    /// Compactions per server (scheduled and forced).
+    pub compactions: Vec<u64>,
+    /// Compactions the snapshot scheduler started (`ovsdb_storage_should_snapshot`).
+    pub scheduled_compactions: u64,
 }
 
 impl Metrics {
@@ -285,6 +291,16 @@ impl Metrics {
             (Some(a), Some(b)) => b.saturating_sub(a),
             _ => 0,
         }
+    }
+    /// Leaderships after the first one.
+    pub fn leader_changes(&self) -> usize {
+        self.leader_starts.len().saturating_sub(1)
+    }
+    /// Gaps between consecutive leader changes (the first leadership's
+    /// start excluded: it is the cluster's start, not a change), µs.
+    pub fn leader_change_intervals_us(&self) -> Vec<u64> {
+        let changes = self.leader_starts.get(1..).unwrap_or(&[]);
+        changes.windows(2).map(|w| w[1] - w[0]).collect()
     }
     pub fn time_to_leader_mean_us(&self) -> Option<f64> {
         if self.time_to_leader_us.is_empty() {
@@ -678,6 +694,8 @@ impl Sim {
         let mut m = self.metrics.clone();
         m.sim_time_us = self.now;
         m.per_server_file_bytes = self.servers.iter().map(|s| s.file_bytes).collect();
+        m.compactions
+            .resize(self.servers.len().max(m.compactions.len()), 0);
         m.max_term = self.servers.iter().map(|s| s.term).max().unwrap_or(0);
         if let Some(since) = self.leaderless_since {
             m.leaderless_us += self.now.saturating_sub(since);
@@ -875,7 +893,18 @@ impl Sim {
                 self.note(EventKind::Left { server });
                 self.leader_gone(server);
             }
-            Out::Snapshotted { server, index } => self.note(EventKind::Snapshot { server, index }),
+            Out::Snapshotted {
+                server,
+                index,
+                scheduled,
+            } => {
+                if self.metrics.compactions.len() <= server {
+                    self.metrics.compactions.resize(server + 1, 0);
+                }
+                self.metrics.compactions[server] += 1;
+                self.metrics.scheduled_compactions += u64::from(scheduled);
+                self.note(EventKind::Snapshot { server, index })
+            }
             Out::PrereqFailure { .. } => self.metrics.prereq_failures += 1,
             Out::Timeout { .. } => self.metrics.timeouts += 1,
         }
@@ -1042,6 +1071,7 @@ impl Sim {
                 ),
             );
         }
+        self.metrics.leader_starts.push(now);
         if self.metrics.first_leader_us.is_none() {
             self.metrics.first_leader_us = Some(now);
         }

@@ -350,3 +350,89 @@ fn five_servers_fail_over_sooner_on_average_than_three() {
     let (three, five) = (mean("leader-kill"), mean("leader-kill-5"));
     assert!(five < three, "five {five} us, three {three} us");
 }
+
+/// (g) Compaction over hours (`compaction-hours`): only followers compact,
+/// so a leader whose snapshot check comes due hands leadership over first.
+/// Every leader change after the first election is then a transfer
+/// election, the old leader compacts right after it, and that compaction
+/// comes at the snapshot interval: at least `snapshot_min` after the
+/// server's previous compaction (or start), and at most `snapshot_max`
+/// plus a few 1-2 min re-checks while its log has not grown enough yet.
+/// Without the transfer, letting any role compact, the first leader stays
+/// leader on this fault-free run while every server still compacts.
+#[test]
+fn leadership_moves_at_the_snapshot_interval_only_with_transfer() {
+    let text = raft_sim::preset("compaction-hours").unwrap();
+    let k = Knobs::for_profile(Profile::V3_1);
+    let rechecks = 5 * k.snapshot_recheck_max;
+    for seed in 1..=2 {
+        let mut s = sim(text, "v3.1", &[], seed);
+        let m = s.run();
+        assert!(m.violations.is_empty(), "{:?}", m.violations);
+        let ev = s.events();
+        let leaders: Vec<(u64, usize)> = ev
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::BecameLeader { server, .. } => Some((e.t, server)),
+                _ => None,
+            })
+            .collect();
+        let snaps: Vec<(u64, usize)> = ev
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::Snapshot { server, .. } => Some((e.t, server)),
+                _ => None,
+            })
+            .collect();
+        let transfers = ev
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::ElectionStarted { transfer: true, .. }))
+            .count();
+        assert!(leaders.len() >= 7, "seed {seed}: {leaders:?}");
+        assert_eq!(m.leader_changes(), leaders.len() - 1);
+        // Every change is a handover: one transfer election each.
+        assert_eq!(transfers, leaders.len() - 1, "seed {seed}");
+        for w in leaders.windows(2) {
+            let ((_, old), (t, new)) = (w[0], w[1]);
+            assert_ne!(old, new, "seed {seed}");
+            // The old leader compacts within an election's time of the handover.
+            let (ts, _) = *snaps
+                .iter()
+                .find(|(ts, srv)| *srv == old && *ts + k.election_timer >= t)
+                .unwrap_or_else(|| panic!("seed {seed}: s{} never compacts after {t}", old + 1));
+            assert!(ts <= t + k.election_timer, "seed {seed}: {ts} vs {t}");
+            // ...at the snapshot interval since its previous compaction.
+            let prev = snaps
+                .iter()
+                .filter(|(tp, srv)| *srv == old && *tp < ts)
+                .map(|(tp, _)| *tp)
+                .next_back()
+                .unwrap_or(0);
+            let gap = ts - prev;
+            assert!(
+                (k.snapshot_min..=k.snapshot_max + rechecks).contains(&gap),
+                "seed {seed}: s{} compacted {gap} us after its previous compaction",
+                old + 1
+            );
+        }
+        // Without the transfer (any role compacts), nobody moves.
+        let mut off = sim(
+            text,
+            "v3.1",
+            &[
+                ("transfer_before_snapshot", "false"),
+                ("snapshot_roles", "any"),
+            ],
+            seed,
+        );
+        let mo = off.run();
+        assert!(mo.violations.is_empty(), "{:?}", mo.violations);
+        assert_eq!(mo.leader_changes(), 0, "seed {seed}");
+        assert_eq!(mo.elections, 1, "seed {seed}");
+        assert!(
+            mo.compactions.iter().all(|n| *n >= 3),
+            "{:?}",
+            mo.compactions
+        );
+    }
+}

@@ -317,3 +317,32 @@ fn relays_get_lanes_of_their_own_after_the_members() {
     let plain = go(&RunSpec::preset("ls-add-follower"));
     assert_eq!(plain.trace.lanes(), plain.trace.servers());
 }
+
+#[test]
+fn snapshot_transfer_ab_moves_the_leader_only_with_the_transfer() {
+    let p = ab_preset("snapshot-transfer").unwrap();
+    let with = go(&p.spec_a(1));
+    let without = go(&p.spec_b(1));
+    // The transfer side is the preset compaction-hours as it stands.
+    let preset = go(&RunSpec::preset("compaction-hours"));
+    assert_eq!(preset.figures, with.figures);
+    let per_hour = |r: &simview::RunResult| r.figure("leader.changes_per_hour").unwrap();
+    // Every server compacts several times in three hours on both sides...
+    for r in [&with, &without] {
+        for s in ["compactions.s1", "compactions.s2", "compactions.s3"] {
+            assert!(r.figure(s).unwrap() >= 3.0, "{s}: {:?}", r.figure(s));
+        }
+    }
+    // ...but only a leader that must hand over before compacting moves.
+    assert!(per_hour(&with) >= 2.0, "{}", per_hour(&with));
+    assert_eq!(without.figure("leader.changes"), Some(0.0));
+    let table = rows(&with, &without);
+    let row = table
+        .iter()
+        .find(|r| r.label == "Leader changes per hour")
+        .expect("the table has the leader changes of long runs");
+    assert_eq!(row.a, Some(per_hour(&with)));
+    for r in &table {
+        eprintln!("snapshot-transfer: {:30} {:?} {:?}", r.label, r.a, r.b);
+    }
+}
