@@ -818,7 +818,15 @@ impl<'a> Parser<'a> {
                     }
                     let raw = &input[start..j];
                     let s = if has_escape {
-                        unescape(raw).map_err(|m| self.err(j, m))?
+                        unescape(raw).map_err(|e| {
+                            self.err(
+                                j,
+                                match e {
+                                    Unescape::Bad(m) => m,
+                                    Unescape::LoneSurrogate(_) => "invalid UTF-8 in string".into(),
+                                },
+                            )
+                        })?
                     } else {
                         match std::str::from_utf8(raw) {
                             Ok(s) => s.to_string(),
@@ -1113,11 +1121,40 @@ fn hex4(raw: &[u8], i: usize) -> Result<u32, String> {
     Ok(v)
 }
 
-fn unescape(raw: &[u8]) -> Result<String, String> {
+/// Why a quoted string did not unescape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Unescape {
+    /// `json_string_unescape`'s message.
+    Bad(String),
+    /// `\uXXXX` named a lone trailing surrogate: C writes its (invalid)
+    /// UTF-8 form, which a Rust string cannot hold; the caller words it.
+    LoneSurrogate(u32),
+}
+
+impl From<String> for Unescape {
+    fn from(m: String) -> Self {
+        Unescape::Bad(m)
+    }
+}
+
+impl From<&str> for Unescape {
+    fn from(m: &str) -> Self {
+        Unescape::Bad(m.to_string())
+    }
+}
+
+/// The inside of a double-quoted string, unescaped the way OVS's
+/// `json_string_unescape` does it, with its messages: for JSON strings (the
+/// lexer never passes an unescaped `"`) and for the quoted strings of the
+/// ovs-vsctl syntax (`strings`).
+pub(crate) fn unescape(raw: &[u8]) -> Result<String, Unescape> {
     let mut out: Vec<u8> = Vec::with_capacity(raw.len());
     let mut i = 0;
     while i < raw.len() {
         let c = raw[i];
+        if c == b'"' {
+            return Err("quoted string may not include unescaped \"".into());
+        }
         if c != b'\\' {
             out.push(c);
             i += 1;
@@ -1154,17 +1191,11 @@ fn unescape(raw: &[u8]) -> Result<String, String> {
                 } else {
                     c0
                 };
-                match char::from_u32(cp) {
-                    Some(ch) => {
-                        let mut b = [0u8; 4];
-                        out.extend_from_slice(ch.encode_utf8(&mut b).as_bytes());
-                    }
-                    // A lone trailing surrogate: C emits its (invalid) UTF-8
-                    // form; we cannot hold that in a Rust string.
-                    None => return Err("invalid UTF-8 in string".into()),
-                }
+                let ch = char::from_u32(cp).ok_or(Unescape::LoneSurrogate(cp))?;
+                let mut b = [0u8; 4];
+                out.extend_from_slice(ch.encode_utf8(&mut b).as_bytes());
             }
-            _ => return Err(format!("bad escape \\{}", e as char)),
+            _ => return Err(format!("bad escape \\{}", e as char).into()),
         }
     }
     String::from_utf8(out).map_err(|_| "invalid UTF-8 in string".into())

@@ -20,6 +20,7 @@
 
 use crate::atom::{string_needs_quotes, Atom};
 use crate::datum::Datum;
+use crate::json::Unescape;
 use crate::types::{AtomicType, BaseType, Type};
 use crate::uuid::Uuid;
 use std::cmp::Ordering;
@@ -270,99 +271,6 @@ fn parse_range(s: &str) -> Option<(i64, i64)> {
     Some((a, parse_i64(rest.strip_prefix('-')?)?))
 }
 
-/// Why a quoted string did not unescape.
-enum Unescape {
-    /// `json_string_unescape`'s message.
-    Bad(String),
-    /// The result would not be UTF-8 (a lone trailing surrogate): the
-    /// constraint violation OVS's UTF-8 check of the atom reports.
-    NotUtf8(String),
-}
-
-impl From<String> for Unescape {
-    fn from(m: String) -> Self {
-        Unescape::Bad(m)
-    }
-}
-
-impl From<&str> for Unescape {
-    fn from(m: &str) -> Self {
-        Unescape::Bad(m.to_string())
-    }
-}
-
-/// Unescapes the inside of a double-quoted string the way OVS's
-/// `json_string_unescape` does, with its messages.
-fn unescape_quoted(inner: &str) -> Result<String, Unescape> {
-    let mut out = String::with_capacity(inner.len());
-    let mut it = inner.chars();
-    while let Some(c) = it.next() {
-        match c {
-            '"' => return Err("quoted string may not include unescaped \"".into()),
-            '\\' => {}
-            c => {
-                out.push(c);
-                continue;
-            }
-        }
-        let Some(e) = it.next() else {
-            return Err("quoted string may not end with backslash".into());
-        };
-        match e {
-            '"' | '\\' | '/' => out.push(e),
-            'b' => out.push('\u{8}'),
-            'f' => out.push('\u{c}'),
-            'n' => out.push('\n'),
-            'r' => out.push('\r'),
-            't' => out.push('\t'),
-            'u' => {
-                let c0 = hex4(&mut it)?;
-                let c = if (0xd800..0xdc00).contains(&c0) {
-                    if it.next() != Some('\\') || it.next() != Some('u') {
-                        return Err("malformed escaped surrogate pair".into());
-                    }
-                    let c1 = hex4(&mut it)?;
-                    if !(0xdc00..0xe000).contains(&c1) {
-                        return Err(
-                            "second half of escaped surrogate pair is not trailing surrogate"
-                                .into(),
-                        );
-                    }
-                    0x10000 + ((c0 - 0xd800) << 10) + (c1 - 0xdc00)
-                } else {
-                    c0
-                };
-                // A lone trailing surrogate: OVS would store bytes that are
-                // not UTF-8, which its UTF-8 check then rejects.
-                out.push(char::from_u32(c).ok_or_else(|| {
-                    Unescape::NotUtf8(format!(
-                        "constraint violation: not a valid UTF-8 string: \
-                         invalid UTF-8 sequence 0x{:02x} 0x{:02x}",
-                        0xe0 | (c >> 12),
-                        0x80 | ((c >> 6) & 0x3f)
-                    ))
-                })?);
-            }
-            other => return Err(format!("bad escape \\{other}").into()),
-        }
-    }
-    Ok(out)
-}
-
-fn hex4(it: &mut std::str::Chars<'_>) -> Result<u32, String> {
-    let mut v = 0;
-    for _ in 0..4 {
-        let c = it
-            .next()
-            .ok_or_else(|| "quoted string ends within \\u escape".to_string())?;
-        v = v * 16 + c.to_digit(16).ok_or("malformed \\u escape")?;
-    }
-    if v == 0 {
-        return Err("null bytes not supported in quoted strings".into());
-    }
-    Ok(v)
-}
-
 fn constraint(input: &str, e: crate::Error) -> StringsError {
     StringsError::Constraint {
         input: input.to_string(),
@@ -457,7 +365,7 @@ fn atom_unchecked(base: &BaseType, s: &str) -> Result<Atom, StringsError> {
                         message: "missing quote at end of quoted string".into(),
                     });
                 };
-                match unescape_quoted(inner) {
+                match crate::json::unescape(inner.as_bytes()) {
                     Ok(v) => Atom::String(v),
                     Err(Unescape::Bad(message)) => {
                         return Err(StringsError::BadQuotedString {
@@ -465,10 +373,17 @@ fn atom_unchecked(base: &BaseType, s: &str) -> Result<Atom, StringsError> {
                             message,
                         })
                     }
-                    Err(Unescape::NotUtf8(message)) => {
+                    // OVS would store bytes that are not UTF-8, which its
+                    // UTF-8 check of the atom then rejects.
+                    Err(Unescape::LoneSurrogate(c)) => {
                         return Err(StringsError::Constraint {
                             input: input(),
-                            message,
+                            message: format!(
+                                "constraint violation: not a valid UTF-8 string: \
+                                 invalid UTF-8 sequence 0x{:02x} 0x{:02x}",
+                                0xe0 | (c >> 12),
+                                0x80 | ((c >> 6) & 0x3f)
+                            ),
                         })
                     }
                 }
