@@ -3,8 +3,7 @@
 //! All file I/O of the formats area happens here; the library works on
 //! byte slices.
 
-use ovsdb::json::{Json, Object};
-use ovsdb_log::{summarize_cluster, FileSummary, Format};
+use ovsdb_log::{FileSummary, Format};
 
 /// `println!` that ends the process quietly (status 141, as a shell reports
 /// death by SIGPIPE) when stdout is a closed pipe (`dump FILE | head`),
@@ -96,7 +95,7 @@ fn replay_file(path: &str, upto: ovsdb_log::Upto) -> Result<ovsdb_log::Replay, S
 /// that stopped it. Only the output is held whole.
 fn convert_file(
     path: &str,
-    mode: ovsdb_log::Mode,
+    mode: ovsdb::StorageMode,
 ) -> Result<(u64, Result<Vec<u8>, ovsdb_log::LogError>), String> {
     use ovsdb_log::convert::Converter;
     use ovsdb_log::sizes::Plan;
@@ -307,7 +306,7 @@ pub struct InspectArgs {
 pub fn inspect(a: InspectArgs) -> u8 {
     let (json, files) = (a.json, a.files);
     crate::progress::start_files(&files, "inspect");
-    let mut summaries = Vec::new();
+    let mut summaries: Vec<FileSummary> = Vec::new();
     let mut code = 0u8;
     // The files of one cluster replay their common committed prefix once.
     let mut shared = ovsdb_log::SharedReplay::default();
@@ -325,7 +324,7 @@ pub fn inspect(a: InspectArgs) -> u8 {
                     eprintln!("ovsdb-scope: {path}: {e}");
                     code = code.max(1);
                 }
-                summaries.push((path.clone(), s));
+                summaries.push(s);
             }
             Err(e) => {
                 eprintln!("ovsdb-scope: {e}");
@@ -334,21 +333,12 @@ pub fn inspect(a: InspectArgs) -> u8 {
         }
     }
     crate::progress::finish();
-    let cluster = (summaries.len() > 1)
-        .then(|| summarize_cluster(&summaries.iter().map(|(_, s)| s.clone()).collect::<Vec<_>>()));
+    let names: Vec<&str> = files.iter().map(String::as_str).collect();
     if json {
-        let mut o = Object::new();
-        o.push_unchecked(
-            "files",
-            Json::Array(summaries.iter().map(|(p, s)| s.to_json(Some(p))).collect()),
-        );
-        o.push_unchecked(
-            "cluster",
-            cluster.as_ref().map_or(Json::Null, |c| c.to_json()),
-        );
-        outln!("{}", Json::Object(o));
+        outln!("{}", ovsdb_log::inspect_document(&names, &summaries));
     } else {
-        for (p, s) in &summaries {
+        let cluster = ovsdb_log::cluster_summary(&summaries);
+        for (p, s) in names.iter().zip(&summaries) {
             print_summary_text(p, s);
         }
         if let Some(c) = &cluster {
@@ -481,8 +471,8 @@ pub struct ConvertArgs {
 
 pub fn convert(a: ConvertArgs) -> u8 {
     let mode = match a.to {
-        To::Full => ovsdb_log::Mode::Full,
-        To::Diff => ovsdb_log::Mode::Diff,
+        To::Full => ovsdb::StorageMode::Full,
+        To::Diff => ovsdb::StorageMode::Diff,
     };
     let (input, output) = (&a.input, &a.output);
     crate::progress::start_files(std::slice::from_ref(input), "convert");

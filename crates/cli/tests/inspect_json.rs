@@ -279,3 +279,36 @@ fn inspect_json_keys_and_values_on_standalone_samples() {
         assert_eq!(txn_bytes as u64, stored, "{path}: entry_bytes.stored");
     }
 }
+
+/// The web's JSON export (`timeline`'s `inspect_json`, built by the load walk
+/// the worker runs) is the CLI's `inspect --json` document byte for byte: one
+/// file of a cluster (cluster `null`), a whole cluster, one standalone file
+/// and two standalone files (a cluster object naming the problem).
+#[test]
+fn the_web_export_is_the_cli_document_byte_for_byte() {
+    let s = |scen: &str, stem: &str| sample_path(scen, stem).display().to_string();
+    let cases: Vec<Vec<String>> = vec![
+        vec![s("leader-failover", "s2")],
+        (1..=3).map(|i| s("compacted", &format!("s{i}"))).collect(),
+        vec![s("standalone", "nb")],
+        vec![s("standalone", "nb"), s("election-timer", "s1")],
+    ];
+    for files in cases {
+        let args: Vec<&str> = ["inspect", "--json"]
+            .into_iter()
+            .chain(files.iter().map(String::as_str))
+            .collect();
+        let o = ours(&args);
+        let cli = String::from_utf8(o.stdout).unwrap();
+        let bytes: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+        let named: Vec<(&str, &[u8])> = files
+            .iter()
+            .map(String::as_str)
+            .zip(bytes.iter().map(Vec::as_slice))
+            .collect();
+        let web = timeline::build_timeline(&named, &mut |_| {})
+            .cluster
+            .inspect_json;
+        assert_eq!(cli.trim_end(), web, "{files:?}");
+    }
+}

@@ -236,8 +236,8 @@ impl SizesPass {
             match (&e.schema, &parsed) {
                 (Some(s), Some(t)) => {
                     let mut d = ovsdb_log::Db::new((**s).clone());
-                    let f = d.transform_txn(t, ovsdb_log::Mode::Full).ok();
-                    let df = d.transform_txn(t, ovsdb_log::Mode::Diff).ok();
+                    let f = d.transform_txn(t, ovsdb::StorageMode::Full).ok();
+                    let df = d.transform_txn(t, ovsdb::StorageMode::Diff).ok();
                     *replay_ok &= d.apply_txn(t).is_ok();
                     *db = Some(d);
                     modes = f.zip(df).and_then(|(f, df)| {
@@ -250,8 +250,8 @@ impl SizesPass {
                 }
                 (None, Some(t)) => match db.as_mut() {
                     Some(d) => {
-                        let f = d.transform_txn(t, ovsdb_log::Mode::Full).ok();
-                        let df = d.transform_txn(t, ovsdb_log::Mode::Diff).ok();
+                        let f = d.transform_txn(t, ovsdb::StorageMode::Full).ok();
+                        let df = d.transform_txn(t, ovsdb::StorageMode::Diff).ok();
                         *replay_ok &= d.apply_txn(t).is_ok();
                         modes = f.zip(df).and_then(|(f, df)| {
                             Some((split(&layout_of_json(&f)?), split(&layout_of_json(&df)?)))

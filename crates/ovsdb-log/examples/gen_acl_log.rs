@@ -15,8 +15,8 @@ fn main() {
     }
     let n: usize = args[2].parse().expect("N");
     let mode = match args.get(3).map(String::as_str) {
-        Some("diff") => ovsdb_log::Mode::Diff,
-        _ => ovsdb_log::Mode::Full,
+        Some("diff") => ovsdb::StorageMode::Diff,
+        _ => ovsdb::StorageMode::Full,
     };
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../static/samples");
     let server = args.get(4).map_or("s1", String::as_str);

@@ -9,11 +9,12 @@ use crate::error::{ErrorKind, LogError};
 use crate::framing::{write_record, Format, RawRecord};
 use crate::raft::{RaftRecord, RecordBody};
 use crate::record::TxnRecord;
-use crate::replay::{Db, Mode};
+use crate::replay::Db;
 use crate::scan::{split_data, Event, LogScan, ScanOptions, Verdict};
 use crate::sizes::Plan;
 use ovsdb::json::Json;
 use ovsdb::DatabaseSchema;
+use ovsdb::StorageMode;
 
 fn err(raw: &RawRecord<'_>, message: String) -> LogError {
     raw.error(ErrorKind::Replay { message })
@@ -36,7 +37,7 @@ fn schema_of(raw: &RawRecord<'_>, j: &Json) -> Result<DatabaseSchema, LogError> 
 /// before it and is re-encoded (byte-exact encoding of the other members).
 /// Entries superseded by a later, lower index are copied unchanged.
 /// Standalone: the schema record is copied; txn records are rewritten.
-pub fn convert(bytes: &[u8], mode: Mode) -> Result<Vec<u8>, LogError> {
+pub fn convert(bytes: &[u8], mode: StorageMode) -> Result<Vec<u8>, LogError> {
     let mut plan = Plan::default();
     LogScan::scan_all(bytes, ScanOptions::default(), &mut |ev| {
         plan.on_event(&ev);
@@ -61,7 +62,7 @@ pub fn convert(bytes: &[u8], mode: Mode) -> Result<Vec<u8>, LogError> {
 /// output written so far; not the input.
 pub struct Converter {
     plan: Plan,
-    mode: Mode,
+    mode: StorageMode,
     format: Format,
     db: Option<Db>,
     out: Vec<u8>,
@@ -73,7 +74,7 @@ impl Converter {
     /// is the error (nothing is converted): the first framing error if
     /// there is one, else the first record that does not decode (the
     /// order in which the conversion always checked).
-    pub fn new(plan: Plan, mode: Mode) -> Result<Converter, LogError> {
+    pub fn new(plan: Plan, mode: StorageMode) -> Result<Converter, LogError> {
         if let Some(e) = plan.framing.as_ref().or(plan.damage.as_ref()) {
             return Err(e.clone());
         }

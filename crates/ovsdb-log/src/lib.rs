@@ -30,11 +30,11 @@ pub use check::{
 pub use error::{ErrorKind, LogError};
 pub use framing::{Format, Frame, Framer, RawRecord, Skip};
 pub use raft::{ClusterHeader, Entry, RaftRecord, RecordBody, Servers, Snapshot};
-pub use replay::{Db, Mode};
+pub use replay::Db;
 pub use scan::{split_data, Event, LogScan, ScanOptions, ScanPoint, Verdict};
 pub use sizes::{replay, replay_database, EntrySize, Replay, SharedReplay, Upto};
 pub use summary::{
-    summarize, summarize_cluster, summarize_detailed, summarize_records, ClusterSummary,
-    EntryBytes, FileSummary, RecordKinds, TermSid,
+    cluster_summary, inspect_document, summarize, summarize_cluster, summarize_detailed,
+    summarize_records, ClusterSummary, EntryBytes, FileSummary, RecordKinds, TermSid,
 };
 pub use uuid::Uuid;

@@ -10,16 +10,7 @@
 
 use crate::rawtxn::{ColSrc, MemberSrc, RowSrc, TxnSrc};
 use ovsdb::json::{Json, Object};
-use ovsdb::{DatabaseSchema, Datum, TableSchema, Type, Uuid};
-
-/// Storage mode of txn records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// Full new values for modified columns (`--disable-file-column-diff`).
-    Full,
-    /// Column diffs for composite columns, `"_is_diff": true` on every record.
-    Diff,
-}
+use ovsdb::{DatabaseSchema, Datum, StorageMode, TableSchema, Type, Uuid};
 
 /// Bytes of `,"_is_diff":true` (one less when it is the only member).
 pub const IS_DIFF_MEMBER_LEN: i64 = 16;
@@ -281,7 +272,7 @@ impl Db {
     /// the record (call before [`Db::apply_txn`]). Modified composite
     /// columns get diffs (Diff) or full values (Full); `_is_diff` is
     /// added/removed; everything else, member order included, is kept.
-    pub fn transform_txn(&self, txn: &Json, mode: Mode) -> Result<Json, String> {
+    pub fn transform_txn(&self, txn: &Json, mode: StorageMode) -> Result<Json, String> {
         let o = txn.as_object().ok_or("txn record is not a JSON object")?;
         let diff_mode = matches!(o.get("_is_diff"), Some(Json::Bool(true)));
         let mut out = Object::with_capacity(o.len() + 1);
@@ -292,7 +283,7 @@ impl Db {
             let Some(ti) = self.schema.table_index(name) else {
                 if name == "_comment" {
                     out.push_unchecked(name, tj.clone());
-                    if mode == Mode::Diff {
+                    if mode == StorageMode::Diff {
                         out.push_unchecked("_is_diff", Json::Bool(true));
                     }
                 } else {
@@ -327,8 +318,8 @@ impl Db {
                         Datum::from_json(cj, ty).map_err(|e| e.to_string())?
                     };
                     let v = match mode {
-                        Mode::Full => new.to_json(),
-                        Mode::Diff => Datum::diff(&old[ci], &new, ty).to_json(),
+                        StorageMode::Full => new.to_json(),
+                        StorageMode::Diff => Datum::diff(&old[ci], &new, ty).to_json(),
                     };
                     ncols.push_unchecked(cn, v);
                 }
@@ -336,7 +327,7 @@ impl Db {
             }
             out.push_unchecked(name, Json::Object(nrows));
         }
-        if mode == Mode::Diff && !out.contains_key("_is_diff") {
+        if mode == StorageMode::Diff && !out.contains_key("_is_diff") {
             // Keep the C insertion order: tables, _comment, _is_diff, _date.
             let members = out.into_members();
             let mut o2 = Object::with_capacity(members.len() + 1);
@@ -521,7 +512,7 @@ mod tests {
         let diff = txn(&format!(
             r#"{{"Root":{{"{R}":{{"kids":["uuid","{K2}"]}}}},"_date":5,"_is_diff":true}}"#
         ));
-        let full = d.transform_txn(&diff, Mode::Full).unwrap();
+        let full = d.transform_txn(&diff, StorageMode::Full).unwrap();
         assert_eq!(
             full.to_string(),
             format!(
@@ -530,7 +521,7 @@ mod tests {
         );
         // Back to diff mode: `_is_diff` is re-inserted before `_date` (the
         // C writer's insertion order).
-        let back = d.transform_txn(&full, Mode::Diff).unwrap();
+        let back = d.transform_txn(&full, StorageMode::Diff).unwrap();
         assert_eq!(
             back.to_string(),
             format!(r#"{{"Root":{{"{R}":{{"kids":["uuid","{K2}"]}}}},"_is_diff":true,"_date":5}}"#)

@@ -655,6 +655,36 @@ fn schema_version_of_payload(data: &Json) -> Option<String> {
     schema.get("version")?.as_str().map(str::to_string)
 }
 
+/// The cluster part of `inspect`: the files' cluster summary when more than
+/// one file was read, `None` for a single file. The one rule, for the CLI's
+/// text and JSON and for the web's export.
+pub fn cluster_summary(files: &[FileSummary]) -> Option<ClusterSummary> {
+    (files.len() > 1).then(|| summarize_cluster(files))
+}
+
+/// The `inspect --json` document, `{"files":[...],"cluster":...}`: one object
+/// per file (`names[i]` is `files[i]`'s path as given) and the cluster summary
+/// of [`cluster_summary`] (`null` for one file). Built only here: the CLI
+/// prints it and the web exports it.
+pub fn inspect_document(names: &[&str], files: &[FileSummary]) -> Json {
+    let mut o = Object::new();
+    o.push_unchecked(
+        "files",
+        Json::Array(
+            names
+                .iter()
+                .zip(files)
+                .map(|(n, s)| s.to_json(Some(n)))
+                .collect(),
+        ),
+    );
+    o.push_unchecked(
+        "cluster",
+        cluster_summary(files).map_or(Json::Null, |c| c.to_json()),
+    );
+    Json::Object(o)
+}
+
 /// Summary of several files of one cluster.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClusterSummary {

@@ -5,11 +5,11 @@
 use crate::framing::Framer;
 use crate::raft::{Entry, RaftRecord, RecordBody};
 use crate::record::Record;
-use crate::replay::Mode;
 use crate::uuid::Uuid;
 use crate::writer::ClusteredWriter;
 use crate::Format;
 use ovsdb::json::{Json, Object};
+use ovsdb::StorageMode;
 
 /// Extends a real `acl-portgroup` clustered file: keeps its records up to
 /// and including the commit of the `pg-add` entry, then appends `n`
@@ -19,7 +19,7 @@ use ovsdb::json::{Json, Object};
 /// followed by a commit-index record. UUIDs come from a fixed seed.
 ///
 /// Returns None if `template` is not such a file.
-pub fn acl_portgroup(template: &[u8], n: usize, mode: Mode) -> Option<Vec<u8>> {
+pub fn acl_portgroup(template: &[u8], n: usize, mode: StorageMode) -> Option<Vec<u8>> {
     let mut fr = Framer::new(template);
     let mut w: Option<ClusteredWriter> = None;
     let mut pg: Option<String> = None;
@@ -77,12 +77,12 @@ pub fn acl_portgroup(template: &[u8], n: usize, mode: Mode) -> Option<Vec<u8>> {
         let uuid_atom =
             |u: &str| Json::Array(vec![Json::String("uuid".into()), Json::String(u.into())]);
         let value = match mode {
-            Mode::Full if acls.len() == 1 => uuid_atom(&acls[0]),
-            Mode::Full => Json::Array(vec![
+            StorageMode::Full if acls.len() == 1 => uuid_atom(&acls[0]),
+            StorageMode::Full => Json::Array(vec![
                 Json::String("set".into()),
                 Json::Array(acls.iter().map(|u| uuid_atom(u)).collect()),
             ]),
-            Mode::Diff => uuid_atom(&acl),
+            StorageMode::Diff => uuid_atom(&acl),
         };
         let mut pg_row = Object::new();
         pg_row.push_unchecked("acls", value);
@@ -99,7 +99,7 @@ pub fn acl_portgroup(template: &[u8], n: usize, mode: Mode) -> Option<Vec<u8>> {
         );
         date += 5;
         txn.push_unchecked("_date", Json::Integer(date));
-        if mode == Mode::Diff {
+        if mode == StorageMode::Diff {
             txn.push_unchecked("_is_diff", Json::Bool(true));
         }
         index += 1;
@@ -132,8 +132,8 @@ mod tests {
     fn synthetic_files_replay_and_agree_across_modes() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../static/samples");
         let t = std::fs::read(root.join("acl-portgroup-full/s1.db")).unwrap();
-        let full = acl_portgroup(&t, 40, Mode::Full).unwrap();
-        let diff = acl_portgroup(&t, 40, Mode::Diff).unwrap();
+        let full = acl_portgroup(&t, 40, StorageMode::Full).unwrap();
+        let diff = acl_portgroup(&t, 40, StorageMode::Diff).unwrap();
         let sf = crate::summarize(&full);
         let sd = crate::summarize(&diff);
         assert!(sf.truncated.is_none() && sd.truncated.is_none());
@@ -141,7 +141,10 @@ mod tests {
         assert_eq!(sf.entry_bytes.diff, sd.entry_bytes.diff);
         assert_eq!(sd.entry_bytes.diff, Some(sd.entry_bytes.stored + 2 * 16));
         assert_eq!(sd.entry_bytes.full, Some(sf.entry_bytes.stored));
-        assert_eq!(crate::convert::convert(&diff, Mode::Full).unwrap(), full);
+        assert_eq!(
+            crate::convert::convert(&diff, StorageMode::Full).unwrap(),
+            full
+        );
         let a = crate::replay(&full, crate::Upto::All).db.unwrap();
         assert_eq!(
             a.to_json(),

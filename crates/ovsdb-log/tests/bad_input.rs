@@ -178,7 +178,7 @@ fn convert_reports_a_framing_error_before_an_undecodable_record() {
     let full = common::sample("election-timer", "s1");
     let start = prefix(6).len();
     f.extend_from_slice(&full[start..start + 500]);
-    let e = ovsdb_log::convert::convert(&f, ovsdb_log::Mode::Diff).unwrap_err();
+    let e = ovsdb_log::convert::convert(&f, ovsdb::StorageMode::Diff).unwrap_err();
     assert!(e.kind.is_framing(), "{e}");
     let r = ovsdb_log::replay(&f, ovsdb_log::Upto::All);
     let e = r.error.unwrap();

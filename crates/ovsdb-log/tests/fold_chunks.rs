@@ -6,9 +6,10 @@
 
 mod common;
 
+use ovsdb::StorageMode;
 use ovsdb_log::convert::Converter;
 use ovsdb_log::sizes::{CorePass, Plan, ReplayEnd, ReplayPass};
-use ovsdb_log::{Event, LogScan, Mode, Replay, ScanOptions, Upto, Verdict};
+use ovsdb_log::{Event, LogScan, Replay, ScanOptions, Upto, Verdict};
 
 /// One walk of `bytes` in chunks of `chunk`, events to `f`.
 fn walk(
@@ -82,7 +83,7 @@ fn core_chunked(bytes: &[u8], chunk: usize, upto: Upto) -> String {
     format!("{:?} {e:?}", db.map(|d| d.dump_json(true).to_string()))
 }
 
-fn convert_chunked(bytes: &[u8], chunk: usize, mode: Mode) -> Result<Vec<u8>, String> {
+fn convert_chunked(bytes: &[u8], chunk: usize, mode: StorageMode) -> Result<Vec<u8>, String> {
     let mut c = Converter::new(plan_chunked(bytes, chunk), mode).map_err(|e| e.to_string())?;
     let opts = c.options();
     walk(bytes, chunk, opts, &mut |ev| {
@@ -107,10 +108,10 @@ fn folded_consumers_give_the_same_results_in_chunks() {
             } else {
                 &[Upto::Committed]
             };
-            let modes: &[Mode] = if intact {
-                &[Mode::Diff, Mode::Full]
+            let modes: &[StorageMode] = if intact {
+                &[StorageMode::Diff, StorageMode::Full]
             } else {
-                &[Mode::Diff]
+                &[StorageMode::Diff]
             };
             let replays: Vec<String> = uptos
                 .iter()

@@ -2,8 +2,9 @@
 
 mod common;
 
+use ovsdb::StorageMode;
 use ovsdb_log::convert::convert;
-use ovsdb_log::{replay, summarize, Mode, Upto};
+use ovsdb_log::{replay, summarize, Upto};
 
 fn pct(a: usize, b: usize) -> f64 {
     (a as f64 - b as f64).abs() * 100.0 / b as f64
@@ -23,8 +24,8 @@ fn acl_portgroup_full_and_diff_sizes_predict_each_other() {
         assert_eq!(sd.entry_bytes.diff, Some(sd.entry_bytes.stored), "{s}");
         assert_eq!(sf.entry_bytes.full, Some(sf.entry_bytes.stored), "{s}");
 
-        let to_full = convert(&diff, Mode::Full).unwrap();
-        let to_diff = convert(&full, Mode::Diff).unwrap();
+        let to_full = convert(&diff, StorageMode::Full).unwrap();
+        let to_diff = convert(&full, StorageMode::Diff).unwrap();
         assert!(
             pct(to_full.len(), full.len()) < 0.5,
             "{s}: {} vs {}",
@@ -48,9 +49,9 @@ fn acl_portgroup_full_and_diff_sizes_predict_each_other() {
 fn converting_to_the_same_mode_is_the_identity() {
     for (scen, stem, bytes) in common::all_samples() {
         let mode = if scen == "acl-portgroup-full" {
-            Mode::Full
+            StorageMode::Full
         } else {
-            Mode::Diff
+            StorageMode::Diff
         };
         if scen == "standalone" {
             continue; // standalone member order is not reproducible (hash order of rows)

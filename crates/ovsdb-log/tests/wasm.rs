@@ -40,6 +40,6 @@ fn standalone_replays_and_reencodes() {
     let r = ovsdb_log::replay(STANDALONE, ovsdb_log::Upto::All);
     assert!(r.error.is_none());
     assert!(r.db.unwrap().row_count() > 0);
-    let same = ovsdb_log::convert::convert(SAMPLE, ovsdb_log::Mode::Diff).unwrap();
+    let same = ovsdb_log::convert::convert(SAMPLE, ovsdb::StorageMode::Diff).unwrap();
     assert_eq!(same, SAMPLE);
 }

@@ -3,7 +3,8 @@
 //! `RUSTFLAGS="--cfg ovsdb_log_bench"`; see BENCHMARKS.md.
 #![cfg(all(target_arch = "wasm32", ovsdb_log_bench))]
 
-use ovsdb_log::{summarize, synth, Mode};
+use ovsdb::StorageMode;
+use ovsdb_log::{summarize, synth};
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -13,7 +14,7 @@ static TEMPLATE: &[u8] = include_bytes!("../../../static/samples/acl-portgroup-f
 #[wasm_bindgen_test]
 fn summarize_throughput() {
     for n in [600usize, 1200, 2000] {
-        let file = synth::acl_portgroup(TEMPLATE, n, Mode::Full).unwrap();
+        let file = synth::acl_portgroup(TEMPLATE, n, StorageMode::Full).unwrap();
         let t0 = js_sys::Date::now();
         let s = summarize(&file);
         let ms = js_sys::Date::now() - t0;

@@ -436,8 +436,8 @@ impl InspectStream {
 /// just before it (replayed by the core) and records each column's value
 /// and bytes in each mode.
 fn add_modes(db: &ovsdb_log::Db, txn: &Json, d: &mut EntryDetail) {
-    let full = db.transform_txn(txn, ovsdb_log::Mode::Full).ok();
-    let diff = db.transform_txn(txn, ovsdb_log::Mode::Diff).ok();
+    let full = db.transform_txn(txn, ovsdb::StorageMode::Full).ok();
+    let diff = db.transform_txn(txn, ovsdb::StorageMode::Diff).ok();
     for t in d.tables.iter_mut() {
         for r in t.rows.iter_mut() {
             for c in r.columns.iter_mut() {

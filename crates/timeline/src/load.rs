@@ -270,7 +270,7 @@ impl LaneBuilder {
             }
         }
         lane.clustered = summary.format == Some(Format::Clustered);
-        lane.summary = summary_of(&lane.name, summary);
+        lane.summary = summary_of(summary);
         lane
     }
 
@@ -307,7 +307,7 @@ impl LaneBuilder {
             });
         }
         lane.clustered = summary.format == Some(Format::Clustered);
-        lane.summary = summary_of(&lane.name, summary);
+        lane.summary = summary_of(summary);
         self.lane
     }
 }

@@ -198,8 +198,6 @@ pub struct LaneSummary {
     pub commit_index: Option<u64>,
     pub bytes: u64,
     pub entry_bytes: Sizes,
-    /// The file's object of `inspect --json`, serialized by the core.
-    pub inspect_json: String,
 }
 
 /// One file: one server of a cluster, or a standalone database.
@@ -279,7 +277,7 @@ pub(crate) fn json_servers(s: &ovsdb_log::Servers) -> Vec<(String, String)> {
         .collect()
 }
 
-pub(crate) fn summary_of(name: &str, s: &ovsdb_log::FileSummary) -> LaneSummary {
+pub(crate) fn summary_of(s: &ovsdb_log::FileSummary) -> LaneSummary {
     let clustered = s.format == Some(Format::Clustered);
     LaneSummary {
         format: s.format.map_or("", |f| f.name()).to_string(),
@@ -304,7 +302,6 @@ pub(crate) fn summary_of(name: &str, s: &ovsdb_log::FileSummary) -> LaneSummary 
             full: s.entry_bytes.full,
             diff: s.entry_bytes.diff,
         },
-        inspect_json: s.to_json(Some(name)).to_string_compact(),
     }
 }
 
@@ -381,29 +378,16 @@ fn cluster_info(lanes: &[Lane], summaries: &[ovsdb_log::FileSummary]) -> Cluster
         commit_index: lanes.iter().map(|l| l.summary.commit_index).collect(),
         ..ClusterInfo::default()
     };
-    // inspect --json: files plus the cluster object (null for one
-    // standalone file, like the CLI).
-    let mut files_json = Vec::new();
-    for l in lanes.iter() {
-        files_json.push(l.summary.inspect_json.clone());
-    }
-    let clustered: Vec<&ovsdb_log::FileSummary> = summaries
+    let names: Vec<&str> = lanes.iter().map(|l| l.name.as_str()).collect();
+    info.inspect_json = ovsdb_log::inspect_document(&names, summaries).to_string_compact();
+    let clustered = summaries
         .iter()
-        .filter(|s| s.format == Some(Format::Clustered))
-        .collect();
-    let cluster_json = if clustered.is_empty() {
-        "null".to_string()
-    } else {
+        .any(|s| s.format == Some(Format::Clustered));
+    if clustered {
         let cs = ovsdb_log::summarize_cluster(summaries);
         info.cluster_id = cs.cluster_id.map(|x| x.to_string());
-        info.problems = cs.problems.clone();
-        cs.to_json().to_string_compact()
-    };
-    info.inspect_json = format!(
-        "{{\"files\":[{}],\"cluster\":{}}}",
-        files_json.join(","),
-        cluster_json
-    );
+        info.problems = cs.problems;
+    }
 
     // Servers: every configuration seen (header prev_servers, membership
     // entries), with the lane of the file each server wrote.

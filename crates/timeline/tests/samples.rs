@@ -391,5 +391,5 @@ fn skipped_span_gets_a_marker_and_later_entries_stay() {
     let lost = whole.lanes[0].entries.len() - l.entries.len();
     assert!(lost <= 1, "{lost}");
     assert!(l.entries.iter().any(|e| e.offset > h as u64));
-    assert!(l.summary.inspect_json.contains("\"skipped\":[{"));
+    assert!(t.cluster.inspect_json.contains("\"skipped\":[{"));
 }
