@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use js_sys::{Array, Object, Reflect};
 use timeline::{
-    EntryDetail, Hit, Lane, LaneIndex, Layout, MarkerKind, StorageMode, Timeline, Viewport,
+    EntryDetail, Hit, Lane, LaneIndex, Layout, MarkerKind, SizeView, Timeline, Viewport,
 };
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -49,7 +49,7 @@ pub enum Msg {
     Worker(JsValue),
     WorkerFailed(String),
     Cancel,
-    SetMode(StorageMode),
+    SetMode(SizeView),
     /// Log-index or wall-time x axis.
     SetAxis(AxisMode),
     /// Show / hide each server's last cluster/status on its lane.
@@ -128,7 +128,7 @@ pub struct App {
     /// Compact per-lane arrays for drawing, built once per load.
     lane_index: Rc<Vec<LaneIndex>>,
     vp: Viewport,
-    mode: StorageMode,
+    mode: SizeView,
     sample: Option<String>,
     error: Option<String>,
     notice: Option<String>,
@@ -1321,9 +1321,9 @@ impl Component for App {
                         anchor: 0.5,
                     },
                     "0" => Msg::Reset,
-                    "s" => Msg::SetMode(StorageMode::Stored),
-                    "f" => Msg::SetMode(StorageMode::Full),
-                    "d" => Msg::SetMode(StorageMode::Diff),
+                    "s" => Msg::SetMode(SizeView::Stored),
+                    "f" => Msg::SetMode(SizeView::Full),
+                    "d" => Msg::SetMode(SizeView::Diff),
                     "l" => Msg::ToggleLog,
                     "t" => Msg::SetAxis(match self.axis.mode {
                         AxisMode::Index => AxisMode::Time,
@@ -1459,7 +1459,7 @@ impl Component for App {
                         </select>
                     </label>
                     <div class="modes" role="group" aria-label="Storage mode">
-                        { for StorageMode::ALL.iter().map(|&m| {
+                        { for SizeView::ALL.iter().map(|&m| {
                             let onclick = link.callback(move |_| Msg::SetMode(m));
                             html! {
                                 <button data-testid={format!("storage-{}", m.name())}
@@ -1723,7 +1723,7 @@ impl App {
         let opt = |v: Option<u64>| v.map_or(String::new(), |x| x.to_string());
         let terms: Vec<String> = s.terms.iter().map(u64::to_string).collect();
         let eb = s.entry_bytes.get(self.mode);
-        let stored_total = t.entry_bytes(StorageMode::Stored).unwrap_or(0) as f64;
+        let stored_total = t.entry_bytes(SizeView::Stored).unwrap_or(0) as f64;
         html! {
             <section class="summary" aria-label="Summary" data-testid="summary"
                 data-files={t.lanes.iter().map(|l| l.name.clone()).collect::<Vec<_>>().join(",")}>
@@ -1755,7 +1755,7 @@ impl App {
                     <h2>{ "Storage: entry bytes of all files" }</h2>
                     <table class="storage" data-testid="storage-summary">
                         <tr><th>{ "mode" }</th><th>{ "bytes" }</th><th>{ "vs stored" }</th></tr>
-                        { for StorageMode::ALL.iter().map(|&m| {
+                        { for SizeView::ALL.iter().map(|&m| {
                             let v = t.entry_bytes(m);
                             html! {
                                 <tr class={classes!((m == self.mode).then_some("active"))}>
@@ -1791,7 +1791,7 @@ impl App {
         let Some(e) = l.entries.get(ei) else {
             return html! {};
         };
-        let size = |m: StorageMode| {
+        let size = |m: SizeView| {
             e.sizes
                 .get(m)
                 .map_or("not computed".to_string(), |b| format!("{b} B"))
@@ -1807,7 +1807,7 @@ impl App {
                     <dt>{ "Entry ID" }</dt><dd data-testid="inspector-eid" data-value={e.eid.clone().unwrap_or_default()}>{ e.eid.clone().unwrap_or_else(|| "—".into()) }</dd>
                     <dt>{ "Comment" }</dt><dd data-testid="inspector-comment">{ e.comment.as_deref().map_or_else(|| html! { "—" }, folded) }</dd>
                     <dt>{ "Date" }</dt><dd data-testid="inspector-date" data-value={e.date_ms.map_or(String::new(), |d| d.to_string())}>{ e.date_ms.map_or("—".into(), |d| format!("{} UTC ({d} ms)", utc_datetime(d))) }</dd>
-                    <dt>{ "Bytes" }</dt><dd data-testid="inspector-bytes" data-value={e.sizes.get(self.mode).map_or(String::new(), |b| b.to_string())}>{ format!("as stored {} · full values {} · diffs {}", size(StorageMode::Stored), size(StorageMode::Full), size(StorageMode::Diff)) }</dd>
+                    <dt>{ "Bytes" }</dt><dd data-testid="inspector-bytes" data-value={e.sizes.get(self.mode).map_or(String::new(), |b| b.to_string())}>{ format!("as stored {} · full values {} · diffs {}", size(SizeView::Stored), size(SizeView::Full), size(SizeView::Diff)) }</dd>
                 </dl>
                 { match &self.detail {
                     None => html! { <p class="hint">{ "Decoding…" }</p> },

@@ -2,7 +2,7 @@
 //! come from `timeline::Layout`/`Viewport`; this module only paints.
 
 use timeline::axis::{Axis, AxisMode};
-use timeline::{LaneIndex, Layout, MarkerKind, StorageMode, Timeline, Viewport};
+use timeline::{LaneIndex, Layout, MarkerKind, SizeView, Timeline, Viewport};
 use web_sys::CanvasRenderingContext2d as Ctx;
 
 const TERM_COLORS: [&str; 8] = [
@@ -45,7 +45,7 @@ pub struct Scene<'a> {
     pub ax: &'a Axis,
     pub vp: &'a Viewport,
     pub layout: &'a Layout,
-    pub mode: StorageMode,
+    pub mode: SizeView,
     pub highlight: Option<u64>,
 }
 

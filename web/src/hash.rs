@@ -5,12 +5,12 @@
 //! `&entry=LANE:INDEX` opens the inspector on that file's entry.
 
 use timeline::axis::AxisMode;
-use timeline::StorageMode;
+use timeline::SizeView;
 
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct HashState {
     pub sample: Option<String>,
-    pub mode: Option<StorageMode>,
+    pub mode: Option<SizeView>,
     pub axis: Option<AxisMode>,
     pub zoom: Option<f64>,
     pub center: Option<f64>,
@@ -31,7 +31,7 @@ pub fn parse(hash: &str) -> HashState {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         match k {
             "sample" if !v.is_empty() => s.sample = Some(v.to_string()),
-            "mode" => s.mode = StorageMode::from_name(v),
+            "mode" => s.mode = SizeView::from_name(v),
             "axis" => s.axis = AxisMode::from_name(v),
             "zoom" => s.zoom = v.parse().ok().filter(|z: &f64| z.is_finite() && *z >= 1.0),
             "at" => s.center = v.parse().ok().filter(|c: &f64| c.is_finite()),
@@ -93,7 +93,7 @@ mod tests {
     fn round_trip() {
         let s = HashState {
             sample: Some("sb-scale".into()),
-            mode: Some(StorageMode::Diff),
+            mode: Some(SizeView::Diff),
             axis: Some(AxisMode::Time),
             zoom: Some(2.5),
             center: Some(40.0),

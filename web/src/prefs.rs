@@ -5,7 +5,7 @@
 //! over them: they only fill in what the URL does not say.
 
 use gloo_storage::{LocalStorage, Storage};
-use timeline::StorageMode;
+use timeline::SizeView;
 
 const MODE_KEY: &str = "ovsdb-scope.mode";
 const VIEW_KEY: &str = "ovsdb-scope.view";
@@ -13,13 +13,13 @@ const VIEW_KEY: &str = "ovsdb-scope.view";
 const KEEP_KEY: &str = "ovsdb-scope.keep";
 
 /// The storage mode last chosen, if any (and still a known one).
-pub fn mode() -> Option<StorageMode> {
+pub fn mode() -> Option<SizeView> {
     LocalStorage::get::<String>(MODE_KEY)
         .ok()
-        .and_then(|n| StorageMode::from_name(&n))
+        .and_then(|n| SizeView::from_name(&n))
 }
 
-pub fn set_mode(m: StorageMode) {
+pub fn set_mode(m: SizeView) {
     let _ = LocalStorage::set(MODE_KEY, m.name());
 }
 

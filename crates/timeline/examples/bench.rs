@@ -2,7 +2,7 @@
 //!   node tests/bench/gen-big-log.mjs /tmp/big.db
 //!   cargo run --release -p timeline --example bench -- /tmp/big.db
 use std::time::Instant;
-use timeline::{build_timeline, LaneIndex, StorageMode, Viewport};
+use timeline::{build_timeline, LaneIndex, SizeView, Viewport};
 
 fn main() {
     let Some(path) = std::env::args().nth(1) else {
@@ -62,7 +62,7 @@ fn main() {
             vp.reset();
         }
         vp.zoom(1.5, 0.4);
-        n += ix.columns(&vp, 1280.0, StorageMode::Diff).len();
+        n += ix.columns(&vp, 1280.0, SizeView::Diff).len();
     }
     println!(
         "columns (1280 px): {:?} per frame ({n} columns)",

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use crate::model::{Lane, MarkerKind, Timeline};
 use crate::time;
 use crate::view::{Hit, LaneIndex, Layout, PixelColumn, Viewport};
-use crate::StorageMode;
+use crate::SizeView;
 
 /// What the x axis measures.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -564,7 +564,7 @@ impl Axis {
         ix: &LaneIndex,
         vp: &Viewport,
         plot_width: f64,
-        mode: StorageMode,
+        mode: SizeView,
     ) -> Vec<PixelColumn> {
         let Some(la) = self.lanes.get(lane) else {
             return Vec::new();
@@ -573,9 +573,9 @@ impl Axis {
             return ix.columns(vp, plot_width, mode);
         }
         let sizes = &ix.size[match mode {
-            StorageMode::Stored => 0,
-            StorageMode::Full => 1,
-            StorageMode::Diff => 2,
+            SizeView::Stored => 0,
+            SizeView::Full => 1,
+            SizeView::Diff => 2,
         }];
         let lo = la.entries.partition_point(|&p| p < vp.start);
         let hi = la.entries.partition_point(|&p| p <= vp.end);
@@ -596,7 +596,7 @@ impl Axis {
         t: &Timeline,
         layout: &Layout,
         vp: &Viewport,
-        mode: StorageMode,
+        mode: SizeView,
         x: f64,
         y: f64,
     ) -> Option<Hit> {
@@ -969,19 +969,19 @@ mod tests {
         let band_y = layout.lane_top(0) + 2.0;
         let tick_y = band_y + layout.band + 4.0;
         assert_eq!(
-            ax.hit(&t, &layout, &vp, StorageMode::Stored, x(25_000.0), band_y),
+            ax.hit(&t, &layout, &vp, SizeView::Stored, x(25_000.0), band_y),
             Some(Hit::Band { lane: 0, band: 1 })
         );
         assert_eq!(
-            ax.hit(&t, &layout, &vp, StorageMode::Stored, x(40_000.0), tick_y),
+            ax.hit(&t, &layout, &vp, SizeView::Stored, x(40_000.0), tick_y),
             Some(Hit::Entry { lane: 0, entry: 3 })
         );
         assert_eq!(
-            ax.hit(&t, &layout, &vp, StorageMode::Stored, x(30_000.0), tick_y),
+            ax.hit(&t, &layout, &vp, SizeView::Stored, x(30_000.0), tick_y),
             None
         );
         let ix = LaneIndex::new(&t.lanes[0]);
-        let cols = ax.columns(0, &ix, &vp, pw, StorageMode::Stored);
+        let cols = ax.columns(0, &ix, &vp, pw, SizeView::Stored);
         assert_eq!(cols.len(), 4);
         assert!(cols.windows(2).all(|w| w[0].x < w[1].x));
     }

@@ -3,7 +3,7 @@
 //! Built from `ovsdb-log`'s reader and summaries, it holds everything the
 //! renderer needs as plain data: one [`Lane`] per file (server), with entries,
 //! term bands, leaders, votes, commit progress, markers, per-entry sizes in
-//! each [`StorageMode`] and the cumulative file size; a [`Viewport`] for
+//! each [`SizeView`] and the cumulative file size; a [`Viewport`] for
 //! zoom/pan; a [`Layout`] that maps lanes to pixel rows and answers
 //! hit-testing; and per-pixel-column aggregation so drawing 100k entries stays
 //! cheap. Sans-IO: it takes bytes and returns values, and never draws.
@@ -19,6 +19,6 @@ pub mod wire;
 pub use inspect::{inspect_record, ColumnChange, EntryDetail, RowChange, TableChange};
 pub use model::{
     build_lane, build_timeline, CheckResult, ClusterInfo, CommitPoint, Entry, Lane, LaneSummary,
-    Marker, MarkerKind, ServerInfo, Sizes, StorageMode, TermBand, TermInfo, Timeline, Truncation,
+    Marker, MarkerKind, ServerInfo, SizeView, Sizes, TermBand, TermInfo, Timeline, Truncation,
 };
 pub use view::{Column, Hit, LaneIndex, Layout, PixelColumn, Viewport};

@@ -6,39 +6,40 @@ use ovsdb_log::Format;
 #[cfg(feature = "serde")]
 use serde::{Deserialize, Serialize};
 
-/// Which size of an entry is shown: the bytes as stored in the file, or the
-/// bytes the same change would take written with full values or with column
-/// diffs.
+/// Which size of an entry the views show (the page's storage toggle): the
+/// bytes as stored in the file, or the bytes the same change would take if
+/// written in either [`ovsdb::StorageMode`] (full values or column diffs).
+/// A choice of view, not a way of writing a file, hence its own name.
 #[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum StorageMode {
+pub enum SizeView {
     #[default]
     Stored,
     Full,
     Diff,
 }
 
-impl StorageMode {
-    pub const ALL: [StorageMode; 3] = [StorageMode::Stored, StorageMode::Full, StorageMode::Diff];
+impl SizeView {
+    pub const ALL: [SizeView; 3] = [SizeView::Stored, SizeView::Full, SizeView::Diff];
 
     /// `"stored"`, `"full"` or `"diff"` (URL hash, test ids, JSON keys).
     pub fn name(self) -> &'static str {
         match self {
-            StorageMode::Stored => "stored",
-            StorageMode::Full => "full",
-            StorageMode::Diff => "diff",
+            SizeView::Stored => "stored",
+            SizeView::Full => "full",
+            SizeView::Diff => "diff",
         }
     }
 
-    pub fn from_name(s: &str) -> Option<StorageMode> {
-        StorageMode::ALL.into_iter().find(|m| m.name() == s)
+    pub fn from_name(s: &str) -> Option<SizeView> {
+        SizeView::ALL.into_iter().find(|m| m.name() == s)
     }
 
     pub fn label(self) -> &'static str {
         match self {
-            StorageMode::Stored => "as stored",
-            StorageMode::Full => "full values",
-            StorageMode::Diff => "diffs",
+            SizeView::Stored => "as stored",
+            SizeView::Full => "full values",
+            SizeView::Diff => "diffs",
         }
     }
 }
@@ -54,16 +55,16 @@ pub struct Sizes {
 }
 
 impl Sizes {
-    pub fn get(&self, mode: StorageMode) -> Option<u64> {
+    pub fn get(&self, mode: SizeView) -> Option<u64> {
         match mode {
-            StorageMode::Stored => Some(self.stored),
-            StorageMode::Full => self.full,
-            StorageMode::Diff => self.diff,
+            SizeView::Stored => Some(self.stored),
+            SizeView::Full => self.full,
+            SizeView::Diff => self.diff,
         }
     }
 
     /// The size in `mode`, falling back to the stored size when unknown.
-    pub fn or_stored(&self, mode: StorageMode) -> u64 {
+    pub fn or_stored(&self, mode: SizeView) -> u64 {
         self.get(mode).unwrap_or(self.stored)
     }
 }
@@ -514,7 +515,7 @@ impl Lane {
     /// Cumulative file size after each entry (same order as `entries`), in
     /// the given storage mode: every record before and including the entry,
     /// with data-carrying entries counted at their size in `mode`.
-    pub fn cumulative(&self, mode: StorageMode) -> Vec<u64> {
+    pub fn cumulative(&self, mode: SizeView) -> Vec<u64> {
         let mut out = Vec::with_capacity(self.entries.len());
         let mut delta: i64 = 0;
         for e in &self.entries {
@@ -529,7 +530,7 @@ impl Lane {
 
     /// Total bytes of data-carrying entries in `mode` (the core's figure
     /// when it has one).
-    pub fn entry_bytes(&self, mode: StorageMode) -> Option<u64> {
+    pub fn entry_bytes(&self, mode: SizeView) -> Option<u64> {
         self.summary.entry_bytes.get(mode)
     }
 
@@ -542,7 +543,7 @@ impl Lane {
     }
 
     /// Largest entry size in `mode` (for scaling the bars).
-    pub fn max_entry_size(&self, mode: StorageMode) -> u64 {
+    pub fn max_entry_size(&self, mode: SizeView) -> u64 {
         self.entries
             .iter()
             .map(|e| e.sizes.or_stored(mode))
@@ -582,7 +583,7 @@ impl Timeline {
     }
 
     /// Total entry bytes in `mode` over all lanes (`None` if any lane lacks it).
-    pub fn entry_bytes(&self, mode: StorageMode) -> Option<u64> {
+    pub fn entry_bytes(&self, mode: SizeView) -> Option<u64> {
         self.lanes.iter().map(|l| l.entry_bytes(mode)).sum()
     }
 }

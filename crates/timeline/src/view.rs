@@ -1,7 +1,7 @@
 //! Viewport (zoom/pan over the index axis), lane layout in pixels,
 //! hit-testing and per-pixel-column aggregation of entry sizes.
 
-use crate::model::{Entry, Lane, StorageMode, Timeline};
+use crate::model::{Entry, Lane, SizeView, Timeline};
 
 /// The visible index range `[start, end]` within `[min, max]`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -183,14 +183,7 @@ impl Layout {
     }
 
     /// Lane and row under pixel `(x, y)` (canvas coordinates).
-    pub fn hit(
-        &self,
-        t: &Timeline,
-        vp: &Viewport,
-        mode: StorageMode,
-        x: f64,
-        y: f64,
-    ) -> Option<Hit> {
+    pub fn hit(&self, t: &Timeline, vp: &Viewport, mode: SizeView, x: f64, y: f64) -> Option<Hit> {
         if x < self.gutter || y < self.axis {
             return None;
         }
@@ -228,7 +221,7 @@ impl Layout {
 impl Lane {
     /// Entries in view aggregated per pixel column: with 100k entries on a
     /// 1000 px plot, drawing costs one bar per column, not per entry.
-    pub fn columns(&self, vp: &Viewport, plot_width: f64, mode: StorageMode) -> Vec<Column> {
+    pub fn columns(&self, vp: &Viewport, plot_width: f64, mode: SizeView) -> Vec<Column> {
         let mut out: Vec<Column> = Vec::new();
         for i in self.visible(vp.start, vp.end) {
             let e = &self.entries[i];
@@ -307,11 +300,11 @@ pub struct PixelColumn {
     pub any_superseded: bool,
 }
 
-fn mode_slot(mode: StorageMode) -> usize {
+fn mode_slot(mode: SizeView) -> usize {
     match mode {
-        StorageMode::Stored => 0,
-        StorageMode::Full => 1,
-        StorageMode::Diff => 2,
+        SizeView::Stored => 0,
+        SizeView::Full => 1,
+        SizeView::Diff => 2,
     }
 }
 
@@ -325,7 +318,7 @@ impl LaneIndex {
         ];
         let mut max_size = [0u64; 3];
         for e in &lane.entries {
-            for m in StorageMode::ALL {
+            for m in SizeView::ALL {
                 let s = e.sizes.or_stored(m);
                 let k = mode_slot(m);
                 size[k].push(s.min(u32::MAX as u64) as u32);
@@ -334,7 +327,7 @@ impl LaneIndex {
         }
         LaneIndex {
             index: lane.entries.iter().map(|e| e.index).collect(),
-            cumulative: StorageMode::ALL.map(|m| lane.cumulative(m)),
+            cumulative: SizeView::ALL.map(|m| lane.cumulative(m)),
             size,
             max_size,
             flags: lane
@@ -346,16 +339,16 @@ impl LaneIndex {
         }
     }
 
-    pub fn cumulative(&self, mode: StorageMode) -> &[u64] {
+    pub fn cumulative(&self, mode: SizeView) -> &[u64] {
         &self.cumulative[mode_slot(mode)]
     }
 
-    pub fn max_size(&self, mode: StorageMode) -> u64 {
+    pub fn max_size(&self, mode: SizeView) -> u64 {
         self.max_size[mode_slot(mode)]
     }
 
     /// Entries in view grouped per pixel column (x in `0..plot_width`).
-    pub fn columns(&self, vp: &Viewport, plot_width: f64, mode: StorageMode) -> Vec<PixelColumn> {
+    pub fn columns(&self, vp: &Viewport, plot_width: f64, mode: SizeView) -> Vec<PixelColumn> {
         let sizes = &self.size[mode_slot(mode)];
         let mut out: Vec<PixelColumn> = Vec::new();
         let mut push =

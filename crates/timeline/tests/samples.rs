@@ -2,7 +2,7 @@
 //! summaries and with what the servers recorded (tests/fixtures facts.json).
 
 use std::path::PathBuf;
-use timeline::{build_timeline, Hit, Layout, MarkerKind, StorageMode, Viewport};
+use timeline::{build_timeline, Hit, Layout, MarkerKind, SizeView, Viewport};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -60,7 +60,7 @@ fn leader_failover_lanes_terms_leaders_and_commit() {
             .sum();
         assert_eq!(data, s.entry_bytes.stored);
         // The cumulative line ends at the end of the last entry record.
-        let cum = l.cumulative(StorageMode::Stored);
+        let cum = l.cumulative(SizeView::Stored);
         let last = l.entries.last().unwrap();
         assert_eq!(*cum.last().unwrap(), last.offset + last.sizes.stored);
         assert!(cum.windows(2).all(|w| w[0] <= w[1]));
@@ -185,7 +185,7 @@ fn viewport_zoom_pan_and_hit_testing() {
     // Hover the entry with index 100 in lane 1 (s2).
     let x = layout.gutter + vp.x_of(100.0, layout.plot_width());
     let y = layout.lane_top(1) + layout.band + layout.ticks / 2.0;
-    match layout.hit(&t, &vp, StorageMode::Stored, x, y) {
+    match layout.hit(&t, &vp, SizeView::Stored, x, y) {
         Some(Hit::Entry { lane, entry }) => {
             assert_eq!(lane, 1);
             assert_eq!(t.lanes[1].entries[entry].index, 100);
@@ -195,11 +195,11 @@ fn viewport_zoom_pan_and_hit_testing() {
     // Band row of lane 0 at index 150 is term 2.
     let x = layout.gutter + vp.x_of(150.0, layout.plot_width());
     let y = layout.lane_top(0) + 2.0;
-    match layout.hit(&t, &vp, StorageMode::Stored, x, y) {
+    match layout.hit(&t, &vp, SizeView::Stored, x, y) {
         Some(Hit::Band { lane: 0, band }) => assert_eq!(t.lanes[0].bands[band].term, 2),
         other => panic!("expected a band, got {other:?}"),
     }
-    assert_eq!(layout.hit(&t, &vp, StorageMode::Stored, 5.0, 5.0), None);
+    assert_eq!(layout.hit(&t, &vp, SizeView::Stored, 5.0, 5.0), None);
 }
 
 #[test]
@@ -207,12 +207,12 @@ fn columns_aggregate_entries_per_pixel() {
     let t = timeline_of("sb-scale", &["s1.db"]);
     let l = &t.lanes[0];
     let vp = Viewport::for_timeline(&t);
-    let cols = l.columns(&vp, 10.0, StorageMode::Stored);
+    let cols = l.columns(&vp, 10.0, SizeView::Stored);
     assert!(cols.len() <= 11);
     let n: u32 = cols.iter().map(|c| c.count).sum();
     assert_eq!(n as usize, l.entries.len());
     let max = cols.iter().map(|c| c.max_bytes).max().unwrap();
-    assert_eq!(max, l.max_entry_size(StorageMode::Stored));
+    assert_eq!(max, l.max_entry_size(SizeView::Stored));
 }
 
 #[test]
@@ -259,21 +259,21 @@ fn inspector_details_of_a_real_entry() {
 
 #[test]
 fn storage_modes_round_trip_names() {
-    for m in StorageMode::ALL {
-        assert_eq!(StorageMode::from_name(m.name()), Some(m));
+    for m in SizeView::ALL {
+        assert_eq!(SizeView::from_name(m.name()), Some(m));
     }
-    assert_eq!(StorageMode::from_name("bogus"), None);
+    assert_eq!(SizeView::from_name("bogus"), None);
 }
 
 #[test]
 fn per_entry_sizes_in_each_mode_add_up_to_the_core_totals() {
     for (scenario, stored_as) in [
-        ("acl-portgroup-diff", StorageMode::Diff),
-        ("acl-portgroup-full", StorageMode::Full),
+        ("acl-portgroup-diff", SizeView::Diff),
+        ("acl-portgroup-full", SizeView::Full),
     ] {
         let t = timeline_of(scenario, &["s1.db"]);
         let l = &t.lanes[0];
-        for m in StorageMode::ALL {
+        for m in SizeView::ALL {
             let sum: u64 = l
                 .entries
                 .iter()
@@ -295,7 +295,7 @@ fn per_entry_sizes_in_each_mode_add_up_to_the_core_totals() {
         // The cumulative line ends at the same place in stored mode and
         // in the file's own mode.
         assert_eq!(
-            l.cumulative(StorageMode::Stored).last(),
+            l.cumulative(SizeView::Stored).last(),
             l.cumulative(stored_as).last()
         );
     }
@@ -340,15 +340,15 @@ fn compact_lane_index_agrees_with_the_lane() {
     let t = timeline_of("leader-failover", &["s1.db", "s2.db"]);
     for l in &t.lanes {
         let ix = timeline::LaneIndex::new(l);
-        for m in StorageMode::ALL {
+        for m in SizeView::ALL {
             assert_eq!(ix.cumulative(m), l.cumulative(m).as_slice());
             assert_eq!(ix.max_size(m), l.max_entry_size(m));
         }
         let mut vp = Viewport::for_timeline(&t);
         for width in [37.0, 400.0, 5000.0] {
             for _ in 0..3 {
-                let a = ix.columns(&vp, width, StorageMode::Stored);
-                let b = l.columns(&vp, width, StorageMode::Stored);
+                let a = ix.columns(&vp, width, SizeView::Stored);
+                let b = l.columns(&vp, width, SizeView::Stored);
                 assert_eq!(a.len(), b.len());
                 for (p, c) in a.iter().zip(&b) {
                     assert_eq!(

@@ -2,7 +2,7 @@
 //! figures as natively (sample bytes are embedded at compile time).
 #![cfg(target_arch = "wasm32")]
 
-use timeline::{build_timeline, StorageMode, Viewport};
+use timeline::{build_timeline, SizeView, Viewport};
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -18,7 +18,7 @@ fn leader_failover_in_the_browser() {
     assert_eq!(l.entries.len(), 155);
     assert_eq!(l.summary.commit_index, Some(156));
     assert_eq!(l.summary.terms, vec![1, 2]);
-    let cum = l.cumulative(StorageMode::Stored);
+    let cum = l.cumulative(SizeView::Stored);
     let last = l.entries.last().unwrap();
     assert_eq!(*cum.last().unwrap(), last.offset + last.sizes.stored);
     let mut vp = Viewport::for_timeline(&t);
