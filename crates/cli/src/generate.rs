@@ -79,7 +79,11 @@ pub fn generate(a: GenerateArgs) -> u8 {
         target_bytes: a.size_mb.map(|v| v * 1_000_000),
         flows_per_entry: a.flows_per_entry,
         ports_per_entry: a.ports_per_entry,
-        column_diff: !a.full,
+        storage: if a.full {
+            ovsdb::StorageMode::Full
+        } else {
+            ovsdb::StorageMode::Diff
+        },
         seed: a.seed,
     };
     let dir = a.outdir;

@@ -34,8 +34,9 @@ pub struct SbShape {
     pub flows_per_entry: usize,
     /// Port bindings claimed per entry.
     pub ports_per_entry: usize,
-    /// Write changed set/map columns as column diffs (the 2.15+ default).
-    pub column_diff: bool,
+    /// How changed set/map columns are written (column diffs are the 2.15+
+    /// default).
+    pub storage: ovsdb::StorageMode,
     pub seed: u64,
 }
 
@@ -50,7 +51,7 @@ impl Default for SbShape {
             target_bytes: None,
             flows_per_entry: 8,
             ports_per_entry: 2,
-            column_diff: true,
+            storage: ovsdb::StorageMode::Diff,
             seed: 1,
         }
     }
@@ -304,7 +305,7 @@ fn entry_txn(st: &mut State, shape: &SbShape, date: i64) -> Json {
     }
     txn.insert("_date", Json::Integer(date));
     txn.insert("_comment", s("ovn-northd"));
-    if shape.column_diff {
+    if shape.storage == ovsdb::StorageMode::Diff {
         txn.insert("_is_diff", Json::Bool(true));
     }
     Json::Object(txn)
