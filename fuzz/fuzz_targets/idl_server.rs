@@ -1,8 +1,8 @@
-//! Fuzz target `idl_server`: the IDL crate's in-memory server model, which is
-//! also every simulated server's database. See README-idl_server.md.
+//! Fuzz target `idl_server`: the `ovsdb-server` crate's in-memory server
+//! model, also every simulated server's database. See README-idl_server.md.
 #![no_main]
 
-use idl::server::{entry_data, Server, ServerOptions};
+use ovsdb_server::{entry_data, Server, ServerOptions};
 use libfuzzer_sys::fuzz_target;
 use ovsdb::json::Json;
 

@@ -1,5 +1,5 @@
 //! Every simulated server's database is the IDL crate's server model
-//! (`idl::server`): the proposer executes the client's request on it and
+//! (`ovsdb_server`): the proposer executes the client's request on it and
 //! the commit becomes the entry; every member installs committed entries by
 //! replaying the record. These tests check the consequences on whole runs:
 //!
@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 
 type Rows = BTreeMap<String, BTreeMap<Uuid, Vec<Datum>>>;
 
-fn model_rows(m: &idl::server::Server) -> Rows {
+fn model_rows(m: &ovsdb_server::Server) -> Rows {
     let mut out = Rows::new();
     for (t, tm) in m.meta.tables.iter().enumerate() {
         for r in m.rows(t) {
