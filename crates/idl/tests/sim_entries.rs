@@ -1,5 +1,5 @@
-//! Every simulated server's database is the IDL crate's server model
-//! (`ovsdb_server`): the proposer executes the client's request on it and
+//! Every simulated server's database is the `ovsdb-server` crate's model:
+//! the proposer executes the client's request on it and
 //! the commit becomes the entry; every member installs committed entries by
 //! replaying the record. These tests check the consequences on whole runs:
 //!
@@ -11,6 +11,9 @@
 //! * with `core_db`, the `ovsdb` crate's database replays the same records
 //!   and agrees on every record size in both storage modes (a mismatch is a
 //!   violation).
+//!
+//! They live in `idl` (moved from `raft-sim`) so that the simulator does
+//! not depend on the client crate, even for tests.
 
 use idl::timetravel::Timeline;
 use ovsdb::datum::Datum;
