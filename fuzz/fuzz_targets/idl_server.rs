@@ -2,9 +2,9 @@
 //! model, also every simulated server's database. See README-idl_server.md.
 #![no_main]
 
-use ovsdb_server::{entry_data, Server, ServerOptions};
 use libfuzzer_sys::fuzz_target;
 use ovsdb::json::Json;
+use ovsdb_server::{entry_data, Server, ServerOptions};
 
 /// A small schema with the shapes that matter: strong and weak references,
 /// a non-root table (garbage collection), maps, optional columns, an index
