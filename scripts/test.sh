@@ -54,7 +54,7 @@ install_all() {
 }
 
 # Core crates that carry browser tests (tests/wasm.rs); others are skipped.
-WASM_CRATES=(ovsdb ovsdb-log raft-sim idl timeline simview evidence contents)
+WASM_CRATES=(ovsdb ovsdb-log raft-sim ovsdb-server idl timeline simview evidence contents)
 wasm_tests() {
     local ran=0 c dir
     export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"

@@ -1,10 +1,10 @@
-//! Fuzz target `idl_server`: the IDL crate's in-memory server model, which is
-//! also every simulated server's database. See README-idl_server.md.
+//! Fuzz target `idl_server`: the `ovsdb-server` crate's in-memory server
+//! model, also every simulated server's database. See README-idl_server.md.
 #![no_main]
 
-use idl::server::{entry_data, Server, ServerOptions};
 use libfuzzer_sys::fuzz_target;
 use ovsdb::json::Json;
+use ovsdb_server::{entry_data, Server, ServerOptions};
 
 /// A small schema with the shapes that matter: strong and weak references,
 /// a non-root table (garbage collection), maps, optional columns, an index

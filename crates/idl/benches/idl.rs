@@ -7,9 +7,9 @@
 
 use idl::experiments::{self, WcoParams};
 use idl::replica::{Commit, Idl, IndexPolicy};
-use idl::DbMeta;
 use ovsdb::json::{Json, Object};
 use ovsdb::uuid::Uuid;
+use ovsdb_server::DbMeta;
 use std::sync::Arc;
 use std::time::Instant;
 

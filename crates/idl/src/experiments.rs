@@ -6,13 +6,13 @@
 //! browser). Counts and byte sizes do not depend on it.
 
 use crate::hub::Hub;
-use crate::meta::DbMeta;
 use crate::replica::{Commit, Idl, IndexPolicy, TxnStatus};
-use crate::server::{Server, ServerOptions};
 use ovsdb::atom::Atom;
 use ovsdb::datum::Datum;
 use ovsdb::json::{Json, Object};
 use ovsdb::uuid::Uuid;
+use ovsdb_server::meta::DbMeta;
+use ovsdb_server::{Server, ServerOptions};
 use std::cell::Cell;
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap, HashSet};

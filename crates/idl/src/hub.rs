@@ -4,8 +4,8 @@
 //! tests; it has no I/O.
 
 use crate::replica::{Commit, Event, Idl, IdlError, TxnStatus};
-use crate::server::{Server, SessionId};
 use ovsdb::json::Json;
+use ovsdb_server::{Server, SessionId};
 
 pub struct Client {
     pub session: SessionId,

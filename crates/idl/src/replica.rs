@@ -16,14 +16,14 @@
 //! returns [`Event`]s; messages the replica wants to send (condition
 //! changes) are queued and taken with [`Idl::take_outgoing`].
 
-use crate::cond::{Clause, Condition};
 use crate::index::{Index, IndexStats};
-use crate::meta::DbMeta;
-use crate::rng::SplitMix64;
 use ovsdb::atom::Atom;
 use ovsdb::datum::Datum;
 use ovsdb::json::{Json, Object};
 use ovsdb::uuid::Uuid;
+use ovsdb_server::cond::{Clause, Condition};
+use ovsdb_server::meta::DbMeta;
+use ovsdb_server::rng::SplitMix64;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
@@ -779,7 +779,7 @@ impl Idl {
     }
 
     /// `{table: {uuid: {column: value}}}` of the monitored columns of every
-    /// committed row (same shape as [`crate::server::Server::dump`]).
+    /// committed row (same shape as [`ovsdb_server::Server::dump`]).
     pub fn dump(&self) -> Json {
         let mut o = Object::new();
         for (ti, t) in self.meta.tables.iter().enumerate() {

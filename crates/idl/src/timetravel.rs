@@ -9,7 +9,6 @@
 //! truncated record ends the timeline, and everything before it stays
 //! usable.
 
-use crate::meta::DbMeta;
 use crate::replica::{Idl, IdlError};
 use ovsdb::datum::Datum;
 use ovsdb::json::{Json, Object};
@@ -17,6 +16,7 @@ use ovsdb::uuid::Uuid;
 use ovsdb_log::framing::Format;
 use ovsdb_log::record::TxnRecord;
 use ovsdb_log::{split_data, ErrorKind, Event, LogScan, ScanOptions, Verdict};
+use ovsdb_server::meta::DbMeta;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

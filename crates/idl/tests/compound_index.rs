@@ -11,12 +11,12 @@ mod common;
 use common::scenario;
 use idl::hub::Hub;
 use idl::replica::{Idl, TxnStatus};
-use idl::server::{Server, ServerOptions};
-use idl::DbMeta;
 use ovsdb::atom::Atom;
 use ovsdb::datum::Datum;
 use ovsdb::json::parse;
 use ovsdb::uuid::Uuid;
+use ovsdb_server::DbMeta;
+use ovsdb_server::{Server, ServerOptions};
 use std::sync::Arc;
 
 fn line(idl: &Idl, step: usize, u: Uuid, by_s: bool) -> String {

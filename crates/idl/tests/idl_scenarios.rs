@@ -11,13 +11,13 @@ mod common;
 
 use common::filters::{sort_lines, uuidfilt};
 use common::scenario::{self, json_word, word};
-use idl::cond::{Clause, ColRef, Func};
 use idl::replica::{Commit, Event, Idl, TxnStatus, CHANGE_DELETE, CHANGE_INSERT};
-use idl::server::{Server, ServerOptions, SessionId};
 use ovsdb::atom::Atom;
 use ovsdb::datum::Datum;
 use ovsdb::json::{self, Json, Object};
 use ovsdb::uuid::Uuid;
+use ovsdb_server::cond::{Clause, ColRef, Func};
+use ovsdb_server::{Server, ServerOptions, SessionId};
 use std::sync::Arc;
 
 struct Harness {

@@ -2,23 +2,23 @@
 //! test with apt-get when missing). A clustered OVN_Northbound database is
 //! served on a unix socket in a temp dir; our replica monitors it with
 //! `monitor_cond_since` through the small native adapter in
-//! `common/net.rs`, follows `ovn-nbctl` changes, commits its own
+//! `ovsdb-server`'s `tests/common/net.rs`, follows `ovn-nbctl` changes, commits its own
 //! transaction, and resumes from its last-txn-id after a reconnect.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 #[path = "common/dump.rs"]
 mod dump;
-#[path = "common/net.rs"]
+#[path = "../../ovsdb-server/tests/common/net.rs"]
 mod net;
 
 use dump::{parse_dump, replica_rows, Rows};
 use idl::replica::{Commit, Event, Idl, TxnStatus};
-use idl::DbMeta;
 use net::{ensure_packages, run, Conn, Server, TempDir};
 use ovsdb::atom::Atom;
 use ovsdb::datum::Datum;
 use ovsdb::json::Json;
+use ovsdb_server::DbMeta;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;

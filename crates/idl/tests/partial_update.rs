@@ -10,11 +10,11 @@ use common::filters::{sort_lines, uuidfilt};
 use common::scenario;
 use idl::hub::Hub;
 use idl::replica::{Idl, PartialOp};
-use idl::server::{Server, ServerOptions};
-use idl::DbMeta;
 use ovsdb::atom::Atom;
 use ovsdb::datum::Datum;
 use ovsdb::json::parse;
+use ovsdb_server::DbMeta;
+use ovsdb_server::{Server, ServerOptions};
 use std::sync::Arc;
 
 fn dump(idl: &Idl, step: usize, out: &mut Vec<String>) {

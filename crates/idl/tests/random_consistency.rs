@@ -6,15 +6,15 @@
 //! matching its condition).
 #![cfg(not(target_arch = "wasm32"))]
 
-use idl::cond::{Clause, ColRef, Func};
 use idl::hub::Hub;
 use idl::replica::Idl;
-use idl::rng::SplitMix64;
-use idl::server::{Server, ServerOptions};
-use idl::DbMeta;
 use ovsdb::atom::Atom;
 use ovsdb::datum::Datum;
 use ovsdb::json::{parse, Json};
+use ovsdb_server::cond::{Clause, ColRef, Func};
+use ovsdb_server::rng::SplitMix64;
+use ovsdb_server::DbMeta;
+use ovsdb_server::{Server, ServerOptions};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -6,12 +6,12 @@ use idl::hub::Hub;
 use idl::replica::{
     Commit, Event, Idl, IndexPolicy, PartialOp, TxnStatus, UsageError, WriteResult, ALERT, MONITOR,
 };
-use idl::server::{Server, ServerOptions};
-use idl::DbMeta;
 use ovsdb::atom::Atom;
 use ovsdb::datum::Datum;
 use ovsdb::json::{parse, Json};
 use ovsdb::uuid::Uuid;
+use ovsdb_server::DbMeta;
+use ovsdb_server::{Server, ServerOptions};
 use std::sync::Arc;
 
 const SCHEMA: &str = r#"{"name":"db","version":"1.0.0","tables":{
@@ -437,7 +437,7 @@ fn locks_are_requested_queued_and_handed_over() {
 /// as a panic, and leave the replica usable.
 #[test]
 fn caller_mistakes_are_errors_not_panics() {
-    use idl::cond::Clause;
+    use ovsdb_server::cond::Clause;
     let (mut hub, c) = setup(|_| {});
     let idl = &mut hub.clients[c].idl;
     let rows_before = idl.dump();

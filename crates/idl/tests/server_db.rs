@@ -5,10 +5,10 @@
 
 use idl::hub::Hub;
 use idl::replica::{Event, Idl, ServerProblem};
-use idl::server::{DatabaseStatus, DbModel, Server, ServerOptions, SessionId, SERVER_SCHEMA};
-use idl::DbMeta;
 use ovsdb::json::{parse, Json};
 use ovsdb::uuid::Uuid;
+use ovsdb_server::DbMeta;
+use ovsdb_server::{DatabaseStatus, DbModel, Server, ServerOptions, SessionId, SERVER_SCHEMA};
 use std::sync::Arc;
 
 const SCHEMA: &str = r#"{"name":"db","version":"1.0.0","tables":{

@@ -13,17 +13,17 @@
 mod common;
 #[path = "common/dump.rs"]
 mod dump;
-#[path = "common/net.rs"]
+#[path = "../../ovsdb-server/tests/common/net.rs"]
 mod net;
 
 use common::filters::uuidfilt;
 use dump::{parse_dump, replica_rows};
 use idl::replica::{Event, Idl};
-use idl::server::{DatabaseStatus, Server as Model, ServerOptions, SERVER_SCHEMA};
-use idl::DbMeta;
 use net::{ensure_packages, run, Conn, Server, TempDir};
 use ovsdb::json::{self, Json};
 use ovsdb::uuid::Uuid;
+use ovsdb_server::DbMeta;
+use ovsdb_server::{DatabaseStatus, Server as Model, ServerOptions, SERVER_SCHEMA};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;

@@ -7,7 +7,7 @@
 mod common;
 #[path = "common/dump.rs"]
 mod dump;
-#[path = "common/net.rs"]
+#[path = "../../ovsdb-server/tests/common/net.rs"]
 mod net;
 
 use dump::{parse_dump, replica_rows};

@@ -1,16 +1,17 @@
 //! Browser tests (wasm32, run by the project test script with
-//! chromedriver): the server model, the replica and an experiment behave
-//! the same in the browser as natively.
+//! chromedriver): the replica (against the server model, with the
+//! `_Server` handshake) and an experiment behave the same in the browser as
+//! natively. The server model's own are in `ovsdb-server`'s `tests/wasm.rs`.
 #![cfg(target_arch = "wasm32")]
 
 use idl::experiments::{self, WcoParams};
 use idl::hub::Hub;
 use idl::replica::{Idl, TxnStatus};
-use idl::server::{Server, ServerOptions};
-use idl::DbMeta;
 use ovsdb::atom::Atom;
 use ovsdb::datum::Datum;
 use ovsdb::json::parse;
+use ovsdb_server::DbMeta;
+use ovsdb_server::{Server, ServerOptions};
 use std::sync::Arc;
 use wasm_bindgen_test::*;
 
@@ -73,21 +74,12 @@ fn idl_transaction_commits_and_wco_experiment_counts() {
 }
 
 #[wasm_bindgen_test]
-fn waiting_transaction_and_server_handshake_in_the_browser() {
+fn server_handshake_in_the_browser() {
     use idl::replica::{Event, ServerProblem};
-    use idl::server::DatabaseStatus;
     use ovsdb::uuid::Uuid;
+    use ovsdb_server::DatabaseStatus;
     let meta = DbMeta::from_text(SCHEMA).unwrap();
     let mut srv = Server::new(meta.clone(), ServerOptions::default());
-    // A wait with a timeout expires on the virtual clock.
-    let s = srv.connect();
-    let req = parse(br#"{"method":"transact","params":["t",{"op":"wait","table":"T","where":[],"until":"!=","rows":[],"timeout":50}],"id":1}"#).unwrap();
-    assert!(srv.handle(s, &req).is_empty());
-    let out = srv.advance(60);
-    assert!(out[0]
-        .1
-        .to_string_compact()
-        .contains(r#""wait\" timed out after 60 ms"#));
     // A follower is refused by a leader-only replica.
     let cid = Uuid::parse("00000000-0000-0000-0000-000000000001").unwrap();
     srv.enable_server_db(DatabaseStatus::clustered(cid, cid, false, true, 3));

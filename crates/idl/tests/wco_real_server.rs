@@ -13,14 +13,14 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
-#[path = "common/net.rs"]
+#[path = "../../ovsdb-server/tests/common/net.rs"]
 mod net;
 
 use idl::experiments::{port_binding_values, PORT_BINDING_COLUMNS, PORT_BINDING_SCHEMA};
 use idl::replica::{Commit, Event, Idl, TxnStatus};
-use idl::DbMeta;
 use net::{ensure_packages, run, Conn, Server, TempDir};
 use ovsdb::json::{Json, Object};
+use ovsdb_server::DbMeta;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -75,7 +75,7 @@ impl std::fmt::Display for Node {
 /// A database copy as a monitor reply carries it.
 #[derive(Clone, Debug)]
 pub struct Copy {
-    pub model: idl::server::Server,
+    pub model: ovsdb_server::Server,
     pub db: NbState,
     pub db_bytes: u64,
     /// Id (eid) of the last transaction in it; None before the first.
@@ -586,7 +586,7 @@ mod tests {
     use crate::txn::Txn;
 
     /// A committed `ls-add lsK` as a member's model makes it.
-    fn ls_add(model: &mut idl::server::Server, db: &NbState, k: u64, rng: &mut Rng) -> TxnRef {
+    fn ls_add(model: &mut ovsdb_server::Server, db: &NbState, k: u64, rng: &mut Rng) -> TxnRef {
         let op = Op::LsAdd(k);
         let req = db.request(&op, "ovn-nbctl: test", rng).unwrap();
         let commit = model.prepare(&req.ops).commit.unwrap();

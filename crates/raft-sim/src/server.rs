@@ -254,7 +254,7 @@ impl CoreHistory {
     /// server does when it installs a snapshot or restarts). Returns the
     /// model, its rows' snapshot size and the first record it refused
     /// (none expected).
-    pub fn rebuild_model(self: &Rc<Self>) -> (idl::server::Server, u64, Option<String>) {
+    pub fn rebuild_model(self: &Rc<Self>) -> (ovsdb_server::Server, u64, Option<String>) {
         let mut model = txn::empty_model();
         let mut bytes = 0u64;
         let mut problem = None;
@@ -613,7 +613,7 @@ pub struct Server {
     // ovsdb layer
     /// The database: the IDL crate's server model, which executes the
     /// transactions this server proposes and installs committed entries.
-    pub model: Box<idl::server::Server>,
+    pub model: Box<ovsdb_server::Server>,
     /// JSON size of the model's rows in a snapshot record.
     pub db_bytes: u64,
     /// An independent second database, the `ovsdb` crate's, that replays

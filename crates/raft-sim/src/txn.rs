@@ -1,10 +1,10 @@
 //! Transactions shaped like the ones `ovn-nbctl` sends against the real
 //! OVN_Northbound schema, executed by the IDL crate's server model
-//! (`idl::server`), and the on-disk record sizes of §1.2.
+//! (`ovsdb_server`), and the on-disk record sizes of §1.2.
 //!
 //! A server that proposes a write builds the `transact` request a client
 //! would send ([`NbState::request`]), executes it on its own database model
-//! without installing it ([`idl::server::Server::prepare`], as a clustered
+//! without installing it ([`ovsdb_server::Server::prepare`], as a clustered
 //! ovsdb-server does before it hands the result to Raft) and turns the
 //! resulting commit into the log record ([`Txn::from_commit`]) in both
 //! storage modes: full rows (`--disable-file-column-diff`) and column diffs
@@ -13,9 +13,9 @@
 //! those of records a real schema-driven execution makes, not templates.
 
 use crate::rng::Rng;
-use idl::server::{commit_record, Commit};
-use idl::DbMeta;
 use ovsdb::json::Json;
+use ovsdb_server::DbMeta;
+use ovsdb_server::{commit_record, Commit};
 use std::fmt::Write as _;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -57,7 +57,7 @@ impl Op {
 /// What the client (ovn-nbctl) knows of the OVN_Northbound rows the
 /// workloads touch, to name them in its requests; every server keeps one
 /// and updates it from committed transactions. The database itself is the
-/// server's `idl::server` model.
+/// server's `ovsdb_server` model.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NbState {
     /// The switch `lsp-add sw` adds ports to: the last one created.
@@ -118,11 +118,11 @@ pub fn nb_meta() -> Option<Arc<DbMeta>> {
 ///
 /// The schema is a constant of this crate, checked by its tests; it
 /// cannot fail to parse at run time.
-pub fn empty_model() -> idl::server::Server {
+pub fn empty_model() -> ovsdb_server::Server {
     let meta = nb_meta().expect("embedded OVN_Northbound schema parses");
-    idl::server::Server::with_meta(
+    ovsdb_server::Server::with_meta(
         meta,
-        idl::server::ServerOptions {
+        ovsdb_server::ServerOptions {
             clustered: false,
             seed: 0x5eed,
             ..Default::default()
@@ -394,7 +394,7 @@ impl NbState {
 
 /// JSON size of one row in a snapshot record: `"<uuid>":{...},` with the
 /// row's non-default columns.
-fn row_snapshot_len(meta: &DbMeta, table: usize, row: &idl::server::Row) -> u64 {
+fn row_snapshot_len(meta: &DbMeta, table: usize, row: &ovsdb_server::Row) -> u64 {
     let Some(t) = meta.tables.get(table) else {
         return 0;
     };
@@ -413,7 +413,7 @@ fn row_snapshot_len(meta: &DbMeta, table: usize, row: &idl::server::Row) -> u64 
 /// The numbers K of the switches named `lsK` in a model's database (what
 /// the `ls-add` workload wrote), for the checks that acknowledged writes
 /// are there.
-pub fn switch_numbers(m: &idl::server::Server) -> Vec<u64> {
+pub fn switch_numbers(m: &ovsdb_server::Server) -> Vec<u64> {
     m.meta
         .table("Logical_Switch")
         .and_then(|t| Some((t, m.meta.tables[t].column("name")?)))
@@ -448,7 +448,7 @@ pub fn grow_db_bytes(bytes: u64, meta: &DbMeta, commit: &Commit) -> u64 {
 /// The whole database as the `data` half of a snapshot (`prev_data[1]`):
 /// one object per table, rows with their non-default columns, in
 /// ovsdb-server's hash order.
-pub fn snapshot_record(model: &idl::server::Server) -> Json {
+pub fn snapshot_record(model: &ovsdb_server::Server) -> Json {
     use ovsdb::json::Object;
     let meta = &model.meta;
     let mut out = Object::new();
@@ -564,7 +564,7 @@ mod tests {
     /// Propose `op` the way a server does: request, prepare on the model,
     /// record; then install it.
     fn propose(
-        model: &mut idl::server::Server,
+        model: &mut ovsdb_server::Server,
         st: &mut NbState,
         op: Op,
         date: u64,

@@ -1,10 +1,11 @@
 //! Shared by the interop tests: `ovsdb-client dump -f json` output and an IDL
 //! replica, both as comparable row maps.
 
-use idl::{DbMeta, Idl};
+use idl::Idl;
 use ovsdb::datum::Datum;
 use ovsdb::json::{self, Json};
 use ovsdb::uuid::Uuid;
+use ovsdb_server::DbMeta;
 use std::collections::BTreeMap;
 
 pub type Rows = BTreeMap<String, BTreeMap<Uuid, BTreeMap<String, Datum>>>;

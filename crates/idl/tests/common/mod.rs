@@ -1,5 +1,9 @@
 #![allow(dead_code)]
+// The normalisation and scenario format live with the server model's
+// tests; each crate reads its own `tests/scenarios`.
+#[path = "../../../ovsdb-server/tests/common/filters.rs"]
 pub mod filters;
+#[path = "../../../ovsdb-server/tests/common/scenario.rs"]
 pub mod scenario;
 
 /// Every bundled sample `.db` file (static/samples/*/*.db), sorted.

@@ -23,10 +23,10 @@ mod common;
 #[path = "common/net.rs"]
 mod net;
 
-use idl::rng::SplitMix64;
-use idl::server::{Server as Model, ServerOptions};
 use net::{ensure_packages, run, Conn, Server, TempDir};
 use ovsdb::json::{parse, Json, Object};
+use ovsdb_server::rng::SplitMix64;
+use ovsdb_server::{Server as Model, ServerOptions};
 use std::collections::BTreeSet;
 
 const SCHEMA: &str = r#"{"name":"W","version":"1.0.0","tables":{
@@ -240,7 +240,7 @@ fn shape(result: &Json) -> Vec<String> {
         .collect()
 }
 
-fn model_call(model: &mut Model, sess: idl::server::SessionId, params: &Json) -> Json {
+fn model_call(model: &mut Model, sess: ovsdb_server::SessionId, params: &Json) -> Json {
     let mut o = Object::new();
     o.insert("method", Json::from("transact"));
     o.insert("params", params.clone());

@@ -3,8 +3,8 @@
 //! checked against the real ovsdb-server by `triggers_real_server.rs`.
 #![cfg(not(target_arch = "wasm32"))]
 
-use idl::server::{PendingTransaction, Server, ServerOptions, SessionId};
 use ovsdb::json::{parse, Json};
+use ovsdb_server::{PendingTransaction, Server, ServerOptions, SessionId};
 
 const SCHEMA: &str = r#"{"name":"db","version":"1.0.0","tables":{
  "T":{"isRoot":true,"columns":{"name":{"type":"string"},"n":{"type":"integer"}}}}}"#;

@@ -1,5 +1,5 @@
-//! Every simulated server's database is the IDL crate's server model
-//! (`idl::server`): the proposer executes the client's request on it and
+//! Every simulated server's database is the `ovsdb-server` crate's model:
+//! the proposer executes the client's request on it and
 //! the commit becomes the entry; every member installs committed entries by
 //! replaying the record. These tests check the consequences on whole runs:
 //!
@@ -11,6 +11,9 @@
 //! * with `core_db`, the `ovsdb` crate's database replays the same records
 //!   and agrees on every record size in both storage modes (a mismatch is a
 //!   violation).
+//!
+//! They live in `idl` (moved from `raft-sim`) so that the simulator does
+//! not depend on the client crate, even for tests.
 
 use idl::timetravel::Timeline;
 use ovsdb::datum::Datum;
@@ -21,7 +24,7 @@ use std::collections::BTreeMap;
 
 type Rows = BTreeMap<String, BTreeMap<Uuid, Vec<Datum>>>;
 
-fn model_rows(m: &idl::server::Server) -> Rows {
+fn model_rows(m: &ovsdb_server::Server) -> Rows {
     let mut out = Rows::new();
     for (t, tm) in m.meta.tables.iter().enumerate() {
         for r in m.rows(t) {

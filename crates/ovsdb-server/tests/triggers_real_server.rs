@@ -11,9 +11,9 @@ mod common;
 mod net;
 
 use common::filters::uuidfilt;
-use idl::server::{Server as Model, ServerOptions, SessionId};
 use net::{ensure_packages, run, Conn, Server, TempDir};
 use ovsdb::json::{parse, Json};
+use ovsdb_server::{Server as Model, ServerOptions, SessionId};
 use std::time::{Duration, Instant};
 
 const SCHEMA: &str = r#"{"name":"db","version":"1.0.0","tables":{"T":{"isRoot":true,"columns":{"name":{"type":"string"},"n":{"type":"integer"}}}}}"#;

@@ -11,10 +11,10 @@ mod common;
 #[path = "common/net.rs"]
 mod net;
 
-use idl::rng::SplitMix64;
-use idl::server::{Server as Model, ServerOptions};
 use net::{ensure_packages, run, Conn, Server, TempDir};
 use ovsdb::json::{parse, Json, Object};
+use ovsdb_server::rng::SplitMix64;
+use ovsdb_server::{Server as Model, ServerOptions};
 use std::time::Duration;
 
 const SCHEMA: &str = r#"{"name":"diff","version":"1.0.0","tables":{

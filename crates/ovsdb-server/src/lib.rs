@@ -1,4 +1,4 @@
-//! An in-memory OVSDB server model (sans-IO).
+//! ovsdb-server: an in-memory OVSDB server model (sans-IO).
 //!
 //! It executes `transact` (insert, select, update, mutate, delete, wait,
 //! commit, abort, comment, assert) with named UUIDs, referential integrity,
@@ -16,9 +16,31 @@
 //! [`Server::handle`] and deliver the returned messages themselves. Updates
 //! caused by a transaction are returned before its reply, as ovsdb-server
 //! sends them.
+//!
+//! The model is every simulated server's database in `raft-sim` and the
+//! server the `idl` crate's replicas talk to in-process. The table metadata
+//! ([`meta`]), the `where`/monitor conditions ([`cond`]) and the seeded UUID
+//! generator ([`rng`]) live here and are shared with the IDL replica.
+//!
+//! It is checked against the real ovsdb-server 3.1 by differential tests
+//! (random transactions; results and `update`/`update2` messages
+//! identical), and reproduces 3.1's weak-reference behaviour by default
+//! ([`ServerOptions::weak_refs_as_ovs_3_1`]: which references to a row
+//! deleted in a transaction survive depends on the hash order in which
+//! ovsdb-server assesses the transaction's rows; checked against the real
+//! server by `tests/weak_refs_real_server.rs`). Waiting transactions are
+//! checked by `tests/triggers_real_server.rs`; the `_Server` database
+//! ([`Server::enable_server_db`]) by the `idl` crate's
+//! `tests/server_db_real_server.rs`, with the replica's handshake.
+
+pub mod cond;
+pub mod meta;
+pub mod rng;
+
+pub use meta::DbMeta;
 
 use crate::cond::{resolve_column, ColRef, Condition, RowView};
-use crate::meta::{DbMeta, TableMeta};
+use crate::meta::TableMeta;
 use crate::rng::SplitMix64;
 use ovsdb::atom::Atom;
 use ovsdb::datum::{Datum, ParseOptions};

@@ -2,8 +2,8 @@
 //! monitor composition, coalescing and history.
 #![cfg(not(target_arch = "wasm32"))]
 
-use idl::server::{commit_record, Server, ServerOptions};
 use ovsdb::json::{parse, Json};
+use ovsdb_server::{commit_record, Server, ServerOptions};
 
 const SCHEMA: &str = r#"{"name":"m","version":"1.0.0","tables":{
  "R":{"isRoot":true,"indexes":[["name"]],"columns":{
@@ -321,25 +321,6 @@ fn bad_requests_get_errors_not_panics() {
         }
     }
     assert_eq!(s.row_count("R"), 0);
-}
-
-#[test]
-fn entry_data_replays_through_the_timeline_reader() {
-    // A commit made by the model, written as a log entry, is read back by
-    // the time-travel code into the same contents.
-    let mut s = server(true, 100);
-    let j = parse(br#"[{"op":"insert","table":"R","row":{"name":"a","s":["set",[1]],"kids":["named-uuid","k"]}},
-                      {"op":"insert","table":"K","row":{"v":5},"uuid-name":"k"},
-                      {"op":"comment","comment":"hello"}]"#)
-    .unwrap();
-    let c = s.transact(j.as_array().unwrap()).0.commit.unwrap();
-    let data = idl::server::entry_data(&s.meta, &c, true, 1_700_000_000_000);
-    let text = data.to_string_compact();
-    assert!(text.starts_with("[null,{"), "{text}");
-    assert!(text.contains(r#""_comment":"hello""#) && text.contains(r#""_is_diff":true"#));
-    let mut idl = idl::Idl::new(s.meta.clone(), true);
-    idl::timetravel::apply_record(&mut idl, &data.as_array().unwrap()[1]).unwrap();
-    assert_eq!(idl.dump(), s.dump());
 }
 
 #[test]

@@ -2,8 +2,8 @@
 //! types and constraints, in name order, with OVS's root-table rule.
 #![cfg(not(target_arch = "wasm32"))]
 
-use idl::DbMeta;
 use ovsdb::DatabaseSchema;
+use ovsdb_server::DbMeta;
 
 fn repo_file(rel: &str) -> String {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

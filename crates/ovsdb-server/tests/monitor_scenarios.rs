@@ -9,8 +9,8 @@ mod common;
 
 use common::filters::{monitor_sort, uuidfilt};
 use common::scenario::{self, json_word, word};
-use idl::server::{Server, ServerOptions, SessionId};
 use ovsdb::json::{self, Json, Object};
+use ovsdb_server::{Server, ServerOptions, SessionId};
 
 struct Printed {
     session: SessionId,
