@@ -67,6 +67,10 @@ pub struct Checkpoint {
     /// taken, and about how many bytes of rows only it holds.
     detached_at: u64,
     held: u64,
+    /// Taken from another file's replay at the same index (`forced`):
+    /// its rows are that replay's checkpoint's, held there, so they do
+    /// not count against this store's budget.
+    shared: bool,
     db: Option<Db>,
 }
 
@@ -119,6 +123,7 @@ impl Checkpoints {
                 entries: 0,
                 detached_at: 0,
                 held: 0,
+                shared: false,
                 db: None,
             }],
             seen: 0,
@@ -146,7 +151,7 @@ impl Checkpoints {
     /// database at the end of the walk does not (an estimate: rows each
     /// one shared when the walk changed or deleted them).
     pub fn held_bytes(&self) -> u64 {
-        self.list.iter().map(|c| c.held).sum()
+        self.list.iter().filter(|c| !c.shared).map(|c| c.held).sum()
     }
 
     /// The checkpoint a jump to `index` starts from: the last one that
@@ -252,6 +257,7 @@ impl Checkpoints {
             entries,
             detached_at: detached,
             held: 0,
+            shared: forced,
             db: Some(db.clone()),
         });
         while self.len() > 1
