@@ -300,3 +300,60 @@ fn a_memory_budget_thins_the_checkpoints_of_a_log_that_changes_its_rows() {
     // The jumps are still right.
     check_file("synthetic Southbound", bytes, &mut Rng(3), tight);
 }
+
+#[test]
+fn a_later_file_of_a_cluster_does_not_pay_for_the_checkpoints_it_shares() {
+    // Three servers' Southbound files: the second and third take the first's
+    // checkpoints at the indexes they share. Those copies hold the first
+    // store's rows, so under one memory budget the later files must keep as
+    // many checkpoints as the first rather than thin further.
+    let shape = ovsdb_log::synth_sb::SbShape {
+        chassis: 4,
+        datapaths: 6,
+        ports_per_datapath: 4,
+        flows_per_datapath: 20,
+        entries: 300,
+        ..Default::default()
+    };
+    let schema =
+        std::fs::read(common::repo_root().join("static/samples/schemas/ovn-sb.ovsschema")).unwrap();
+    let schema = ovsdb::json::parse(&schema).unwrap();
+    let mut files: Vec<Vec<u8>> = Vec::new();
+    ovsdb_log::synth_sb::southbound(&shape, &schema, &mut |i, b| {
+        if files.len() <= i {
+            files.resize(i + 1, Vec::new());
+        }
+        files[i].extend_from_slice(b)
+    });
+    assert_eq!(files.len(), 3);
+    let free = Policy {
+        every_entries: 10,
+        every_bytes: u64::MAX,
+        max: 1000,
+        budget_bytes: u64::MAX,
+    };
+    let (first, _) = summary_walk(&files[0], free, SharedReplay::default());
+    let held = first
+        .expect("the first file keeps checkpoints")
+        .held_bytes();
+    let tight = Policy {
+        budget_bytes: held / 3,
+        ..free
+    };
+    let mut shared = SharedReplay::default();
+    let mut counts = Vec::new();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for (i, bytes) in files.iter().enumerate() {
+        let (ck, sh) = summary_walk(bytes, tight, shared);
+        shared = sh;
+        let ck = ck.expect("every file keeps checkpoints");
+        assert!(ck.held_bytes() <= held / 3 || ck.len() == 1, "file {i}");
+        check_jumps(&format!("sb s{}", i + 1), bytes, &ck, &mut rng, tight, 8);
+        counts.push(ck.len());
+    }
+    assert!(counts[0] > 3, "{counts:?}");
+    assert!(
+        counts[1] >= counts[0] && counts[2] >= counts[0],
+        "checkpoints per file {counts:?}"
+    );
+}
