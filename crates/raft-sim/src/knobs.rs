@@ -93,6 +93,14 @@ pub struct Knobs {
     pub relays: usize,
     /// Relay k+1's source is relay k (a chain) instead of a member.
     pub relay_chain: bool,
+    /// ovn-controller clients of the Southbound database (0 = none; see
+    /// `sim::southbound`).
+    pub chassis: usize,
+    /// ovn-northd's compute time from seeing an NB commit to sending its
+    /// Southbound transaction, µs.
+    pub northd_delay: u64,
+    /// Logical flows northd writes per new logical switch port.
+    pub lflows_per_port: u64,
     /// Where the workload's client connects, over the scenario's `via`.
     pub via: Option<crate::scenario::Via>,
     pub column_diff: bool,
@@ -189,6 +197,9 @@ impl Knobs {
             n: 100,
             relays: 0,
             relay_chain: false,
+            chassis: 0,
+            northd_delay: 0,
+            lflows_per_port: 8,
             via: None,
             column_diff: true,
             election_timer: 1_000_000,
@@ -347,6 +358,9 @@ impl Knobs {
         "n",
         "relays",
         "relay_chain",
+        "chassis",
+        "northd_delay",
+        "lflows_per_port",
         "via",
         "column_diff",
         "election_timer",
@@ -448,6 +462,21 @@ impl Knobs {
                 self.relays = n as usize;
             }
             "relay_chain" => self.relay_chain = boolean(v)?,
+            "chassis" => {
+                let n = int(v)?;
+                if n > 100_000 {
+                    return Err("knob chassis: at most 100000".into());
+                }
+                self.chassis = n as usize;
+            }
+            "northd_delay" => self.northd_delay = ms(v)?,
+            "lflows_per_port" => {
+                let n = int(v)?;
+                if n > 1_000 {
+                    return Err("knob lflows_per_port: at most 1000".into());
+                }
+                self.lflows_per_port = n;
+            }
             "via" => {
                 self.via =
                     Some(crate::scenario::Via::parse(v).map_err(|e| format!("knob via: {e}"))?)

@@ -65,7 +65,41 @@ pub fn figures(m: &Metrics) -> Vec<Figure> {
     if m.scheduled_compactions > 0 {
         figs.extend(compaction_figures(m));
     }
+    if m.sb.chassis > 0 {
+        figs.extend(sb_figures(m));
+    }
     figs
+}
+
+/// The Southbound clients' figures (only for runs with `chassis > 0`).
+fn sb_figures(m: &Metrics) -> Vec<Figure> {
+    let sb = &m.sb;
+    let mut v = sb.bringup_us.clone();
+    v.sort_unstable();
+    let mean = (!v.is_empty()).then(|| v.iter().sum::<u64>() as f64 / v.len() as f64);
+    let ms = |x: Option<f64>| x.map(|x| x / 1000.0);
+    let per = |x: &[u64]| x.iter().copied().max().map(|x| x as f64);
+    vec![
+        ("sb.chassis", Some(sb.chassis as f64)),
+        ("sb.txns", Some(sb.txns as f64)),
+        ("sb.port_binding_bytes", Some(sb.port_binding_bytes as f64)),
+        ("sb.update_bytes", Some(sb.update_bytes as f64)),
+        ("sb.controller_bytes.max", per(&sb.received)),
+        (
+            "sb.controller_port_binding_bytes.max",
+            per(&sb.port_binding_received),
+        ),
+        ("sb.cpu_ms", Some(sb.cpu_us / 1000.0)),
+        ("bringup.ms.mean", ms(mean)),
+        ("bringup.ms.p50", ms(pct(&v, 50.0))),
+        ("bringup.ms.p99", ms(pct(&v, 99.0))),
+        ("reconnect.clients", Some(sb.reconnects as f64)),
+        ("reconnect.bytes", Some(sb.download_bytes as f64)),
+        (
+            "reconnect.converge_ms",
+            ms(sb.converge_us.iter().copied().max().map(|x| x as f64)),
+        ),
+    ]
 }
 
 /// `compactions.sN` for servers 1..9.
@@ -476,6 +510,7 @@ mod tests {
         let mut full = Metrics::default();
         full.relay.relays = 1;
         full.scheduled_compactions = 1;
+        full.sb.chassis = 1;
         full.compactions = vec![1, 0, 0];
         for m in [Metrics::default(), full] {
             let names: Vec<&str> = figures(&m)

@@ -529,6 +529,10 @@ pub const PRESETS: &[(&str, &str)] = &[
         "compaction-hours",
         include_str!("../../../scenarios/compaction-hours.scn"),
     ),
+    (
+        "sb-bringup",
+        include_str!("../../../scenarios/sb-bringup.scn"),
+    ),
 ];
 
 pub fn preset(name: &str) -> Option<&'static str> {

@@ -12,8 +12,11 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 mod relays;
+mod southbound;
 pub use relays::RelayMetrics;
 use relays::{RelayGlue, RELAY_CLIENT};
+use southbound::SbGlue;
+pub use southbound::SbMetrics;
 
 /// Highest number of servers a simulation may ever hold (joins included).
 pub const MAX_SERVERS: usize = 16;
@@ -67,6 +70,11 @@ enum Ev {
         relay: usize,
         inc: u64,
     },
+    /// Northd's Southbound transaction for a port commits (see
+    /// `sim::southbound`).
+    SbCommit {
+        port: usize,
+    },
 }
 
 impl Ev {
@@ -84,6 +92,7 @@ impl Ev {
             Ev::RelayDeliver { .. } => 10,
             Ev::RelayWake { .. } => 11,
             Ev::RelayConnect { .. } => 12,
+            Ev::SbCommit { .. } => 13,
         }
     }
 }
@@ -274,6 +283,8 @@ pub struct Metrics {
     pub violations: Vec<String>,
     /// Relay hops (empty without relays).
     pub relay: RelayMetrics,
+    /// Southbound clients (empty with `chassis = 0`).
+    pub sb: SbMetrics,
     /// When each leadership began (every `BecameLeader`, in order).
     pub leader_starts: Vec<Time>,
     /// Compactions per server (scheduled and forced).
@@ -385,6 +396,8 @@ pub struct Sim {
     relay_links: Vec<Link>,
     glue: RelayGlue,
     target_relay: Option<usize>,
+    /// ovn-northd and the ovn-controllers (`chassis` knob); empty without.
+    sb: SbGlue,
 }
 
 fn bit(s: Sid) -> u64 {
@@ -463,9 +476,11 @@ impl Sim {
             relay_links: Vec::new(),
             glue: RelayGlue::default(),
             target_relay: None,
+            sb: SbGlue::default(),
             scenario,
         };
         sim.relays_init();
+        sim.sb_init();
         for i in 0..sim.faults_len() {
             let f = &sim.scenario.faults[i];
             let at = match f.at_max {
@@ -654,6 +669,7 @@ impl Sim {
             } => self.relay_deliver(to, from, epoch, msg),
             Ev::RelayWake { relay, gen } => self.relay_wake(relay, gen),
             Ev::RelayConnect { relay, inc } => self.relay_connect(relay, inc),
+            Ev::SbCommit { port } => self.sb_commit(port),
         }
         let n = self.servers.len();
         for i in 0..n {
@@ -1009,7 +1025,8 @@ impl Sim {
         if c.committed.len() <= i {
             c.committed.resize(i + 1, (0, 0));
         }
-        if c.committed[i] == (0, 0) {
+        let first = c.committed[i] == (0, 0);
+        if first {
             c.committed[i] = (term, uid);
         } else if c.committed[i] != (term, uid) {
             let prev = c.committed[i];
@@ -1023,6 +1040,9 @@ impl Sim {
                     prev.1
                 ),
             );
+        }
+        if first && self.knobs.chassis > 0 {
+            self.sb_nb_committed(server, index);
         }
     }
 
@@ -1389,7 +1409,13 @@ impl Sim {
         });
         self.hash.add(0xF0 + idx as u64);
         match f.action {
-            FaultAction::Kill(Target::Relay(k)) => self.relay_kill(k),
+            FaultAction::Kill(Target::Relay(k)) => {
+                let up = self.relays.get(k).is_some_and(|r| r.life == Life::Up);
+                self.relay_kill(k);
+                if up && self.knobs.chassis > 0 {
+                    self.sb_node_down(Node::Relay(k));
+                }
+            }
             FaultAction::Restart(Target::Relay(k)) => self.relay_restart(k),
             FaultAction::Kill(t) => {
                 if let Some(s) = self.resolve(&t) {
@@ -1411,6 +1437,9 @@ impl Sim {
                         }
                         if !self.relays.is_empty() {
                             self.relays_member_gone(s);
+                        }
+                        if self.knobs.chassis > 0 {
+                            self.sb_node_down(Node::Member(s));
                         }
                     }
                 }
