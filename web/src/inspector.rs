@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use timeline::inspect::{fold_point, ColumnChange, EntryDetail, RowChange, TableChange};
+use timeline::inspect::{fold_point, EntryDetail, InspectedColumn, InspectedRow, TableChange};
 use yew::prelude::*;
 
 use crate::draw::human_bytes;
@@ -67,7 +67,7 @@ fn bytes_cell(b: Option<u64>) -> Html {
     }
 }
 
-fn view_column(c: &ColumnChange) -> Html {
+fn view_column(c: &InspectedColumn) -> Html {
     html! {
         <tr data-testid="inspector-column">
             <td class="col">{ c.column.clone() }</td>
@@ -80,7 +80,7 @@ fn view_column(c: &ColumnChange) -> Html {
     }
 }
 
-fn view_row(r: &RowChange, open: bool) -> Html {
+fn view_row(r: &InspectedRow, open: bool) -> Html {
     let what = if r.is_delete() {
         "delete".to_string()
     } else {

@@ -31,7 +31,7 @@ use crate::knobs::Knobs;
 use crate::rng::Rng;
 use crate::server::{Life, Sid, Time};
 use crate::sim::MAX_SERVERS;
-use crate::txn::{self, NbState, Op, TxnRef};
+use crate::txn::{self, NbState, Op, ProposalRef};
 use std::collections::VecDeque;
 use std::rc::Rc;
 
@@ -92,12 +92,12 @@ pub enum RelayMsg {
     /// Its reply: a whole copy, or the transactions after `since`.
     MonitorReply {
         copy: Option<Rc<Copy>>,
-        txns: Rc<Vec<(u64, TxnRef)>>,
+        txns: Rc<Vec<(u64, ProposalRef)>>,
     },
     /// `update3`: one committed transaction.
     Update {
         eid: u64,
-        txn: TxnRef,
+        txn: ProposalRef,
     },
     /// A forwarded `transact` (`bytes`: the request's JSON).
     Transact {
@@ -230,7 +230,7 @@ pub struct Relay {
     /// Connections made so far (kept across restarts): a source answers
     /// on the connection a request came by, never on a later one.
     pub session: u64,
-    history: VecDeque<(u64, TxnRef)>,
+    history: VecDeque<(u64, ProposalRef)>,
     fwd_new: VecDeque<Fwd>,
     fwd_sent: Vec<Fwd>,
     next_fwd: u64,
@@ -528,7 +528,7 @@ impl Relay {
         self.send(Node::Relay(j), msg, cx);
     }
 
-    fn apply(&mut self, eid: u64, t: TxnRef, cx: &mut RelayCx) {
+    fn apply(&mut self, eid: u64, t: ProposalRef, cx: &mut RelayCx) {
         let Some(c) = self.copy.as_mut() else { return };
         match c.model.apply_record(&t.record) {
             Ok((Some(ch), _)) => c.db_bytes = txn::grow_db_bytes(c.db_bytes, &c.model.meta, &ch),
@@ -583,14 +583,26 @@ impl Relay {
 mod tests {
     use super::*;
     use crate::knobs::Profile;
-    use crate::txn::Txn;
+    use crate::txn::Proposal;
 
     /// A committed `ls-add lsK` as a member's model makes it.
-    fn ls_add(model: &mut ovsdb_server::Server, db: &NbState, k: u64, rng: &mut Rng) -> TxnRef {
+    fn ls_add(
+        model: &mut ovsdb_server::Server,
+        db: &NbState,
+        k: u64,
+        rng: &mut Rng,
+    ) -> ProposalRef {
         let op = Op::LsAdd(k);
         let req = db.request(&op, "ovn-nbctl: test", rng).unwrap();
         let commit = model.prepare(&req.ops).commit.unwrap();
-        Rc::new(Txn::from_commit(&model.meta, &op, &req, &commit, 0, true))
+        Rc::new(Proposal::from_commit(
+            &model.meta,
+            &op,
+            &req,
+            &commit,
+            0,
+            true,
+        ))
     }
 
     fn run(

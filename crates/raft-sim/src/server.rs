@@ -10,7 +10,7 @@
 
 use crate::knobs::{Knobs, SuppressMode, TransferPolicy};
 use crate::rng::Rng;
-use crate::txn::{self, NbState, Op, Txn, TxnRef};
+use crate::txn::{self, NbState, Op, Proposal, ProposalRef};
 use ovsdb::json::Json;
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -21,7 +21,7 @@ pub type Sid = usize;
 #[derive(Clone, Debug)]
 pub enum EntryKind {
     Noop,
-    Data { eid: u64, txn: TxnRef },
+    Data { eid: u64, txn: ProposalRef },
     Servers(u64),
     ElectionTimer(u64),
 }
@@ -95,7 +95,7 @@ pub enum Msg {
     Exec {
         eid: u64,
         prereq: u64,
-        txn: TxnRef,
+        txn: ProposalRef,
     },
     ExecReply {
         eid: u64,
@@ -235,7 +235,7 @@ pub struct Snap {
 #[derive(Debug, Default)]
 pub struct CoreHistory {
     pub prev: Option<Rc<CoreHistory>>,
-    pub txns: Vec<TxnRef>,
+    pub txns: Vec<ProposalRef>,
 }
 
 impl CoreHistory {
@@ -621,7 +621,7 @@ pub struct Server {
     pub core: Option<Box<ovsdb::Database>>,
     /// Data transactions applied since the last snapshot (the next
     /// [`CoreHistory`] chunk).
-    core_pending: Vec<TxnRef>,
+    core_pending: Vec<ProposalRef>,
     /// What clients know of the rows, to name them in requests.
     pub db: NbState,
     pub applied_eid: u64,
@@ -648,7 +648,7 @@ pub struct Server {
 /// Execute a committed transaction on the core database and check that the
 /// core's own serialization of the changes has the entry's size in both
 /// storage modes. Returns a description of any disagreement.
-fn core_apply(core: &mut ovsdb::Database, txn: &txn::Txn) -> Option<String> {
+fn core_apply(core: &mut ovsdb::Database, txn: &txn::Proposal) -> Option<String> {
     let j = &txn.record;
     // The record is the same on every server: its sizes are compared once,
     // so later replays need no change list.
@@ -2154,7 +2154,7 @@ impl Server {
                 return;
             }
         };
-        let t = Rc::new(Txn::from_commit(
+        let t = Rc::new(Proposal::from_commit(
             &self.model.meta,
             &op,
             &req,

@@ -6,7 +6,7 @@
 //! would send ([`NbState::request`]), executes it on its own database model
 //! without installing it ([`ovsdb_server::Server::prepare`], as a clustered
 //! ovsdb-server does before it hands the result to Raft) and turns the
-//! resulting commit into the log record ([`Txn::from_commit`]) in both
+//! resulting commit into the log record ([`Proposal::from_commit`]) in both
 //! storage modes: full rows (`--disable-file-column-diff`) and column diffs
 //! (`"_is_diff":true`). Every member installs the committed record by
 //! replaying it on its model (`apply_record`). Byte sizes are therefore
@@ -78,13 +78,13 @@ pub struct Request {
 /// A proposed transaction: the workload op and the log record the
 /// proposing server's database model made for it.
 #[derive(Clone, Debug)]
-pub struct Txn {
+pub struct Proposal {
     pub op: Op,
     pub inserted: Option<Uuid>,
     /// The record as written to the log in the run's storage mode
     /// (`{table: {uuid: row or null}}` with `_date`, `_comment` and, for
     /// diffs, `_is_diff`), members in insertion order (see
-    /// [`Txn::ordered_record`]).
+    /// [`Proposal::ordered_record`]).
     pub record: Json,
     /// Serialized size of the record in full-value (`[0]`) and diff
     /// (`[1]`) storage.
@@ -143,7 +143,7 @@ pub fn empty_core_db() -> Option<ovsdb::Database> {
     schema.clone().map(ovsdb::Database::new)
 }
 
-impl Txn {
+impl Proposal {
     /// The log record of `commit` (made by `meta`'s model) with its date,
     /// in the storage mode of the run, and its size in both modes.
     pub fn from_commit(
@@ -153,7 +153,7 @@ impl Txn {
         commit: &Commit,
         date_ms: u64,
         column_diff: bool,
-    ) -> Txn {
+    ) -> Proposal {
         let date = date_ms.min(i64::MAX as u64) as i64;
         let comment = commit.comment.clone().map(Json::String);
         // `,"_date":N` and `,"_comment":"…"` (and `,"_is_diff":true`).
@@ -181,7 +181,7 @@ impl Txn {
                 o.insert("_is_diff", Json::Bool(true));
             }
         }
-        Txn {
+        Proposal {
             op: op.clone(),
             inserted: req.inserted,
             record,
@@ -366,7 +366,7 @@ impl NbState {
     }
 
     /// Apply a committed transaction.
-    pub fn apply(&mut self, t: &Txn) {
+    pub fn apply(&mut self, t: &Proposal) {
         match &t.op {
             Op::Init | Op::LspAdd(_) => {}
             Op::LsAdd(_) => self.last_switch = t.inserted,
@@ -473,7 +473,7 @@ pub fn snapshot_record(model: &ovsdb_server::Server) -> Json {
 }
 
 /// Shared handle used inside log entries.
-pub type TxnRef = Rc<Txn>;
+pub type ProposalRef = Rc<Proposal>;
 
 // ---------------------------------------------------------------- record sizes
 
@@ -569,12 +569,12 @@ mod tests {
         op: Op,
         date: u64,
         rng: &mut Rng,
-    ) -> Txn {
+    ) -> Proposal {
         let pfx = "ovn-nbctl: ovn-nbctl --db=unix:s1.sock,unix:s2.sock,unix:s3.sock";
         let req = st.request(&op, pfx, rng).unwrap();
         let out = model.prepare(&req.ops);
         let c = out.commit.expect("commits");
-        let t = Txn::from_commit(&model.meta, &op, &req, &c, date, true);
+        let t = Proposal::from_commit(&model.meta, &op, &req, &c, date, true);
         model.apply_commit(&c).unwrap();
         st.apply(&t);
         t
@@ -628,7 +628,7 @@ mod tests {
         ] {
             let req = st.request(&op, "c", &mut rng).unwrap();
             let c = m.prepare(&req.ops).commit.unwrap();
-            let t = Txn::from_commit(&m.meta, &op, &req, &c, 0, false);
+            let t = Proposal::from_commit(&m.meta, &op, &req, &c, 0, false);
             assert_eq!(t.text().len(), t.len(false), "{op:?}");
             m.apply_commit(&c).unwrap();
             st.apply(&t);

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 #[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
 #[derive(Clone, Debug, PartialEq)]
-pub struct ColumnChange {
+pub struct InspectedColumn {
     pub column: String,
     /// The value as written in the file (a full value, or a diff when the
     /// record is in diff mode), as compact JSON text.
@@ -31,18 +31,18 @@ pub struct ColumnChange {
 
 #[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
 #[derive(Clone, Debug, PartialEq)]
-pub struct RowChange {
+pub struct InspectedRow {
     pub uuid: String,
     /// `"insert/modify"` (row object) or `"delete"` (null).
     pub op: String,
-    pub columns: Vec<ColumnChange>,
+    pub columns: Vec<InspectedColumn>,
 }
 
 #[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
 #[derive(Clone, Debug, PartialEq)]
 pub struct TableChange {
     pub table: String,
-    pub rows: Vec<RowChange>,
+    pub rows: Vec<InspectedRow>,
 }
 
 /// What the inspector shows for one record.
@@ -68,7 +68,7 @@ pub struct EntryDetail {
     pub error: Option<String>,
 }
 
-impl RowChange {
+impl InspectedRow {
     /// Bytes of the row's columns as stored (`"column":value` each).
     pub fn stored_bytes(&self) -> u64 {
         self.columns.iter().map(|c| c.stored_bytes).sum()
@@ -81,7 +81,7 @@ impl RowChange {
 impl TableChange {
     /// Bytes of the table's changed columns as stored.
     pub fn stored_bytes(&self) -> u64 {
-        self.rows.iter().map(RowChange::stored_bytes).sum()
+        self.rows.iter().map(InspectedRow::stored_bytes).sum()
     }
     /// Rows deleted by the entry (the rest are inserted or modified).
     pub fn deletes(&self) -> usize {
@@ -125,7 +125,7 @@ fn txn_tables(t: &TxnRecord) -> Vec<TableChange> {
                 .as_object()
                 .map(|o| {
                     o.iter()
-                        .map(|(uuid, row)| RowChange {
+                        .map(|(uuid, row)| InspectedRow {
                             uuid: uuid.to_string(),
                             op: if row.is_null() {
                                 "delete".to_string()
@@ -138,7 +138,7 @@ fn txn_tables(t: &TxnRecord) -> Vec<TableChange> {
                                     cols.iter()
                                         .map(|(c, v)| {
                                             let text = v.to_string_compact();
-                                            ColumnChange {
+                                            InspectedColumn {
                                                 column: c.to_string(),
                                                 stored_bytes: member_bytes(c, &text),
                                                 stored: text,

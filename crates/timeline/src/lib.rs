@@ -16,7 +16,7 @@ pub mod time;
 pub mod view;
 pub mod wire;
 
-pub use inspect::{inspect_record, ColumnChange, EntryDetail, RowChange, TableChange};
+pub use inspect::{inspect_record, EntryDetail, InspectedColumn, InspectedRow, TableChange};
 pub use model::{
     build_lane, build_timeline, CheckResult, ClusterInfo, CommitPoint, Entry, Lane, LaneSummary,
     Marker, MarkerKind, ServerInfo, SizeView, Sizes, TermBand, TermInfo, Timeline, Truncation,

@@ -6,7 +6,7 @@
 use super::{Ev, EventKind, Link, Sim, MAX_SERVERS};
 use crate::relay::{Copy, Node, Origin, Relay, RelayCx, RelayMsg, RelayOut, MAX_RELAYS};
 use crate::server::{Life, Sid, Time};
-use crate::txn::TxnRef;
+use crate::txn::ProposalRef;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -363,7 +363,7 @@ impl Sim {
     /// length), or its whole database.
     fn member_monitor_reply(&self, s: Sid, since: Option<u64>) -> RelayMsg {
         let srv = &self.servers[s];
-        let mut txns: Vec<(u64, TxnRef)> = Vec::new();
+        let mut txns: Vec<(u64, ProposalRef)> = Vec::new();
         let mut found = since.is_some() && since == Some(srv.applied_eid);
         if let (Some(e), false) = (since, found) {
             for idx in srv.log_start..=srv.last_applied {
