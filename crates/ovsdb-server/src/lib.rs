@@ -1104,20 +1104,16 @@ impl Server {
                 }
             }
             for idx in &t.indexes {
-                let mut seen: BTreeMap<Vec<&Datum>, Uuid> = BTreeMap::new();
-                for (u, cols) in rows_after(&self.tables[ti], &changed[ti]) {
-                    let key: Vec<&Datum> = idx.iter().map(|&c| &cols[c]).collect();
-                    if let Some(other) = seen.insert(key, u) {
-                        let names: Vec<&str> =
-                            idx.iter().map(|&c| t.columns[c].name.as_str()).collect();
-                        return Err(Error::constraint(format!(
-                            "Transaction causes multiple rows in \"{}\" table to have identical values for ({}) ({} and {}).",
-                            t.name,
-                            names.join(", "),
-                            other,
-                            u
-                        )));
-                    }
+                if let Some((other, u)) = first_duplicate(idx, &self.tables[ti], &changed[ti]) {
+                    let names: Vec<&str> =
+                        idx.iter().map(|&c| t.columns[c].name.as_str()).collect();
+                    return Err(Error::constraint(format!(
+                        "Transaction causes multiple rows in \"{}\" table to have identical values for ({}) ({} and {}).",
+                        t.name,
+                        names.join(", "),
+                        other,
+                        u
+                    )));
                 }
             }
         }
@@ -2384,6 +2380,53 @@ fn rows_after<'a>(
                 .iter()
                 .filter_map(|(u, r)| r.as_ref().map(|r| (*u, &r.cols))),
         )
+}
+
+/// The first two rows, in [`rows_after`] order, that unique index `idx`
+/// (column numbers) finds equal after the transaction: `(earlier, later)`.
+///
+/// The committed rows satisfy the index, so a duplicate always involves a
+/// row the transaction wrote: with few written rows only the rows whose key
+/// equals a written row's key are tracked, which keeps the check one pass
+/// of comparisons instead of a map of every row's key per transaction (the
+/// simulator's hour runs commit thousands of ports into one index). With
+/// many written rows it builds the map. Both give the same pair.
+fn first_duplicate(
+    idx: &[usize],
+    committed: &BTreeMap<Uuid, RowRef>,
+    changed: &BTreeMap<Uuid, Option<Row>>,
+) -> Option<(Uuid, Uuid)> {
+    let same = |a: &[Datum], b: &[Datum]| {
+        idx.iter()
+            .all(|&c| a[c].cmp(&b[c]) == std::cmp::Ordering::Equal)
+    };
+    let written: Vec<&Vec<Datum>> = changed
+        .values()
+        .filter_map(|r| r.as_ref().map(|r| &r.cols))
+        .collect();
+    if written.len() > 32 {
+        let mut seen: BTreeMap<Vec<&Datum>, Uuid> = BTreeMap::new();
+        for (u, cols) in rows_after(committed, changed) {
+            let key: Vec<&Datum> = idx.iter().map(|&c| &cols[c]).collect();
+            if let Some(other) = seen.insert(key, u) {
+                return Some((other, u));
+            }
+        }
+        return None;
+    }
+    // Per written key (by its first holder in `written`), the first row seen
+    // with it.
+    let mut first: Vec<Option<Uuid>> = vec![None; written.len()];
+    for (u, cols) in rows_after(committed, changed) {
+        let Some(k) = written.iter().position(|w| same(w, cols)) else {
+            continue;
+        };
+        match first[k] {
+            Some(other) => return Some((other, u)),
+            None => first[k] = Some(u),
+        }
+    }
+    None
 }
 
 /// A column holding strong references: its index and the tables its keys

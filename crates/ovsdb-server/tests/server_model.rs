@@ -363,3 +363,57 @@ fn history_is_bounded_by_the_database_atom_count() {
     }
     assert_eq!(s.history_len(), 50);
 }
+
+/// A unique index names the same pair of rows whether the transaction
+/// writes a few rows (only keys of written rows are tracked) or many (a map
+/// of every key): the committed holder of the name first, then the first
+/// written row, in UUID order, that repeats it.
+#[test]
+fn a_unique_index_names_the_first_duplicate_pair_few_or_many_rows() {
+    for written in [3usize, 40] {
+        let mut s = server(false, 0);
+        let r = tx(
+            &mut s,
+            r#"[{"op":"insert","table":"R","row":{"name":"a"}},
+                {"op":"insert","table":"R","row":{"name":"b"}}]"#,
+        );
+        let b = r.as_array().unwrap()[1]
+            .get("uuid")
+            .unwrap()
+            .as_array()
+            .unwrap()[1]
+            .as_str()
+            .unwrap()
+            .to_string();
+        // `written` new rows: two named "b", the others unique.
+        let ops: Vec<String> = (0..written)
+            .map(|i| {
+                let name = if i == 1 || i + 1 == written {
+                    "b".to_string()
+                } else {
+                    format!("n{i}")
+                };
+                format!(r#"{{"op":"insert","table":"R","row":{{"name":"{name}"}}}}"#)
+            })
+            .collect();
+        let before = s.row_count("R");
+        let r = tx(&mut s, &format!("[{}]", ops.join(",")));
+        let rows = r.as_array().unwrap();
+        let err = err_of(&r).expect("a duplicate name fails the transaction");
+        assert_eq!(s.row_count("R"), before, "nothing committed");
+        // The UUIDs the inserts would have had are in the results before
+        // the error; the two named "b" are results 1 and written-1.
+        let uuid = |i: usize| {
+            rows[i]
+                .get("uuid")
+                .and_then(|u| u.as_array())
+                .map(|u| u[1].as_str().unwrap().to_string())
+        };
+        let (x, y) = (uuid(1).unwrap(), uuid(written - 1).unwrap());
+        let first_new = if x < y { x } else { y };
+        assert!(
+            err.ends_with(&format!("({b} and {first_new}).")),
+            "{written} rows: {err}"
+        );
+    }
+}

@@ -86,6 +86,10 @@ pub enum OpSpec {
     AclAdd(Count),
     AclDelAll(u64),
     LspAdd(Count),
+    /// ovn-heater's pod: `lsp-add` on the switches in turn (port k on the
+    /// (k-1) mod S-th of the S switches made so far), as each node's pods go
+    /// to that node's own switch.
+    PodAdd(Count),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -357,6 +361,7 @@ impl Scenario {
                             Some("ls-add") => OpSpec::LsAdd(count(rest).map_err(err)?),
                             Some("acl-add") => OpSpec::AclAdd(count(rest).map_err(err)?),
                             Some("lsp-add") => OpSpec::LspAdd(count(rest).map_err(err)?),
+                            Some("pod-add") => OpSpec::PodAdd(count(rest).map_err(err)?),
                             Some("acl-del-all") => {
                                 let b = words
                                     .next()

@@ -1228,6 +1228,7 @@ impl Sim {
             match kind {
                 OpSpec::AclAdd(_) => Op::AclAdd(1000 + k),
                 OpSpec::LspAdd(_) => Op::LspAdd(k),
+                OpSpec::PodAdd(_) => Op::PodAdd(k),
                 _ => Op::LsAdd(k),
             }
         };
@@ -1577,7 +1578,7 @@ fn expand_ops(specs: &[OpSpec], n: u64) -> (Vec<Op>, Option<(OpSpec, u64)>) {
             OpSpec::Init => ops.push(Op::Init),
             OpSpec::PgAdd => ops.push(Op::PgAdd),
             OpSpec::PgDel => ops.push(Op::PgDel),
-            OpSpec::LsAdd(c) | OpSpec::AclAdd(c) | OpSpec::LspAdd(c) => {
+            OpSpec::LsAdd(c) | OpSpec::AclAdd(c) | OpSpec::LspAdd(c) | OpSpec::PodAdd(c) => {
                 let k = match c {
                     Count::N => n,
                     Count::Fixed(x) => *x,
@@ -1600,6 +1601,10 @@ fn expand_ops(specs: &[OpSpec], n: u64) -> (Vec<Op>, Option<(OpSpec, u64)>) {
                             acls += 1;
                             acl += 1;
                             Op::AclAdd(1000 + acl)
+                        }
+                        OpSpec::PodAdd(_) => {
+                            lsp += 1;
+                            Op::PodAdd(lsp)
                         }
                         _ => {
                             lsp += 1;

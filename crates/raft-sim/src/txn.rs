@@ -38,6 +38,8 @@ pub enum Op {
     AclDelBatch(u64),
     PgDel,
     LspAdd(u64),
+    /// `lsp-add lsJ lspK`: port K on the switches in turn (`pod-add`).
+    PodAdd(u64),
 }
 
 impl Op {
@@ -50,6 +52,7 @@ impl Op {
             Op::AclDelBatch(_) => "acl-del".into(),
             Op::PgDel => "pg-del pg1".into(),
             Op::LspAdd(k) => format!("lsp-add sw lsp{k}"),
+            Op::PodAdd(k) => format!("pod-add lsp{k}"),
         }
     }
 }
@@ -62,6 +65,8 @@ impl Op {
 pub struct NbState {
     /// The switch `lsp-add sw` adds ports to: the last one created.
     pub last_switch: Option<Uuid>,
+    /// Every switch created, with its number (`pod-add` takes them in turn).
+    pub switches: Vec<(u64, Uuid)>,
     pub pg: Option<Uuid>,
     /// (priority, uuid) of ACLs in the port group.
     pub acls: Vec<(u64, Uuid)>,
@@ -268,6 +273,16 @@ fn mutate(table: &str, row: &Uuid, column: &str, mutator: &str, arg: Json) -> Js
 }
 
 impl NbState {
+    /// The switch (number, row) `pod-add` puts port `k` on: the switches in
+    /// turn, in the order they were made.
+    fn pod_switch(&self, k: u64) -> Result<(u64, Uuid), String> {
+        let n = self.switches.len() as u64;
+        if n == 0 {
+            return Err("pod-add: no logical switch yet".to_string());
+        }
+        Ok(self.switches[(k.saturating_sub(1) % n) as usize])
+    }
+
     /// The `transact` request ovn-nbctl would send for `op` against this
     /// view (the proposing server's applied database), with new row UUIDs
     /// from `rng`. An error is what ovn-nbctl says when the command cannot
@@ -283,6 +298,10 @@ impl NbState {
                 }
                 c
             }
+            Op::PodAdd(k) => {
+                let (j, _) = self.pod_switch(*k)?;
+                format!("{comment_prefix} lsp-add ls{j} lsp{k}")
+            }
             _ => format!("{comment_prefix} {}", op.args()),
         };
         let need_pg = || {
@@ -290,7 +309,9 @@ impl NbState {
                 .ok_or_else(|| "pg1: port group name not found".to_string())
         };
         let inserted = match op {
-            Op::Init | Op::LsAdd(_) | Op::PgAdd | Op::AclAdd(_) | Op::LspAdd(_) => Some(rng.uuid()),
+            Op::Init | Op::LsAdd(_) | Op::PgAdd | Op::AclAdd(_) | Op::LspAdd(_) | Op::PodAdd(_) => {
+                Some(rng.uuid())
+            }
             _ => None,
         };
         let new = inserted.unwrap_or([b'0'; 36]);
@@ -340,10 +361,13 @@ impl NbState {
                     ("where", uuid_eq(&pg)),
                 ]));
             }
-            Op::LspAdd(k) => {
-                let sw = self
-                    .last_switch
-                    .ok_or_else(|| "sw: switch name not found".to_string())?;
+            Op::LspAdd(k) | Op::PodAdd(k) => {
+                let sw = if let Op::PodAdd(_) = op {
+                    self.pod_switch(*k)?.1
+                } else {
+                    self.last_switch
+                        .ok_or_else(|| "sw: switch name not found".to_string())?
+                };
                 ops.push(insert(
                     "Logical_Switch_Port",
                     vec![("name", Json::String(format!("lsp{k}")))],
@@ -368,8 +392,13 @@ impl NbState {
     /// Apply a committed transaction.
     pub fn apply(&mut self, t: &Proposal) {
         match &t.op {
-            Op::Init | Op::LspAdd(_) => {}
-            Op::LsAdd(_) => self.last_switch = t.inserted,
+            Op::Init | Op::LspAdd(_) | Op::PodAdd(_) => {}
+            Op::LsAdd(k) => {
+                self.last_switch = t.inserted;
+                if let Some(u) = t.inserted {
+                    self.switches.push((*k, u));
+                }
+            }
             Op::PgAdd => {
                 self.pg = t.inserted;
                 self.acls.clear();
@@ -651,5 +680,48 @@ mod tests {
             0,
             "ACLs garbage-collected with the group"
         );
+    }
+
+    #[test]
+    fn pod_add_puts_the_ports_on_the_switches_in_turn() {
+        let mut rng = Rng::new(5);
+        let mut st = NbState::default();
+        let mut m = empty_model();
+        assert!(st.request(&Op::PodAdd(1), "c", &mut rng).is_err());
+        let mut ops = vec![Op::Init, Op::LsAdd(1), Op::LsAdd(2), Op::LsAdd(3)];
+        ops.extend((1..=7).map(Op::PodAdd));
+        let mut comments = Vec::new();
+        for op in ops {
+            let req = st.request(&op, "c", &mut rng).unwrap();
+            let c = m.prepare(&req.ops).commit.unwrap();
+            let t = Proposal::from_commit(&m.meta, &op, &req, &c, 0, true);
+            m.apply_commit(&c).unwrap();
+            st.apply(&t);
+            if let Op::PodAdd(_) = op {
+                let last = req.ops.last().unwrap();
+                comments.push(last.get("comment").unwrap().as_str().unwrap().to_string());
+            }
+        }
+        // Port k on switch (k-1) mod 3 + 1, and the comment names it as
+        // ovn-nbctl's command would.
+        let want: Vec<String> = (1..=7u64)
+            .map(|k| format!("c lsp-add ls{} lsp{k}", (k - 1) % 3 + 1))
+            .collect();
+        assert_eq!(comments, want);
+        assert_eq!(m.row_count("Logical_Switch_Port"), 7);
+        let rec = snapshot_record(&m);
+        let switches = rec.get("Logical_Switch").unwrap().as_object().unwrap();
+        let mut sizes: Vec<usize> = switches
+            .iter()
+            .map(|(_, row)| match row.get("ports") {
+                Some(Json::Array(a)) if a.first().and_then(Json::as_str) == Some("set") => {
+                    a[1].as_array().map_or(0, <[Json]>::len)
+                }
+                Some(_) => 1,
+                None => 0,
+            })
+            .collect();
+        sizes.sort();
+        assert_eq!(sizes, vec![2, 2, 3]);
     }
 }

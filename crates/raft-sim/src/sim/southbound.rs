@@ -313,12 +313,14 @@ impl Sim {
         else {
             return;
         };
-        let Op::LspAdd(k) = txn.op else { return };
+        let (Op::LspAdd(k) | Op::PodAdd(k)) = txn.op else {
+            return;
+        };
         let Some(start) = self
             .requests
             .iter()
             .rev()
-            .find(|r| r.op == Op::LspAdd(k))
+            .find(|r| r.op == txn.op)
             .map(|r| r.start)
         else {
             return;
