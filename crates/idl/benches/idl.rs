@@ -7,7 +7,7 @@
 
 use idl::experiments::{self, WcoParams};
 use idl::replica::{Commit, Idl, IndexPolicy};
-use ovsdb::json::{Json, Object};
+use ovsdb::json::{object, Json, Object};
 use ovsdb::uuid::Uuid;
 use ovsdb_server::DbMeta;
 use std::sync::Arc;
@@ -22,14 +22,6 @@ const SCHEMA: &str = r#"{"name":"SB","version":"1.0.0","tables":{
    "options":{"type":{"key":"string","value":"string","min":0,"max":"unlimited"}},
    "external_ids":{"type":{"key":"string","value":"string","min":0,"max":"unlimited"}}}}}}"#;
 
-fn obj(m: Vec<(&str, Json)>) -> Json {
-    let mut o = Object::new();
-    for (k, v) in m {
-        o.insert(k, v);
-    }
-    Json::Object(o)
-}
-
 fn uuid(i: usize) -> String {
     Uuid::from_u128(0x1234_5678_9abc_def0_1111_2222_0000_0000 + i as u128).to_string()
 }
@@ -39,7 +31,7 @@ fn tu(rows: Vec<(String, Json)>) -> Json {
     for (u, v) in rows {
         r.insert(u, v);
     }
-    obj(vec![("Port_Binding", Json::Object(r))])
+    object(vec![("Port_Binding", Json::Object(r))])
 }
 
 fn bench_apply(n_rows: usize, per_msg: usize, with_index: Option<IndexPolicy>) -> (f64, f64) {
@@ -53,9 +45,9 @@ fn bench_apply(n_rows: usize, per_msg: usize, with_index: Option<IndexPolicy>) -
         .map(|i| {
             (
                 uuid(i),
-                obj(vec![(
+                object(vec![(
                     "initial",
-                    obj(vec![
+                    object(vec![
                         ("logical_port", Json::String(format!("lp{i}"))),
                         ("tunnel_key", Json::Integer(i as i64 + 1)),
                         (
@@ -85,9 +77,9 @@ fn bench_apply(n_rows: usize, per_msg: usize, with_index: Option<IndexPolicy>) -
                     let round = (m * per_msg + k) / n_rows;
                     (
                         uuid(i),
-                        obj(vec![(
+                        object(vec![(
                             "modify",
-                            obj(vec![
+                            object(vec![
                                 ("up", Json::Bool(round.is_multiple_of(2))),
                                 (
                                     "external_ids",
@@ -104,7 +96,7 @@ fn bench_apply(n_rows: usize, per_msg: usize, with_index: Option<IndexPolicy>) -
                     )
                 })
                 .collect();
-            obj(vec![
+            object(vec![
                 ("method", Json::from("update2")),
                 (
                     "params",
@@ -181,9 +173,9 @@ fn main() {
         .map(|i| {
             (
                 uuid(i),
-                obj(vec![(
+                object(vec![(
                     "initial",
-                    obj(vec![("logical_port", Json::String(format!("lp{i}")))]),
+                    object(vec![("logical_port", Json::String(format!("lp{i}")))]),
                 )]),
             )
         })

@@ -9,7 +9,7 @@ use crate::hub::Hub;
 use crate::replica::{Commit, Idl, IndexPolicy, TxnStatus};
 use ovsdb::atom::Atom;
 use ovsdb::datum::Datum;
-use ovsdb::json::{Json, Object};
+use ovsdb::json::{object, Json, Object};
 use ovsdb::uuid::Uuid;
 use ovsdb_server::meta::DbMeta;
 use ovsdb_server::{Server, ServerOptions};
@@ -19,14 +19,6 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 pub type Clock<'a> = &'a mut dyn FnMut() -> f64;
-
-fn obj(members: Vec<(&str, Json)>) -> Json {
-    let mut o = Object::new();
-    for (k, v) in members {
-        o.insert(k, v);
-    }
-    Json::Object(o)
-}
 
 fn f(x: f64) -> Json {
     Json::Real((x * 1000.0).round() / 1000.0)
@@ -145,7 +137,7 @@ pub fn write_changed_only(p: WcoParams, clock: Clock<'_>) -> WcoReport {
         for (c, v) in PORT_BINDING_COLUMNS.iter().zip(vals.iter()) {
             row.insert(*c, v.to_json());
         }
-        ops.push(obj(vec![
+        ops.push(object(vec![
             ("op", Json::from("insert")),
             ("table", Json::from("Port_Binding")),
             ("row", Json::Object(row)),
@@ -327,7 +319,7 @@ fn current_gen(idl: &Idl, t: usize, u: Uuid, ext_col: usize) -> usize {
 
 impl WcoReport {
     pub fn to_json(&self) -> Json {
-        obj(vec![
+        object(vec![
             ("experiment", Json::from("write-changed-only")),
             ("rows", n(self.params.rows as u64)),
             ("columns", n(self.params.columns as u64)),
@@ -338,7 +330,7 @@ impl WcoReport {
                     self.modes
                         .iter()
                         .map(|m| {
-                            obj(vec![
+                            object(vec![
                                 ("mode", Json::from(m.mode)),
                                 ("status", Json::from(m.status)),
                                 ("writes", n(m.writes)),
@@ -444,10 +436,13 @@ pub fn own_write_echo(rows: usize, iterations: usize) -> EchoReport {
         let mut server = Server::new((*meta).clone(), ServerOptions::default());
         let ops: Vec<Json> = (0..rows)
             .map(|i| {
-                obj(vec![
+                object(vec![
                     ("op", Json::from("insert")),
                     ("table", Json::from("Logical_Router_Port")),
-                    ("row", obj(vec![("name", Json::String(format!("lrp{i}")))])),
+                    (
+                        "row",
+                        object(vec![("name", Json::String(format!("lrp{i}")))]),
+                    ),
                 ])
             })
             .collect();
@@ -507,7 +502,7 @@ pub fn own_write_echo(rows: usize, iterations: usize) -> EchoReport {
 
 impl EchoReport {
     pub fn to_json(&self) -> Json {
-        obj(vec![
+        object(vec![
             ("experiment", Json::from("own-write-echo")),
             ("rows", n(self.rows as u64)),
             ("iterations", n(self.iterations as u64)),
@@ -517,7 +512,7 @@ impl EchoReport {
                     self.modes
                         .iter()
                         .map(|m| {
-                            obj(vec![
+                            object(vec![
                                 ("mode", Json::from(m.mode)),
                                 (
                                     "iterations_with_tracked_rows",
@@ -640,12 +635,12 @@ pub fn index_vs_hash(p: IndexVsHashParams, clock: Clock<'_>) -> IndexVsHashRepor
         let mut server = Server::new((*meta).clone(), ServerOptions::default());
         let mut ops = Vec::new();
         for i in 0..p.service_monitors {
-            ops.push(obj(vec![
+            ops.push(object(vec![
                 ("op", Json::from("insert")),
                 ("table", Json::from("Service_Monitor")),
                 (
                     "row",
-                    obj(vec![
+                    object(vec![
                         ("logical_port", Json::String(format!("lsp{}", i % 500))),
                         (
                             "ip",
@@ -664,12 +659,12 @@ pub fn index_vs_hash(p: IndexVsHashParams, clock: Clock<'_>) -> IndexVsHashRepor
             ]));
         }
         for i in 0..p.load_balancers {
-            ops.push(obj(vec![
+            ops.push(object(vec![
                 ("op", Json::from("insert")),
                 ("table", Json::from("Load_Balancer")),
                 (
                     "row",
-                    obj(vec![
+                    object(vec![
                         ("name", Json::String(format!("lb{i}"))),
                         (
                             "vips",
@@ -752,7 +747,7 @@ pub fn index_vs_hash(p: IndexVsHashParams, clock: Clock<'_>) -> IndexVsHashRepor
             let u = uuids[ui];
             online[ui] = !online[ui];
             let status = if online[ui] { "online" } else { "offline" };
-            let op = obj(vec![
+            let op = object(vec![
                 ("op", Json::from("update")),
                 ("table", Json::from("Service_Monitor")),
                 (
@@ -763,7 +758,7 @@ pub fn index_vs_hash(p: IndexVsHashParams, clock: Clock<'_>) -> IndexVsHashRepor
                         Json::Array(vec![Json::from("uuid"), Json::String(u.to_string())]),
                     ])]),
                 ),
-                ("row", obj(vec![("status", Json::from(status))])),
+                ("row", object(vec![("status", Json::from(status))])),
             ]);
             let (_, msgs) = hub.server.transact(&[op]);
             let c0 = clock();
@@ -875,7 +870,7 @@ pub fn index_vs_hash(p: IndexVsHashParams, clock: Clock<'_>) -> IndexVsHashRepor
 impl IndexVsHashReport {
     pub fn to_json(&self) -> Json {
         let p = &self.params;
-        obj(vec![
+        object(vec![
             ("experiment", Json::from("index-vs-hash")),
             ("load_balancers", n(p.load_balancers as u64)),
             ("service_monitors", n(p.service_monitors as u64)),
@@ -889,7 +884,7 @@ impl IndexVsHashReport {
                     self.strategies
                         .iter()
                         .map(|s| {
-                            obj(vec![
+                            object(vec![
                                 ("strategy", Json::from(s.strategy)),
                                 ("index_inserts", n(s.index_inserts)),
                                 ("index_deletes", n(s.index_deletes)),
@@ -1105,12 +1100,12 @@ pub fn diff_apply(sizes: &[usize], diffs: usize, clock: Clock<'_>) -> DiffApplyR
         let mut rows = Object::new();
         rows.insert(
             row.to_string(),
-            obj(vec![(
+            object(vec![(
                 "initial",
-                obj(vec![("name", Json::from("pg")), ("ports", full.to_json())]),
+                object(vec![("name", Json::from("pg")), ("ports", full.to_json())]),
             )]),
         );
-        let tu = obj(vec![("Port_Group", Json::Object(rows))]);
+        let tu = object(vec![("Port_Group", Json::Object(rows))]);
         idl.apply_table_updates(2, &tu, true).expect("initial");
         let t = idl.table_index("Port_Group").unwrap_or(0);
         let ports = idl.column_index(t, "ports").unwrap_or(0);
@@ -1121,12 +1116,12 @@ pub fn diff_apply(sizes: &[usize], diffs: usize, clock: Clock<'_>) -> DiffApplyR
             let mut rows = Object::new();
             rows.insert(
                 row.to_string(),
-                obj(vec![(
+                object(vec![(
                     "modify",
-                    obj(vec![("ports", Datum::scalar(a).to_json())]),
+                    object(vec![("ports", Datum::scalar(a).to_json())]),
                 )]),
             );
-            obj(vec![("Port_Group", Json::Object(rows))])
+            object(vec![("Port_Group", Json::Object(rows))])
         };
         let diffs = diffs.max(1);
         let diff_msgs: Vec<Json> = (0..diffs).map(mk).collect();
@@ -1158,15 +1153,15 @@ pub fn diff_apply(sizes: &[usize], diffs: usize, clock: Clock<'_>) -> DiffApplyR
             let mut rows = Object::new();
             rows.insert(
                 row.to_string(),
-                obj(vec![
-                    ("old", obj(vec![])),
+                object(vec![
+                    ("old", object(vec![])),
                     (
                         "new",
-                        obj(vec![("name", Json::from("pg")), ("ports", cur.to_json())]),
+                        object(vec![("name", Json::from("pg")), ("ports", cur.to_json())]),
                     ),
                 ]),
             );
-            full_msgs.push(obj(vec![("Port_Group", Json::Object(rows))]));
+            full_msgs.push(object(vec![("Port_Group", Json::Object(rows))]));
         }
         let full_bytes = full_msgs.first().map(Json::serialized_len).unwrap_or(0);
         let t1 = clock();
@@ -1213,7 +1208,7 @@ pub fn diff_apply(sizes: &[usize], diffs: usize, clock: Clock<'_>) -> DiffApplyR
 
 impl DiffApplyReport {
     pub fn to_json(&self) -> Json {
-        obj(vec![
+        object(vec![
             ("experiment", Json::from("diff-apply")),
             (
                 "points",
@@ -1221,7 +1216,7 @@ impl DiffApplyReport {
                     self.points
                         .iter()
                         .map(|p| {
-                            obj(vec![
+                            object(vec![
                                 ("set_size", n(p.set_size as u64)),
                                 ("diffs", n(p.diffs as u64)),
                                 ("diff_message_bytes", n(p.diff_message_bytes as u64)),
@@ -1249,7 +1244,7 @@ impl DiffApplyReport {
                     self.diff_sizes
                         .iter()
                         .map(|p| {
-                            obj(vec![
+                            object(vec![
                                 ("set_size", n(p.set_size as u64)),
                                 ("diff_elements", n(p.diff_elements as u64)),
                                 ("comparisons", n(p.comparisons)),

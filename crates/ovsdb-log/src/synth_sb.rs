@@ -13,7 +13,7 @@
 //! Sans-IO: the caller gives a sink per server; nothing is held but the
 //! current record. The same [`SbShape`] and seed always give the same bytes.
 
-use ovsdb::json::{Json, Object};
+use ovsdb::json::{object, string_map, Json, Object};
 
 use crate::framing::write_record;
 use crate::raft::{ClusterHeader, Entry, RaftRecord, RecordBody, Servers, Snapshot};
@@ -89,26 +89,6 @@ fn uuid_ref(u: Uuid) -> Json {
     Json::Array(vec![s("uuid"), s(&u.to_string())])
 }
 
-fn map(pairs: &[(&str, String)]) -> Json {
-    Json::Array(vec![
-        s("map"),
-        Json::Array(
-            pairs
-                .iter()
-                .map(|(k, v)| Json::Array(vec![s(k), s(v)]))
-                .collect(),
-        ),
-    ])
-}
-
-fn obj(members: Vec<(&str, Json)>) -> Json {
-    let mut o = Object::new();
-    for (k, v) in members {
-        o.insert(k, v);
-    }
-    Json::Object(o)
-}
-
 /// What the generator keeps between entries: row UUIDs, not rows.
 struct State {
     rng: Rng,
@@ -124,7 +104,7 @@ fn flow_row(st: &mut State, dp: usize) -> (Uuid, Json) {
     let n = st.flow_serial;
     let u = st.rng.uuid();
     let table = st.rng.below(30) as u64;
-    let row = obj(vec![
+    let row = object(vec![
         ("logical_datapath", uuid_ref(st.datapaths[dp])),
         (
             "pipeline",
@@ -160,7 +140,7 @@ fn flow_row(st: &mut State, dp: usize) -> (Uuid, Json) {
         ),
         (
             "external_ids",
-            map(&[
+            string_map(&[
                 ("source", format!("northd.c:{}", 1000 + n % 9000)),
                 ("stage-name", format!("ls_in_stage_{table}")),
             ]),
@@ -180,22 +160,22 @@ fn snapshot_data(st: &mut State, shape: &SbShape) -> Json {
         let name = format!("chassis-{c:04}");
         encaps.insert(
             eu.to_string(),
-            obj(vec![
+            object(vec![
                 ("type", s("geneve")),
                 ("ip", s(&format!("172.16.{}.{}", c / 250, c % 250 + 1))),
                 ("chassis_name", s(&name)),
-                ("options", map(&[("csum", "true".into())])),
+                ("options", string_map(&[("csum", "true".into())])),
             ]),
         );
         chassis.insert(
             cu.to_string(),
-            obj(vec![
+            object(vec![
                 ("name", s(&name)),
                 ("hostname", s(&format!("node-{c:04}.example"))),
                 ("encaps", uuid_ref(eu)),
                 (
                     "other_config",
-                    map(&[
+                    string_map(&[
                         ("datapath-type", "system".into()),
                         ("ovn-bridge-mappings", "physnet:br-ex".into()),
                     ]),
@@ -209,11 +189,11 @@ fn snapshot_data(st: &mut State, shape: &SbShape) -> Json {
         st.datapaths.push(u);
         dps.insert(
             u.to_string(),
-            obj(vec![
+            object(vec![
                 ("tunnel_key", int(d as u64 + 1)),
                 (
                     "external_ids",
-                    map(&[
+                    string_map(&[
                         ("logical-switch", st.rng.uuid().to_string()),
                         ("name", format!("ls-{d}")),
                     ]),
@@ -228,7 +208,7 @@ fn snapshot_data(st: &mut State, shape: &SbShape) -> Json {
             st.ports.push((u, d));
             pbs.insert(
                 u.to_string(),
-                obj(vec![
+                object(vec![
                     ("logical_port", s(&format!("lsp-{d}-{p}"))),
                     ("datapath", uuid_ref(st.datapaths[d])),
                     ("tunnel_key", int(p as u64 + 1)),
@@ -297,7 +277,7 @@ fn entry_txn(st: &mut State, shape: &SbShape, date: i64) -> Json {
         let ch = st.chassis[st.rng.below(st.chassis.len())];
         pbs.insert(
             pu.to_string(),
-            obj(vec![("chassis", uuid_ref(ch)), ("up", Json::Bool(true))]),
+            object(vec![("chassis", uuid_ref(ch)), ("up", Json::Bool(true))]),
         );
     }
     if !pbs.is_empty() {

@@ -508,6 +508,31 @@ fn write_integer(i: i64, out: &mut Vec<u8>) {
 }
 
 /// Writes `r` like C `printf("%.15g", r)`.
+/// An object of `members` in order, a repeated name replacing the earlier
+/// value as [`Object::insert`] does: the one builder of literal objects for
+/// requests, updates and records written by code.
+pub fn object<'a>(members: impl IntoIterator<Item = (&'a str, Json)>) -> Json {
+    let mut o = Object::new();
+    for (k, v) in members {
+        o.insert(k, v);
+    }
+    Json::Object(o)
+}
+
+/// A string-to-string OVSDB map, `["map",[[k,v],…]]`, pairs in the given
+/// order.
+pub fn string_map(pairs: &[(&str, String)]) -> Json {
+    Json::Array(vec![
+        Json::from("map"),
+        Json::Array(
+            pairs
+                .iter()
+                .map(|(k, v)| Json::Array(vec![Json::from(*k), Json::String(v.clone())]))
+                .collect(),
+        ),
+    ])
+}
+
 pub fn write_real(r: f64, out: &mut Vec<u8>) {
     out.extend_from_slice(format_g(r, 15).as_bytes());
 }

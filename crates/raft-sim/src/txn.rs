@@ -13,7 +13,7 @@
 //! those of records a real schema-driven execution makes, not templates.
 
 use crate::rng::Rng;
-use ovsdb::json::Json;
+use ovsdb::json::{object, Json};
 use ovsdb_server::DbMeta;
 use ovsdb_server::{commit_record, Commit};
 use std::fmt::Write as _;
@@ -224,14 +224,6 @@ fn uuid_json(u: &Uuid) -> Json {
     Json::Array(vec![Json::from("uuid"), Json::String(us(u).to_string())])
 }
 
-fn obj(members: Vec<(&str, Json)>) -> Json {
-    let mut o = ovsdb::json::Object::new();
-    for (k, v) in members {
-        o.insert(k, v);
-    }
-    Json::Object(o)
-}
-
 fn uuid_eq(u: &Uuid) -> Json {
     Json::Array(vec![Json::Array(vec![
         Json::from("_uuid"),
@@ -248,16 +240,16 @@ fn uuid_set(set: &[&Uuid]) -> Json {
 }
 
 fn insert(table: &str, row: Vec<(&str, Json)>, uuid: &Uuid) -> Json {
-    obj(vec![
+    object(vec![
         ("op", Json::from("insert")),
         ("table", Json::from(table)),
-        ("row", obj(row)),
+        ("row", object(row)),
         ("uuid", Json::String(us(uuid).to_string())),
     ])
 }
 
 fn mutate(table: &str, row: &Uuid, column: &str, mutator: &str, arg: Json) -> Json {
-    obj(vec![
+    object(vec![
         ("op", Json::from("mutate")),
         ("table", Json::from(table)),
         ("where", uuid_eq(row)),
@@ -355,7 +347,7 @@ impl NbState {
                 let pg = need_pg()?;
                 // ACLs still in the group lose their only (strong)
                 // reference and are garbage-collected with it.
-                ops.push(obj(vec![
+                ops.push(object(vec![
                     ("op", Json::from("delete")),
                     ("table", Json::from("Port_Group")),
                     ("where", uuid_eq(&pg)),
@@ -382,7 +374,7 @@ impl NbState {
                 ));
             }
         }
-        ops.push(obj(vec![
+        ops.push(object(vec![
             ("op", Json::from("comment")),
             ("comment", Json::String(comment)),
         ]));

@@ -33,7 +33,7 @@ use super::{Ev, Sim};
 use crate::relay::Node;
 use crate::server::{EntryKind, Life, Sid, Time};
 use crate::txn::Op;
-use ovsdb::json::{Json, Object};
+use ovsdb::json::{object, string_map, Json, Object};
 
 /// JSON-RPC framing of one message (as on the relay hops).
 const RPC: u64 = 60;
@@ -112,26 +112,6 @@ fn uuid(kind: u32, n: u64) -> Json {
     ])
 }
 
-fn map(pairs: &[(&str, String)]) -> Json {
-    Json::Array(vec![
-        Json::from("map"),
-        Json::Array(
-            pairs
-                .iter()
-                .map(|(k, v)| Json::Array(vec![Json::from(*k), Json::String(v.clone())]))
-                .collect(),
-        ),
-    ])
-}
-
-fn obj(members: Vec<(&str, Json)>) -> Json {
-    let mut o = Object::new();
-    for (k, v) in members {
-        o.insert(k, v);
-    }
-    Json::Object(o)
-}
-
 /// `{"TABLE":{"UUID":{"insert":ROW},…}}` of the given rows, serialized size.
 fn table_update(table: &str, kind: u32, rows: Vec<(u64, Json)>) -> u64 {
     let mut t = Object::new();
@@ -143,15 +123,15 @@ fn table_update(table: &str, kind: u32, rows: Vec<(u64, Json)>) -> u64 {
             Json::String(s) => s.clone(),
             _ => continue,
         };
-        t.insert(id, obj(vec![("insert", row)]));
+        t.insert(id, object(vec![("insert", row)]));
     }
-    obj(vec![(table, Json::Object(t))]).serialized_len() as u64
+    object(vec![(table, Json::Object(t))]).serialized_len() as u64
 }
 
 /// Sizes of the rows northd writes for port `k` on chassis `c`:
 /// (`Port_Binding` update, `Logical_Flow` update).
 fn port_rows(k: u64, c: usize, lflows: u64) -> (u64, u64) {
-    let pb = obj(vec![
+    let pb = object(vec![
         ("logical_port", Json::String(format!("lsp{k}"))),
         ("datapath", uuid(0xd, 1)),
         ("tunnel_key", Json::Integer(k as i64 + 1)),
@@ -170,7 +150,7 @@ fn port_rows(k: u64, c: usize, lflows: u64) -> (u64, u64) {
         ),
         ("type", Json::from("")),
         ("up", Json::Bool(false)),
-        ("external_ids", map(&[("name", format!("lsp{k}"))])),
+        ("external_ids", string_map(&[("name", format!("lsp{k}"))])),
     ]);
     let pb = table_update("Port_Binding", 0xb, vec![(k, pb)]);
     let stages = [
@@ -191,7 +171,7 @@ fn port_rows(k: u64, c: usize, lflows: u64) -> (u64, u64) {
     let rows = (0..lflows)
         .map(|i| {
             let (pipe, table, stage, actions) = stages[i as usize % stages.len()];
-            let row = obj(vec![
+            let row = object(vec![
                 ("logical_datapath", uuid(0xd, 1)),
                 ("pipeline", Json::from(pipe)),
                 ("table_id", Json::Integer(table)),
@@ -205,7 +185,7 @@ fn port_rows(k: u64, c: usize, lflows: u64) -> (u64, u64) {
                 ("actions", Json::from(actions)),
                 (
                     "external_ids",
-                    map(&[
+                    string_map(&[
                         ("source", "northd.c:5000".into()),
                         ("stage-name", stage.into()),
                     ]),
@@ -226,14 +206,14 @@ fn port_rows(k: u64, c: usize, lflows: u64) -> (u64, u64) {
 fn global_rows(n: usize) -> u64 {
     let chassis: Vec<(u64, Json)> = (0..n as u64)
         .map(|c| {
-            let row = obj(vec![
+            let row = object(vec![
                 ("name", Json::String(format!("chassis-{c}"))),
                 ("hostname", Json::String(format!("node-{c}"))),
                 ("encaps", uuid(0xe, c)),
                 ("nb_cfg", Json::Integer(0)),
                 (
                     "other_config",
-                    map(&[
+                    string_map(&[
                         ("datapath-type", "system".into()),
                         ("is-interconn", "false".into()),
                     ]),
@@ -244,22 +224,22 @@ fn global_rows(n: usize) -> u64 {
         .collect();
     let encaps: Vec<(u64, Json)> = (0..n as u64)
         .map(|c| {
-            let row = obj(vec![
+            let row = object(vec![
                 ("type", Json::from("geneve")),
                 (
                     "ip",
                     Json::String(format!("172.16.{}.{}", c >> 8, c & 0xff)),
                 ),
                 ("chassis_name", Json::String(format!("chassis-{c}"))),
-                ("options", map(&[("csum", "true".into())])),
+                ("options", string_map(&[("csum", "true".into())])),
             ]);
             (c, row)
         })
         .collect();
-    let global = obj(vec![("nb_cfg", Json::Integer(0))]);
-    let dp = obj(vec![
+    let global = object(vec![("nb_cfg", Json::Integer(0))]);
+    let dp = object(vec![
         ("tunnel_key", Json::Integer(1)),
-        ("external_ids", map(&[("name", "sw".into())])),
+        ("external_ids", string_map(&[("name", "sw".into())])),
     ]);
     table_update("SB_Global", 0xa, vec![(0, global)])
         + table_update("Chassis", 0xc, chassis)
