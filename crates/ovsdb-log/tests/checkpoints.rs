@@ -255,11 +255,9 @@ fn thinning_keeps_the_count_under_the_budget_and_the_start() {
     }
 }
 
-#[test]
-fn a_memory_budget_thins_the_checkpoints_of_a_log_that_changes_its_rows() {
-    // The Southbound generator's entries add and remove logical flows and
-    // claim port bindings: every checkpoint holds rows the database
-    // changed or deleted since.
+/// The three servers' files of a small generated Southbound cluster, whose
+/// entries add and remove logical flows and claim port bindings.
+fn southbound_files() -> Vec<Vec<u8>> {
     let shape = ovsdb_log::synth_sb::SbShape {
         chassis: 4,
         datapaths: 6,
@@ -271,13 +269,23 @@ fn a_memory_budget_thins_the_checkpoints_of_a_log_that_changes_its_rows() {
     let schema =
         std::fs::read(common::repo_root().join("static/samples/schemas/ovn-sb.ovsschema")).unwrap();
     let schema = ovsdb::json::parse(&schema).unwrap();
-    let mut bytes = Vec::new();
+    let mut files: Vec<Vec<u8>> = Vec::new();
     ovsdb_log::synth_sb::southbound(&shape, &schema, &mut |i, b| {
-        if i == 0 {
-            bytes.extend_from_slice(b)
+        if files.len() <= i {
+            files.resize(i + 1, Vec::new());
         }
+        files[i].extend_from_slice(b)
     });
-    let bytes = &bytes[..];
+    files
+}
+
+#[test]
+fn a_memory_budget_thins_the_checkpoints_of_a_log_that_changes_its_rows() {
+    // The Southbound generator's entries add and remove logical flows and
+    // claim port bindings: every checkpoint holds rows the database
+    // changed or deleted since.
+    let files = southbound_files();
+    let bytes = &files[0][..];
     let free = Policy {
         every_entries: 10,
         every_bytes: u64::MAX,
@@ -307,24 +315,7 @@ fn a_later_file_of_a_cluster_does_not_pay_for_the_checkpoints_it_shares() {
     // checkpoints at the indexes they share. Those copies hold the first
     // store's rows, so under one memory budget the later files must keep as
     // many checkpoints as the first rather than thin further.
-    let shape = ovsdb_log::synth_sb::SbShape {
-        chassis: 4,
-        datapaths: 6,
-        ports_per_datapath: 4,
-        flows_per_datapath: 20,
-        entries: 300,
-        ..Default::default()
-    };
-    let schema =
-        std::fs::read(common::repo_root().join("static/samples/schemas/ovn-sb.ovsschema")).unwrap();
-    let schema = ovsdb::json::parse(&schema).unwrap();
-    let mut files: Vec<Vec<u8>> = Vec::new();
-    ovsdb_log::synth_sb::southbound(&shape, &schema, &mut |i, b| {
-        if files.len() <= i {
-            files.resize(i + 1, Vec::new());
-        }
-        files[i].extend_from_slice(b)
-    });
+    let files = southbound_files();
     assert_eq!(files.len(), 3);
     let free = Policy {
         every_entries: 10,
