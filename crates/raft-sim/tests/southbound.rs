@@ -1,13 +1,17 @@
 //! Mechanisms of the Southbound workload (`sim::southbound`).
 use raft_sim::{preset, Sim};
 
-fn run(over: &[(&str, &str)]) -> raft_sim::Metrics {
+/// The `sb-bringup` preset with knob overrides, seed 1.
+fn sim(over: &[(&str, &str)]) -> Sim {
     let over: Vec<(String, String)> = over
         .iter()
         .map(|(a, b)| (a.to_string(), b.to_string()))
         .collect();
-    let mut sim = Sim::from_text(preset("sb-bringup").unwrap(), None, &over, 1).unwrap();
-    sim.run()
+    Sim::from_text(preset("sb-bringup").unwrap(), None, &over, 1).unwrap()
+}
+
+fn run(over: &[(&str, &str)]) -> raft_sim::Metrics {
+    sim(over).run()
 }
 
 #[test]
@@ -28,17 +32,10 @@ fn controllers_receive_only_their_own_port_bindings_and_the_storm_downloads_them
     assert!(m.download_bytes > 0 && m.converge_us.len() == 1);
 }
 
-fn sim(over: &[(&str, &str)]) -> Sim {
-    let over: Vec<(String, String)> = over
-        .iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect();
-    Sim::from_text(preset("sb-bringup").unwrap(), None, &over, 1).unwrap()
-}
-
 /// Runs the preset, noting each controller's server and monitored bytes
-/// just before the leader dies (2500 ms, after every write); returns them,
-/// the servers at the end and the metrics.
+/// just before the leader dies (2500 ms, after every write); returns per
+/// controller those bytes and whether it ended on another server, and the
+/// metrics.
 fn around_the_kill(over: &[(&str, &str)]) -> (Vec<(u64, bool)>, raft_sim::SbMetrics) {
     let mut s = sim(over);
     s.run_until(2_499_000);
