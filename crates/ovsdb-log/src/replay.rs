@@ -11,6 +11,7 @@
 use crate::rawtxn::{ColSrc, MemberSrc, RowSrc, TxnSrc};
 use ovsdb::json::{Json, Object};
 use ovsdb::{DatabaseSchema, Datum, StorageMode, TableSchema, Type, Uuid};
+use std::collections::{HashMap, HashSet};
 
 /// Bytes of `,"_is_diff":true` (one less when it is the only member).
 pub const IS_DIFF_MEMBER_LEN: i64 = 16;
@@ -108,100 +109,7 @@ impl Db {
     }
 
     fn parse_ops(&self, txn: &TxnSrc<'_>) -> Result<(Vec<RowOp>, SizeDelta), String> {
-        let diff_mode = txn.diff_mode;
-        let mut ops = Vec::new();
-        let mut delta = SizeDelta::default();
-        for (name, member) in &txn.members {
-            let rows = match member {
-                MemberSrc::Special => continue,
-                MemberSrc::Table(rows) => Some(rows),
-                MemberSrc::Other => None,
-            };
-            let ti = self
-                .schema
-                .table_index(name)
-                .ok_or_else(|| format!("No table named {name}."))?;
-            let ts = &self.schema.tables[ti];
-            let rows = rows.ok_or_else(|| format!("table {name}: object expected"))?;
-            for (us, rs) in rows {
-                let uuid = Uuid::parse(us)
-                    .filter(|_| us.len() == 36)
-                    .ok_or_else(|| format!("\"{us}\" is not a valid UUID"))?;
-                let existing = self.row(ti, &uuid);
-                let cols = match rs {
-                    RowSrc::Delete => {
-                        if existing.is_none() {
-                            return Err(format!(
-                                "transaction deletes row {us} that does not exist"
-                            ));
-                        }
-                        ops.push((ti, uuid, Op::Delete));
-                        continue;
-                    }
-                    RowSrc::Bad => return Err(format!("row {us}: object or null expected")),
-                    RowSrc::Cols(c) => c,
-                };
-                match existing {
-                    None => {
-                        let mut row = Vec::with_capacity(cols.len());
-                        for (cn, src) in cols {
-                            let ci = user_column(ts, cn)?;
-                            let ty = &ts.columns[ci].ty;
-                            let d = Self::datum_of(src, ty, false)
-                                .map_err(|e| format!("{name} column {cn}: {e}"))?;
-                            d.check(ty)
-                                .map_err(|e| format!("{name} column {cn}: {e}"))?;
-                            row.retain(|(c, _)| *c != ci);
-                            row.push((ci, d));
-                        }
-                        ops.push((ti, uuid, Op::Insert(row)));
-                    }
-                    Some(old) => {
-                        let mut changes = Vec::with_capacity(cols.len());
-                        for (cn, src) in cols {
-                            let ci = user_column(ts, cn)?;
-                            let ty = &ts.columns[ci].ty;
-                            let stored_len = src.stored_len()? as i64;
-                            let new = if diff_mode && ty.is_composite() {
-                                let d = Self::datum_of(src, ty, true)
-                                    .map_err(|e| format!("{name} column {cn}: {e}"))?;
-                                let mut n = old[ci].clone();
-                                n.apply_diff(&d, ty)
-                                    .map_err(|e| format!("{name} column {cn}: {e}"))?;
-                                n.check(ty)
-                                    .map_err(|e| format!("{name} column {cn}: {e}"))?;
-                                n
-                            } else {
-                                let d = Self::datum_of(src, ty, false)
-                                    .map_err(|e| format!("{name} column {cn}: {e}"))?;
-                                d.check(ty)
-                                    .map_err(|e| format!("{name} column {cn}: {e}"))?;
-                                d
-                            };
-                            let full_len = new.json_len() as i64;
-                            let diff_len = if ty.is_composite() {
-                                Datum::diff(&old[ci], &new, ty).json_len() as i64
-                            } else {
-                                full_len
-                            };
-                            delta.full += full_len - stored_len;
-                            delta.diff += diff_len - stored_len;
-                            changes.retain(|(c, _)| *c != ci);
-                            changes.push((ci, new));
-                        }
-                        ops.push((ti, uuid, Op::Modify(changes)));
-                    }
-                }
-            }
-        }
-        // `"_is_diff":true` alone in the object has no comma before it.
-        let flag_len = |alone: bool| IS_DIFF_MEMBER_LEN - i64::from(alone);
-        if txn.has_flag {
-            delta.full -= flag_len(txn.members.len() == 1);
-        } else {
-            delta.diff += flag_len(txn.members.is_empty());
-        }
-        Ok((ops, delta))
+        parse_ops_in(&self.schema, &|ti, u| self.row(ti, u), txn, None)
     }
 
     /// Applies one txn record (the JSON object of §2.3) to the database:
@@ -226,6 +134,33 @@ impl Db {
             self.commit(ops)?;
             Ok(delta)
         }))
+    }
+
+    /// Applies a Raft `data` value `[schema|null, txn|null]`: a
+    /// transaction, a conversion to a new schema (`[schema, null]`), or a
+    /// new database (`[schema, txn]`, as a snapshot writes it).
+    pub fn apply_data(&mut self, data: &Json) -> Result<SizeDelta, String> {
+        let Some((schema, txn)) = crate::scan::split_data(data) else {
+            return Err("invalid commit format (data is not a 2-element array)".into());
+        };
+        let schema = match schema {
+            Json::Null => None,
+            s => Some(DatabaseSchema::from_json(s).map_err(|e| format!("bad schema: {e}"))?),
+        };
+        match (schema, txn) {
+            (None, Json::Null) => Err("data is [null, null]".into()),
+            (None, txn) => self.apply_txn(txn),
+            (Some(s), Json::Null) => {
+                *self = self.convert(s)?;
+                Ok(SizeDelta::default())
+            }
+            (Some(s), txn) => {
+                let mut d = Db::new(s);
+                let delta = d.apply_txn(txn)?;
+                *self = d;
+                Ok(delta)
+            }
+        }
     }
 
     /// Applies a transaction the scanner read on the way
@@ -273,78 +208,7 @@ impl Db {
     /// columns get diffs (Diff) or full values (Full); `_is_diff` is
     /// added/removed; everything else, member order included, is kept.
     pub fn transform_txn(&self, txn: &Json, mode: StorageMode) -> Result<Json, String> {
-        let o = txn.as_object().ok_or("txn record is not a JSON object")?;
-        let diff_mode = matches!(o.get("_is_diff"), Some(Json::Bool(true)));
-        let mut out = Object::with_capacity(o.len() + 1);
-        for (name, tj) in o.iter() {
-            if name == "_is_diff" {
-                continue;
-            }
-            let Some(ti) = self.schema.table_index(name) else {
-                if name == "_comment" {
-                    out.push_unchecked(name, tj.clone());
-                    if mode == StorageMode::Diff {
-                        out.push_unchecked("_is_diff", Json::Bool(true));
-                    }
-                } else {
-                    out.push_unchecked(name, tj.clone());
-                }
-                continue;
-            };
-            let ts = &self.schema.tables[ti];
-            let Some(rows) = tj.as_object() else {
-                out.push_unchecked(name, tj.clone());
-                continue;
-            };
-            let mut nrows = Object::with_capacity(rows.len());
-            for (us, rj) in rows.iter() {
-                let old = Uuid::parse(us).and_then(|u| self.row(ti, &u));
-                let (Some(old), Some(cols)) = (old, rj.as_object()) else {
-                    nrows.push_unchecked(us, rj.clone());
-                    continue;
-                };
-                let mut ncols = Object::with_capacity(cols.len());
-                for (cn, cj) in cols.iter() {
-                    let ci = user_column(ts, cn)?;
-                    let ty = &ts.columns[ci].ty;
-                    if !ty.is_composite() {
-                        ncols.push_unchecked(cn, cj.clone());
-                        continue;
-                    }
-                    let new = if diff_mode {
-                        let d = Datum::diff_from_json(cj, ty).map_err(|e| e.to_string())?;
-                        old[ci].with_diff(&d, ty).map_err(|e| e.to_string())?
-                    } else {
-                        Datum::from_json(cj, ty).map_err(|e| e.to_string())?
-                    };
-                    let v = match mode {
-                        StorageMode::Full => new.to_json(),
-                        StorageMode::Diff => Datum::diff(&old[ci], &new, ty).to_json(),
-                    };
-                    ncols.push_unchecked(cn, v);
-                }
-                nrows.push_unchecked(us, Json::Object(ncols));
-            }
-            out.push_unchecked(name, Json::Object(nrows));
-        }
-        if mode == StorageMode::Diff && !out.contains_key("_is_diff") {
-            // Keep the C insertion order: tables, _comment, _is_diff, _date.
-            let members = out.into_members();
-            let mut o2 = Object::with_capacity(members.len() + 1);
-            let mut placed = false;
-            for (k, v) in members {
-                if k == "_date" && !placed {
-                    o2.push_unchecked("_is_diff", Json::Bool(true));
-                    placed = true;
-                }
-                o2.push_unchecked(k, v);
-            }
-            if !placed {
-                o2.push_unchecked("_is_diff", Json::Bool(true));
-            }
-            out = o2;
-        }
-        Ok(Json::Object(out))
+        transform_txn_in(&self.schema, &|ti, u| self.row(ti, u), txn, mode)
     }
 
     /// Converts the database to another schema (no-data conversion
@@ -384,6 +248,347 @@ impl Db {
         }
         out.sort();
         Json::Object(out)
+    }
+}
+
+/// The operations of one txn record against the rows `row` gives (the
+/// database before the record), with the record's size in each storage
+/// mode; `only`: consider these rows alone (the others are not looked at).
+fn parse_ops_in<'r>(
+    schema: &DatabaseSchema,
+    row: &dyn Fn(usize, &Uuid) -> Option<&'r [Datum]>,
+    txn: &TxnSrc<'_>,
+    only: Option<&HashSet<(usize, Uuid)>>,
+) -> Result<(Vec<RowOp>, SizeDelta), String> {
+    let diff_mode = txn.diff_mode;
+    let mut ops = Vec::new();
+    let mut delta = SizeDelta::default();
+    for (name, member) in &txn.members {
+        let rows = match member {
+            MemberSrc::Special => continue,
+            MemberSrc::Table(rows) => Some(rows),
+            MemberSrc::Other => None,
+        };
+        let ti = schema
+            .table_index(name)
+            .ok_or_else(|| format!("No table named {name}."))?;
+        let ts = &schema.tables[ti];
+        let rows = rows.ok_or_else(|| format!("table {name}: object expected"))?;
+        for (us, rs) in rows {
+            let uuid = Uuid::parse(us)
+                .filter(|_| us.len() == 36)
+                .ok_or_else(|| format!("\"{us}\" is not a valid UUID"))?;
+            if only.is_some_and(|o| !o.contains(&(ti, uuid))) {
+                continue;
+            }
+            let existing = row(ti, &uuid);
+            let cols = match rs {
+                RowSrc::Delete => {
+                    if existing.is_none() {
+                        return Err(format!("transaction deletes row {us} that does not exist"));
+                    }
+                    ops.push((ti, uuid, Op::Delete));
+                    continue;
+                }
+                RowSrc::Bad => return Err(format!("row {us}: object or null expected")),
+                RowSrc::Cols(c) => c,
+            };
+            match existing {
+                None => {
+                    let mut row = Vec::with_capacity(cols.len());
+                    for (cn, src) in cols {
+                        let ci = user_column(ts, cn)?;
+                        let ty = &ts.columns[ci].ty;
+                        let d = Db::datum_of(src, ty, false)
+                            .map_err(|e| format!("{name} column {cn}: {e}"))?;
+                        d.check(ty)
+                            .map_err(|e| format!("{name} column {cn}: {e}"))?;
+                        row.retain(|(c, _)| *c != ci);
+                        row.push((ci, d));
+                    }
+                    ops.push((ti, uuid, Op::Insert(row)));
+                }
+                Some(old) => {
+                    let mut changes = Vec::with_capacity(cols.len());
+                    for (cn, src) in cols {
+                        let ci = user_column(ts, cn)?;
+                        let ty = &ts.columns[ci].ty;
+                        let stored_len = src.stored_len()? as i64;
+                        let new = if diff_mode && ty.is_composite() {
+                            let d = Db::datum_of(src, ty, true)
+                                .map_err(|e| format!("{name} column {cn}: {e}"))?;
+                            let mut n = old[ci].clone();
+                            n.apply_diff(&d, ty)
+                                .map_err(|e| format!("{name} column {cn}: {e}"))?;
+                            n.check(ty)
+                                .map_err(|e| format!("{name} column {cn}: {e}"))?;
+                            n
+                        } else {
+                            let d = Db::datum_of(src, ty, false)
+                                .map_err(|e| format!("{name} column {cn}: {e}"))?;
+                            d.check(ty)
+                                .map_err(|e| format!("{name} column {cn}: {e}"))?;
+                            d
+                        };
+                        let full_len = new.json_len() as i64;
+                        let diff_len = if ty.is_composite() {
+                            Datum::diff(&old[ci], &new, ty).json_len() as i64
+                        } else {
+                            full_len
+                        };
+                        delta.full += full_len - stored_len;
+                        delta.diff += diff_len - stored_len;
+                        changes.retain(|(c, _)| *c != ci);
+                        changes.push((ci, new));
+                    }
+                    ops.push((ti, uuid, Op::Modify(changes)));
+                }
+            }
+        }
+    }
+    // `"_is_diff":true` alone in the object has no comma before it.
+    let flag_len = |alone: bool| IS_DIFF_MEMBER_LEN - i64::from(alone);
+    if txn.has_flag {
+        delta.full -= flag_len(txn.members.len() == 1);
+    } else {
+        delta.diff += flag_len(txn.members.is_empty());
+    }
+    Ok((ops, delta))
+}
+
+/// [`Db::transform_txn`] against the rows `row` gives.
+fn transform_txn_in<'r>(
+    schema: &DatabaseSchema,
+    row: &dyn Fn(usize, &Uuid) -> Option<&'r [Datum]>,
+    txn: &Json,
+    mode: StorageMode,
+) -> Result<Json, String> {
+    let o = txn.as_object().ok_or("txn record is not a JSON object")?;
+    let diff_mode = matches!(o.get("_is_diff"), Some(Json::Bool(true)));
+    let mut out = Object::with_capacity(o.len() + 1);
+    for (name, tj) in o.iter() {
+        if name == "_is_diff" {
+            continue;
+        }
+        let Some(ti) = schema.table_index(name) else {
+            if name == "_comment" {
+                out.push_unchecked(name, tj.clone());
+                if mode == StorageMode::Diff {
+                    out.push_unchecked("_is_diff", Json::Bool(true));
+                }
+            } else {
+                out.push_unchecked(name, tj.clone());
+            }
+            continue;
+        };
+        let ts = &schema.tables[ti];
+        let Some(rows) = tj.as_object() else {
+            out.push_unchecked(name, tj.clone());
+            continue;
+        };
+        let mut nrows = Object::with_capacity(rows.len());
+        for (us, rj) in rows.iter() {
+            let old = Uuid::parse(us).and_then(|u| row(ti, &u));
+            let (Some(old), Some(cols)) = (old, rj.as_object()) else {
+                nrows.push_unchecked(us, rj.clone());
+                continue;
+            };
+            let mut ncols = Object::with_capacity(cols.len());
+            for (cn, cj) in cols.iter() {
+                let ci = user_column(ts, cn)?;
+                let ty = &ts.columns[ci].ty;
+                if !ty.is_composite() {
+                    ncols.push_unchecked(cn, cj.clone());
+                    continue;
+                }
+                let new = if diff_mode {
+                    let d = Datum::diff_from_json(cj, ty).map_err(|e| e.to_string())?;
+                    old[ci].with_diff(&d, ty).map_err(|e| e.to_string())?
+                } else {
+                    Datum::from_json(cj, ty).map_err(|e| e.to_string())?
+                };
+                let v = match mode {
+                    StorageMode::Full => new.to_json(),
+                    StorageMode::Diff => Datum::diff(&old[ci], &new, ty).to_json(),
+                };
+                ncols.push_unchecked(cn, v);
+            }
+            nrows.push_unchecked(us, Json::Object(ncols));
+        }
+        out.push_unchecked(name, Json::Object(nrows));
+    }
+    if mode == StorageMode::Diff && !out.contains_key("_is_diff") {
+        // Keep the C insertion order: tables, _comment, _is_diff, _date.
+        let members = out.into_members();
+        let mut o2 = Object::with_capacity(members.len() + 1);
+        let mut placed = false;
+        for (k, v) in members {
+            if k == "_date" && !placed {
+                o2.push_unchecked("_is_diff", Json::Bool(true));
+                placed = true;
+            }
+            o2.push_unchecked(k, v);
+        }
+        if !placed {
+            o2.push_unchecked("_is_diff", Json::Bool(true));
+        }
+        out = o2;
+    }
+    Ok(Json::Object(out))
+}
+
+/// The database after some txn records, followed for a few rows only: a
+/// base database (a checkpoint's) and the changes later records make to
+/// the chosen rows. What the inspector needs to show one entry in both
+/// storage modes is the state before it of the rows it writes; following
+/// only those from the nearest checkpoint skips building every other row
+/// of the records in between (BENCHMARKS.md, "Inspector jumps that follow
+/// only the entry's rows").
+///
+/// It relies on what ovsdb-server writes: a record lists every row its
+/// transaction changed, the rows garbage collection deleted and the weak
+/// references it dropped included, so a row's state follows from the
+/// records that name it. `tests/inspect_stream.rs` in `timeline` holds it
+/// to a full replay on every sample.
+#[derive(Debug, Clone)]
+pub struct RowsAt {
+    base: Db,
+    /// The rows followed (table index, UUID); None: all of them (the base
+    /// is the whole database and is kept up to date).
+    only: Option<HashSet<(usize, Uuid)>>,
+    /// Followed rows the records changed: their values, None once deleted.
+    changed: HashMap<(usize, Uuid), Option<Vec<Datum>>>,
+}
+
+impl RowsAt {
+    /// The whole database `db` (every row is there).
+    pub fn whole(db: Db) -> RowsAt {
+        RowsAt {
+            base: db,
+            only: None,
+            changed: HashMap::new(),
+        }
+    }
+
+    /// The rows the txn record `txn` (a JSON object of tables of rows)
+    /// writes, as they are in `base`; then [`RowsAt::apply_data_bytes`]
+    /// and [`RowsAt::apply_txn_bytes`] follow them through later records.
+    pub fn for_txn(base: Db, txn: &Json) -> RowsAt {
+        let mut only = HashSet::new();
+        for (name, rows) in txn.as_object().into_iter().flat_map(|o| o.iter()) {
+            let (Some(ti), Some(rows)) = (base.schema.table_index(name), rows.as_object()) else {
+                continue;
+            };
+            for (u, _) in rows.iter() {
+                if let Some(u) = Uuid::parse(u) {
+                    only.insert((ti, u));
+                }
+            }
+        }
+        RowsAt {
+            base,
+            only: Some(only),
+            changed: HashMap::new(),
+        }
+    }
+
+    /// How many rows are followed (None: all).
+    pub fn followed(&self) -> Option<usize> {
+        self.only.as_ref().map(HashSet::len)
+    }
+
+    fn row(&self, ti: usize, u: &Uuid) -> Option<&[Datum]> {
+        match self.changed.get(&(ti, *u)) {
+            Some(r) => r.as_deref(),
+            None => self.base.row(ti, u),
+        }
+    }
+
+    /// Applies a Raft `data` value given as bytes. When only some rows are
+    /// followed: None when it carries a schema (a conversion, which may
+    /// change every row: the caller follows the whole database instead,
+    /// [`RowsAt::whole`]); the whole database takes conversions too.
+    pub fn apply_data_bytes(&mut self, data: &[u8]) -> Option<Result<(), String>> {
+        if self.only.is_none() {
+            if let Some(r) = self.base.apply_data_bytes(data) {
+                return Some(r.map(|_| ()));
+            }
+            return Some(
+                crate::rawtxn::parse_slice(data).and_then(|j| self.base.apply_data(&j).map(|_| ())),
+            );
+        }
+        if let Some(t) = crate::rawtxn::parse_raw_data(data) {
+            return Some(self.apply_src(&t));
+        }
+        let j = match crate::rawtxn::parse_slice(data) {
+            Ok(j) => j,
+            Err(e) => return Some(Err(e)),
+        };
+        match crate::scan::split_data(&j) {
+            Some((Json::Null, Json::Object(o))) => Some(self.apply_src(&TxnSrc::from_json(o))),
+            Some((Json::Null, Json::Null)) => Some(Err("data is [null, null]".into())),
+            Some((Json::Null, _)) => Some(Err("txn record is not a JSON object".into())),
+            Some(_) => None,
+            None => Some(Err(
+                "invalid commit format (data is not a 2-element array)".into()
+            )),
+        }
+    }
+
+    /// Applies a standalone file's txn record body.
+    pub fn apply_txn_bytes(&mut self, body: &[u8]) -> Result<(), String> {
+        if let Some((t, _)) = crate::rawtxn::parse_raw_txn(body, 0) {
+            return self.apply_src(&t);
+        }
+        let j = crate::rawtxn::parse_slice(body)?;
+        let o = j.as_object().ok_or("txn record is not a JSON object")?;
+        self.apply_src(&TxnSrc::from_json(o))
+    }
+
+    fn apply_src(&mut self, t: &TxnSrc<'_>) -> Result<(), String> {
+        let Some(only) = self.only.as_ref() else {
+            return self.base.apply_src(t).map(|_| ());
+        };
+        let (ops, _) = parse_ops_in(&self.base.schema, &|ti, u| self.row(ti, u), t, Some(only))?;
+        for (ti, u, op) in ops {
+            let ts = &self.base.schema.tables[ti];
+            let new = match op {
+                Op::Delete => None,
+                Op::Insert(vals) => {
+                    let mut row: Vec<Datum> = ts
+                        .columns
+                        .iter()
+                        .map(|c| {
+                            if c.is_implicit() {
+                                Datum::default()
+                            } else {
+                                Datum::default_for(&c.ty)
+                            }
+                        })
+                        .collect();
+                    for (ci, d) in vals {
+                        row[ci] = d;
+                    }
+                    Some(row)
+                }
+                Op::Modify(ch) => {
+                    let mut row = self.row(ti, &u).map(<[Datum]>::to_vec).unwrap_or_default();
+                    for (ci, d) in ch {
+                        if let Some(slot) = row.get_mut(ci) {
+                            *slot = d;
+                        }
+                    }
+                    Some(row)
+                }
+            };
+            self.changed.insert((ti, u), new);
+        }
+        Ok(())
+    }
+
+    /// [`Db::transform_txn`] against these rows (the state before `txn`).
+    pub fn transform_txn(&self, txn: &Json, mode: StorageMode) -> Result<Json, String> {
+        transform_txn_in(&self.base.schema, &|ti, u| self.row(ti, u), txn, mode)
     }
 }
 

@@ -125,35 +125,26 @@ fn apply_data(
     raw: &RawRecord<'_>,
     data: &Json,
 ) -> Result<SizeDelta, LogError> {
-    let Some(parts) = split_data(data) else {
-        return Err(replay_err(
+    match (db.as_mut(), split_data(data)) {
+        (Some(d), _) => d.apply_data(data).map_err(|m| replay_err(raw, m)),
+        (None, Some((schema, txn))) if !schema.is_null() && !txn.is_null() => {
+            let mut d = Db::new(schema_from(raw, schema)?);
+            let delta = d.apply_txn(txn).map_err(|m| replay_err(raw, m))?;
+            *db = Some(d);
+            Ok(delta)
+        }
+        (None, Some((schema, _))) if !schema.is_null() => {
+            Err(replay_err(raw, "conversion before any schema".into()))
+        }
+        (None, Some((_, txn))) if txn.is_null() => {
+            Err(replay_err(raw, "data is [null, null]".into()))
+        }
+        (None, Some(_)) => Err(replay_err(raw, "transaction before any schema".into())),
+        (None, None) => Err(replay_err(
             raw,
             "invalid commit format (data is not a 2-element array)".into(),
-        ));
-    };
-    let mut delta = SizeDelta::default();
-    match parts {
-        (Json::Null, Json::Null) => return Err(replay_err(raw, "data is [null, null]".into())),
-        (Json::Null, txn) => {
-            let d = db
-                .as_mut()
-                .ok_or_else(|| replay_err(raw, "transaction before any schema".into()))?;
-            delta = d.apply_txn(txn).map_err(|m| replay_err(raw, m))?;
-        }
-        (schema, Json::Null) => {
-            let s = schema_from(raw, schema)?;
-            let cur = db
-                .as_ref()
-                .ok_or_else(|| replay_err(raw, "conversion before any schema".into()))?;
-            *db = Some(cur.convert(s).map_err(|m| replay_err(raw, m))?);
-        }
-        (schema, txn) => {
-            let mut d = Db::new(schema_from(raw, schema)?);
-            delta = d.apply_txn(txn).map_err(|m| replay_err(raw, m))?;
-            *db = Some(d);
-        }
+        )),
     }
-    Ok(delta)
 }
 
 /// What the first walk of a replay learns from the records before the

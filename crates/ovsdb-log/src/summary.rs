@@ -299,8 +299,22 @@ impl SecondPass {
     }
 
     pub fn finish(self) -> (FileSummary, Vec<crate::sizes::EntrySize>) {
+        let (s, entries, _) = self.finish_keeping();
+        (s, entries)
+    }
+
+    /// [`SecondPass::finish`], and the checkpoints of the replay when the
+    /// first walk was asked for them ([`Summarizer::with_checkpoints`]).
+    pub fn finish_keeping(
+        self,
+    ) -> (
+        FileSummary,
+        Vec<crate::sizes::EntrySize>,
+        Option<Box<crate::checkpoint::Checkpoints>>,
+    ) {
         let mut s = self.s;
-        let r = self.pass.finish(s.truncated.clone());
+        let mut r = self.pass.finish(s.truncated.clone());
+        let checkpoints = r.checkpoints.take();
         let mut entries = Vec::new();
         let (_, full, diff) = r.totals();
         s.entry_bytes.full = full;
@@ -308,7 +322,7 @@ impl SecondPass {
         if full.is_some() {
             entries = r.entries;
         }
-        (s, entries)
+        (s, entries, checkpoints)
     }
 }
 
@@ -588,13 +602,18 @@ impl Summarizer {
             Some(Format::Clustered) => {
                 *shared = stream.pass_on();
                 let st = self.structure;
-                let pass = crate::sizes::ReplayPass::new(
+                let mut pass = crate::sizes::ReplayPass::new(
                     st.superseded,
                     st.commit,
                     st.prev_index,
                     s.records,
                     crate::sizes::Upto::All,
                 );
+                // The one-pass replay gave up, and its checkpoints with it:
+                // the second walk keeps its own.
+                if let Some(policy) = self.checkpoints {
+                    pass = pass.with_checkpoints(policy);
+                }
                 return SummaryEnd::Again(Box::new(SecondPass { s, pass }));
             }
             Some(Format::Standalone) => Some(

@@ -4,10 +4,12 @@
 use ovsdb::json::Json;
 use ovsdb_log::checkpoint::Checkpoints;
 use ovsdb_log::record::{Record, TxnRecord};
+use ovsdb_log::replay::RowsAt;
 use ovsdb_log::sizes::ReplayPass;
 use ovsdb_log::{
-    Event, Format, Framer, LogScan, RawRecord, RecordBody, ScanOptions, Upto, Verdict,
+    Db, Event, Format, Framer, LogScan, RawRecord, RecordBody, ScanOptions, Upto, Verdict,
 };
+use std::collections::HashSet;
 
 #[cfg(feature = "serde")]
 use serde::{Deserialize, Serialize};
@@ -190,18 +192,21 @@ pub fn inspect_record(
         }
     };
     raw.index = record as usize;
-    inspect_raw(&raw, format_clustered, offset, &mut |before| {
-        ovsdb_log::replay(bytes, ovsdb_log::Upto::Index(before)).db
+    inspect_raw(&raw, format_clustered, offset, &mut |before, _| {
+        ovsdb_log::replay(bytes, ovsdb_log::Upto::Index(before))
+            .db
+            .map(RowsAt::whole)
     })
 }
 
-/// [`inspect_record`] of a record already framed; `db_before(n)` gives the
-/// database just before it (after `n` log indexes, or `n` txn records).
+/// [`inspect_record`] of a record already framed; `db_before(n, txn)`
+/// gives the database just before it (after `n` log indexes, or `n` txn
+/// records), at least the rows `txn` writes.
 fn inspect_raw(
     raw: &RawRecord<'_>,
     format_clustered: bool,
     offset: u64,
-    db_before: &mut dyn FnMut(u64) -> Option<ovsdb_log::Db>,
+    db_before: &mut dyn FnMut(u64, &Json) -> Option<RowsAt>,
 ) -> EntryDetail {
     let record = raw.index as u64;
     let mut d = EntryDetail {
@@ -262,7 +267,7 @@ fn inspect_raw(
         Record::Header(_) | Record::Schema(_) => {}
     }
     if let (Some(txn), Some(before)) = (txn_json, before) {
-        if let Some(db) = db_before(before) {
+        if let Some(db) = db_before(before, &txn) {
             add_modes(&db, &txn, &mut d);
         }
     }
@@ -270,16 +275,77 @@ fn inspect_raw(
 }
 
 /// Inspects one record while its file streams by from the start, or from
-/// a checkpoint of an earlier inspection ([`InspectStream::resume`]): the
-/// database before it is replayed on the way (what the inspector needs of
-/// the file is then the records before the one inspected, read once, and
-/// the replayed database; never the whole file). Push chunks from
-/// [`InspectStream::offset`] on until [`InspectStream::push`] says it has
-/// what it needs, then [`InspectStream::finish`].
+/// a checkpoint ([`InspectStream::resume`]). What the inspector needs of
+/// the file is the records before the one inspected, read once, and the
+/// state before it of the rows it writes; never the whole file.
+///
+/// From the start of the file (or a checkpoint far behind) the walk
+/// replays the database on the way and adds checkpoints to the store.
+/// From a checkpoint at most [`ROWS_SPAN`] bytes behind, it keeps the
+/// transactions in between and, once it reads the record, follows only
+/// the rows that record writes through them ([`RowsAt`]): a jump then
+/// costs reading those bytes, not rebuilding every row they touch.
+/// Push chunks from [`InspectStream::offset`] on until
+/// [`InspectStream::push`] says it has what it needs, then
+/// [`InspectStream::finish`].
 pub struct InspectStream {
     scan: LogScan,
     find: Finder,
     from: u64,
+}
+
+/// How far behind the record a checkpoint may be for the walk to follow
+/// only the record's rows (the transactions in between are kept until the
+/// record is read, so this bounds that memory).
+pub const ROWS_SPAN: u64 = 32 << 20;
+
+/// How the walk gets the state before the record.
+enum Walk {
+    /// Replays every record before it (adding checkpoints on the way).
+    Replay(ReplayPass),
+    /// Keeps the transactions between a checkpoint and the record.
+    Rows(Pending),
+}
+
+/// The transactions between a checkpoint and the record, as bytes: Raft
+/// `data` values, or a standalone file's txn record bodies.
+struct Pending {
+    base: Db,
+    /// Txn records applied before the checkpoint (standalone files).
+    applied: u64,
+    superseded: HashSet<usize>,
+    txns: Vec<Vec<u8>>,
+    /// The store the walk resumed from, given back as it was.
+    store: Box<Checkpoints>,
+}
+
+impl Pending {
+    /// The rows `txn` writes, as the transactions kept leave them (or,
+    /// after a conversion among them, the whole database). Mirrors the
+    /// full replay: a transaction that fails stops it there, and a
+    /// standalone file's state is known only when every one applied.
+    fn rows_before(&self, clustered: bool, before: u64, txn: &Json) -> Option<RowsAt> {
+        if !clustered && self.applied + self.txns.len() as u64 != before {
+            return None;
+        }
+        let follow = |mut rows: RowsAt| -> Option<Option<RowsAt>> {
+            for t in &self.txns {
+                let r = if clustered {
+                    rows.apply_data_bytes(t)?
+                } else {
+                    rows.apply_txn_bytes(t)
+                };
+                if r.is_err() {
+                    return Some(clustered.then_some(rows));
+                }
+            }
+            Some(Some(rows))
+        };
+        match follow(RowsAt::for_txn(self.base.clone(), txn)) {
+            Some(rows) => rows,
+            None => follow(RowsAt::whole(self.base.clone())).flatten(),
+        }
+    }
 }
 
 /// What the walk looks for, and what it found.
@@ -287,7 +353,7 @@ struct Finder {
     target: usize,
     offset: u64,
     clustered: bool,
-    pass: Option<ReplayPass>,
+    walk: Option<Walk>,
     detail: Option<EntryDetail>,
     checkpoints: Option<Box<Checkpoints>>,
 }
@@ -302,8 +368,16 @@ impl Finder {
         };
         let (target, offset) = (self.target, self.offset);
         if raw.index < target {
-            if let Some(p) = self.pass.as_mut() {
-                p.on_event(ev);
+            match (self.walk.as_mut(), ev) {
+                (Some(Walk::Replay(p)), _) => p.on_event(ev),
+                (
+                    Some(Walk::Rows(p)),
+                    Event::Entry {
+                        raw, data: Some(d), ..
+                    },
+                ) if !p.superseded.contains(&raw.index) => p.txns.push(d.to_vec()),
+                (Some(Walk::Rows(p)), Event::Txn { raw }) => p.txns.push(raw.body.to_vec()),
+                _ => {}
             }
             return Verdict::Keep;
         }
@@ -317,14 +391,28 @@ impl Finder {
             return Verdict::Keep;
         }
         let clustered = self.clustered;
-        let mut replayed = self.pass.take().map(|p| p.finish(None));
-        self.checkpoints = replayed.as_mut().and_then(|r| r.checkpoints.take());
-        self.detail = Some(inspect_raw(raw, clustered, offset, &mut |before| {
-            let r = replayed.take()?;
-            // The replay stopped at this record; for a standalone file it
-            // must have applied every txn before it.
-            (clustered || r.applied == before).then_some(r.db).flatten()
-        }));
+        match self.walk.take() {
+            Some(Walk::Replay(p)) => {
+                let mut replayed = Some(p.finish(None));
+                self.checkpoints = replayed.as_mut().and_then(|r| r.checkpoints.take());
+                self.detail = Some(inspect_raw(raw, clustered, offset, &mut |before, _| {
+                    let r = replayed.take()?;
+                    // The replay stopped at this record; for a standalone
+                    // file it must have applied every txn before it.
+                    (clustered || r.applied == before)
+                        .then_some(r.db)
+                        .flatten()
+                        .map(RowsAt::whole)
+                }));
+            }
+            Some(Walk::Rows(p)) => {
+                self.detail = Some(inspect_raw(raw, clustered, offset, &mut |before, txn| {
+                    p.rows_before(clustered, before, txn)
+                }));
+                self.checkpoints = Some(p.store);
+            }
+            None => {}
+        }
         Verdict::Keep
     }
 }
@@ -341,14 +429,13 @@ impl InspectStream {
         InspectStream::resume(clustered, record, offset, superseded, None)
     }
 
-    /// [`InspectStream::new`] that keeps checkpoints of the replay on the
-    /// way ([`ovsdb_log::checkpoint`]) in `store` (a new
-    /// [`Checkpoints::new`], or the one an earlier inspection of the same
-    /// file gave back; None keeps none): it resumes at the store's nearest
-    /// checkpoint before the record, and
-    /// [`InspectStream::finish_keeping`] gives the store back with the
-    /// checkpoints of this walk added. The chunks pushed start at
-    /// [`InspectStream::offset`].
+    /// [`InspectStream::new`] that starts from the checkpoints in `store`
+    /// (a new [`Checkpoints::new`], or the one the load or an earlier
+    /// inspection of the same file gave; None keeps none): it resumes at
+    /// the store's nearest checkpoint before the record, and
+    /// [`InspectStream::finish_keeping`] gives the store back, with the
+    /// checkpoints of this walk added when it replayed. The chunks pushed
+    /// start at [`InspectStream::offset`].
     pub fn resume(
         clustered: bool,
         record: u64,
@@ -357,8 +444,40 @@ impl InspectStream {
         store: Option<Box<Checkpoints>>,
     ) -> InspectStream {
         let target = record as usize;
+        let superseded: HashSet<usize> = superseded.into_iter().collect();
+        let store = match store {
+            Some(store) => {
+                let cp = store.before_record(target);
+                if let Some(base) = cp
+                    .db()
+                    .filter(|_| offset.saturating_sub(cp.at.offset) <= ROWS_SPAN)
+                {
+                    let (at, base, applied) = (cp.at, base.clone(), cp.applied);
+                    return InspectStream {
+                        scan: LogScan::resume(ScanOptions::default(), &at),
+                        find: Finder {
+                            target,
+                            offset,
+                            clustered,
+                            walk: Some(Walk::Rows(Pending {
+                                base,
+                                applied,
+                                superseded,
+                                txns: Vec::new(),
+                                store,
+                            })),
+                            detail: None,
+                            checkpoints: None,
+                        },
+                        from: at.offset,
+                    };
+                }
+                Some(store)
+            }
+            None => None,
+        };
         let mut pass = if clustered {
-            ReplayPass::new(superseded.into_iter().collect(), 0, 0, target, Upto::All)
+            ReplayPass::new(superseded, 0, 0, target, Upto::All)
         } else {
             ReplayPass::standalone(Upto::All)
         };
@@ -379,12 +498,18 @@ impl InspectStream {
                 target,
                 offset,
                 clustered,
-                pass: Some(pass),
+                walk: Some(Walk::Replay(pass)),
                 detail: None,
                 checkpoints: None,
             },
             from,
         }
+    }
+
+    /// The walk follows only the record's rows from a checkpoint (rather
+    /// than replaying the database).
+    pub fn follows_rows(&self) -> bool {
+        matches!(self.find.walk, Some(Walk::Rows(_)))
     }
 
     /// The byte offset of the file the chunks pushed must start at.
@@ -408,7 +533,8 @@ impl InspectStream {
 
     /// [`InspectStream::finish`], and the checkpoints of a stream made by
     /// [`InspectStream::resume`] (None when the file ended before the
-    /// record: the walk's checkpoints are then dropped with it).
+    /// record after a replay: the walk's checkpoints are then dropped
+    /// with it).
     pub fn finish_keeping(mut self) -> (EntryDetail, Option<Box<Checkpoints>>) {
         let find = &mut self.find;
         if find.detail.is_none() {
@@ -424,10 +550,11 @@ impl InspectStream {
             ..EntryDetail::default()
         });
         let find = &mut self.find;
-        let store = find
-            .checkpoints
-            .take()
-            .or_else(|| find.pass.take().and_then(|p| p.finish(None).checkpoints));
+        let store = find.checkpoints.take().or_else(|| match find.walk.take() {
+            Some(Walk::Replay(p)) => p.finish(None).checkpoints,
+            Some(Walk::Rows(p)) => Some(p.store),
+            None => None,
+        });
         (detail, store)
     }
 }
@@ -435,7 +562,7 @@ impl InspectStream {
 /// Rewrites the entry for both storage modes against the database as it was
 /// just before it (replayed by the core) and records each column's value
 /// and bytes in each mode.
-fn add_modes(db: &ovsdb_log::Db, txn: &Json, d: &mut EntryDetail) {
+fn add_modes(db: &RowsAt, txn: &Json, d: &mut EntryDetail) {
     let full = db.transform_txn(txn, ovsdb::StorageMode::Full).ok();
     let diff = db.transform_txn(txn, ovsdb::StorageMode::Diff).ok();
     for t in d.tables.iter_mut() {

@@ -435,7 +435,7 @@ impl SecondLoad {
             pass.on_event(&ev);
             Verdict::Keep
         });
-        let (summary, sizes) = (*self.pass).finish();
+        let (summary, sizes, checkpoints) = (*self.pass).finish_keeping();
         let lane = self.lane.finish(self.good_end, &summary, &sizes);
         Loaded {
             lane,
@@ -443,7 +443,7 @@ impl SecondLoad {
             check: self.check,
             fingerprint: self.fingerprint,
             shared: self.shared,
-            checkpoints: None,
+            checkpoints,
         }
     }
 }

@@ -95,7 +95,7 @@ fn inspections_that_keep_checkpoints_show_the_same_and_read_less() {
         max: 16,
         budget_bytes: u64::MAX,
     };
-    let (mut compared, mut resumed) = (0, 0);
+    let (mut compared, mut resumed, mut by_rows) = (0, 0, [0usize; 2]);
     let mut seed: u64 = 0x51ed_2701_a3c4_9e1f;
     for (name, bytes) in files() {
         let lane = timeline::build_lane(&name, &bytes, &mut |_| {});
@@ -121,6 +121,9 @@ fn inspections_that_keep_checkpoints_show_the_same_and_read_less() {
                 store.take(),
             );
             let from = s.offset();
+            if s.follows_rows() {
+                by_rows[usize::from(lane.clustered)] += 1;
+            }
             for c in bytes[from as usize..].chunks(1000) {
                 if s.push(c) {
                     break;
@@ -138,6 +141,12 @@ fn inspections_that_keep_checkpoints_show_the_same_and_read_less() {
     }
     assert!(compared > 150, "{compared}");
     assert!(resumed * 2 > compared, "{resumed} of {compared} resumed");
+    // Both kinds of file took the path that follows only the entry's rows
+    // from a checkpoint, and showed what the full replay shows.
+    assert!(
+        by_rows[0] >= 5 && by_rows[1] * 3 > compared,
+        "{by_rows:?} of {compared} followed rows (standalone, clustered)"
+    );
 }
 
 #[test]
@@ -198,7 +207,7 @@ fn the_load_walks_checkpoints_serve_the_first_inspection() {
         let dir = PathBuf::from(&name).parent().unwrap().to_path_buf();
         by_dir.entry(dir).or_default().push((name, bytes));
     }
-    let (mut compared, mut resumed, mut later_files) = (0, 0, 0);
+    let (mut compared, mut resumed, mut later_files, mut by_rows) = (0, 0, 0, 0);
     for files in by_dir.values() {
         let mut load = TimelineLoad::new(true).with_checkpoints(policy);
         for (name, bytes) in files {
@@ -230,6 +239,7 @@ fn the_load_walks_checkpoints_serve_the_first_inspection() {
                     Some(store.clone()),
                 );
                 let from = s.offset();
+                by_rows += usize::from(s.follows_rows());
                 for c in bytes[from as usize..].chunks(4096) {
                     if s.push(c) {
                         break;
@@ -246,4 +256,181 @@ fn the_load_walks_checkpoints_serve_the_first_inspection() {
     assert!(compared > 100, "{compared}");
     assert!(resumed * 2 > compared, "{resumed} of {compared} resumed");
     assert!(later_files >= 3, "{later_files} later files of a cluster");
+    assert!(
+        by_rows * 2 > compared,
+        "{by_rows} of {compared} followed rows"
+    );
+}
+
+/// A conversion (`[schema, null]`) between the checkpoint and the entry
+/// may change every row: the walk then follows the whole database through
+/// the transactions it kept, and still shows what a full replay shows.
+#[test]
+fn a_conversion_between_the_checkpoint_and_the_entry_is_followed_whole() {
+    use ovsdb::json::Json;
+    use ovsdb_log::checkpoint::{Checkpoints, Policy};
+    use ovsdb_log::raft::{Entry, RaftRecord, RecordBody};
+    let bytes = std::fs::read(root().join("static/samples/ls-add-follower/s1.db")).unwrap();
+    let (header, mut records) = ovsdb_log::writer::read_clustered(&bytes).unwrap();
+    let (term, index, switch) = records
+        .iter()
+        .rev()
+        .find_map(|r| match &r.body {
+            RecordBody::Entry(e) => {
+                let (_, txn) = e.data.as_ref().and_then(ovsdb_log::split_data)?;
+                let (uuid, _) = txn.get("Logical_Switch")?.as_object()?.iter().next()?;
+                Some((e.term, e.index, uuid.to_string()))
+            }
+            _ => None,
+        })
+        .expect("an entry that writes a Logical_Switch");
+    let last = records
+        .iter()
+        .filter_map(|r| match &r.body {
+            RecordBody::Entry(e) => Some(e.index),
+            _ => None,
+        })
+        .max()
+        .unwrap();
+    assert!(index <= last);
+    // The schema with one more Logical_Switch column, as a conversion
+    // would bring it.
+    let mut schema = header.snapshot.as_ref().unwrap().data.as_array().unwrap()[0].clone();
+    let text = schema.to_string_compact().replacen(
+        "\"Logical_Switch\":{\"columns\":{",
+        "\"Logical_Switch\":{\"columns\":{\"extra\":{\"type\":{\"key\":\"string\",\"value\":\"string\",\"min\":0,\"max\":\"unlimited\"}},",
+        1,
+    );
+    assert_ne!(
+        text,
+        schema.to_string_compact(),
+        "the schema has a Logical_Switch"
+    );
+    schema = ovsdb::json::parse(text.as_bytes()).unwrap();
+    let entry = |i: u64, data: Json| RaftRecord {
+        comment: None,
+        body: RecordBody::Entry(Entry {
+            term,
+            index: i,
+            data: Some(data),
+            eid: Some(ovsdb_log::Uuid::parse("5a1f0c2e-0000-4000-8000-000000000001").unwrap()),
+            servers: None,
+            election_timer: None,
+        }),
+    };
+    let txn = |k: &str| {
+        ovsdb::json::parse(
+            format!(
+                r#"{{"Logical_Switch":{{"{switch}":{{"external_ids":["map",[["{k}","1"]]]}}}}}}"#
+            )
+            .as_bytes(),
+        )
+        .unwrap()
+    };
+    records.push(entry(
+        last + 1,
+        Json::Array(vec![Json::Null, txn("before")]),
+    ));
+    records.push(entry(last + 2, Json::Array(vec![schema, Json::Null])));
+    records.push(entry(last + 3, Json::Array(vec![Json::Null, txn("after")])));
+    let file = ovsdb_log::writer::write_clustered(&header, &records);
+    let lane = timeline::build_lane("s1.db", &file, &mut |_| {});
+    let e = lane
+        .entries
+        .iter()
+        .find(|e| e.index == last + 3)
+        .expect("the last entry");
+    let want = timeline::inspect_record(&file, true, e.record as u64, e.offset);
+    assert!(want.tables[0].rows[0].columns[0].diff.is_some(), "{want:?}");
+    // A checkpoint at every entry: the nearest is before the conversion.
+    let policy = Policy {
+        every_entries: 1,
+        every_bytes: 1,
+        max: 4096,
+        budget_bytes: u64::MAX,
+    };
+    let mut store = Some(Box::new(Checkpoints::new(policy)));
+    let before = lane.entries.iter().find(|x| x.index == last + 1).unwrap();
+    let mut s = InspectStream::resume(true, before.record as u64, before.offset, [], store.take());
+    s.push(&file);
+    let (_, back) = s.finish_keeping();
+    let store = back.expect("the store");
+    let cp = store.before_record(e.record as usize);
+    assert!(cp.applied <= last + 1, "checkpoint at {}", cp.applied);
+    let mut s = InspectStream::resume(true, e.record as u64, e.offset, [], Some(store.clone()));
+    assert!(s.follows_rows());
+    s.push(&file[s.offset() as usize..]);
+    assert_eq!(s.finish(), want);
+}
+
+/// A file whose one-pass replay gives up (an entry replaces one it had
+/// already applied, so the load walks the file a second time) keeps the
+/// checkpoints of that second walk, and inspections from them show what
+/// a full replay shows.
+#[test]
+fn a_file_loaded_in_two_walks_keeps_the_second_walks_checkpoints() {
+    use ovsdb_log::checkpoint::Policy;
+    use ovsdb_log::raft::RecordBody;
+    use timeline::load::TimelineLoad;
+    let bytes = std::fs::read(root().join("static/samples/ls-add-follower/s1.db")).unwrap();
+    let (header, mut records) = ovsdb_log::writer::read_clustered(&bytes).unwrap();
+    let commit = records
+        .iter()
+        .filter_map(|r| match r.body {
+            RecordBody::CommitIndex { commit_index } => Some(commit_index),
+            _ => None,
+        })
+        .max()
+        .expect("a commit index record");
+    // The committed entry at `commit` written again with other data: the
+    // one-pass replay applied it already and cannot take it back.
+    let mut again = records
+        .iter()
+        .find_map(|r| match &r.body {
+            RecordBody::Entry(e) if e.index == commit && e.data.is_some() => Some(r.clone()),
+            _ => None,
+        })
+        .expect("the committed entry");
+    if let RecordBody::Entry(e) = &mut again.body {
+        e.eid = Some(ovsdb_log::Uuid::parse("5a1f0c2e-0000-4000-8000-000000000002").unwrap());
+    }
+    records.push(again);
+    let file = ovsdb_log::writer::write_clustered(&header, &records);
+    let policy = Policy {
+        every_entries: 2,
+        every_bytes: 2048,
+        max: 64,
+        budget_bytes: u64::MAX,
+    };
+    let mut load = TimelineLoad::new(false).with_checkpoints(policy);
+    load.add_bytes("s1.db", &file, &mut |_| {});
+    let stores = load.take_checkpoints();
+    let t = load.finish();
+    let lane = &t.lanes[0];
+    let superseded = lane.superseded_records();
+    assert!(!superseded.is_empty(), "the replaced entry is superseded");
+    let (_, store) = stores
+        .iter()
+        .find(|(n, _)| n == "s1.db")
+        .expect("the second walk's checkpoints");
+    assert!(store.len() >= 3, "{} checkpoints", store.len());
+    let (mut compared, mut by_rows) = (0, 0);
+    for e in lane.entries.iter().filter(|e| !e.superseded && e.has_data) {
+        let want = timeline::inspect_record(&file, true, e.record as u64, e.offset);
+        let mut s = InspectStream::resume(
+            true,
+            e.record as u64,
+            e.offset,
+            superseded.clone(),
+            Some(store.clone()),
+        );
+        by_rows += usize::from(s.follows_rows());
+        s.push(&file[s.offset() as usize..]);
+        assert_eq!(s.finish(), want, "record {}", e.record);
+        compared += 1;
+    }
+    assert!(
+        compared >= 5 && by_rows * 2 > compared,
+        "{by_rows} of {compared}"
+    );
 }
