@@ -302,9 +302,9 @@ pub const ROWS_SPAN: u64 = 32 << 20;
 /// How the walk gets the state before the record.
 enum Walk {
     /// Replays every record before it (adding checkpoints on the way).
-    Replay(ReplayPass),
+    Replay(Box<ReplayPass>),
     /// Keeps the transactions between a checkpoint and the record.
-    Rows(Pending),
+    Rows(Box<Pending>),
 }
 
 /// The transactions between a checkpoint and the record, as bytes: Raft
@@ -406,6 +406,7 @@ impl Finder {
                 }));
             }
             Some(Walk::Rows(p)) => {
+                let p = *p;
                 self.detail = Some(inspect_raw(raw, clustered, offset, &mut |before, txn| {
                     p.rows_before(clustered, before, txn)
                 }));
@@ -459,13 +460,13 @@ impl InspectStream {
                             target,
                             offset,
                             clustered,
-                            walk: Some(Walk::Rows(Pending {
+                            walk: Some(Walk::Rows(Box::new(Pending {
                                 base,
                                 applied,
                                 superseded,
                                 txns: Vec::new(),
                                 store,
-                            })),
+                            }))),
                             detail: None,
                             checkpoints: None,
                         },
@@ -498,7 +499,7 @@ impl InspectStream {
                 target,
                 offset,
                 clustered,
-                walk: Some(Walk::Replay(pass)),
+                walk: Some(Walk::Replay(Box::new(pass))),
                 detail: None,
                 checkpoints: None,
             },
