@@ -572,21 +572,12 @@ impl Axis {
         if self.mode == AxisMode::Index || !la.sorted || la.entries.len() != ix.index.len() {
             return ix.columns(vp, plot_width, mode);
         }
-        let sizes = &ix.size[match mode {
-            SizeView::Stored => 0,
-            SizeView::Full => 1,
-            SizeView::Diff => 2,
-        }];
         let lo = la.entries.partition_point(|&p| p < vp.start);
         let hi = la.entries.partition_point(|&p| p <= vp.end);
         let scale = plot_width / vp.span();
-        let mut out: Vec<PixelColumn> = Vec::new();
-        for (k, &p) in la.entries[lo..hi.max(lo)].iter().enumerate() {
-            let i = lo + k;
-            let x = ((p - vp.start) * scale).floor().max(0.0) as u32;
-            crate::view::fold_column(&mut out, x, i, sizes[i] as u64, ix.flags[i]);
-        }
-        out
+        ix.fold_runs(lo, hi.max(lo), mode, |i| {
+            ((la.entries[i] - vp.start) * scale).floor().max(0.0) as u32
+        })
     }
 
     /// What is under canvas point `(x, y)`: [`Layout::hit`] at this axis's

@@ -283,6 +283,88 @@ pub struct LaneIndex {
     /// Bit 0: has data; bit 1: superseded.
     pub flags: Vec<u8>,
     monotonic: bool,
+    /// The largest entry and the flags of any run of entries, per mode.
+    ranges: [RangeMax; 3],
+}
+
+/// Entries per block of [`RangeMax`].
+const BLOCK: usize = 32;
+
+/// The largest entry of any run of entries (the first of equals, as
+/// [`fold_column`] keeps it) and the OR of their flags, in time that does
+/// not grow with the run: blocks of [`BLOCK`] entries, and a sparse table
+/// over the blocks (level k: the best of 2^k blocks from each one). A
+/// pixel column that holds thousands of entries then costs two short
+/// scans and two lookups, so a frame's work is set by its pixels, not by
+/// the entries in view. About 4 bytes per entry / 32 per level.
+#[derive(Clone, Debug, PartialEq, Default)]
+struct RangeMax {
+    /// `best[k][b]`: the largest entry of blocks `b .. b + 2^k`.
+    best: Vec<Vec<u32>>,
+    /// `any[k][b]`: the OR of their flags.
+    any: Vec<Vec<u8>>,
+}
+
+/// The better of entries `a` and `b`: the larger, the first of equals.
+fn better(sizes: &[u32], a: u32, b: u32) -> u32 {
+    let (sa, sb) = (sizes[a as usize], sizes[b as usize]);
+    if sb > sa || (sb == sa && b < a) {
+        b
+    } else {
+        a
+    }
+}
+
+impl RangeMax {
+    fn new(sizes: &[u32], flags: &[u8]) -> RangeMax {
+        let n = sizes.len() / BLOCK;
+        let mut best = vec![Vec::with_capacity(n)];
+        let mut any = vec![Vec::with_capacity(n)];
+        for b in 0..n {
+            let r = b * BLOCK..(b + 1) * BLOCK;
+            best[0].push(
+                r.clone()
+                    .fold(r.start as u32, |m, i| better(sizes, m, i as u32)),
+            );
+            any[0].push(flags[r].iter().fold(0, |a, f| a | f));
+        }
+        let mut k = 1;
+        while (1usize << k) <= n {
+            let half = 1usize << (k - 1);
+            let (pb, pa) = (&best[k - 1], &any[k - 1]);
+            let nb = (0..=n - (1 << k))
+                .map(|b| better(sizes, pb[b], pb[b + half]))
+                .collect();
+            let na = (0..=n - (1 << k)).map(|b| pa[b] | pa[b + half]).collect();
+            best.push(nb);
+            any.push(na);
+            k += 1;
+        }
+        RangeMax { best, any }
+    }
+
+    /// The largest entry of `lo..=hi` and the OR of their flags.
+    fn query(&self, sizes: &[u32], flags: &[u8], lo: usize, hi: usize) -> (u32, u8) {
+        let scan = |a: usize, b: usize, (m, f): (u32, u8)| {
+            (a..b).fold((m, f), |(m, f), i| {
+                (better(sizes, m, i as u32), f | flags[i])
+            })
+        };
+        let (bl, br) = (lo.div_ceil(BLOCK), (hi + 1) / BLOCK);
+        if bl >= br {
+            return scan(lo + 1, hi + 1, (lo as u32, flags[lo]));
+        }
+        let acc = scan(lo + 1, bl * BLOCK, (lo as u32, flags[lo]));
+        let k = (br - bl).ilog2() as usize;
+        let (x, y) = (bl, br - (1 << k));
+        let m = better(
+            sizes,
+            acc.0,
+            better(sizes, self.best[k][x], self.best[k][y]),
+        );
+        let f = acc.1 | self.any[k][x] | self.any[k][y];
+        scan(br * BLOCK, hi + 1, (m, f))
+    }
 }
 
 /// One pixel column of the compact index: entries `first..=last` fall in it.
@@ -325,18 +407,63 @@ impl LaneIndex {
                 max_size[k] = max_size[k].max(s);
             }
         }
+        let flags: Vec<u8> = lane
+            .entries
+            .iter()
+            .map(|e| u8::from(e.has_data) | (u8::from(e.superseded) << 1))
+            .collect();
+        let ranges = [0, 1, 2].map(|k| RangeMax::new(&size[k], &flags));
         LaneIndex {
             index: lane.entries.iter().map(|e| e.index).collect(),
             cumulative: SizeView::ALL.map(|m| lane.cumulative(m)),
             size,
             max_size,
-            flags: lane
-                .entries
-                .iter()
-                .map(|e| u8::from(e.has_data) | (u8::from(e.superseded) << 1))
-                .collect(),
+            flags,
             monotonic: lane.monotonic,
+            ranges,
         }
+    }
+
+    /// Entries `lo..hi` (in position order) grouped per pixel column,
+    /// `x_of(i)` giving entry i's column (never decreasing over i): one
+    /// column per run of equal x, each found by a binary search and
+    /// summed up by a range query.
+    pub(crate) fn fold_runs(
+        &self,
+        lo: usize,
+        hi: usize,
+        mode: SizeView,
+        x_of: impl Fn(usize) -> u32,
+    ) -> Vec<PixelColumn> {
+        let k = mode_slot(mode);
+        let (sizes, flags) = (&self.size[k], &self.flags);
+        let mut out = Vec::new();
+        let mut i = lo;
+        while i < hi {
+            let x = x_of(i);
+            // The first entry past column x (x_of never decreases).
+            let (mut a, mut b) = (i + 1, hi);
+            while a < b {
+                let mid = a + (b - a) / 2;
+                if x_of(mid) <= x {
+                    a = mid + 1;
+                } else {
+                    b = mid;
+                }
+            }
+            let (entry, any) = self.ranges[k].query(sizes, flags, i, a - 1);
+            out.push(PixelColumn {
+                x,
+                first: i as u32,
+                last: (a - 1) as u32,
+                max_bytes: u64::from(sizes[entry as usize]),
+                entry,
+                any_data: any & 1 != 0,
+                any_superseded: any & 2 != 0,
+            });
+            i = a;
+        }
+        out
     }
 
     pub fn cumulative(&self, mode: SizeView) -> &[u64] {
@@ -349,19 +476,19 @@ impl LaneIndex {
 
     /// Entries in view grouped per pixel column (x in `0..plot_width`).
     pub fn columns(&self, vp: &Viewport, plot_width: f64, mode: SizeView) -> Vec<PixelColumn> {
-        let sizes = &self.size[mode_slot(mode)];
-        let mut out: Vec<PixelColumn> = Vec::new();
-        let mut push =
-            |x: u32, i: usize| fold_column(&mut out, x, i, sizes[i] as u64, self.flags[i]);
         if self.monotonic {
             let lo = self.index.partition_point(|&i| (i as f64) < vp.start);
             let hi = self.index.partition_point(|&i| (i as f64) <= vp.end);
             let scale = plot_width / vp.span();
-            for i in lo..hi.max(lo) {
-                let x = ((self.index[i] as f64 - vp.start) * scale).floor().max(0.0) as u32;
-                push(x, i);
-            }
-        } else {
+            return self.fold_runs(lo, hi.max(lo), mode, |i| {
+                ((self.index[i] as f64 - vp.start) * scale).floor().max(0.0) as u32
+            });
+        }
+        let sizes = &self.size[mode_slot(mode)];
+        let mut out: Vec<PixelColumn> = Vec::new();
+        let mut push =
+            |x: u32, i: usize| fold_column(&mut out, x, i, sizes[i] as u64, self.flags[i]);
+        {
             let mut order: Vec<usize> = (0..self.index.len())
                 .filter(|&i| {
                     let v = self.index[i] as f64;
@@ -403,5 +530,75 @@ pub(crate) fn fold_column(out: &mut Vec<PixelColumn>, x: u32, i: usize, size: u6
             any_data: flags & 1 != 0,
             any_superseded: flags & 2 != 0,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rng(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    /// A lane index of `n` entries at indexes 1.. with random sizes (few
+    /// distinct values, so ties are common) and flags.
+    fn index(n: usize, seed: &mut u64) -> LaneIndex {
+        let size: [Vec<u32>; 3] =
+            [0, 1, 2].map(|_| (0..n).map(|_| (rng(seed) % 7) as u32 * 100).collect());
+        let flags: Vec<u8> = (0..n).map(|_| (rng(seed) % 4) as u8).collect();
+        let ranges = [0, 1, 2].map(|k| RangeMax::new(&size[k], &flags));
+        LaneIndex {
+            index: (1..=n as u64).collect(),
+            cumulative: Default::default(),
+            max_size: [0; 3],
+            size,
+            flags,
+            monotonic: true,
+            ranges,
+        }
+    }
+
+    /// The columns by folding every entry in view, one by one.
+    fn linear(ix: &LaneIndex, vp: &Viewport, width: f64, mode: SizeView) -> Vec<PixelColumn> {
+        let sizes = &ix.size[mode_slot(mode)];
+        let lo = ix.index.partition_point(|&i| (i as f64) < vp.start);
+        let hi = ix.index.partition_point(|&i| (i as f64) <= vp.end);
+        let scale = width / vp.span();
+        let mut out = Vec::new();
+        for (i, (&at, &size)) in ix.index.iter().zip(sizes).enumerate().take(hi).skip(lo) {
+            let x = ((at as f64 - vp.start) * scale).floor().max(0.0) as u32;
+            fold_column(&mut out, x, i, size as u64, ix.flags[i]);
+        }
+        out
+    }
+
+    #[test]
+    fn range_queries_give_the_columns_of_the_entry_by_entry_fold() {
+        let mut seed = 0x2545_f491_4f6c_dd1d;
+        let mut columns = 0;
+        for n in [1, 2, 31, 32, 33, 64, 100, 1000, 5000, 40_000] {
+            let ix = index(n, &mut seed);
+            for _ in 0..20 {
+                let a = (rng(&mut seed) % n as u64) as f64 + 0.5;
+                let b = a + (rng(&mut seed) % (n as u64 + 1)) as f64;
+                let vp = Viewport {
+                    start: a,
+                    end: b.max(a + 1.0),
+                    min: 0.0,
+                    max: n as f64 + 1.0,
+                };
+                let width = [7.0, 333.0, 1280.0, 9000.0][(rng(&mut seed) % 4) as usize];
+                for mode in SizeView::ALL {
+                    let want = linear(&ix, &vp, width, mode);
+                    assert_eq!(ix.columns(&vp, width, mode), want, "n {n} {vp:?} {width}");
+                    columns += want.len();
+                }
+            }
+        }
+        assert!(columns > 10_000, "{columns}");
     }
 }
