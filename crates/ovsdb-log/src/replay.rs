@@ -458,6 +458,10 @@ pub struct RowsAt {
     only: Option<HashSet<(usize, Uuid)>>,
     /// Followed rows the records changed: their values, None once deleted.
     changed: HashMap<(usize, Uuid), Option<Vec<Datum>>>,
+    /// The followed rows' UUIDs, whatever their table.
+    uuids: HashSet<Uuid>,
+    /// Their texts (as ovsdb-server writes them), sorted.
+    texts: Vec<[u8; 36]>,
 }
 
 impl RowsAt {
@@ -467,6 +471,8 @@ impl RowsAt {
             base: db,
             only: None,
             changed: HashMap::new(),
+            uuids: HashSet::new(),
+            texts: Vec::new(),
         }
     }
 
@@ -485,11 +491,64 @@ impl RowsAt {
                 }
             }
         }
+        let uuids: HashSet<Uuid> = only.iter().map(|(_, u)| *u).collect();
+        let mut texts: Vec<[u8; 36]> = uuids
+            .iter()
+            .filter_map(|u| u.to_string().into_bytes().try_into().ok())
+            .collect();
+        texts.sort_unstable();
         RowsAt {
             base,
+            uuids,
+            texts,
             only: Some(only),
             changed: HashMap::new(),
         }
+    }
+
+    /// Whether the txn or Raft `data` bytes `b` may write a followed row:
+    /// they name one of their UUIDs as a JSON string (or hold a `\u`
+    /// escape, which could spell one). False lets a walk pass a record by
+    /// without parsing it.
+    pub fn mentions(&self, b: &[u8]) -> bool {
+        if self.only.is_none() || memchr::memmem::find(b, b"\\u").is_some() {
+            return true;
+        }
+        let dash = |i: usize| b[i] == b'-';
+        memchr::memchr_iter(b'"', b).any(|i| {
+            if !(i + 37 < b.len()
+                && b[i + 37] == b'"'
+                && dash(i + 9)
+                && dash(i + 14)
+                && dash(i + 19)
+                && dash(i + 24))
+            {
+                return false;
+            }
+            let text = &b[i + 1..i + 37];
+            // ovsdb-server writes UUIDs in lower case: the sorted texts
+            // answer; another spelling goes through the parser.
+            self.texts
+                .binary_search_by(|k| k.as_slice().cmp(text))
+                .is_ok()
+                || (text.iter().any(u8::is_ascii_uppercase)
+                    && std::str::from_utf8(text)
+                        .ok()
+                        .and_then(Uuid::parse)
+                        .is_some_and(|u| self.uuids.contains(&u)))
+        })
+    }
+
+    /// Whether the Raft `data` bytes `b` carry a schema (a conversion):
+    /// anything but `[null, ...]`.
+    pub fn carries_schema(b: &[u8]) -> bool {
+        let ws = |i: usize| {
+            (i..b.len())
+                .find(|&k| !matches!(b[k], b' ' | b'\t' | b'\n' | b'\r'))
+                .unwrap_or(b.len())
+        };
+        let i = ws(0);
+        !(b.get(i) == Some(&b'[') && b[ws(i + 1)..].starts_with(b"null"))
     }
 
     /// How many rows are followed (None: all).
@@ -731,5 +790,55 @@ mod tests {
             back.to_string(),
             format!(r#"{{"Root":{{"{R}":{{"kids":["uuid","{K2}"]}}}},"_is_diff":true,"_date":5}}"#)
         );
+    }
+    #[test]
+    fn rows_at_follows_the_chosen_rows_and_finds_them_in_bytes() {
+        let mut d = db();
+        d.apply_txn(&txn(&format!(
+            r#"{{"Root":{{"{R}":{{"kids":["uuid","{K1}"]}}}},"Kid":{{"{K1}":{{"name":"a"}}}}}}"#
+        )))
+        .unwrap();
+        // The next record modifies K1 and inserts K2: follow those two.
+        let next = txn(&format!(
+            r#"{{"Kid":{{"{K1}":{{"name":"b"}},"{K2}":{{"name":"c"}}}}}}"#
+        ));
+        let mut rows = RowsAt::for_txn(d.clone(), &next);
+        assert_eq!(rows.followed(), Some(2));
+        // A record that names K1 (and R, not followed) changes K1 only.
+        let t = format!(
+            r#"{{"Root":{{"{R}":{{"tags":["map",[["x","y"]]]}}}},"Kid":{{"{K1}":{{"name":"z"}}}}}}"#
+        );
+        assert!(rows.mentions(t.as_bytes()));
+        rows.apply_txn_bytes(t.as_bytes()).unwrap();
+        let full = rows.transform_txn(&next, StorageMode::Full).unwrap();
+        assert_eq!(full, next, "full values stay as written");
+        let ti = d.schema.table_index("Kid").unwrap();
+        let k1 = Uuid::parse(K1).unwrap();
+        assert_eq!(
+            rows.row(ti, &k1).unwrap()[ti_col(&d, "Kid", "name")].to_json(),
+            Json::String("z".into())
+        );
+        // Not followed: R keeps the base's value.
+        let root = d.schema.table_index("Root").unwrap();
+        let r = Uuid::parse(R).unwrap();
+        assert_eq!(rows.row(root, &r), d.row(root, &r));
+        // Bytes that name no followed row, in any spelling, are passed by;
+        // another spelling of a followed one, or an escape, is not.
+        assert!(!rows.mentions(format!(r#"{{"Pet":{{"{P}":{{"n":1}}}}}}"#).as_bytes()));
+        assert!(!rows.mentions(K2.as_bytes()), "not as a JSON string");
+        assert!(rows.mentions(format!(r#"["uuid","{}"]"#, K2.to_uppercase()).as_bytes()));
+        assert!(rows.mentions(br#"{"Kid":{"\u0030000":null}}"#));
+        // A delete of a followed row; deleting it again is the error a
+        // full replay gives.
+        let del = format!(r#"{{"Kid":{{"{K1}":null}}}}"#);
+        rows.apply_txn_bytes(del.as_bytes()).unwrap();
+        assert!(rows.row(ti, &k1).is_none());
+        let again = rows.apply_txn_bytes(del.as_bytes()).unwrap_err();
+        assert!(again.contains("does not exist"), "{again}");
+    }
+
+    fn ti_col(d: &Db, table: &str, col: &str) -> usize {
+        let ts = &d.schema.tables[d.schema.table_index(table).unwrap()];
+        user_column(ts, col).unwrap()
     }
 }

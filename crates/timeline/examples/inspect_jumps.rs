@@ -5,8 +5,10 @@
 //! each file, the first inspection of random entries, each from a fresh
 //! copy of the load's checkpoints (`InspectStream::resume`), reading the
 //! file from the nearest checkpoint's offset. With `none` the load keeps
-//! no checkpoints and each first inspection replays from the start.
-//!   cargo run --release -p timeline --example inspect_jumps -- [N=30] [none] FILE...
+//! no checkpoints and each first inspection replays from the start; with
+//! `ahead` each inspection reads its record first (as the web worker does
+//! for a file it can read at any offset, `InspectStream::resume_knowing`).
+//!   cargo run --release -p timeline --example inspect_jumps -- [N=30] [none] [ahead] FILE...
 use ovsdb_log::checkpoint::{Checkpoints, Policy};
 use std::io::{Read, Seek, SeekFrom};
 use std::time::Instant;
@@ -28,11 +30,13 @@ fn read_from(path: &str, offset: u64, push: &mut dyn FnMut(&[u8]) -> bool) {
 fn main() {
     let mut n = 30usize;
     let mut keep = true;
+    let mut ahead = false;
     let mut paths = Vec::new();
     for a in std::env::args().skip(1) {
         match a.parse::<usize>() {
             Ok(k) => n = k,
             Err(_) if a == "none" => keep = false,
+            Err(_) if a == "ahead" => ahead = true,
             Err(_) => paths.push(a),
         }
     }
@@ -97,13 +101,29 @@ fn main() {
             let fresh = store
                 .cloned()
                 .unwrap_or_else(|| Box::new(Checkpoints::new(Policy::default())));
-            let mut s = InspectStream::resume(
-                lane.clustered,
-                e.record as u64,
-                e.offset,
-                superseded.iter().copied(),
-                Some(fresh),
-            );
+            let mut s = if ahead {
+                let mut head = Vec::new();
+                read_from(path, e.offset, &mut |c| {
+                    head.extend_from_slice(c);
+                    timeline::inspect::record_len(&head).is_some_and(|n| head.len() as u64 >= n)
+                });
+                InspectStream::resume_knowing(
+                    lane.clustered,
+                    e.record as u64,
+                    e.offset,
+                    superseded.iter().copied(),
+                    Some(fresh),
+                    &head,
+                )
+            } else {
+                InspectStream::resume(
+                    lane.clustered,
+                    e.record as u64,
+                    e.offset,
+                    superseded.iter().copied(),
+                    Some(fresh),
+                )
+            };
             read_from(path, s.offset(), &mut |c| s.push(c));
             let d = s.finish();
             assert!(d.error.is_none(), "{:?}", d.error);

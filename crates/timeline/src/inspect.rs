@@ -305,6 +305,123 @@ enum Walk {
     Replay(Box<ReplayPass>),
     /// Keeps the transactions between a checkpoint and the record.
     Rows(Box<Pending>),
+    /// The record was read ahead: follows its rows from a checkpoint as
+    /// the walk goes, parsing only the transactions that name them.
+    Follow(Box<Follow>, Box<Checkpoints>),
+}
+
+/// [`Walk::Follow`]'s state.
+struct Follow {
+    rows: RowsAt,
+    /// Txn records applied before the checkpoint, and seen since
+    /// (standalone files).
+    applied: u64,
+    seen: u64,
+    superseded: HashSet<usize>,
+    /// The SHA-1 of the record read ahead (the one read at the end must be
+    /// the same).
+    sha1: [u8; 20],
+    /// A transaction failed to apply: the rows stay as they were before
+    /// it, as a full replay leaves the database.
+    failed: bool,
+    /// A conversion came in between: the rows' state is not known.
+    lost: bool,
+}
+
+impl Follow {
+    /// A record of the walk, not decoded yet ([`ScanOptions::frames_only`]):
+    /// most name none of the rows and carry no schema, and are passed by
+    /// without parsing.
+    fn on_frame(&mut self, raw: &RawRecord<'_>, clustered: bool) {
+        if !clustered {
+            self.seen += 1;
+            if self.rows.mentions(raw.body) {
+                self.on_data(raw.body, false);
+            }
+            return;
+        }
+        if self.superseded.contains(&raw.index)
+            || self.failed
+            || self.lost
+            || !(self.rows.mentions(raw.body)
+                || memchr::memmem::find(raw.body, b"\"tables\"").is_some())
+        {
+            return;
+        }
+        let Ok((Record::Raft(r), Some((a, b)))) = raw.decode_light_payload(Format::Clustered)
+        else {
+            return;
+        };
+        if let (RecordBody::Entry(_), Some(d)) = (&r.body, raw.body.get(a..b)) {
+            self.on_data(d, true);
+        }
+    }
+
+    fn on_data(&mut self, d: &[u8], clustered: bool) {
+        if self.failed || self.lost {
+            return;
+        }
+        if clustered && RowsAt::carries_schema(d) {
+            self.lost = true;
+            return;
+        }
+        if !self.rows.mentions(d) {
+            return;
+        }
+        let ok = if clustered {
+            self.rows.apply_data_bytes(d).map(|r| r.is_ok())
+        } else {
+            Some(self.rows.apply_txn_bytes(d).is_ok())
+        };
+        match ok {
+            Some(true) => {}
+            Some(false) => self.failed = true,
+            None => self.lost = true,
+        }
+    }
+
+    /// The rows before the record `raw` (None when not known).
+    fn rows_before(self, raw: &RawRecord<'_>, clustered: bool, before: u64) -> Option<RowsAt> {
+        if self.lost || raw.sha1 != self.sha1 {
+            return None;
+        }
+        if !clustered && (self.failed || self.applied + self.seen != before) {
+            return None;
+        }
+        Some(self.rows)
+    }
+}
+
+/// How many bytes the record whose first line starts `head` takes (its
+/// line and body), for a caller that reads it ahead
+/// ([`InspectStream::resume_knowing`]); None when `head` does not hold a
+/// valid header line.
+pub fn record_len(head: &[u8]) -> Option<u64> {
+    let end = memchr_lf(head)?;
+    let h = ovsdb_log::framing::parse_header_line(&head[..=end]).ok()?;
+    Some(end as u64 + 1 + h.length)
+}
+
+fn memchr_lf(b: &[u8]) -> Option<usize> {
+    b.iter().take(128).position(|&c| c == b'\n')
+}
+
+/// The txn object a record carries and the number of log indexes (or txn
+/// records) before it; None for a record that carries none, or a schema.
+fn record_txn(raw: &RawRecord<'_>, clustered: bool) -> Option<(Json, u64)> {
+    if !clustered {
+        let before = (raw.index as u64).checked_sub(1)?;
+        return Some((raw.json().ok()?, before));
+    }
+    let Ok(Record::Raft(r)) = raw.decode(Format::Clustered) else {
+        return None;
+    };
+    let RecordBody::Entry(e) = r.body else {
+        return None;
+    };
+    let before = e.index.checked_sub(1)?;
+    let (schema, txn) = e.data.as_ref().and_then(ovsdb_log::split_data)?;
+    (schema.is_null() && txn.as_object().is_some()).then(|| (txn.clone(), before))
 }
 
 /// The transactions between a checkpoint and the record, as bytes: Raft
@@ -377,6 +494,7 @@ impl Finder {
                     },
                 ) if !p.superseded.contains(&raw.index) => p.txns.push(d.to_vec()),
                 (Some(Walk::Rows(p)), Event::Txn { raw }) => p.txns.push(raw.body.to_vec()),
+                (Some(Walk::Follow(f, _)), Event::Frame { raw }) => f.on_frame(raw, self.clustered),
                 _ => {}
             }
             return Verdict::Keep;
@@ -411,6 +529,13 @@ impl Finder {
                     p.rows_before(clustered, before, txn)
                 }));
                 self.checkpoints = Some(p.store);
+            }
+            Some(Walk::Follow(f, store)) => {
+                let mut f = Some(*f);
+                self.detail = Some(inspect_raw(raw, clustered, offset, &mut |before, _| {
+                    f.take()?.rows_before(raw, clustered, before)
+                }));
+                self.checkpoints = Some(store);
             }
             None => {}
         }
@@ -507,10 +632,77 @@ impl InspectStream {
         }
     }
 
+    /// [`InspectStream::resume`] for a caller that can read the record
+    /// first: `head`, the file's bytes from `offset` on (the whole record
+    /// at least; [`record_len`] says how many from its first line). With
+    /// the rows it writes known before the walk starts, the walk follows
+    /// them from the store's nearest checkpoint with a database, however
+    /// far (it keeps nothing but them, and parses only the transactions
+    /// that name them). Otherwise (no such checkpoint, or `head` is not a
+    /// whole record carrying a transaction) it is [`InspectStream::resume`].
+    pub fn resume_knowing(
+        clustered: bool,
+        record: u64,
+        offset: u64,
+        superseded: impl IntoIterator<Item = usize>,
+        store: Option<Box<Checkpoints>>,
+        head: &[u8],
+    ) -> InspectStream {
+        let target = record as usize;
+        let ahead = Framer::new(head)
+            .next()
+            .and_then(Result::ok)
+            .and_then(|mut raw| {
+                raw.index = target;
+                let (txn, _) = record_txn(&raw, clustered)?;
+                Some((txn, raw.sha1))
+            });
+        let store = match (ahead, store) {
+            (Some((txn, sha1)), Some(store)) => {
+                let cp = store.before_record(target);
+                if let Some(base) = cp.db() {
+                    let follow = Follow {
+                        rows: RowsAt::for_txn(base.clone(), &txn),
+                        applied: cp.applied,
+                        seen: 0,
+                        superseded: superseded.into_iter().collect(),
+                        sha1,
+                        failed: false,
+                        lost: false,
+                    };
+                    let at = cp.at;
+                    let opts = ScanOptions {
+                        // The load that made the checkpoints verified
+                        // every record; a record that changed since
+                        // fails the read-ahead record's SHA-1 check.
+                        trust_sha1: true,
+                        frames_only: true,
+                        ..ScanOptions::default()
+                    };
+                    return InspectStream {
+                        scan: LogScan::resume(opts, &at),
+                        find: Finder {
+                            target,
+                            offset,
+                            clustered,
+                            walk: Some(Walk::Follow(Box::new(follow), store)),
+                            detail: None,
+                            checkpoints: None,
+                        },
+                        from: at.offset,
+                    };
+                }
+                Some(store)
+            }
+            (_, store) => store,
+        };
+        InspectStream::resume(clustered, record, offset, superseded, store)
+    }
+
     /// The walk follows only the record's rows from a checkpoint (rather
     /// than replaying the database).
     pub fn follows_rows(&self) -> bool {
-        matches!(self.find.walk, Some(Walk::Rows(_)))
+        matches!(self.find.walk, Some(Walk::Rows(_) | Walk::Follow(..)))
     }
 
     /// The byte offset of the file the chunks pushed must start at.
@@ -554,6 +746,7 @@ impl InspectStream {
         let store = find.checkpoints.take().or_else(|| match find.walk.take() {
             Some(Walk::Replay(p)) => p.finish(None).checkpoints,
             Some(Walk::Rows(p)) => Some(p.store),
+            Some(Walk::Follow(_, store)) => Some(store),
             None => None,
         });
         (detail, store)

@@ -683,6 +683,20 @@ fn stream_file_from(
     }
 }
 
+/// The record at `offset` of loaded file `f`, when `f` is a plain file
+/// (one inside an archive is read only by unpacking it again): its first
+/// line says how long it is.
+fn read_record_at(f: &Loaded, offset: u64) -> Option<Vec<u8>> {
+    if f.input_name != f.name {
+        return None;
+    }
+    let at = offset as f64;
+    let size = f.input.size();
+    let head = read_blob(&f.input, at, (at + 128.0).min(size)).ok()?;
+    let len = timeline::inspect::record_len(&head)? as f64;
+    read_blob(&f.input, at, (at + len).min(size)).ok()
+}
+
 /// Inspects record `record` at `offset` of loaded file `f`, reading the
 /// file again from its input ([`stream_file_from`]) up to the record, from
 /// the nearest checkpoint an earlier inspection of the file kept. Nothing
@@ -695,13 +709,25 @@ fn inspect_file(f: &Loaded, record: u64, offset: u64) -> timeline::EntryDetail {
         .borrow_mut()
         .take()
         .unwrap_or_else(|| Box::new(Checkpoints::new(Policy::default())));
-    let mut stream = timeline::inspect::InspectStream::resume(
-        f.clustered,
-        record,
-        offset,
-        f.superseded.iter().copied(),
-        Some(store),
-    );
+    let mut stream = match read_record_at(f, offset) {
+        // A plain file is read at any offset: the record first, so the
+        // walk from the nearest checkpoint follows only its rows.
+        Some(head) => timeline::inspect::InspectStream::resume_knowing(
+            f.clustered,
+            record,
+            offset,
+            f.superseded.iter().copied(),
+            Some(store),
+            &head,
+        ),
+        None => timeline::inspect::InspectStream::resume(
+            f.clustered,
+            record,
+            offset,
+            f.superseded.iter().copied(),
+            Some(store),
+        ),
+    };
     let from = stream.offset();
     if let Err(e) = stream_file_from(f, from, &mut |chunk| stream.push(chunk)) {
         return timeline::EntryDetail {
