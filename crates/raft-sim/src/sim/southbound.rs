@@ -465,7 +465,9 @@ impl Sim {
             self.sb.pb_rows += 1;
             self.sb.rewrite += rewrite_op(k);
         }
-        self.sb_peak(0);
+        if self.metrics.sb.extended {
+            self.sb_peak(0);
+        }
     }
 
     /// Bytes of everything controller `c`'s condition matches now: what a
