@@ -296,7 +296,11 @@ fn with_until(text: &str, until_ms: u64) -> String {
 /// An A/B preset (`simview::ab::AB_PRESETS`) as compare's inputs: the
 /// scenario text, and each side's profile and knobs (the command line's
 /// `--set` after the side's, so it wins).
-type Sides = (String, (Option<String>, Vec<(String, String)>), (Option<String>, Vec<(String, String)>));
+type Sides = (
+    String,
+    (Option<String>, Vec<(String, String)>),
+    (Option<String>, Vec<(String, String)>),
+);
 
 fn ab_sides(o: &RunOpts) -> Result<Sides, String> {
     let names: Vec<&str> = simview::ab::AB_PRESETS.iter().map(|p| p.name).collect();
@@ -317,7 +321,10 @@ fn ab_sides(o: &RunOpts) -> Result<Sides, String> {
         (o.profile.clone().or(s.0.map(str::to_string)), k)
     };
     if !o.json {
-        println!("{}: {}\nA = {}, B = {}", p.name, p.title, p.a_label, p.b_label);
+        println!(
+            "{}: {}\nA = {}, B = {}",
+            p.name, p.title, p.a_label, p.b_label
+        );
     }
     Ok((text, side(p.a), side(p.b)))
 }

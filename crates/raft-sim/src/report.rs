@@ -101,12 +101,18 @@ fn sb_figures(m: &Metrics) -> Vec<Figure> {
                 "sb.northd.txn_bytes.mean",
                 Some(sb.northd_txn_bytes as f64 / txns),
             ),
-            ("sb.northd.txn_bytes.max", Some(sb.northd_txn_bytes_max as f64)),
+            (
+                "sb.northd.txn_bytes.max",
+                Some(sb.northd_txn_bytes_max as f64),
+            ),
             (
                 "sb.northd.reply_bytes.mean",
                 Some(sb.northd_reply_bytes as f64 / txns),
             ),
-            ("sb.northd.columns.mean", Some(sb.northd_columns as f64 / txns)),
+            (
+                "sb.northd.columns.mean",
+                Some(sb.northd_columns as f64 / txns),
+            ),
             (
                 "sb.northd.build_ms.mean",
                 Some(sb.northd_build_us / 1000.0 / txns),

@@ -121,7 +121,12 @@ fn without_write_changed_only_northd_sends_every_port_binding_and_bring_up_is_sl
         assert!(ta > 2000 * 200 && tb < 10_000, "{ta} vs {tb}");
         assert!(a.northd_columns > 2000 * 6 * 30, "{}", a.northd_columns);
         // The leader parses it all, northd builds it all.
-        assert!(a.parse_us > 50.0 * b.parse_us, "{} {}", a.parse_us, b.parse_us);
+        assert!(
+            a.parse_us > 50.0 * b.parse_us,
+            "{} {}",
+            a.parse_us,
+            b.parse_us
+        );
         assert!(a.northd_build_us > 50.0 * b.northd_build_us);
         // The committed change is the same: the log and the updates the
         // controllers get do not move.

@@ -321,8 +321,16 @@ pub fn rows(a: &RunResult, b: &RunResult) -> Vec<AbRow> {
     }
     if a.figure("sb.server_cpu_ms").is_some() || b.figure("sb.server_cpu_ms").is_some() {
         out.extend([
-            row("northd SB txn bytes (mean)", "B", "sb.northd.txn_bytes.mean"),
-            row("northd SB txn build (mean)", "ms", "sb.northd.build_ms.mean"),
+            row(
+                "northd SB txn bytes (mean)",
+                "B",
+                "sb.northd.txn_bytes.mean",
+            ),
+            row(
+                "northd SB txn build (mean)",
+                "ms",
+                "sb.northd.build_ms.mean",
+            ),
             row("SB parse CPU", "ms", "sb.parse_cpu_ms"),
             row("SB server CPU (serving + parse)", "ms", "sb.server_cpu_ms"),
             row("SB database", "B", "sb.db_bytes"),

@@ -564,7 +564,9 @@ impl Sim {
         let reply = RPC + 2 * 3 + inserts * INSERT_RESULT + rewritten * UPDATE_RESULT;
         let columns = pb.columns + lf.columns + routes.columns + rewritten * NORTHD_PB_COLUMNS;
         let per_byte = k.cpu_ns_per_byte / 1000.0;
-        let build = |cols: u64, bytes: u64| cols as f64 * k.northd_write_ns / 1000.0 + bytes as f64 * per_byte;
+        let build = |cols: u64, bytes: u64| {
+            cols as f64 * k.northd_write_ns / 1000.0 + bytes as f64 * per_byte
+        };
         let m = &mut self.metrics.sb;
         m.northd_txn_bytes += request;
         m.northd_txn_bytes_max = m.northd_txn_bytes_max.max(request);
@@ -576,7 +578,13 @@ impl Sim {
         let more = rewrite + routes.insert_ops;
         let more_reply = rewritten * UPDATE_RESULT + routes.rows * INSERT_RESULT;
         let more_cols = rewritten * NORTHD_PB_COLUMNS + routes.columns;
-        let tx = |b: u64| if k.bandwidth > 0.0 { b as f64 / k.bandwidth } else { 0.0 };
+        let tx = |b: u64| {
+            if k.bandwidth > 0.0 {
+                b as f64 / k.bandwidth
+            } else {
+                0.0
+            }
+        };
         let t = build(more_cols, more)
             + tx(more)
             + more as f64 * per_byte
@@ -617,7 +625,13 @@ impl Sim {
 
     /// Every connected controller gets an update: `common` bytes, and
     /// chassis `owner`'s `owned` bytes. Returns when `owner` holds it.
-    fn sb_fan_out(&mut self, owner: Option<usize>, common: u64, owned: u64, pb: u64) -> Option<Time> {
+    fn sb_fan_out(
+        &mut self,
+        owner: Option<usize>,
+        common: u64,
+        owned: u64,
+        pb: u64,
+    ) -> Option<Time> {
         let mut seen = None;
         for ni in 0..self.sb.nodes.len() {
             let node = self.sb.nodes[ni];
