@@ -552,8 +552,13 @@ impl Sim {
         if !self.metrics.sb.extended {
             return 0;
         }
-        let k = &self.knobs;
-        let (rewrite, rewritten) = if k.write_changed_only {
+        let (wco, cpu_ns, write_ns, bandwidth) = (
+            self.knobs.write_changed_only,
+            self.knobs.cpu_ns_per_byte,
+            self.knobs.northd_write_ns,
+            self.knobs.bandwidth,
+        );
+        let (rewrite, rewritten) = if wco {
             (0, 0)
         } else {
             (self.sb.rewrite, self.sb.pb_rows)
@@ -563,10 +568,9 @@ impl Sim {
         let inserts = pb.rows + lf.rows + routes.rows;
         let reply = RPC + 2 * 3 + inserts * INSERT_RESULT + rewritten * UPDATE_RESULT;
         let columns = pb.columns + lf.columns + routes.columns + rewritten * NORTHD_PB_COLUMNS;
-        let per_byte = k.cpu_ns_per_byte / 1000.0;
-        let build = |cols: u64, bytes: u64| {
-            cols as f64 * k.northd_write_ns / 1000.0 + bytes as f64 * per_byte
-        };
+        let per_byte = cpu_ns / 1000.0;
+        let build =
+            |cols: u64, bytes: u64| cols as f64 * write_ns / 1000.0 + bytes as f64 * per_byte;
         let m = &mut self.metrics.sb;
         m.northd_txn_bytes += request;
         m.northd_txn_bytes_max = m.northd_txn_bytes_max.max(request);
@@ -574,13 +578,15 @@ impl Sim {
         m.northd_columns += columns;
         m.northd_build_us += build(columns, request);
         m.parse_us += request as f64 * per_byte;
+        // The leader holds the request while it parses it.
+        self.sb_peak(request);
         // Beyond the first version: the rewrites and the routes.
         let more = rewrite + routes.insert_ops;
         let more_reply = rewritten * UPDATE_RESULT + routes.rows * INSERT_RESULT;
         let more_cols = rewritten * NORTHD_PB_COLUMNS + routes.columns;
         let tx = |b: u64| {
-            if k.bandwidth > 0.0 {
-                b as f64 / k.bandwidth
+            if bandwidth > 0.0 {
+                b as f64 / bandwidth
             } else {
                 0.0
             }
