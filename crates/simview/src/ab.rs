@@ -146,15 +146,14 @@ pub const AB_PRESETS: &[AbPreset] = &[
                   and, as soon as one value really changes, every column it rewrote goes \
                   in the transaction. Here each new pod makes northd's Southbound \
                   transaction carry 6 columns of every one of the 10000 ports (about \
-                  4.6 MB), which northd builds, sends and the leader parses, against a few \
-                  kilobytes with write-changed-only. Reproduced: the transaction size (the \
-                  real 1.5 s build went to negligible, ovsdb-idl.md §4.4) and lower \
-                  bring-up latency, mean and p99, with the drop growing with the ports. \
-                  Not reproduced: the size of the drop in percent. Real pod bring-up \
-                  (30 % lower at 120 nodes) includes Kubernetes, ovnkube and the \
-                  controllers' flow computation, which the model leaves out, so its \
-                  relative drop is much larger; northd's rewrite cost per column \
-                  (northd_write_ns) is an estimate, and northd's passes are not batched.",
+                  3.3 MB), which northd builds, sends and the leader parses, against 3 KB \
+                  with write-changed-only; the log and the controllers' updates are the \
+                  same. Reproduced: the transaction's collapse (real: a 1.5 s build became \
+                  negligible) and lower bring-up latency, mean and p99, by a drop that \
+                  grows with the ports. Not reproduced: the sizes. The model's build is \
+                  77 ms (the cost per column is an estimate), and its bring-up falls by \
+                  about two thirds, not the real 30 % at 120 nodes, because real pod \
+                  bring-up also includes Kubernetes, ovnkube and ovn-controller's work.",
         scenario: "write-changed-only",
         text: None,
         a_label: "rewrites every row",
@@ -172,13 +171,12 @@ pub const AB_PRESETS: &[AbPreset] = &[
                   Advertised_Route_Status row for it, and every controller receives every \
                   row. The Southbound servers send and parse more, hold more, and a \
                   controller that reconnects downloads more. Reproduced: Southbound CPU \
-                  and reconnect convergence grow in the same direction, by a share that \
-                  stays the same at 40000 routes (--set routes_per_port=200), as measured \
-                  (+51 % CPU at 8000 and 40000 rows, +51 % convergence at 8000). The size \
-                  of the share follows from the status row's bytes against the route's; \
-                  the table's schema is in no copy of the series found, so the row here \
-                  (route, chassis, status) is an assumption, and the model has no \
-                  conditions on these tables.",
+                  and reconnect convergence grow by about half (+53 % and +52 %; measured \
+                  +51 % and +51 %), and CPU by a similar share at 40000 routes \
+                  (--set routes_per_port=200: +62 %; measured +51 %). Not reproduced: the \
+                  share's size is the assumed status row (route, chassis, status; the \
+                  real schema is unknown) against a route row, with no conditions on \
+                  either table, so its closeness to 51 % is not evidence.",
         scenario: "route-status",
         text: None,
         a_label: "status rows",
