@@ -454,16 +454,33 @@ impl Sim {
         self.sb.global = global_rows(n);
         self.metrics.sb.received = vec![0; n];
         self.metrics.sb.port_binding_received = vec![0; n];
-        // The ports of earlier pods, already bound, and their flows.
+        // The ports of earlier pods, already bound, and their flows. Their
+        // sizes depend only on the widths of the numbers in them (the
+        // UUIDs and the MAC are fixed-width), so rows are built once per
+        // combination of widths.
+        let width = |x: u64| x.checked_ilog10().unwrap_or(0);
+        let mut sizes = std::collections::BTreeMap::new();
         for i in 0..self.knobs.sb_ports {
             let k = EARLIER_PORT + i;
             let c = (i % n as u64) as usize;
-            let (pb, lf) = port_rows(k, c, self.knobs.lflows_per_port);
-            self.sb.ctrls[c].own_pb += pb.update;
-            self.sb.pbs += pb.update;
-            self.sb.lflows += lf.update;
+            let key = (
+                width(k),
+                width(k + 1),
+                width((k >> 16) & 0xff),
+                width((k >> 8) & 0xff),
+                width(k & 0xff),
+                width(c as u64),
+            );
+            let lflows = self.knobs.lflows_per_port;
+            let (pb, lf, rewrite) = *sizes.entry(key).or_insert_with(|| {
+                let (pb, lf) = port_rows(k, c, lflows);
+                (pb.update, lf.update, rewrite_op(k))
+            });
+            self.sb.ctrls[c].own_pb += pb;
+            self.sb.pbs += pb;
+            self.sb.lflows += lf;
             self.sb.pb_rows += 1;
-            self.sb.rewrite += rewrite_op(k);
+            self.sb.rewrite += rewrite;
         }
         if self.metrics.sb.extended {
             self.sb_peak(0);
