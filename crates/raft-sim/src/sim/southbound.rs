@@ -286,7 +286,12 @@ fn pb_row(k: u64, c: Option<usize>) -> Json {
 /// The rows northd writes for port `k` on chassis `c`: its
 /// `Port_Binding` and its `Logical_Flow` rows.
 fn port_rows(k: u64, c: usize, lflows: u64) -> (Written, Written) {
-    let pb = written("Port_Binding", 0xb, vec![(k, pb_row(k, Some(c)))]);
+    // Controllers get the row bound; northd inserts it without the
+    // controllers' columns.
+    let pb = Written {
+        update: table_update("Port_Binding", 0xb, vec![(k, pb_row(k, Some(c)))]),
+        ..written("Port_Binding", 0xb, vec![(k, pb_row(k, None))])
+    };
     let stages = [
         ("ingress", 0, "ls_in_port_sec_l2", "next;"),
         ("ingress", 1, "ls_in_port_sec_ip", "next;"),
