@@ -28,6 +28,23 @@
 //!   matches (resumption with `monitor_cond_since` is not modelled for
 //!   controllers); the run starts with every controller connected and
 //!   holding the global rows.
+//!
+//! The two seeds (`scenarios/README.md`, "The two seeds"), off by default:
+//! * `sb_ports`: bound ports (with their flows) the Southbound holds at the
+//!   start, so that it has a realistic size.
+//! * `write_changed_only = false`: northd's transaction for a new port also
+//!   rewrites its 6 columns of every `Port_Binding` row (they are
+//!   read/write, as it tracks them); the leader finds them unchanged, so the
+//!   log and the updates stay the same, but northd builds it
+//!   (`northd_write_ns` per column, `cpu_ns_per_byte` per byte), sends it and
+//!   the leader parses it before the commit.
+//! * `routes_per_port`, `route_status`: `Advertised_Route` rows with each
+//!   port, and one `Advertised_Route_Status` row per route from the chassis
+//!   advertising it; every controller gets every row of both tables.
+//!
+//! The first version's proxy stays: the Southbound commit of a port's rows
+//! takes as long as the port's Northbound commit; only the bytes beyond
+//! them (the rewrite, the routes, the status writes) are costed.
 
 use super::{Ev, Sim};
 use crate::relay::Node;
