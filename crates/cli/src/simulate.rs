@@ -361,3 +361,18 @@ fn compare_inner(args: CompareArgs) -> Result<u8, String> {
         1
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::with_until;
+
+    #[test]
+    fn an_ab_presets_until_ms_is_the_last_top_level_line() {
+        let text = "name = x\nuntil_ms = 5000\n[workload]\ntype = none\n";
+        let t = with_until(text, 9000);
+        let sc = raft_sim::Scenario::parse(&t).unwrap();
+        assert_eq!(sc.until_ms, 9000);
+        let sc = raft_sim::Scenario::parse(&with_until("name = y", 7)).unwrap();
+        assert_eq!(sc.until_ms, 7);
+    }
+}
