@@ -12,9 +12,13 @@ use raft_sim::{preset, Sim};
 pub fn with_presets(cmd: clap::Command) -> clap::Command {
     let names: Vec<&str> = raft_sim::PRESETS.iter().map(|p| p.0).collect();
     let help = format!("A preset ({}) or a scenario file", names.join(", "));
-    ["simulate", "compare"].iter().fold(cmd, |cmd, sub| {
-        cmd.mut_subcommand(sub, |c| c.mut_arg("scenario", |a| a.help(help.clone())))
-    })
+    let ab: Vec<&str> = simview::ab::AB_PRESETS.iter().map(|p| p.name).collect();
+    let compare = format!(
+        "{help}; without --a and --b, an A/B preset ({})",
+        ab.join(", ")
+    );
+    cmd.mut_subcommand("simulate", |c| c.mut_arg("scenario", |a| a.help(help)))
+        .mut_subcommand("compare", |c| c.mut_arg("scenario", |a| a.help(compare)))
 }
 
 fn load(name: &str) -> Result<String, String> {
@@ -92,21 +96,21 @@ pub struct SimulateArgs {
     trace: Option<String>,
 }
 
-/// `compare SCENARIO --a KNOBS --b KNOBS [options]`
+/// `compare SCENARIO --a KNOBS --b KNOBS [options]`, or `compare AB_PRESET`
 #[derive(clap::Args, Debug)]
 #[command(
     about = "A/B: the same scenario and seeds with two sets of knobs",
-    after_help = "Example:\n  ovsdb-scope compare ls-add-follower --a 'profile=v2.12' --b 'profile=v3.1' --seeds 50\n\nExit codes: 0 ok, 1 an invariant was violated, 2 bad input or usage."
+    after_help = "Examples:\n  ovsdb-scope compare ls-add-follower --a 'profile=v2.12' --b 'profile=v3.1' --seeds 50\n  ovsdb-scope compare write-changed-only --set chassis=60\n\nExit codes: 0 ok, 1 an invariant was violated, 2 bad input or usage."
 )]
 pub struct CompareArgs {
     #[command(flatten)]
     run: RunOpts,
     /// Knobs of side A, comma-separated KNOB=VALUE (profile=P allowed)
-    #[arg(long = "a", value_name = "KNOBS", value_parser = knob_list)]
-    a: KnobList,
+    #[arg(long = "a", value_name = "KNOBS", value_parser = knob_list, requires = "b")]
+    a: Option<KnobList>,
     /// Knobs of side B
-    #[arg(long = "b", value_name = "KNOBS", value_parser = knob_list)]
-    b: KnobList,
+    #[arg(long = "b", value_name = "KNOBS", value_parser = knob_list, requires = "a")]
+    b: Option<KnobList>,
 }
 
 fn print_human(sim: &Sim, m: &raft_sim::Metrics) {
@@ -279,19 +283,70 @@ fn split_profile(
     (p, rest)
 }
 
+/// Scenario `text` with its `until_ms` replaced (the last top-level line
+/// wins, and top-level lines end at the first section).
+fn with_until(text: &str, until_ms: u64) -> String {
+    let line = format!("until_ms = {until_ms}\n");
+    match text.find("\n[") {
+        Some(i) => format!("{}\n{line}{}", &text[..i], &text[i + 1..]),
+        None => format!("{text}\n{line}"),
+    }
+}
+
+/// An A/B preset (`simview::ab::AB_PRESETS`) as compare's inputs: the
+/// scenario text, and each side's profile and knobs (the command line's
+/// `--set` after the side's, so it wins).
+type Sides = (
+    String,
+    (Option<String>, Vec<(String, String)>),
+    (Option<String>, Vec<(String, String)>),
+);
+
+fn ab_sides(o: &RunOpts) -> Result<Sides, String> {
+    let names: Vec<&str> = simview::ab::AB_PRESETS.iter().map(|p| p.name).collect();
+    let p = simview::ab::ab_preset(&o.scenario).ok_or_else(|| {
+        format!(
+            "'{}' is not an A/B preset ({}); give --a and --b to compare a scenario",
+            o.scenario,
+            names.join(", ")
+        )
+    })?;
+    let mut text = p.spec_a(o.seed).full_text()?;
+    if let Some(u) = p.until_ms {
+        text = with_until(&text, u);
+    }
+    let side = |s: (Option<&str>, &[(&str, &str)])| {
+        let mut k = simview::owned_sets(s.1);
+        k.extend(o.sets.iter().cloned());
+        (o.profile.clone().or(s.0.map(str::to_string)), k)
+    };
+    if !o.json {
+        println!(
+            "{}: {}\nA = {}, B = {}",
+            p.name, p.title, p.a_label, p.b_label
+        );
+    }
+    Ok((text, side(p.a), side(p.b)))
+}
+
 fn compare_inner(args: CompareArgs) -> Result<u8, String> {
     let CompareArgs { run: o, a, b } = args;
-    let name = o.scenario.clone();
-    let text = load(&name)?;
     let seeds = o.seeds.unwrap_or(1);
-    let (pa, mut ka) = split_profile(&a.0, o.profile.as_deref());
-    let (pb, mut kb) = split_profile(&b.0, o.profile.as_deref());
-    let mut common = o.sets.clone();
-    common.append(&mut ka);
-    ka = common;
-    let mut common = o.sets.clone();
-    common.append(&mut kb);
-    kb = common;
+    let (text, (pa, ka), (pb, kb)) = match (a, b) {
+        (Some(a), Some(b)) => {
+            let text = load(&o.scenario)?;
+            let (pa, mut ka) = split_profile(&a.0, o.profile.as_deref());
+            let (pb, mut kb) = split_profile(&b.0, o.profile.as_deref());
+            let mut common = o.sets.clone();
+            common.append(&mut ka);
+            ka = common;
+            let mut common = o.sets.clone();
+            common.append(&mut kb);
+            kb = common;
+            (text, (pa, ka), (pb, kb))
+        }
+        _ => ab_sides(&o)?,
+    };
     let a = report::run_seeds(&text, pa.as_deref(), &ka, o.seed, seeds)?;
     let b = report::run_seeds(&text, pb.as_deref(), &kb, o.seed, seeds)?;
     if o.json {
@@ -305,4 +360,19 @@ fn compare_inner(args: CompareArgs) -> Result<u8, String> {
     } else {
         1
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_until;
+
+    #[test]
+    fn an_ab_presets_until_ms_is_the_last_top_level_line() {
+        let text = "name = x\nuntil_ms = 5000\n[workload]\ntype = none\n";
+        let t = with_until(text, 9000);
+        let sc = raft_sim::Scenario::parse(&t).unwrap();
+        assert_eq!(sc.until_ms, 9000);
+        let sc = raft_sim::Scenario::parse(&with_until("name = y", 7)).unwrap();
+        assert_eq!(sc.until_ms, 7);
+    }
 }

@@ -158,3 +158,49 @@ fn simulate_through_a_relay_with_set_via() {
     assert_ne!(code, 0);
     assert!(err.contains("relays"), "{err}");
 }
+
+/// The value of `figure` in a compare table: (A, B).
+fn ab_line(out: &str, figure: &str) -> (f64, f64) {
+    let line = out
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(figure))
+        .unwrap_or_else(|| panic!("no {figure} in {out}"));
+    let w: Vec<f64> = line
+        .split_whitespace()
+        .skip(1)
+        .take(2)
+        .map(|x| x.parse().unwrap())
+        .collect();
+    (w[0], w[1])
+}
+
+#[test]
+fn compare_runs_an_ab_preset_by_name_with_sets_on_both_sides() {
+    // The A/B preset is the web's #ab=write-changed-only; --set applies to
+    // both sides (smaller here).
+    let (code, out, err) = run(&[
+        "compare",
+        "write-changed-only",
+        "--set",
+        "n=10",
+        "--set",
+        "sb_ports=1000",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("write-changed-only: "), "{out}");
+    assert!(out.contains("(\"write_changed_only\", \"false\")"), "{out}");
+    assert!(out.contains("(\"sb_ports\", \"1000\")"), "{out}");
+    let (a, b) = ab_line(&out, "sb.northd.txn_bytes.mean");
+    assert!(a > 100.0 * b, "{a} {b}");
+    let (a, b) = ab_line(&out, "bringup.ms.mean");
+    assert!(a > b, "{a} {b}");
+    let (code, out, err) = run(&["compare", "route-status", "--set", "n=20", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("{\"a\":"), "{out}");
+    // A name that is no A/B preset needs --a and --b.
+    let (code, _, err) = run(&["compare", "leader-kill"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not an A/B preset"), "{err}");
+    let (code, _, _) = run(&["compare", "leader-kill", "--a", "n=1"]);
+    assert_eq!(code, 2);
+}

@@ -101,6 +101,23 @@ pub struct Knobs {
     pub northd_delay: u64,
     /// Logical flows northd writes per new logical switch port.
     pub lflows_per_port: u64,
+    /// `Port_Binding` rows (each with its `lflows_per_port` flows) the
+    /// Southbound already holds when the run starts, bound round-robin to
+    /// the chassis: the ports of earlier pods (0 = an empty Southbound).
+    pub sb_ports: u64,
+    /// ovn-northd's Southbound IDL sends only the columns whose value
+    /// changed (`set_write_changed_only_all`, OVS 2.18, OVN f93206ce4).
+    /// false: every column northd rewrites in its recompute goes on the
+    /// wire as soon as one really changed (ovsdb-idl.md §4.3).
+    pub write_changed_only: bool,
+    /// northd's CPU per column it writes into its IDL transaction (store
+    /// the datum, re-parse, re-index the row), ns.
+    pub northd_write_ns: f64,
+    /// `Advertised_Route` rows northd writes with each new port.
+    pub routes_per_port: u64,
+    /// The chassis advertising a route writes an `Advertised_Route_Status`
+    /// row for it (one row per route and chassis).
+    pub route_status: bool,
     /// Where the workload's client connects, over the scenario's `via`.
     pub via: Option<crate::scenario::Via>,
     pub column_diff: bool,
@@ -200,6 +217,11 @@ impl Knobs {
             chassis: 0,
             northd_delay: 0,
             lflows_per_port: 8,
+            sb_ports: 0,
+            write_changed_only: true,
+            northd_write_ns: 1000.0,
+            routes_per_port: 0,
+            route_status: false,
             via: None,
             column_diff: true,
             election_timer: 1_000_000,
@@ -361,6 +383,11 @@ impl Knobs {
         "chassis",
         "northd_delay",
         "lflows_per_port",
+        "sb_ports",
+        "write_changed_only",
+        "northd_write_ns",
+        "routes_per_port",
+        "route_status",
         "via",
         "column_diff",
         "election_timer",
@@ -477,6 +504,23 @@ impl Knobs {
                 }
                 self.lflows_per_port = n;
             }
+            "sb_ports" => {
+                let n = int(v)?;
+                if n > 1_000_000 {
+                    return Err("knob sb_ports: at most 1000000".into());
+                }
+                self.sb_ports = n;
+            }
+            "write_changed_only" => self.write_changed_only = boolean(v)?,
+            "northd_write_ns" => self.northd_write_ns = float(v)?,
+            "routes_per_port" => {
+                let n = int(v)?;
+                if n > 10_000 {
+                    return Err("knob routes_per_port: at most 10000".into());
+                }
+                self.routes_per_port = n;
+            }
+            "route_status" => self.route_status = boolean(v)?,
             "via" => {
                 self.via =
                     Some(crate::scenario::Via::parse(v).map_err(|e| format!("knob via: {e}"))?)

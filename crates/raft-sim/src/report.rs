@@ -79,7 +79,7 @@ fn sb_figures(m: &Metrics) -> Vec<Figure> {
     let mean = (!v.is_empty()).then(|| v.iter().sum::<u64>() as f64 / v.len() as f64);
     let ms = |x: Option<f64>| x.map(|x| x / 1000.0);
     let per = |x: &[u64]| x.iter().copied().max().map(|x| x as f64);
-    vec![
+    let mut figs = vec![
         ("sb.chassis", Some(sb.chassis as f64)),
         ("sb.txns", Some(sb.txns as f64)),
         ("sb.port_binding_bytes", Some(sb.port_binding_bytes as f64)),
@@ -90,6 +90,40 @@ fn sb_figures(m: &Metrics) -> Vec<Figure> {
             per(&sb.port_binding_received),
         ),
         ("sb.cpu_ms", Some(sb.cpu_us / 1000.0)),
+    ];
+    // The second version's figures, only in runs that use its knobs.
+    if sb.extended {
+        let txns = sb.txns.max(1) as f64;
+        figs.extend([
+            ("sb.parse_cpu_ms", Some(sb.parse_us / 1000.0)),
+            ("sb.server_cpu_ms", Some((sb.cpu_us + sb.parse_us) / 1000.0)),
+            (
+                "sb.northd.txn_bytes.mean",
+                Some(sb.northd_txn_bytes as f64 / txns),
+            ),
+            (
+                "sb.northd.txn_bytes.max",
+                Some(sb.northd_txn_bytes_max as f64),
+            ),
+            (
+                "sb.northd.reply_bytes.mean",
+                Some(sb.northd_reply_bytes as f64 / txns),
+            ),
+            (
+                "sb.northd.columns.mean",
+                Some(sb.northd_columns as f64 / txns),
+            ),
+            (
+                "sb.northd.build_ms.mean",
+                Some(sb.northd_build_us / 1000.0 / txns),
+            ),
+            ("sb.status_txns", Some(sb.status_txns as f64)),
+            ("sb.status_bytes", Some(sb.status_bytes as f64)),
+            ("sb.db_bytes", Some(sb.db_bytes as f64)),
+            ("sb.peak_mem_bytes", Some(sb.peak_mem_bytes as f64)),
+        ]);
+    }
+    figs.extend([
         ("bringup.ms.mean", ms(mean)),
         ("bringup.ms.p50", ms(pct(&v, 50.0))),
         ("bringup.ms.p99", ms(pct(&v, 99.0))),
@@ -99,7 +133,8 @@ fn sb_figures(m: &Metrics) -> Vec<Figure> {
             "reconnect.converge_ms",
             ms(sb.converge_us.iter().copied().max().map(|x| x as f64)),
         ),
-    ]
+    ]);
+    figs
 }
 
 /// `compactions.sN` for servers 1..9.

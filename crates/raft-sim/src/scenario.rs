@@ -538,6 +538,14 @@ pub const PRESETS: &[(&str, &str)] = &[
         "sb-bringup",
         include_str!("../../../scenarios/sb-bringup.scn"),
     ),
+    (
+        "write-changed-only",
+        include_str!("../../../scenarios/write-changed-only.scn"),
+    ),
+    (
+        "route-status",
+        include_str!("../../../scenarios/route-status.scn"),
+    ),
 ];
 
 pub fn preset(name: &str) -> Option<&'static str> {

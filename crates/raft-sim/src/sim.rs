@@ -75,6 +75,10 @@ enum Ev {
     SbCommit {
         port: usize,
     },
+    /// The status rows a chassis wrote for that port's routes commit.
+    SbStatus {
+        port: usize,
+    },
 }
 
 impl Ev {
@@ -93,6 +97,7 @@ impl Ev {
             Ev::RelayWake { .. } => 11,
             Ev::RelayConnect { .. } => 12,
             Ev::SbCommit { .. } => 13,
+            Ev::SbStatus { .. } => 14,
         }
     }
 }
@@ -670,6 +675,7 @@ impl Sim {
             Ev::RelayWake { relay, gen } => self.relay_wake(relay, gen),
             Ev::RelayConnect { relay, inc } => self.relay_connect(relay, inc),
             Ev::SbCommit { port } => self.sb_commit(port),
+            Ev::SbStatus { port } => self.sb_status(port),
         }
         let n = self.servers.len();
         for i in 0..n {

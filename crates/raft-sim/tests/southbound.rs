@@ -71,3 +71,139 @@ fn the_storm_converges_later_when_bytes_cost_more_cpu() {
         cheap.converge_us
     );
 }
+
+/// Preset `name` with knob overrides, seed 1, run to its end.
+fn run_preset(name: &str, over: &[(&str, &str)]) -> raft_sim::Metrics {
+    let over: Vec<(String, String)> = over
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    let mut s = Sim::from_text(preset(name).unwrap(), None, &over, 1).unwrap();
+    let m = s.run();
+    assert!(m.violations.is_empty(), "{:?}", m.violations);
+    m
+}
+
+fn mean(v: &[u64]) -> f64 {
+    v.iter().sum::<u64>() as f64 / v.len() as f64
+}
+
+fn p99(v: &[u64]) -> u64 {
+    let mut v = v.to_vec();
+    v.sort_unstable();
+    v[(v.len() * 99).div_ceil(100) - 1]
+}
+
+/// The `write-changed-only` preset, smaller: 30 pods on `ports` earlier
+/// ports and `chassis` controllers.
+fn wco(on: bool, ports: u64, chassis: u64) -> raft_sim::Metrics {
+    let (ports, chassis) = (ports.to_string(), chassis.to_string());
+    run_preset(
+        "write-changed-only",
+        &[
+            ("write_changed_only", if on { "true" } else { "false" }),
+            ("n", "30"),
+            ("sb_ports", &ports),
+            ("chassis", &chassis),
+        ],
+    )
+}
+
+#[test]
+fn without_write_changed_only_northd_sends_every_port_binding_and_bring_up_is_slower() {
+    for chassis in [20, 60] {
+        let (off, on) = (wco(false, 2000, chassis), wco(true, 2000, chassis));
+        let (a, b) = (&off.sb, &on.sb);
+        assert_eq!((a.txns, b.txns), (30, 30));
+        // Each transaction carries an update of every Port_Binding row: at
+        // least 2000 × 200 bytes, against a few kilobytes of new rows.
+        let (ta, tb) = (a.northd_txn_bytes / a.txns, b.northd_txn_bytes / b.txns);
+        assert!(ta > 2000 * 200 && tb < 10_000, "{ta} vs {tb}");
+        assert!(a.northd_columns > 2000 * 6 * 30, "{}", a.northd_columns);
+        // The leader parses it all, northd builds it all.
+        assert!(
+            a.parse_us > 50.0 * b.parse_us,
+            "{} {}",
+            a.parse_us,
+            b.parse_us
+        );
+        assert!(a.northd_build_us > 50.0 * b.northd_build_us);
+        // The committed change is the same: the log and the updates the
+        // controllers get do not move.
+        assert_eq!(off.log_written, on.log_written);
+        assert_eq!(a.update_bytes, b.update_bytes);
+        // Bring-up, mean and p99, is later by about the rewrite's cost.
+        let (ma, mb) = (mean(&a.bringup_us), mean(&b.bringup_us));
+        assert!(ma > mb + 5_000.0, "{chassis} chassis: mean {ma} vs {mb}");
+        assert!(p99(&a.bringup_us) > p99(&b.bringup_us) + 5_000);
+    }
+}
+
+#[test]
+fn the_rewrite_costs_in_proportion_to_the_ports_and_not_with_the_option() {
+    let gap = |ports| {
+        let (a, b) = (wco(false, ports, 30).sb, wco(true, ports, 30).sb);
+        (
+            mean(&a.bringup_us) - mean(&b.bringup_us),
+            a.northd_txn_bytes as f64 / b.northd_txn_bytes as f64,
+        )
+    };
+    let (small, small_ratio) = gap(1000);
+    let (big, big_ratio) = gap(4000);
+    // Four times the rows: about four times the extra latency and the
+    // bytes ratio (both linear in the rows rewritten).
+    assert!(big > 3.0 * small && big < 5.0 * small, "{small} {big}");
+    assert!(big_ratio > 3.0 * small_ratio, "{small_ratio} {big_ratio}");
+    // With the option, the Southbound's size does not show in northd's
+    // transactions.
+    let (x, y) = (wco(true, 1000, 30).sb, wco(true, 4000, 30).sb);
+    assert_eq!(x.northd_txn_bytes, y.northd_txn_bytes);
+}
+
+/// The `route-status` preset, smaller: 40 ports with `routes` routes each.
+fn routes(status: bool, routes: u64) -> raft_sim::Metrics {
+    let r = routes.to_string();
+    run_preset(
+        "route-status",
+        &[
+            ("route_status", if status { "true" } else { "false" }),
+            ("n", "40"),
+            ("routes_per_port", &r),
+        ],
+    )
+}
+
+#[test]
+fn status_rows_cost_southbound_cpu_memory_and_reconnect_time_growing_with_the_rows() {
+    let mut shares = Vec::new();
+    let mut extra_cpu = Vec::new();
+    for r in [20, 100] {
+        let (with, without) = (routes(true, r).sb, routes(false, r).sb);
+        // One status transaction per port, from the route's chassis.
+        assert_eq!((with.status_txns, without.status_txns), (40, 0));
+        let cpu = |m: &raft_sim::SbMetrics| m.cpu_us + m.parse_us;
+        let conv = |m: &raft_sim::SbMetrics| m.converge_us[0] as f64;
+        assert!(cpu(&with) > 1.2 * cpu(&without), "{r}");
+        assert!(conv(&with) > 1.2 * conv(&without), "{r}");
+        assert!(with.download_bytes > without.download_bytes);
+        assert!(with.db_bytes > without.db_bytes && with.peak_mem_bytes > without.peak_mem_bytes);
+        // A share, not a multiple: the status row is smaller than the route.
+        assert!(cpu(&with) < 2.0 * cpu(&without), "{r}");
+        shares.push(cpu(&with) / cpu(&without));
+        extra_cpu.push(cpu(&with) - cpu(&without));
+    }
+    // Five times the rows: about five times the extra CPU, and a share of
+    // the same size.
+    assert!(extra_cpu[1] > 4.0 * extra_cpu[0] && extra_cpu[1] < 6.0 * extra_cpu[0]);
+    assert!((shares[1] - shares[0]).abs() < 0.25, "{shares:?}");
+}
+
+#[test]
+fn the_first_versions_runs_have_no_second_version_figures() {
+    let m = run(&[]);
+    assert!(!m.sb.extended && m.sb.northd_txn_bytes == 0 && m.sb.peak_mem_bytes == 0);
+    let names: Vec<&str> = raft_sim::report::figures(&m).iter().map(|f| f.0).collect();
+    assert!(!names.contains(&"sb.server_cpu_ms"));
+    let m = run(&[("sb_ports", "10")]);
+    assert!(m.sb.extended && m.sb.northd_txn_bytes > 0);
+}

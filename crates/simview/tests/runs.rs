@@ -346,3 +346,52 @@ fn snapshot_transfer_ab_moves_the_leader_only_with_the_transfer() {
         eprintln!("snapshot-transfer: {:30} {:?} {:?}", r.label, r.a, r.b);
     }
 }
+
+#[test]
+fn the_two_seeds_ab_presets_show_their_effects_in_the_table() {
+    // write-changed-only: side A is the preset as it stands.
+    let p = ab_preset("write-changed-only").unwrap();
+    let small = |mut s: RunSpec| {
+        s.sets.push(("n".into(), "20".into()));
+        s
+    };
+    let (a, b) = (go(&small(p.spec_a(1))), go(&small(p.spec_b(1))));
+    let table = rows(&a, &b);
+    let row = |label: &str| {
+        table
+            .iter()
+            .find(|r| r.label == label)
+            .unwrap_or_else(|| panic!("no {label} in {table:?}"))
+            .clone()
+    };
+    assert!(row("northd SB txn bytes (mean)").ratio().unwrap() > 100.0);
+    assert!(row("SB parse CPU").ratio().unwrap() > 10.0);
+    assert!(row("Bring-up latency (mean)").ratio().unwrap() > 1.0);
+    assert!(row("Bring-up latency p99").ratio().unwrap() > 1.0);
+    assert_eq!(
+        a.figure(p.headline).unwrap() / b.figure(p.headline).unwrap(),
+        row("northd SB txn bytes (mean)").ratio().unwrap()
+    );
+    let preset = go(&small(RunSpec::preset("write-changed-only")));
+    assert_eq!(preset.figures, a.figures);
+    // route-status: more CPU and a later reconnect with the status rows.
+    let p = ab_preset("route-status").unwrap();
+    let small = |mut s: RunSpec| {
+        s.sets.push(("n".into(), "40".into()));
+        s
+    };
+    let (a, b) = (go(&small(p.spec_a(1))), go(&small(p.spec_b(1))));
+    let table = rows(&a, &b);
+    for label in [
+        "SB server CPU (serving + parse)",
+        "Reconnect convergence",
+        "SB server peak memory (model)",
+    ] {
+        let r = table.iter().find(|r| r.label == label).unwrap();
+        let ratio = r.ratio().unwrap();
+        assert!(ratio > 1.2 && ratio < 2.0, "{label}: {ratio}");
+    }
+    for r in &table {
+        eprintln!("route-status: {:34} {:?} {:?}", r.label, r.a, r.b);
+    }
+}

@@ -28,6 +28,23 @@
 //!   matches (resumption with `monitor_cond_since` is not modelled for
 //!   controllers); the run starts with every controller connected and
 //!   holding the global rows.
+//!
+//! The two seeds (`scenarios/README.md`, "The two seeds"), off by default:
+//! * `sb_ports`: bound ports (with their flows) the Southbound holds at the
+//!   start, so that it has a realistic size.
+//! * `write_changed_only = false`: northd's transaction for a new port also
+//!   rewrites its 6 columns of every `Port_Binding` row (they are
+//!   read/write, as it tracks them); the leader finds them unchanged, so the
+//!   log and the updates stay the same, but northd builds it
+//!   (`northd_write_ns` per column, `cpu_ns_per_byte` per byte), sends it and
+//!   the leader parses it before the commit.
+//! * `routes_per_port`, `route_status`: `Advertised_Route` rows with each
+//!   port, and one `Advertised_Route_Status` row per route from the chassis
+//!   advertising it; every controller gets every row of both tables.
+//!
+//! The first version's proxy stays: the Southbound commit of a port's rows
+//! takes as long as the port's Northbound commit; only the bytes beyond
+//! them (the rewrite, the routes, the status writes) are costed.
 
 use super::{Ev, Sim};
 use crate::relay::Node;
@@ -68,6 +85,30 @@ pub struct SbMetrics {
     /// Per storm (a serving server going away with clients): time from the
     /// loss until every one of them has its data again.
     pub converge_us: Vec<u64>,
+    /// The run uses the knobs of the second version (`sb_ports`,
+    /// `write_changed_only = false`, `routes_per_port`): the figures below
+    /// are printed (the first version's transcripts keep theirs).
+    pub extended: bool,
+    /// Request bytes of northd's transactions (sum and largest), their
+    /// replies, and the columns northd wrote into them.
+    pub northd_txn_bytes: u64,
+    pub northd_txn_bytes_max: u64,
+    pub northd_reply_bytes: u64,
+    pub northd_columns: u64,
+    /// northd's CPU to build and serialize its transactions, µs.
+    pub northd_build_us: f64,
+    /// CPU the Southbound leader spent parsing and executing the
+    /// transactions it received (northd's, the controllers' status
+    /// writes), µs.
+    pub parse_us: f64,
+    /// Controllers' `Advertised_Route_Status` transactions and their bytes.
+    pub status_txns: u64,
+    pub status_bytes: u64,
+    /// The Southbound database at the end, as an update carries it.
+    pub db_bytes: u64,
+    /// Largest memory of one Southbound server in the model: its database
+    /// plus the updates and downloads it had built and not yet sent.
+    pub peak_mem_bytes: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -80,12 +121,21 @@ struct Controller {
     own_pb: u64,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 struct Port {
     chassis: usize,
     start: Time,
     pb: u64,
     lf: u64,
+    /// Update bytes of the port's `Advertised_Route` rows.
+    routes: u64,
+    /// Its routes' `Advertised_Route_Status` rows: the chassis's request
+    /// and the update the servers send (0: none).
+    status_req: u64,
+    status: u64,
+    /// How long the NB cluster took to commit the port: the commit time the
+    /// model takes for a Southbound transaction.
+    commit: Time,
 }
 
 /// The Southbound side's state.
@@ -103,6 +153,97 @@ pub(super) struct SbGlue {
     global: u64,
     /// Bytes of every `Logical_Flow` row so far, as an update carries them.
     lflows: u64,
+    /// Bytes of every `Port_Binding` row, as an update carries them.
+    pbs: u64,
+    /// `Port_Binding` rows, and the bytes of the `update` operations that
+    /// rewrite northd's columns of all of them.
+    pb_rows: u64,
+    rewrite: u64,
+    /// Bytes of every `Advertised_Route` and `Advertised_Route_Status` row.
+    routes: u64,
+    status: u64,
+}
+
+impl SbGlue {
+    /// The database as an update carries it.
+    fn db_bytes(&self) -> u64 {
+        self.global + self.lflows + self.pbs + self.routes + self.status
+    }
+}
+
+/// Columns of a `Port_Binding` row northd writes (`logical_port`,
+/// `datapath`, `tunnel_key`, `mac`, `type`, `external_ids`; `chassis` and
+/// `up` are the controllers').
+const NORTHD_PB_COLUMNS: u64 = 6;
+/// `{"op":"comment","comment":"ovn-northd"}` and
+/// `{"op":"assert","lock":"ovn_northd"}` and `"OVN_Southbound"`, with
+/// their commas.
+const NORTHD_TXN_EXTRA: u64 = 40 + 36 + DB_NAME;
+/// `"OVN_Southbound",`: all a controller's transaction adds to its
+/// operations.
+const DB_NAME: u64 = 17;
+/// One `{"count":1}` result of an update, with its comma.
+const UPDATE_RESULT: u64 = 12;
+/// One `{"uuid":["uuid","…"]}` result of an insert, with its comma.
+const INSERT_RESULT: u64 = 57;
+
+/// Serialized sizes of rows written as operations of a transaction.
+#[derive(Clone, Copy, Debug, Default)]
+struct Written {
+    /// `{"TABLE":{"UUID":{"insert":ROW},…}}`: what an update carries.
+    update: u64,
+    /// `{"op":"insert","table":"TABLE","row":ROW},` per row.
+    insert_ops: u64,
+    /// Columns written.
+    columns: u64,
+    rows: u64,
+}
+
+fn written(table: &str, kind: u32, rows: Vec<(u64, Json)>) -> Written {
+    let mut w = Written::default();
+    for (_, row) in &rows {
+        if let Json::Object(o) = row {
+            w.columns += o.len() as u64;
+        }
+        let op = object(vec![
+            ("op", Json::from("insert")),
+            ("table", Json::from(table)),
+            ("row", row.clone()),
+        ]);
+        w.insert_ops += op.serialized_len() as u64 + 1;
+        w.rows += 1;
+    }
+    if !rows.is_empty() {
+        w.update = table_update(table, kind, rows);
+    }
+    w
+}
+
+/// Bytes of the update operation that rewrites northd's columns of port
+/// `k`'s `Port_Binding` (as in ovsdb-idl.md §4.4), comma included.
+fn rewrite_op(k: u64) -> u64 {
+    let row = pb_row(k, None);
+    object(vec![
+        ("op", Json::from("update")),
+        ("table", Json::from("Port_Binding")),
+        (
+            "where",
+            Json::Array(vec![Json::Array(vec![
+                Json::from("_uuid"),
+                Json::from("=="),
+                uuid(0xb, k),
+            ])]),
+        ),
+        ("row", row),
+    ])
+    .serialized_len() as u64
+        + 1
+}
+
+/// Merged update objects of several tables: one `{…}` instead of one each.
+fn merged(parts: &[u64]) -> u64 {
+    let nz = parts.iter().filter(|x| **x > 0).count() as u64;
+    parts.iter().sum::<u64>() - nz.saturating_sub(1)
 }
 
 fn uuid(kind: u32, n: u64) -> Json {
@@ -128,31 +269,46 @@ fn table_update(table: &str, kind: u32, rows: Vec<(u64, Json)>) -> u64 {
     object(vec![(table, Json::Object(t))]).serialized_len() as u64
 }
 
-/// Sizes of the rows northd writes for port `k` on chassis `c`:
-/// (`Port_Binding` update, `Logical_Flow` update).
-fn port_rows(k: u64, c: usize, lflows: u64) -> (u64, u64) {
-    let pb = object(vec![
+/// Port `k`'s `Port_Binding` row: with the controllers' columns when
+/// bound to chassis `c`, northd's columns alone for `None`.
+fn pb_row(k: u64, c: Option<usize>) -> Json {
+    let mut cols = vec![
         ("logical_port", Json::String(format!("lsp{k}"))),
         ("datapath", uuid(0xd, 1)),
         ("tunnel_key", Json::Integer(k as i64 + 1)),
-        ("chassis", uuid(0xc, c as u64)),
-        (
-            "mac",
-            Json::String(format!(
-                "0a:00:00:{:02x}:{:02x}:{:02x} 10.{}.{}.{}",
-                (k >> 16) & 0xff,
-                (k >> 8) & 0xff,
-                k & 0xff,
-                (k >> 16) & 0xff,
-                (k >> 8) & 0xff,
-                k & 0xff
-            )),
-        ),
-        ("type", Json::from("")),
-        ("up", Json::Bool(false)),
-        ("external_ids", string_map(&[("name", format!("lsp{k}"))])),
-    ]);
-    let pb = table_update("Port_Binding", 0xb, vec![(k, pb)]);
+    ];
+    if let Some(c) = c {
+        cols.push(("chassis", uuid(0xc, c as u64)));
+    }
+    cols.push((
+        "mac",
+        Json::String(format!(
+            "0a:00:00:{:02x}:{:02x}:{:02x} 10.{}.{}.{}",
+            (k >> 16) & 0xff,
+            (k >> 8) & 0xff,
+            k & 0xff,
+            (k >> 16) & 0xff,
+            (k >> 8) & 0xff,
+            k & 0xff
+        )),
+    ));
+    cols.push(("type", Json::from("")));
+    if c.is_some() {
+        cols.push(("up", Json::Bool(false)));
+    }
+    cols.push(("external_ids", string_map(&[("name", format!("lsp{k}"))])));
+    object(cols)
+}
+
+/// The rows northd writes for port `k` on chassis `c`: its
+/// `Port_Binding` and its `Logical_Flow` rows.
+fn port_rows(k: u64, c: usize, lflows: u64) -> (Written, Written) {
+    // Controllers get the row bound; northd inserts it without the
+    // controllers' columns.
+    let pb = Written {
+        update: table_update("Port_Binding", 0xb, vec![(k, pb_row(k, Some(c)))]),
+        ..written("Port_Binding", 0xb, vec![(k, pb_row(k, None))])
+    };
     let stages = [
         ("ingress", 0, "ls_in_port_sec_l2", "next;"),
         ("ingress", 1, "ls_in_port_sec_ip", "next;"),
@@ -194,12 +350,55 @@ fn port_rows(k: u64, c: usize, lflows: u64) -> (u64, u64) {
             (k * 1000 + i, row)
         })
         .collect();
-    let lf = if lflows == 0 {
-        0
+    (pb, written("Logical_Flow", 0xf, rows))
+}
+
+/// The `n` `Advertised_Route` rows northd writes with port `k` (routes to
+/// the pod's addresses through the cluster router, tracked by the port),
+/// and, when `status`, the `Advertised_Route_Status` rows chassis `c`
+/// writes for them. OVN has no such table (ovsdb-idl.md §5.4: an unmerged
+/// series, its schema in no copy found); the row here is the smallest one
+/// the series' status strings need: the route, the chassis, the status.
+fn route_rows(k: u64, c: usize, n: u64, status: bool) -> (Written, Written) {
+    let id = |i: u64| k * 10_000 + i;
+    let routes = (0..n)
+        .map(|i| {
+            let row = object(vec![
+                ("datapath", uuid(0xd, 2)),
+                ("logical_port", uuid(0xb, k)),
+                (
+                    "ip_prefix",
+                    Json::String(format!(
+                        "10.{}.{}.{}/32",
+                        (k >> 8) & 0xff,
+                        k & 0xff,
+                        i & 0xff
+                    )),
+                ),
+                ("tracked_port", uuid(0xb, k)),
+                ("external_ids", string_map(&[("source", "lb".into())])),
+            ]);
+            (id(i), row)
+        })
+        .collect();
+    let statuses = if status {
+        (0..n)
+            .map(|i| {
+                let row = object(vec![
+                    ("advertised_route", uuid(0x7, id(i))),
+                    ("chassis", uuid(0xc, c as u64)),
+                    ("status", Json::from("advertised")),
+                ]);
+                (id(i), row)
+            })
+            .collect()
     } else {
-        table_update("Logical_Flow", 0xf, rows)
+        Vec::new()
     };
-    (pb, lf)
+    (
+        written("Advertised_Route", 0x7, routes),
+        written("Advertised_Route_Status", 0x8, statuses),
+    )
 }
 
 /// Sizes of the global tables with `n` chassis.
@@ -247,6 +446,10 @@ fn global_rows(n: usize) -> u64 {
         + table_update("Datapath_Binding", 0xd, vec![(1, dp)])
 }
 
+/// Number of the `i`-th port the Southbound holds at the start
+/// (`sb_ports`), apart from the Northbound's `lspK`.
+const EARLIER_PORT: u64 = 1_000_000;
+
 impl Sim {
     pub(super) fn sb_init(&mut self) {
         let n = self.knobs.chassis;
@@ -254,6 +457,9 @@ impl Sim {
             return;
         }
         self.metrics.sb.chassis = n;
+        self.metrics.sb.extended = self.knobs.sb_ports > 0
+            || !self.knobs.write_changed_only
+            || self.knobs.routes_per_port > 0;
         let nodes: Vec<Node> = if self.relays.is_empty() {
             (0..self.servers.len()).map(Node::Member).collect()
         } else {
@@ -270,20 +476,57 @@ impl Sim {
         self.sb.global = global_rows(n);
         self.metrics.sb.received = vec![0; n];
         self.metrics.sb.port_binding_received = vec![0; n];
+        // The ports of earlier pods, already bound, and their flows. Their
+        // sizes depend only on the widths of the numbers in them (the
+        // UUIDs and the MAC are fixed-width), so rows are built once per
+        // combination of widths.
+        let width = |x: u64| x.checked_ilog10().unwrap_or(0);
+        let mut sizes = std::collections::BTreeMap::new();
+        for i in 0..self.knobs.sb_ports {
+            let k = EARLIER_PORT + i;
+            let c = (i % n as u64) as usize;
+            let key = (
+                width(k),
+                width(k + 1),
+                width((k >> 16) & 0xff),
+                width((k >> 8) & 0xff),
+                width(k & 0xff),
+                width(c as u64),
+            );
+            let lflows = self.knobs.lflows_per_port;
+            let (pb, lf, rewrite) = *sizes.entry(key).or_insert_with(|| {
+                let (pb, lf) = port_rows(k, c, lflows);
+                (pb.update, lf.update, rewrite_op(k))
+            });
+            self.sb.ctrls[c].own_pb += pb;
+            self.sb.pbs += pb;
+            self.sb.lflows += lf;
+            self.sb.pb_rows += 1;
+            self.sb.rewrite += rewrite;
+        }
+        if self.metrics.sb.extended {
+            self.sb_peak(0);
+        }
     }
 
     /// Bytes of everything controller `c`'s condition matches now: what a
     /// download brings it (framing included).
     pub fn sb_monitored_bytes(&self, c: usize) -> u64 {
-        self.sb
-            .ctrls
-            .get(c)
-            .map_or(0, |x| RPC + self.sb.global + self.sb.lflows + x.own_pb)
+        self.sb.ctrls.get(c).map_or(0, |x| {
+            RPC + self.sb.global + self.sb.lflows + x.own_pb + self.sb.routes + self.sb.status
+        })
     }
 
     /// The serving server controller `c` is connected to.
     pub fn sb_controller_node(&self, c: usize) -> Option<Node> {
         self.sb.ctrls.get(c).map(|x| self.sb.nodes[x.node])
+    }
+
+    /// A server holds the database and `burst` bytes of output it built.
+    fn sb_peak(&mut self, burst: u64) {
+        self.metrics.sb.db_bytes = self.sb.db_bytes();
+        let m = self.metrics.sb.db_bytes + burst;
+        self.metrics.sb.peak_mem_bytes = self.metrics.sb.peak_mem_bytes.max(m);
     }
 
     /// Entry `index` committed for the first time (at `server`): an
@@ -309,17 +552,90 @@ impl Sim {
         let nb_commit = self.now.saturating_sub(arrived);
         let chassis = (k % self.knobs.chassis as u64) as usize;
         let (pb, lf) = port_rows(k, chassis, self.knobs.lflows_per_port);
+        let (routes, status) = route_rows(
+            k,
+            chassis,
+            self.knobs.routes_per_port,
+            self.knobs.route_status,
+        );
+        let extra = self.northd_txn(&pb, &lf, &routes);
         let port = self.sb.pending.len();
         self.sb.pending.push(Port {
             chassis,
             start,
-            pb,
-            lf,
+            pb: pb.update,
+            lf: lf.update,
+            routes: routes.update,
+            status_req: RPC + DB_NAME + status.insert_ops,
+            status: status.update,
+            commit: nb_commit,
         });
+        self.sb.pb_rows += 1;
+        self.sb.rewrite += rewrite_op(k);
         // northd hears the commit from its NB server, computes, sends its
         // transaction to the SB leader, which commits it.
-        let at = self.now + 2 * self.knobs.client_delay + self.knobs.northd_delay + nb_commit;
+        let at =
+            self.now + 2 * self.knobs.client_delay + self.knobs.northd_delay + nb_commit + extra;
         self.push(at, Ev::SbCommit { port });
+    }
+
+    /// Figures of northd's transaction for a new port's rows, and the time
+    /// it takes beyond the first version's model, µs. That model takes the
+    /// Southbound commit of the port's rows to take as long as the
+    /// Northbound commit of the port; what this adds are the bytes beyond
+    /// them: the rewritten columns of every other `Port_Binding` row
+    /// (without `write_changed_only`) and the routes, which northd builds
+    /// and serializes, sends, and the leader parses, and their results in
+    /// the reply.
+    fn northd_txn(&mut self, pb: &Written, lf: &Written, routes: &Written) -> Time {
+        if !self.metrics.sb.extended {
+            return 0;
+        }
+        let (wco, cpu_ns, write_ns, bandwidth) = (
+            self.knobs.write_changed_only,
+            self.knobs.cpu_ns_per_byte,
+            self.knobs.northd_write_ns,
+            self.knobs.bandwidth,
+        );
+        let (rewrite, rewritten) = if wco {
+            (0, 0)
+        } else {
+            (self.sb.rewrite, self.sb.pb_rows)
+        };
+        let ops = pb.insert_ops + lf.insert_ops + routes.insert_ops;
+        let request = RPC + NORTHD_TXN_EXTRA + ops + rewrite;
+        let inserts = pb.rows + lf.rows + routes.rows;
+        let reply = RPC + 2 * 3 + inserts * INSERT_RESULT + rewritten * UPDATE_RESULT;
+        let columns = pb.columns + lf.columns + routes.columns + rewritten * NORTHD_PB_COLUMNS;
+        let per_byte = cpu_ns / 1000.0;
+        let build =
+            |cols: u64, bytes: u64| cols as f64 * write_ns / 1000.0 + bytes as f64 * per_byte;
+        let m = &mut self.metrics.sb;
+        m.northd_txn_bytes += request;
+        m.northd_txn_bytes_max = m.northd_txn_bytes_max.max(request);
+        m.northd_reply_bytes += reply;
+        m.northd_columns += columns;
+        m.northd_build_us += build(columns, request);
+        m.parse_us += request as f64 * per_byte;
+        // The leader holds the request while it parses it.
+        self.sb_peak(request);
+        // Beyond the first version: the rewrites and the routes.
+        let more = rewrite + routes.insert_ops;
+        let more_reply = rewritten * UPDATE_RESULT + routes.rows * INSERT_RESULT;
+        let more_cols = rewritten * NORTHD_PB_COLUMNS + routes.columns;
+        let tx = |b: u64| {
+            if bandwidth > 0.0 {
+                b as f64 / bandwidth
+            } else {
+                0.0
+            }
+        };
+        let t = build(more_cols, more)
+            + tx(more)
+            + more as f64 * per_byte
+            + more_reply as f64 * 2.0 * per_byte
+            + tx(more_reply);
+        t as Time
     }
 
     fn sb_node_up(&self, n: Node) -> bool {
@@ -352,20 +668,15 @@ impl Sim {
         c
     }
 
-    /// Northd's transaction for pending port `port` commits: every
-    /// connected controller gets its update.
-    pub(super) fn sb_commit(&mut self, port: usize) {
-        let Some(p) = self.sb.pending.get(port).cloned() else {
-            return;
-        };
-        self.metrics.sb.txns += 1;
-        self.metrics.sb.port_binding_bytes += p.pb;
-        self.sb.lflows += p.lf;
-        self.sb.ctrls[p.chassis].own_pb += p.pb;
-        self.hash.add(0x5B00 ^ port as u64);
-        // Merging the two tables into one update object saves one byte.
-        let common = RPC + p.lf;
-        let owned = common + p.pb - (p.lf > 0) as u64;
+    /// Every connected controller gets an update: `common` bytes, and
+    /// chassis `owner`'s `owned` bytes. Returns when `owner` holds it.
+    fn sb_fan_out(
+        &mut self,
+        owner: Option<usize>,
+        common: u64,
+        owned: u64,
+        pb: u64,
+    ) -> Option<Time> {
         let mut seen = None;
         for ni in 0..self.sb.nodes.len() {
             let node = self.sb.nodes[ni];
@@ -375,27 +686,78 @@ impl Sim {
             let mut t = self
                 .sb_available(node, self.now)
                 .max(self.sb.busy_until[ni]) as f64;
+            let mut burst = 0;
             for c in 0..self.sb.ctrls.len() {
                 if self.sb.ctrls[c].node != ni {
                     continue;
                 }
-                let mine = c == p.chassis;
+                let mine = Some(c) == owner;
                 let bytes = if mine { owned } else { common };
                 t += self.cpu(bytes);
+                burst += bytes;
                 self.metrics.sb.update_bytes += bytes;
                 self.metrics.sb.received[c] += bytes;
                 if mine {
-                    self.metrics.sb.port_binding_received[c] += p.pb;
+                    self.metrics.sb.port_binding_received[c] += pb;
                     // A controller still downloading gets it after.
                     let got = (t as Time + self.wire(bytes)).max(self.sb.ctrls[c].ready_at);
                     seen = Some(got);
                 }
             }
             self.sb.busy_until[ni] = t as Time;
+            if self.metrics.sb.extended {
+                self.sb_peak(burst);
+            }
         }
+        seen
+    }
+
+    /// Northd's transaction for pending port `port` commits: every
+    /// connected controller gets its update.
+    pub(super) fn sb_commit(&mut self, port: usize) {
+        let Some(p) = self.sb.pending.get(port).cloned() else {
+            return;
+        };
+        self.metrics.sb.txns += 1;
+        self.metrics.sb.port_binding_bytes += p.pb;
+        self.sb.lflows += p.lf;
+        self.sb.pbs += p.pb;
+        self.sb.routes += p.routes;
+        self.sb.ctrls[p.chassis].own_pb += p.pb;
+        self.hash.add(0x5B00 ^ port as u64);
+        // The tables merged into one update object.
+        let common = RPC + merged(&[p.lf, p.routes]);
+        let owned = RPC + merged(&[p.pb, p.lf, p.routes]);
+        let seen = self.sb_fan_out(Some(p.chassis), common, owned, p.pb);
         if let Some(got) = seen {
             self.metrics.sb.bringup_us.push(got.saturating_sub(p.start));
+            if p.status > 0 {
+                // The chassis writes its routes' status through its server
+                // to the leader, which parses and commits it.
+                let req = p.status_req;
+                let parse = req as f64 * self.knobs.cpu_ns_per_byte / 1000.0;
+                self.metrics.sb.parse_us += parse;
+                let at = got + self.wire(req) + self.knobs.delay + parse as Time + p.commit;
+                self.push(at, Ev::SbStatus { port });
+            }
         }
+    }
+
+    /// A chassis's `Advertised_Route_Status` rows for pending port `port`
+    /// commit: every controller monitors the table (no condition, as for
+    /// `Service_Monitor`), and northd gets them from the leader.
+    pub(super) fn sb_status(&mut self, port: usize) {
+        let Some(p) = self.sb.pending.get(port).cloned() else {
+            return;
+        };
+        self.metrics.sb.status_txns += 1;
+        self.metrics.sb.status_bytes += p.status_req;
+        self.sb.status += p.status;
+        self.hash.add(0x5B57 ^ port as u64);
+        let bytes = RPC + p.status;
+        // northd's copy.
+        self.cpu(bytes);
+        self.sb_fan_out(None, bytes, bytes, 0);
     }
 
     /// Serving node `n` went away: its controllers connect to their next
@@ -406,6 +768,7 @@ impl Sim {
         };
         let count = self.sb.nodes.len();
         let mut last = None;
+        let mut burst = vec![0; count];
         for c in 0..self.sb.ctrls.len() {
             if self.sb.ctrls[c].node != ni {
                 continue;
@@ -432,7 +795,12 @@ impl Sim {
             self.sb.busy_until[to] = t as Time;
             let ready = t as Time + self.wire(bytes);
             self.sb.ctrls[c].ready_at = ready;
+            burst[to] += bytes;
             last = last.max(Some(ready));
+        }
+        if self.metrics.sb.extended {
+            let b = burst.iter().copied().max().unwrap_or(0);
+            self.sb_peak(b);
         }
         if let Some(last) = last {
             self.hash.add(0x5B5B ^ last);
