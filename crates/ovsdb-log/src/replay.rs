@@ -614,17 +614,7 @@ impl RowsAt {
             let new = match op {
                 Op::Delete => None,
                 Op::Insert(vals) => {
-                    let mut row: Vec<Datum> = ts
-                        .columns
-                        .iter()
-                        .map(|c| {
-                            if c.is_implicit() {
-                                Datum::default()
-                            } else {
-                                Datum::default_for(&c.ty)
-                            }
-                        })
-                        .collect();
+                    let mut row = ovsdb::db::Row::new_default(ts, u).columns;
                     for (ci, d) in vals {
                         row[ci] = d;
                     }
