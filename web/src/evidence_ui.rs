@@ -346,8 +346,7 @@ impl App {
             return false;
         }
         self.log.start = start;
-        self.log.rows = serde_json::from_str(&js_get(data, "rows").as_string().unwrap_or_default())
-            .unwrap_or_default();
+        self.log.rows = crate::msg::from_bytes(&js_get(data, "rows")).unwrap_or_default();
         self.log.requested = None;
         // The view may have scrolled on while the rows were on their way.
         self.request_rows();
