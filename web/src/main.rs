@@ -14,6 +14,7 @@ mod files;
 mod hash;
 mod inspector;
 mod msg;
+mod order;
 mod panic;
 mod prefs;
 mod samples;
