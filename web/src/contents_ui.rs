@@ -899,7 +899,7 @@ fn table_bars(v: &Value) -> Vec<crate::charts::Bars> {
             diff: b["diff"].as_u64(),
         })
         .collect();
-    crate::order::sort_by(&mut bars, |a, b| {
+    ovsdb::order::sort_by(&mut bars, |a, b| {
         b.stored.cmp(&a.stored).then(a.table.cmp(&b.table))
     });
     bars
@@ -933,12 +933,12 @@ impl ContentsPage {
                 let c = &v["compaction"];
                 let mut clients: Vec<(&String, &Value)> =
                     v["by_client"].as_object().into_iter().flatten().collect();
-                crate::order::sort_by_key(&mut clients, |(_, b)| {
+                ovsdb::order::sort_by_key(&mut clients, |(_, b)| {
                     std::cmp::Reverse(b["stored"].as_u64().unwrap_or(0))
                 });
                 let mut cols: Vec<(&String, &Value)> =
                     v["by_column"].as_object().into_iter().flatten().collect();
-                crate::order::sort_by_key(&mut cols, |(_, b)| {
+                ovsdb::order::sort_by_key(&mut cols, |(_, b)| {
                     std::cmp::Reverse(b["stored"].as_u64().unwrap_or(0))
                 });
                 html! {
@@ -1038,7 +1038,7 @@ impl ContentsPage {
             .flatten()
             .map(|(t, b)| (t, b.as_u64().unwrap_or(0)))
             .collect();
-        crate::order::sort_by(&mut rows, |a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        ovsdb::order::sort_by(&mut rows, |a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
         html! {
             <details class="snapshot" data-testid="snapshot-sizes">
                 <summary title="The snapshot ovsdb-server/compact would write at this index, by table, against the bytes of each table in the log">

@@ -205,7 +205,7 @@ fn when(ms: Option<i64>) -> String {
 impl App {
     pub(super) fn set_diagnosis(&mut self, d: DiagView) {
         let mut order: Vec<usize> = (0..d.findings.len()).collect();
-        crate::order::sort_by_key(&mut order, |&i| {
+        ovsdb::order::sort_by_key(&mut order, |&i| {
             d.findings[i].finding.time_ms.unwrap_or(i64::MAX)
         });
         self.finding_order = Rc::new(order);

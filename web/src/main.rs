@@ -14,7 +14,6 @@ mod files;
 mod hash;
 mod inspector;
 mod msg;
-mod order;
 mod panic;
 mod prefs;
 mod samples;
