@@ -1,7 +1,7 @@
 //! The simulation pages' requests to the one worker (`src/bin/worker.rs`,
 //! through `#[path]`): runs `raft-sim` off the page's thread. One wasm for
 //! the parser's and the simulator's requests keeps the code they share
-//! (std, ovsdb, imbl, serde_json) in one download.
+//! (std, ovsdb, imbl) in one download.
 //!
 //! Messages in (plain JS objects):
 //! - `{type: "run", id, spec: simview::RunSpec}`: runs it to the end;
