@@ -357,10 +357,7 @@ impl App {
                 self.parse_ms = js_get(&data, "parseMs").as_f64().unwrap_or(0.0);
                 let t0 = now();
                 let parsed = timeline_of(&data);
-                let diag = serde_json::from_str::<DiagView>(
-                    &js_get(&data, "diagnosis").as_string().unwrap_or_default(),
-                )
-                .map_err(|e| e.to_string());
+                let diag = crate::msg::from_bytes::<DiagView>(&js_get(&data, "diagnosis"));
                 self.decode_ms = now() - t0;
                 match (parsed, diag) {
                     (Ok(t), Ok(d)) => {
@@ -376,22 +373,10 @@ impl App {
             }
             Some("log-result") => self.on_log_result(&data),
             Some("log-lines") => self.on_log_lines(&data),
-            Some("check") => {
-                let text = js_get(&data, "check").as_string().unwrap_or_default();
-                let Ok(check) = serde_json::from_str::<timeline::CheckResult>(&text) else {
-                    return false;
-                };
-                if let Some(t) = &mut self.timeline {
-                    Rc::make_mut(t).apply_check(check);
-                    self.dirty = true;
-                }
-                // The check's markers need their positions.
-                self.rebuild_axis();
-                true
-            }
             Some("detail") => {
-                let text = js_get(&data, "detail").as_string().unwrap_or_default();
-                self.detail = serde_json::from_str(&text).ok().map(Rc::new);
+                self.detail = crate::msg::from_bytes(&js_get(&data, "detail"))
+                    .ok()
+                    .map(Rc::new);
                 true
             }
             Some("panic") | Some("error") => {
@@ -1904,11 +1889,10 @@ fn short_list(names: &[String]) -> String {
     }
 }
 
-/// The timeline of a `done` or `preview` message: JSON without the entries,
-/// and each lane's entries as bytes (`timeline::wire`).
+/// The timeline of a `done` or `preview` message: without the entries
+/// (`crate::msg` bytes), and each lane's entries as bytes (`timeline::wire`).
 fn timeline_of(data: &JsValue) -> Result<Timeline, String> {
-    let text = js_get(data, "timeline").as_string().unwrap_or_default();
-    let mut t = serde_json::from_str::<Timeline>(&text).map_err(|e| e.to_string())?;
+    let mut t = crate::msg::from_bytes::<Timeline>(&js_get(data, "timeline"))?;
     let lanes: Vec<Vec<u8>> = js_sys::Array::from(&js_get(data, "entries"))
         .iter()
         .map(|a| js_sys::Uint8Array::new(&a).to_vec())

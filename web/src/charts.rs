@@ -199,7 +199,7 @@ pub fn growth_lines(growth: &serde_json::Value, top: usize) -> Vec<Line> {
         .flatten()
         .map(|(t, _)| (t.clone(), stored(last, t)))
         .collect();
-    tables.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    ovsdb::order::sort_by(&mut tables, |a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let x = |p: &serde_json::Value| p[1].as_u64().or(p[0].as_u64()).unwrap_or(0);
     let mut lines: Vec<Line> = tables
         .iter()
@@ -283,7 +283,7 @@ pub fn draw_growth(
         let first = &lines.first()?.1;
         let k = (0..first.len()).min_by_key(|&k| (first[k].0 as f64 - at).abs() as u64)?;
         let mut here: Vec<(&String, u64)> = lines.iter().map(|(t, p)| (t, p[k].1)).collect();
-        here.sort_by_key(|h| std::cmp::Reverse(h.1));
+        ovsdb::order::sort_by_key(&mut here, |h| std::cmp::Reverse(h.1));
         let top: Vec<String> = here
             .iter()
             .take(3)

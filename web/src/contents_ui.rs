@@ -899,7 +899,9 @@ fn table_bars(v: &Value) -> Vec<crate::charts::Bars> {
             diff: b["diff"].as_u64(),
         })
         .collect();
-    bars.sort_by(|a, b| b.stored.cmp(&a.stored).then(a.table.cmp(&b.table)));
+    ovsdb::order::sort_by(&mut bars, |a, b| {
+        b.stored.cmp(&a.stored).then(a.table.cmp(&b.table))
+    });
     bars
 }
 
@@ -931,10 +933,14 @@ impl ContentsPage {
                 let c = &v["compaction"];
                 let mut clients: Vec<(&String, &Value)> =
                     v["by_client"].as_object().into_iter().flatten().collect();
-                clients.sort_by_key(|(_, b)| std::cmp::Reverse(b["stored"].as_u64().unwrap_or(0)));
+                ovsdb::order::sort_by_key(&mut clients, |(_, b)| {
+                    std::cmp::Reverse(b["stored"].as_u64().unwrap_or(0))
+                });
                 let mut cols: Vec<(&String, &Value)> =
                     v["by_column"].as_object().into_iter().flatten().collect();
-                cols.sort_by_key(|(_, b)| std::cmp::Reverse(b["stored"].as_u64().unwrap_or(0)));
+                ovsdb::order::sort_by_key(&mut cols, |(_, b)| {
+                    std::cmp::Reverse(b["stored"].as_u64().unwrap_or(0))
+                });
                 html! {
                     <>
                         <p class="hint">{ format!("{} entries · {} stored, {} with full values, {} with diffs · measured in {:.0} ms",
@@ -1032,7 +1038,7 @@ impl ContentsPage {
             .flatten()
             .map(|(t, b)| (t, b.as_u64().unwrap_or(0)))
             .collect();
-        rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        ovsdb::order::sort_by(&mut rows, |a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
         html! {
             <details class="snapshot" data-testid="snapshot-sizes">
                 <summary title="The snapshot ovsdb-server/compact would write at this index, by table, against the bytes of each table in the log">

@@ -205,7 +205,9 @@ fn when(ms: Option<i64>) -> String {
 impl App {
     pub(super) fn set_diagnosis(&mut self, d: DiagView) {
         let mut order: Vec<usize> = (0..d.findings.len()).collect();
-        order.sort_by_key(|&i| d.findings[i].finding.time_ms.unwrap_or(i64::MAX));
+        ovsdb::order::sort_by_key(&mut order, |&i| {
+            d.findings[i].finding.time_ms.unwrap_or(i64::MAX)
+        });
         self.finding_order = Rc::new(order);
         self.selected_finding = None;
         self.focus = None;
@@ -346,8 +348,7 @@ impl App {
             return false;
         }
         self.log.start = start;
-        self.log.rows = serde_json::from_str(&js_get(data, "rows").as_string().unwrap_or_default())
-            .unwrap_or_default();
+        self.log.rows = crate::msg::from_bytes(&js_get(data, "rows")).unwrap_or_default();
         self.log.requested = None;
         // The view may have scrolled on while the rows were on their way.
         self.request_rows();

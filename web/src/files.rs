@@ -135,7 +135,7 @@ pub async fn walk(dropped: Vec<Dropped>) -> Result<Vec<Named>, String> {
                         }
                     }
                 }
-                found.sort_by(|a, b| a.0.cmp(&b.0));
+                ovsdb::order::sort_by(&mut found, |a, b| a.0.cmp(&b.0));
                 out.extend(found);
             }
         }

@@ -13,6 +13,7 @@ mod evidence_view;
 mod files;
 mod hash;
 mod inspector;
+mod msg;
 mod panic;
 mod prefs;
 mod samples;

@@ -13,9 +13,9 @@ use std::collections::HashMap;
 use contents::browse::{self, Referrers, Selection, TextIndex};
 use contents::stream::{DatabaseAt, Opener, Range};
 use contents::Log;
+use ovsdb::json::{object, Json};
 use ovsdb::{Database, Uuid};
 use ovsdb_log::{Event, LogScan, Verdict};
-use serde_json::{json, Value};
 use wasm_bindgen::JsValue;
 
 use super::{get, now, post, stream_file, stream_file_from, Loaded, FILES};
@@ -59,16 +59,37 @@ pub fn reset() {
     OPEN.with(|o| *o.borrow_mut() = None);
 }
 
-fn reply(kind: &str, id: JsValue, v: Value) {
+fn reply(kind: &str, id: JsValue, v: Json) {
     post(&[
         ("type", kind.into()),
         ("id", id),
-        ("json", v.to_string().into()),
+        ("json", v.to_string_compact().into()),
     ]);
 }
 
 fn error_reply(kind: &str, id: JsValue, e: String) {
-    reply(kind, id, json!({ "error": e }));
+    reply(kind, id, object([("error", e.into())]));
+}
+
+/// An index or a count (far below `i64::MAX`).
+fn num(n: impl TryInto<i64>) -> Json {
+    Json::Integer(n.try_into().unwrap_or(i64::MAX))
+}
+
+/// `null` for `None`.
+fn opt(v: Option<impl Into<Json>>) -> Json {
+    v.map_or(Json::Null, Into::into)
+}
+
+/// A core's JSON document with the worker's own members added (or
+/// replaced) at the end.
+fn with(mut v: Json, members: impl IntoIterator<Item = (&'static str, Json)>) -> Json {
+    if let Json::Object(o) = &mut v {
+        for (k, x) in members {
+            o.insert(k, x);
+        }
+    }
+    v
 }
 
 /// Streams `f` once through `on_event` over a fresh scanner.
@@ -199,9 +220,9 @@ pub fn open(msg: &JsValue) {
             let o = o.borrow();
             let x = o.as_ref().unwrap();
             let db = &x.cur.db;
-            let tables: Vec<Value> = browse::tables(db)
+            let tables: Vec<Json> = browse::tables(db)
                 .into_iter()
-                .map(|t| json!({"name": t.name, "rows": t.rows}))
+                .map(|t| object([("name", t.name.into()), ("rows", num(t.rows))]))
                 .collect();
             let entry = x
                 .log
@@ -212,23 +233,34 @@ pub fn open(msg: &JsValue) {
             reply(
                 "contents-opened",
                 id,
-                json!({
-                    "name": x.name,
-                    "database": db.schema().name,
-                    "clustered": x.log.format == Some(ovsdb_log::Format::Clustered),
-                    "first": x.range.first,
-                    "last": x.range.last,
-                    "committed": x.range.committed,
-                    "at": x.cur.at,
-                    "term": entry.and_then(|e| e.term),
-                    "date": entry.and_then(|e| e.date_ms).map(timeline::time::utc_datetime),
-                    "comment": entry.and_then(|e| e.comment.clone()),
-                    "readError": x.cur.error,
-                    "loadError": x.log.error.as_ref().map(|e| e.to_string()),
-                    "tables": tables,
-                    "overview": contents::show::show(db),
-                    "ms": ms,
-                }),
+                object([
+                    ("name", x.name.as_str().into()),
+                    ("database", db.schema().name.as_str().into()),
+                    (
+                        "clustered",
+                        (x.log.format == Some(ovsdb_log::Format::Clustered)).into(),
+                    ),
+                    ("first", num(x.range.first)),
+                    ("last", num(x.range.last)),
+                    ("committed", num(x.range.committed)),
+                    ("at", num(x.cur.at)),
+                    ("term", entry.and_then(|e| e.term).map_or(Json::Null, num)),
+                    (
+                        "date",
+                        opt(entry
+                            .and_then(|e| e.date_ms)
+                            .map(timeline::time::utc_datetime)),
+                    ),
+                    ("comment", opt(entry.and_then(|e| e.comment.clone()))),
+                    ("readError", opt(x.cur.error.clone())),
+                    (
+                        "loadError",
+                        opt(x.log.error.as_ref().map(|e| e.to_string())),
+                    ),
+                    ("tables", tables.into()),
+                    ("overview", contents::show::show(db).into()),
+                    ("ms", Json::Real(ms)),
+                ]),
             );
         }),
     }
@@ -256,12 +288,14 @@ fn with_open_file<T>(f: impl FnOnce(&Loaded, &mut Open) -> Result<T, String>) ->
     })
 }
 
-fn segments(segs: Vec<browse::Segment>) -> Value {
-    Value::Array(
+fn segments(segs: Vec<browse::Segment>) -> Json {
+    Json::Array(
         segs.into_iter()
-            .map(|s| match s.link {
-                None => json!([s.text]),
-                Some((t, u)) => json!([s.text, t, u.to_string()]),
+            .map(|s| {
+                Json::Array(match s.link {
+                    None => vec![s.text.into()],
+                    Some((t, u)) => vec![s.text.into(), t.into(), u.to_string().into()],
+                })
             })
             .collect(),
     )
@@ -288,32 +322,38 @@ pub fn rows(msg: &JsValue) {
         let db = &x.cur.db;
         let ts = db.table_schema(&table).ok_or("no such table")?;
         let cols = browse::columns(ts);
-        let out: Vec<Value> = sel
+        let out: Vec<Json> = sel
             .uuids
             .iter()
             .skip(start)
             .take(count)
             .filter_map(|u| db.row(&table, u))
             .map(|r| {
-                let cells: Vec<Value> = cols
+                let cells: Vec<Json> = cols
                     .iter()
                     .map(|(_, ci)| segments(browse::cell(ts, r, *ci, browse::GRID_CELL_CHARS)))
                     .collect();
-                json!({"uuid": r.uuid.to_string(), "cells": cells})
+                object([("uuid", r.uuid.to_string().into()), ("cells", cells.into())])
             })
             .collect();
-        Ok(json!({
-            "table": table,
-            "query": query,
-            "mode": sel.mode.name(),
-            "note": sel.note,
-            "total": sel.uuids.len(),
-            "start": start,
-            "columns": cols.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(),
-            "rows": out,
-            "focusRow": focus.and_then(|u| sel.position(&u)),
-            "ms": now() - started,
-        }))
+        Ok(object([
+            ("table", table.as_str().into()),
+            ("query", query.as_str().into()),
+            ("mode", sel.mode.name().into()),
+            ("note", opt(sel.note.clone())),
+            ("total", num(sel.uuids.len())),
+            ("start", num(start)),
+            (
+                "columns",
+                Json::Array(cols.iter().map(|(n, _)| n.as_str().into()).collect()),
+            ),
+            ("rows", out.into()),
+            (
+                "focusRow",
+                focus.and_then(|u| sel.position(&u)).map_or(Json::Null, num),
+            ),
+            ("ms", Json::Real(now() - started)),
+        ]))
     });
     match res {
         Ok(v) => reply("contents-rows", id, v),
@@ -369,20 +409,39 @@ pub fn row(msg: &JsValue) {
         let db = &x.cur.db;
         let referrers = x.cur.referrers.get_or_insert_with(|| Referrers::build(db));
         let Some((ts, r)) = browse::find_row(db, &u) else {
-            return Ok(json!({"uuid": uuid, "missing": true, "at": x.cur.at}));
+            return Ok(object([
+                ("uuid", uuid.as_str().into()),
+                ("missing", true.into()),
+                ("at", num(x.cur.at)),
+            ]));
         };
-        let cols: Vec<Value> = browse::columns(ts)
+        let cols: Vec<Json> = browse::columns(ts)
             .iter()
-            .map(|(n, ci)| json!([n, segments(browse::cell(ts, r, *ci, usize::MAX))]))
+            .map(|(n, ci)| {
+                Json::Array(vec![
+                    n.as_str().into(),
+                    segments(browse::cell(ts, r, *ci, usize::MAX)),
+                ])
+            })
             .collect();
-        let refs: Vec<Value> = referrers
+        let refs: Vec<Json> = referrers
             .of(&u)
             .into_iter()
-            .map(|r| json!({"table": r.table, "column": r.column, "row": r.row.to_string()}))
+            .map(|r| {
+                object([
+                    ("table", r.table.as_str().into()),
+                    ("column", r.column.as_str().into()),
+                    ("row", r.row.to_string().into()),
+                ])
+            })
             .collect();
-        Ok(
-            json!({"uuid": uuid, "table": ts.name, "columns": cols, "referrers": refs, "at": x.cur.at}),
-        )
+        Ok(object([
+            ("uuid", uuid.as_str().into()),
+            ("table", ts.name.as_str().into()),
+            ("columns", cols.into()),
+            ("referrers", refs.into()),
+            ("at", num(x.cur.at)),
+        ]))
     });
     match res {
         Ok(v) => reply("contents-row", id, v),
@@ -449,10 +508,8 @@ pub fn history(msg: &JsValue) {
                 .and_then(|r| r.get(body..body + e.body_len))
         })
         .map_err(|e| e.to_string())?;
-        let j = contents::history::history_json(&u, &items).to_string_compact();
-        let mut v: Value = serde_json::from_str(&j).map_err(|e| e.to_string())?;
-        v["ms"] = json!(now() - started);
-        Ok(v)
+        let v = contents::history::history_json(&u, &items);
+        Ok(with(v, [("ms", Json::Real(now() - started))]))
     });
     match res {
         Ok(v) => reply("contents-history", id, v),
@@ -496,11 +553,11 @@ pub fn sizes(msg: &JsValue) {
         let (rep, len) = x.sizes.as_ref().unwrap();
         let mut rep = rep.clone();
         rep.compaction = contents::sizes::compaction_of(&x.log, &x.cur.db, Some(x.cur.at), *len);
-        let j = contents::sizes::sizes_json(&rep, None).to_string_compact();
-        let mut v: Value = serde_json::from_str(&j).map_err(|e| e.to_string())?;
-        v["ms"] = json!(now() - started);
-        v["at"] = json!(x.cur.at);
-        Ok(v)
+        let v = contents::sizes::sizes_json(&rep, None);
+        Ok(with(
+            v,
+            [("ms", Json::Real(now() - started)), ("at", num(x.cur.at))],
+        ))
     });
     match res {
         Ok(v) => reply("contents-sizes", id, v),
@@ -530,12 +587,15 @@ pub fn diff(msg: &JsValue) {
             &x.prev.as_ref().unwrap().db
         };
         let d = contents::diff::diff(old, &x.cur.db);
-        let j = contents::diff::diff_json(&d).to_string_compact();
-        let mut v: Value = serde_json::from_str(&j).map_err(|e| e.to_string())?;
-        v["from"] = json!(from);
-        v["to"] = json!(x.cur.at);
-        v["ms"] = json!(now() - started);
-        Ok(v)
+        let v = contents::diff::diff_json(&d);
+        Ok(with(
+            v,
+            [
+                ("from", num(from)),
+                ("to", num(x.cur.at)),
+                ("ms", Json::Real(now() - started)),
+            ],
+        ))
     });
     match res {
         Ok(v) => reply("contents-diff", id, v),

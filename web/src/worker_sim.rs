@@ -1,13 +1,14 @@
 //! The simulation pages' requests to the one worker (`src/bin/worker.rs`,
 //! through `#[path]`): runs `raft-sim` off the page's thread. One wasm for
 //! the parser's and the simulator's requests keeps the code they share
-//! (std, ovsdb, imbl, serde_json) in one download.
+//! (std, ovsdb, imbl) in one download.
 //!
 //! Messages in (plain JS objects):
-//! - `{type: "run", id, spec: JSON of simview::RunSpec}`: runs it to the end;
+//! - `{type: "run", id, spec: simview::RunSpec}`: runs it to the end;
 //!   replies `{type: "progress", id, now, stop}` (virtual µs) now and then,
-//!   then `{type: "result", id, result: JSON of simview::RunResult, ms}` where
+//!   then `{type: "result", id, result: simview::RunResult, ms}` where
 //!   `ms` is the wall time the run took in this worker (for events/s).
+//!   Spec and result cross as bytes (`src/msg.rs`).
 //!
 //! - `{type: "export", id, spec}`: runs it with log capture and replies
 //!   `{type: "files", id, names: [String], buffers: [ArrayBuffer], json}`:
@@ -34,8 +35,7 @@ fn error(id: &JsValue, message: String) {
 }
 
 fn spec_of(msg: &JsValue) -> Result<simview::RunSpec, String> {
-    let text = get(msg, "spec").as_string().unwrap_or_default();
-    serde_json::from_str(&text).map_err(|e| format!("bad run request: {e}"))
+    super::msg::from_bytes(&get(msg, "spec")).map_err(|e| format!("bad run request: {e}"))
 }
 
 /// A simulation request (`type` "run", "idl" or "export").
@@ -72,15 +72,12 @@ fn run(id: &JsValue, spec: &simview::RunSpec) {
     });
     let ms = now() - started;
     match result {
-        Ok(r) => match serde_json::to_string(&r) {
-            Ok(json) => post(&[
-                ("type", "result".into()),
-                ("id", id.clone()),
-                ("result", json.into()),
-                ("ms", ms.into()),
-            ]),
-            Err(e) => error(id, format!("cannot encode the run: {e}")),
-        },
+        Ok(r) => post(&[
+            ("type", "result".into()),
+            ("id", id.clone()),
+            ("result", super::msg::to_bytes(&r).into()),
+            ("ms", ms.into()),
+        ]),
         Err(e) => error(id, e),
     }
 }

@@ -30,7 +30,7 @@ pub fn tables(db: &Database) -> Vec<TableCount> {
             rows: db.table(&t.name).map_or(0, |x| x.len()),
         })
         .collect();
-    v.sort_by(|a, b| a.name.cmp(&b.name));
+    ovsdb::order::sort_by(&mut v, |a, b| a.name.cmp(&b.name));
     v
 }
 
@@ -540,7 +540,9 @@ impl Referrers {
                 row,
             })
             .collect();
-        v.sort_by(|a, b| (&a.table, &a.column, a.row).cmp(&(&b.table, &b.column, b.row)));
+        ovsdb::order::sort_by(&mut v, |a, b| {
+            (&a.table, &a.column, a.row).cmp(&(&b.table, &b.column, b.row))
+        });
         v.dedup();
         v
     }

@@ -234,7 +234,9 @@ fn show_nb(db: &Database) -> String {
                                 (prio, str_col(gs, g, "name"), str_col(gs, g, "chassis_name"))
                             })
                             .collect();
-                        v.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
+                        ovsdb::order::sort_by(&mut v, |a, b| {
+                            b.0.cmp(&a.0).then_with(|| b.1.cmp(&a.1))
+                        });
                         let names: Vec<&str> = v.iter().map(|x| x.2.as_str()).collect();
                         out.push_str(&format!("        gateway chassis: [{}]\n", names.join(" ")));
                     }

@@ -362,7 +362,9 @@ impl SizesPass {
 }
 
 fn sort_largest(v: &mut Vec<BigEntry>) {
-    v.sort_by(|a, b| b.stored.cmp(&a.stored).then(a.record.cmp(&b.record)));
+    ovsdb::order::sort_by(v, |a, b| {
+        b.stored.cmp(&a.stored).then(a.record.cmp(&b.record))
+    });
     v.truncate(20);
 }
 

@@ -315,7 +315,7 @@ pub fn log_groups(items: &[Item]) -> Vec<LogGroup> {
         .into_iter()
         .map(|(mut g, ns)| {
             let mut both: Vec<(u32, usize)> = ns.into_iter().zip(g.parts).collect();
-            both.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            ovsdb::order::sort_by(&mut both, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
             g.parts = both.into_iter().map(|(_, i)| i).collect();
             g
         })

@@ -240,7 +240,7 @@ pub fn find(servers: &[ServerInput<'_>], knobs: &Knobs) -> Vec<Finding> {
     membership(servers, &lk, &mut out);
     memory(servers, &lk, knobs, &mut out);
     recovery(servers, &mut out);
-    out.sort_by(|a, b| {
+    ovsdb::order::sort_by(&mut out, |a, b| {
         (a.time_ms.unwrap_or(i64::MAX), a.server, &a.kind).cmp(&(
             b.time_ms.unwrap_or(i64::MAX),
             b.server,
@@ -609,7 +609,7 @@ fn storms(out: &mut Vec<Finding>, knobs: &Knobs) {
         .iter()
         .filter(|f| f.kind == "leader-change" && f.time_ms.is_some())
         .collect();
-    changes.sort_by_key(|f| f.time_ms);
+    ovsdb::order::sort_by_key(&mut changes, |f| f.time_ms);
     let n = knobs.storm_changes.max(1);
     let mut storms = Vec::new();
     let mut i = 0;

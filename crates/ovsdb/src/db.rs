@@ -658,7 +658,7 @@ impl Database {
     pub fn dump_json(&self, include_defaults: bool) -> Json {
         let mut tables: Vec<(usize, &TableSchema)> =
             self.schema.tables.iter().enumerate().collect();
-        tables.sort_by(|a, b| a.1.name.cmp(&b.1.name));
+        crate::order::sort_by(&mut tables, |a, b| a.1.name.cmp(&b.1.name));
         let mut out = Object::new();
         for (ti, ts) in tables {
             let mut cols: Vec<(usize, &str)> = ts
@@ -668,7 +668,7 @@ impl Database {
                 .filter(|(_, c)| !c.is_implicit())
                 .map(|(i, c)| (i, c.name.as_str()))
                 .collect();
-            cols.sort_by(|a, b| a.1.cmp(b.1));
+            crate::order::sort_by(&mut cols, |a, b| a.1.cmp(b.1));
             let mut rows = Object::new();
             for (u, row) in &self.tables[ti].rows {
                 let mut o = Object::new();

@@ -29,6 +29,7 @@ pub mod datum;
 pub mod db;
 pub mod error;
 pub mod json;
+pub mod order;
 pub mod schema;
 pub mod sets;
 pub mod strings;

@@ -490,10 +490,10 @@ impl Recorder {
                 m.to = lane(m.to, members);
             }
         }
-        tr.messages.sort_by_key(|m| (m.send, m.recv));
-        tr.writes.sort_by_key(|w| (w.start, w.end));
-        tr.entries.sort_by_key(|e| e.t);
-        tr.notes.sort_by_key(|n| n.t);
+        ovsdb::order::sort_by_key(&mut tr.messages, |m| (m.send, m.recv));
+        ovsdb::order::sort_by_key(&mut tr.writes, |w| (w.start, w.end));
+        ovsdb::order::sort_by_key(&mut tr.entries, |e| e.t);
+        ovsdb::order::sort_by_key(&mut tr.notes, |n| n.t);
         tr
     }
 }

@@ -450,7 +450,7 @@ fn cluster_info(lanes: &[Lane], summaries: &[ovsdb_log::FileSummary]) -> Cluster
             }
         }
     }
-    terms.sort_by_key(|t| t.term);
+    ovsdb::order::sort_by_key(&mut terms, |t| t.term);
     info.terms = terms;
 
     info

@@ -10,23 +10,25 @@
 //!   held) and keeps the logs and status texts; then diagnoses
 //!   (`evidence::diagnose::diagnose_read`). Replies `progress` messages
 //!   (`phase` "read", `done`/`total` bytes) and then
-//!   `{type: "done", timeline: JSON, entries: [Uint8Array], diagnosis:
-//!   JSON}` (see `src/evidence_view.rs`): the timeline without its lanes'
-//!   entries, which come per lane in `timeline::wire`'s binary form
-//!   (transferred); the timeline carries the check. While the files are
+//!   `{type: "done", timeline, entries: [Uint8Array], diagnosis}` (see
+//!   `src/evidence_view.rs`; timeline and diagnosis as `src/msg.rs` bytes):
+//!   the timeline without its lanes' entries, which come per lane in
+//!   `timeline::wire`'s binary form (transferred); the timeline carries the
+//!   check. While the files are
 //!   read, `{type: "preview", timeline, entries, previewEntries}` messages
 //!   (same form, no check, no diagnosis) carry the timeline so far: the
 //!   first 0.4 s after the start, then at doubling intervals.
 //! - `{type: "inspect", lane, name, record, offset}`: decode one record of a
 //!   loaded file (found by name, else by position), read back from the
-//!   input `Blob` it came from; replies `{type: "detail", detail: JSON}`.
+//!   input `Blob` it came from; replies `{type: "detail", detail}` (an
+//!   `EntryDetail` as `src/msg.rs` bytes).
 //! - `{type: "log-query", id, server, module, level, text, focusServer,
 //!   focusLine}`: selects the log lines that pass the filters (server -1: all
 //!   servers, merged by time); replies `{type: "log-result", id, total,
 //!   focusRow}`.
 //! - `{type: "log-lines", id, start, count}`: rows `start..start+count` of
-//!   the last selection; replies `{type: "log-lines", id, start, rows: JSON
-//!   [[server, line, text]]}`.
+//!   the last selection; replies `{type: "log-lines", id, start, rows: [(server,
+//!   line, text)] as `src/msg.rs` bytes}`.
 //!
 //! - `{type: "contents-open", id, lane, name, at}`: the database of a
 //!   loaded file at log index `at` (absent or negative: the last committed
@@ -77,6 +79,9 @@
 mod evidence_view;
 
 use std::cell::RefCell;
+
+#[path = "../msg.rs"]
+mod msg;
 
 #[path = "../worker_contents.rs"]
 mod worker_contents;
@@ -296,11 +301,11 @@ impl std::io::Read for BlobReader<'_> {
 }
 
 /// Posts a timeline with `fields`: the entries (most of the model) cross
-/// as bytes, moved, not copied (`entries`); the rest as JSON (`timeline`).
-/// The timeline is left without its entries.
+/// as bytes, moved, not copied (`entries`); the rest as `msg` bytes
+/// (`timeline`). The timeline is left without its entries.
 fn post_timeline(t: &mut timeline::Timeline, fields: &[(&str, JsValue)]) {
     let lanes = timeline::wire::split(t);
-    let json = serde_json::to_string(&*t).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+    let rest = msg::to_bytes(&*t);
     let entries = Array::new();
     let transfer = Array::new();
     for b in &lanes {
@@ -314,7 +319,7 @@ fn post_timeline(t: &mut timeline::Timeline, fields: &[(&str, JsValue)]) {
     for (k, v) in fields
         .iter()
         .cloned()
-        .chain([("timeline", json.into()), ("entries", entries.into())])
+        .chain([("timeline", rest.into()), ("entries", entries.into())])
     {
         let _ = Reflect::set(&o, &JsValue::from_str(k), &v);
     }
@@ -557,10 +562,7 @@ fn load(msg: &JsValue) {
         &mut t,
         &[
             ("type", JsValue::from("done")),
-            (
-                "diagnosis",
-                serde_json::to_string(&view).unwrap_or_default().into(),
-            ),
+            ("diagnosis", msg::to_bytes(&view).into()),
             ("parseMs", parse_ms.into()),
         ],
     );
@@ -874,10 +876,7 @@ fn log_lines(msg: &JsValue) {
         ("type", "log-lines".into()),
         ("id", id),
         ("start", (start as f64).into()),
-        (
-            "rows",
-            serde_json::to_string(&out).unwrap_or_default().into(),
-        ),
+        ("rows", msg::to_bytes(&out).into()),
     ]);
 }
 
@@ -904,11 +903,10 @@ fn inspect(msg: &JsValue) {
         }
     });
     note_memory();
-    let json = serde_json::to_string(&detail).unwrap_or_default();
     post(&[
         ("type", "detail".into()),
         ("lane", lane.into()),
-        ("detail", json.into()),
+        ("detail", msg::to_bytes(&detail).into()),
     ]);
 }
 

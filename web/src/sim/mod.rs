@@ -88,20 +88,17 @@ impl SimWorker {
                     now: get(&d, "now").as_f64().unwrap_or(0.0),
                     stop: get(&d, "stop").as_f64().unwrap_or(1.0),
                 }),
-                Some("result") => {
-                    let text = get(&d, "result").as_string().unwrap_or_default();
-                    match serde_json::from_str::<RunResult>(&text) {
-                        Ok(result) => on.emit(Reply::Result {
-                            id,
-                            result: Rc::new(result),
-                            ms: get(&d, "ms").as_f64().unwrap_or(0.0),
-                        }),
-                        Err(e) => on.emit(Reply::Error {
-                            id,
-                            message: format!("cannot read the worker's answer: {e}"),
-                        }),
-                    }
-                }
+                Some("result") => match crate::msg::from_bytes::<RunResult>(&get(&d, "result")) {
+                    Ok(result) => on.emit(Reply::Result {
+                        id,
+                        result: Rc::new(result),
+                        ms: get(&d, "ms").as_f64().unwrap_or(0.0),
+                    }),
+                    Err(e) => on.emit(Reply::Error {
+                        id,
+                        message: format!("cannot read the worker's answer: {e}"),
+                    }),
+                },
                 Some("files") => {
                     let names = js_sys::Array::from(&get(&d, "names"));
                     let buffers = js_sys::Array::from(&get(&d, "buffers"));
@@ -159,10 +156,7 @@ impl SimWorker {
         };
         set("type", "run".into());
         set("id", id.into());
-        set(
-            "spec",
-            serde_json::to_string(spec).unwrap_or_default().into(),
-        );
+        set("spec", crate::msg::to_bytes(spec).into());
         self.send(o.into());
     }
 }
@@ -176,10 +170,7 @@ impl SimWorker {
         };
         set("type", "export".into());
         set("id", id.into());
-        set(
-            "spec",
-            serde_json::to_string(spec).unwrap_or_default().into(),
-        );
+        set("spec", crate::msg::to_bytes(spec).into());
         self.send(o.into());
     }
 

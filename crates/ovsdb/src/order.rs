@@ -1,0 +1,48 @@
+//! Stable sorts through one instance of the standard library's stable sort,
+//! for lists off the hot paths (tables, findings, a trace's messages, the
+//! web page's lists): each `sort_by`/`sort_by_key` call site instantiates
+//! the whole sort for its closure, about 3.7 KB of wasm at opt-level "z",
+//! and the browser's two wasm files had 52 of them (BENCHMARKS.md,
+//! "Gzipped wasm under 1 MB again"). Same results as `slice::sort_by`
+//! (stable, same order), at the cost of a `dyn` comparison of two indices:
+//! keep `slice::sort*` where a sort is hot.
+
+use std::cmp::Ordering;
+
+/// `v` sorted stably by `cmp`, as `v.sort_by(cmp)`.
+pub fn sort_by<T>(v: &mut Vec<T>, cmp: impl Fn(&T, &T) -> Ordering) {
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    sort_indices(&mut order, &|a, b| cmp(&v[a], &v[b]));
+    let mut items: Vec<Option<T>> = std::mem::take(v).into_iter().map(Some).collect();
+    v.extend(order.into_iter().filter_map(|i| items[i].take()));
+}
+
+/// `v` sorted stably by `key`, as `v.sort_by_key(key)`.
+pub fn sort_by_key<T, K: Ord>(v: &mut Vec<T>, key: impl Fn(&T) -> K) {
+    sort_by(v, |a, b| key(a).cmp(&key(b)));
+}
+
+/// The one instance of the stable sort.
+#[inline(never)]
+fn sort_indices(order: &mut [usize], cmp: &dyn Fn(usize, usize) -> Ordering) {
+    order.sort_by(|&a, &b| cmp(a, b));
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn same_order_as_the_standard_stable_sort() {
+        let items: Vec<(u32, char)> = vec![(3, 'a'), (1, 'b'), (3, 'c'), (0, 'd'), (1, 'e')];
+        let mut want = items.clone();
+        want.sort_by_key(|x| x.0);
+        let mut got = items.clone();
+        super::sort_by_key(&mut got, |x| x.0);
+        assert_eq!(got, want);
+        // Descending, ties kept in order (not the reverse of the above).
+        let mut want = items.clone();
+        want.sort_by_key(|x| std::cmp::Reverse(x.0));
+        let mut got = items;
+        super::sort_by(&mut got, |a, b| b.0.cmp(&a.0));
+        assert_eq!(got, want);
+    }
+}
