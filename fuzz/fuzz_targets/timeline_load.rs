@@ -56,6 +56,8 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(light, whole);
     let _ = timeline::wire::decode_entries(data);
 
+    inspect_first_entries(data, step);
+
     let mut out = Vec::new();
     if ovsdb_log::canon::canonical(data, &mut out).is_some() {
         let mut j = ovsdb::json::parse_value(data).expect("canon accepted what the parser refuses");
@@ -65,3 +67,57 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(out, want);
     }
 });
+
+/// Inspects the first entries three ways: from the start, from the load's
+/// checkpoints, and with the record read first (`resume_knowing`).
+fn inspect_first_entries(data: &[u8], step: usize) {
+    use ovsdb_log::checkpoint::Policy;
+    use timeline::inspect::{record_len, InspectStream};
+    let _ = record_len(data);
+    let policy = Policy {
+        every_entries: 1,
+        every_bytes: 1,
+        max: 8,
+        budget_bytes: u64::MAX,
+    };
+    let mut load = TimelineLoad::new(false).with_checkpoints(policy);
+    load.add_bytes("f", data, &mut |_| {});
+    let stores = load.take_checkpoints();
+    let t = load.finish();
+    let Some(lane) = t.lanes.first() else {
+        return;
+    };
+    let store = stores.into_iter().next().map(|(_, s)| s);
+    let superseded = lane.superseded_records();
+    for e in lane.entries.iter().take(4) {
+        let (record, offset) = (e.record as u64, e.offset);
+        let head = data.get(offset as usize..).unwrap_or_default();
+        for s in [
+            InspectStream::new(lane.clustered, record, offset, superseded.clone()),
+            InspectStream::resume(
+                lane.clustered,
+                record,
+                offset,
+                superseded.clone(),
+                store.clone(),
+            ),
+            InspectStream::resume_knowing(
+                lane.clustered,
+                record,
+                offset,
+                superseded.clone(),
+                store.clone(),
+                head,
+            ),
+        ] {
+            let mut s = s;
+            let from = (s.offset() as usize).min(data.len());
+            for c in data[from..].chunks(step) {
+                if s.push(c) {
+                    break;
+                }
+            }
+            let _ = s.finish();
+        }
+    }
+}
