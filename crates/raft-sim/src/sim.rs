@@ -340,6 +340,10 @@ struct Request {
     seen: Option<Time>,
     /// The relay's copy generation when it acknowledged the write.
     relay_gen: u64,
+    /// When the request last reached a member, where it waits for the
+    /// reply (a kill of that member sends it again,
+    /// [`Sim::clients_reconnect`]).
+    arrived: Option<Time>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -642,16 +646,35 @@ impl Sim {
                 }
             }
             Ev::ClientArrive { req } => {
+                if self.requests[req].done {
+                    // The reply was on its way when the server died.
+                    return true;
+                }
                 if let Some(k) = self.requests[req].relay {
                     self.relay_client_arrive(k, req);
                     return true;
                 }
-                let s = self.requests[req].server;
+                let mut s = self.requests[req].server;
                 if self.servers[s].life != Life::Up {
-                    // Connection refused: the client tries again shortly.
-                    self.push(self.now + 100_000, Ev::ClientArrive { req });
-                    return true;
+                    // Connection refused: the client moves on to the next
+                    // remote it may use (for `via = leader`, the leader
+                    // once there is one), or tries again shortly.
+                    match self
+                        .resolve_target()
+                        .filter(|t| self.servers[*t].life == Life::Up)
+                    {
+                        Some(t) => {
+                            s = t;
+                            self.target = Some(t);
+                            self.requests[req].server = t;
+                        }
+                        None => {
+                            self.push(self.now + 100_000, Ev::ClientArrive { req });
+                            return true;
+                        }
+                    }
                 }
+                self.requests[req].arrived = Some(self.now);
                 let op = self.requests[req].op.clone();
                 self.servers[s].client_request(req, op);
                 self.wake_at(s, self.now + self.knobs.wake_latency);
@@ -1290,6 +1313,7 @@ impl Sim {
             relay: self.target_relay,
             seen: None,
             relay_gen: 0,
+            arrived: None,
         });
         if self.metrics.txn_first_start.is_none() {
             self.metrics.txn_first_start = Some(t);
@@ -1316,6 +1340,7 @@ impl Sim {
             relay: self.target_relay,
             seen: None,
             relay_gen: 0,
+            arrived: None,
         });
         if self.metrics.txn_first_start.is_none() {
             self.metrics.txn_first_start = Some(self.now);
@@ -1324,6 +1349,24 @@ impl Sim {
         self.push(at, Ev::ClientArrive { req });
         let gap = self.rng.exp(1e6 / rate).max(1.0) as u64;
         self.push(self.now + gap, Ev::OpenArrival);
+    }
+
+    /// Member `s` died: the clients whose request waited there see the
+    /// connection close (the process is gone, so at once), reconnect and
+    /// run their command again, as ovn-nbctl does when its transaction
+    /// comes back "try again". The new attempt starts with the client's
+    /// overhead and picks its server when it arrives (`Ev::ClientArrive`).
+    /// A write that the dead leader had already replicated may then commit
+    /// twice or be refused as a duplicate, as it can be in real life.
+    fn clients_reconnect(&mut self, s: Sid) {
+        let at = self.now + self.knobs.client_overhead + self.knobs.client_delay;
+        for req in 0..self.requests.len() {
+            let r = &mut self.requests[req];
+            if !r.done && r.arrived.is_some() && r.relay.is_none() && r.server == s {
+                r.arrived = None;
+                self.push(at, Ev::ClientArrive { req });
+            }
+        }
     }
 
     fn client_reply(&mut self, req: usize) {
@@ -1442,6 +1485,7 @@ impl Sim {
                             self.links[s * MAX_SERVERS + o].epoch += 1;
                             self.links[s * MAX_SERVERS + o].inflight = 0;
                         }
+                        self.clients_reconnect(s);
                         if !self.relays.is_empty() {
                             self.relays_member_gone(s);
                         }

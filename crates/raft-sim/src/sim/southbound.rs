@@ -539,16 +539,20 @@ impl Sim {
         let (Op::LspAdd(k) | Op::PodAdd(k)) = txn.op else {
             return;
         };
-        let Some(start) = self
+        let Some((start, arrived)) = self
             .requests
             .iter()
             .rev()
             .find(|r| r.op == txn.op)
-            .map(|r| r.start)
+            .map(|r| (r.start, r.arrived))
         else {
             return;
         };
-        let arrived = start + self.knobs.client_overhead + self.knobs.client_delay;
+        // The commit of the attempt that got through: a command sent again
+        // after its server died does not charge the outage to the
+        // Southbound commit (the proxy below).
+        let arrived =
+            arrived.unwrap_or(start + self.knobs.client_overhead + self.knobs.client_delay);
         let nb_commit = self.now.saturating_sub(arrived);
         let chassis = (k % self.knobs.chassis as u64) as usize;
         let (pb, lf) = port_rows(k, chassis, self.knobs.lflows_per_port);
