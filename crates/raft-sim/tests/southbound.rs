@@ -238,3 +238,51 @@ fn a_leader_killed_mid_writes_loses_no_port() {
     // Both cases happen among these moments.
     assert!((1..15).contains(&refused), "{refused}");
 }
+
+/// `sb-bringup` with its fault lines replaced, seed 1.
+fn with_faults(faults: &str, over: &[(&str, &str)]) -> Sim {
+    let text = preset("sb-bringup").unwrap();
+    let text = text.replace("at 2500 kill leader", faults);
+    let over: Vec<(String, String)> = over
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    Sim::from_text(&text, None, &over, 1).unwrap()
+}
+
+/// The one relay every controller uses dies in the middle of the writes
+/// and comes back later: the controllers have no server meanwhile, the
+/// ports bound then reach their chassis only with the download after the
+/// relay holds its copy again, and no port is lost.
+#[test]
+fn controllers_with_no_server_wait_and_get_the_missed_ports_when_it_returns() {
+    let mut s = with_faults("at 1800 kill r1\nat 2600 restart r1", &[("relays", "1")]);
+    s.run_until(2_500_000);
+    let n = s.knobs.chassis;
+    assert!((0..n).all(|c| s.sb_controller_node(c).is_none()));
+    let m = s.run();
+    assert!(m.violations.is_empty(), "{:?}", m.violations);
+    assert!((0..n).all(|c| s.sb_controller_node(c) == Some(raft_sim::relay::Node::Relay(0))));
+    assert_eq!(m.sb.txns, 100);
+    assert_eq!(m.sb.bringup_us.len(), 100);
+    assert_eq!(m.sb.reconnects, n as u64);
+    // Ports bound while the relay was down waited for its return.
+    let waited = m.sb.bringup_us.iter().filter(|b| **b > 500_000).count();
+    assert!(waited > 10 && waited < 100, "{waited}");
+}
+
+/// Every member dies after the writes, one after the other, then s2
+/// comes back: s1's controllers moved to s2, then s2's to s3, then s3's
+/// had nowhere to go; all of them come to s2 when it restarts.
+#[test]
+fn controllers_of_a_cluster_that_is_all_down_come_to_the_first_member_back() {
+    let mut s = with_faults(
+        "at 2500 kill s1\nat 2510 kill s2\nat 2520 kill s3\nat 3000 restart s2",
+        &[],
+    );
+    let m = s.run();
+    let n = s.knobs.chassis;
+    assert_eq!(m.sb.reconnects, 20 + 40 + 60);
+    assert_eq!(m.sb.converge_us.len(), 3);
+    assert!((0..n).all(|c| s.sb_controller_node(c) == Some(raft_sim::relay::Node::Member(1))));
+}

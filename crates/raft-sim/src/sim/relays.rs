@@ -236,6 +236,11 @@ impl Sim {
                 full,
                 last_eid,
             } => {
+                if self.knobs.chassis > 0 {
+                    // Controllers left with no server come to it once it
+                    // holds a copy.
+                    self.sb_node_back(Node::Relay(relay));
+                }
                 if full {
                     self.metrics.relay.full_downloads += 1;
                     // The copy as the reply brought it, not as it is now:

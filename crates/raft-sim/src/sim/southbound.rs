@@ -27,7 +27,10 @@
 //!   its remote list at once and downloads everything its condition
 //!   matches (resumption with `monitor_cond_since` is not modelled for
 //!   controllers); the run starts with every controller connected and
-//!   holding the global rows.
+//!   holding the global rows. With every remote down, a controller has no
+//!   server: the ports bound meanwhile reach it with its download from the
+//!   first of its servers to come back (a relay once it holds its copy
+//!   again), and their bring-up ends then.
 //!
 //! The two seeds (`scenarios/README.md`, "The two seeds"), off by default:
 //! * `sb_ports`: bound ports (with their flows) the Southbound holds at the
@@ -119,6 +122,13 @@ struct Controller {
     ready_at: Time,
     /// Total `Port_Binding` bytes of its chassis's rows in the database.
     own_pb: u64,
+    /// Starts of its ports that committed while it had no server (every
+    /// one of its remotes down): their bring-up ends with its next
+    /// download.
+    missed: Vec<Time>,
+    /// Its server went away and none of its remotes was up: it waits for
+    /// one to come back.
+    stranded: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -517,9 +527,14 @@ impl Sim {
         })
     }
 
-    /// The serving server controller `c` is connected to.
+    /// The serving server controller `c` is connected to (None while it
+    /// has none).
     pub fn sb_controller_node(&self, c: usize) -> Option<Node> {
-        self.sb.ctrls.get(c).map(|x| self.sb.nodes[x.node])
+        self.sb
+            .ctrls
+            .get(c)
+            .filter(|x| !x.stranded)
+            .map(|x| self.sb.nodes[x.node])
     }
 
     /// A server holds the database and `burst` bytes of output it built.
@@ -692,7 +707,7 @@ impl Sim {
                 .max(self.sb.busy_until[ni]) as f64;
             let mut burst = 0;
             for c in 0..self.sb.ctrls.len() {
-                if self.sb.ctrls[c].node != ni {
+                if self.sb.ctrls[c].node != ni || self.sb.ctrls[c].stranded {
                     continue;
                 }
                 let mine = Some(c) == owner;
@@ -733,6 +748,11 @@ impl Sim {
         let common = RPC + merged(&[p.lf, p.routes]);
         let owned = RPC + merged(&[p.pb, p.lf, p.routes]);
         let seen = self.sb_fan_out(Some(p.chassis), common, owned, p.pb);
+        if seen.is_none() {
+            // Its controller has no server: it gets the binding with its
+            // next download.
+            self.sb.ctrls[p.chassis].missed.push(p.start);
+        }
         if let Some(got) = seen {
             self.metrics.sb.bringup_us.push(got.saturating_sub(p.start));
             if p.status > 0 {
@@ -765,25 +785,57 @@ impl Sim {
     }
 
     /// Serving node `n` went away: its controllers connect to their next
-    /// remote at once and download their data again.
+    /// remote that is up at once and download their data again. With
+    /// every remote down, they stay without a server until one comes back
+    /// ([`Sim::sb_node_back`]).
     pub(super) fn sb_node_down(&mut self, n: Node) {
         let Some(ni) = self.sb.nodes.iter().position(|x| *x == n) else {
             return;
         };
         let count = self.sb.nodes.len();
-        let mut last = None;
-        let mut burst = vec![0; count];
+        let mut moves = Vec::new();
         for c in 0..self.sb.ctrls.len() {
-            if self.sb.ctrls[c].node != ni {
+            if self.sb.ctrls[c].node != ni || self.sb.ctrls[c].stranded {
                 continue;
             }
-            let Some(to) = (1..count)
+            match (1..count)
                 .map(|d| (ni + d) % count)
                 .find(|&j| self.sb_node_up(self.sb.nodes[j]))
-            else {
-                continue;
-            };
+            {
+                Some(to) => moves.push((c, to)),
+                None => self.sb.ctrls[c].stranded = true,
+            }
+        }
+        self.sb_reconnect(&moves);
+    }
+
+    /// Serving node `n` is up again (a member or relay restarted): the
+    /// controllers left with no server (every remote of theirs was down)
+    /// connect to it and download their data; the others stay where they
+    /// are, as ovn-controller does.
+    pub(super) fn sb_node_back(&mut self, n: Node) {
+        let Some(to) = self.sb.nodes.iter().position(|x| *x == n) else {
+            return;
+        };
+        if self.sb.ctrls.is_empty() || !self.sb_node_up(n) {
+            return;
+        }
+        let moves: Vec<(usize, usize)> = (0..self.sb.ctrls.len())
+            .filter(|&c| self.sb.ctrls[c].stranded)
+            .map(|c| (c, to))
+            .collect();
+        self.sb_reconnect(&moves);
+    }
+
+    /// Controllers `c` connect to node `to` and download everything their
+    /// condition matches, served in the order they come; the reconnect
+    /// storm's figures.
+    fn sb_reconnect(&mut self, moves: &[(usize, usize)]) {
+        let mut last = None;
+        let mut burst = vec![0; self.sb.nodes.len()];
+        for &(c, to) in moves {
             self.sb.ctrls[c].node = to;
+            self.sb.ctrls[c].stranded = false;
             self.metrics.sb.reconnects += 1;
             let bytes = self.sb_monitored_bytes(c);
             self.metrics.sb.download_bytes += bytes;
@@ -799,6 +851,9 @@ impl Sim {
             self.sb.busy_until[to] = t as Time;
             let ready = t as Time + self.wire(bytes);
             self.sb.ctrls[c].ready_at = ready;
+            for start in std::mem::take(&mut self.sb.ctrls[c].missed) {
+                self.metrics.sb.bringup_us.push(ready.saturating_sub(start));
+            }
             burst[to] += bytes;
             last = last.max(Some(ready));
         }
