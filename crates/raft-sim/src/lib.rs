@@ -48,4 +48,4 @@ pub mod txn;
 pub use knobs::{Knobs, Profile};
 pub use scenario::{preset, Scenario, PRESETS};
 pub use server::{MsgKind, Role, Server, Time};
-pub use sim::{EventKind, Metrics, SbMetrics, Sim, SimEvent};
+pub use sim::{EventKind, Metrics, SbBinding, SbMetrics, Sim, SimEvent};

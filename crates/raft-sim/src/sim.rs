@@ -158,6 +158,14 @@ impl Link {
     }
 }
 
+/// A new port's binding as its chassis's controller got it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SbBinding {
+    pub chassis: usize,
+    pub start: Time,
+    pub seen: Option<Time>,
+}
+
 /// What happened, for timelines (recorded when `record_events` is on).
 #[derive(Clone, Debug, PartialEq)]
 pub enum EventKind {
@@ -231,6 +239,24 @@ pub enum EventKind {
     Snapshot {
         server: Sid,
         index: u64,
+    },
+    /// A Southbound transaction reached the controllers (`chassis > 0`):
+    /// `served` of them got `bytes` in all, the last at `last`; with
+    /// `binding`, chassis `chassis` got its new port's `Port_Binding`
+    /// (NB write started at `start`, seen at `seen`; None: it had no
+    /// server and gets it with its next download).
+    SbUpdate {
+        served: u32,
+        last: Time,
+        bytes: u64,
+        binding: Option<SbBinding>,
+    },
+    /// Controller `chassis` connected to a server and downloaded what it
+    /// monitors (`bytes`), complete at `ready`.
+    SbDownload {
+        chassis: usize,
+        ready: Time,
+        bytes: u64,
     },
     /// A client's transaction ended without a log entry: refused by the
     /// client (`ovn-nbctl`), failed on the server, or changed nothing

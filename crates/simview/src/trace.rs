@@ -95,6 +95,101 @@ pub struct Note {
     pub text: String,
 }
 
+/// One Southbound transaction as the controllers got it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+pub struct SbUpdate {
+    /// When it committed (the servers start sending).
+    pub t: u64,
+    /// When the last controller had it.
+    pub last: u64,
+    /// Controllers that got it, and the bytes sent to all of them.
+    pub served: u32,
+    pub bytes: u64,
+}
+
+/// One new port as its chassis's controller got it (ovn-heater's
+/// bring-up: from the NB write's start to the controller holding its
+/// `Port_Binding`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+pub struct SbBindingMark {
+    pub chassis: u32,
+    pub start: u64,
+    /// None: the controller never got it in the run.
+    pub seen: Option<u64>,
+}
+
+/// One download of everything a controller monitors (at start, after a
+/// reconnect).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+pub struct SbDownloadMark {
+    pub chassis: u32,
+    pub t: u64,
+    pub ready: u64,
+    pub bytes: u64,
+}
+
+/// The Southbound controllers of a run (`chassis > 0`), kept as one
+/// aggregated lane: each update once with how many controllers got it,
+/// and per chassis only its own bindings and downloads, so that any one
+/// controller can be drawn as a lane of its own.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+pub struct SbTrace {
+    pub chassis: u32,
+    /// Sorted by `t`.
+    pub updates: Vec<SbUpdate>,
+    /// Sorted by `start`.
+    pub bindings: Vec<SbBindingMark>,
+    /// Sorted by `t`.
+    pub downloads: Vec<SbDownloadMark>,
+}
+
+impl SbTrace {
+    /// Controller deliveries per pixel column: column `i` of `columns`
+    /// spans `[t0 + i·us_per_px, t0 + (i+1)·us_per_px)`; an update counts
+    /// its `served` in the column of its commit. Found by binary search,
+    /// so a frame costs the updates in view, not the run.
+    pub fn deliveries_per_column(&self, t0: f64, us_per_px: f64, columns: usize) -> Vec<u64> {
+        let mut out = vec![0u64; columns];
+        if us_per_px <= 0.0 || columns == 0 {
+            return out;
+        }
+        let from = self.updates.partition_point(|u| (u.t as f64) < t0);
+        for u in &self.updates[from..] {
+            let i = ((u.t as f64 - t0) / us_per_px) as usize;
+            if i >= columns {
+                break;
+            }
+            out[i] += u.served as u64;
+        }
+        out
+    }
+
+    /// Chassis `c`'s bindings and downloads.
+    pub fn of_chassis(&self, c: u32) -> (Vec<SbBindingMark>, Vec<SbDownloadMark>) {
+        (
+            self.bindings
+                .iter()
+                .filter(|b| b.chassis == c)
+                .copied()
+                .collect(),
+            self.downloads
+                .iter()
+                .filter(|d| d.chassis == c)
+                .copied()
+                .collect(),
+        )
+    }
+
+    /// Controller deliveries in the whole run.
+    pub fn deliveries(&self) -> u64 {
+        self.updates.iter().map(|u| u.served as u64).sum()
+    }
+}
+
 /// A whole recorded run.
 #[derive(Clone, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
@@ -120,6 +215,9 @@ pub struct Trace {
     /// the members': lane `servers() + k` is relay k, in messages too.
     #[cfg_attr(feature = "serde", serde(default))]
     pub relay_states: Vec<Vec<StatePoint>>,
+    /// The Southbound controllers, when the run has any.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub sb: SbTrace,
 }
 
 impl Trace {
@@ -466,6 +564,46 @@ impl Recorder {
                 server: Some(server as u8),
                 text: "left".into(),
             }),
+            EventKind::SbUpdate {
+                served,
+                last,
+                bytes,
+                binding,
+            } => {
+                tr.sb.updates.push(SbUpdate {
+                    t,
+                    last,
+                    served,
+                    bytes,
+                });
+                if let Some(b) = binding {
+                    tr.sb.bindings.push(SbBindingMark {
+                        chassis: b.chassis as u32,
+                        start: b.start,
+                        seen: b.seen,
+                    });
+                }
+            }
+            EventKind::SbDownload {
+                chassis,
+                ready,
+                bytes,
+            } => {
+                // A binding the controller missed (it had no server) is
+                // seen with this download.
+                let c = chassis as u32;
+                for b in tr.sb.bindings.iter_mut().rev() {
+                    if b.chassis == c && b.seen.is_none() {
+                        b.seen = Some(ready);
+                    }
+                }
+                tr.sb.downloads.push(SbDownloadMark {
+                    chassis: c,
+                    t,
+                    ready,
+                    bytes,
+                });
+            }
             // Visible through the state series.
             EventKind::SteppedDown { .. }
             | EventKind::TermChanged { .. }
@@ -494,6 +632,10 @@ impl Recorder {
         ovsdb::order::sort_by_key(&mut tr.writes, |w| (w.start, w.end));
         ovsdb::order::sort_by_key(&mut tr.entries, |e| e.t);
         ovsdb::order::sort_by_key(&mut tr.notes, |n| n.t);
+        tr.sb.chassis = sim.knobs.chassis as u32;
+        ovsdb::order::sort_by_key(&mut tr.sb.updates, |u| u.t);
+        ovsdb::order::sort_by_key(&mut tr.sb.bindings, |b| b.start);
+        ovsdb::order::sort_by_key(&mut tr.sb.downloads, |d| d.t);
         tr
     }
 }

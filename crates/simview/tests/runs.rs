@@ -395,3 +395,50 @@ fn the_two_seeds_ab_presets_show_their_effects_in_the_table() {
         eprintln!("route-status: {:34} {:?} {:?}", r.label, r.a, r.b);
     }
 }
+
+/// A Southbound run's controllers are one aggregated lane (each update
+/// once, with how many controllers got it) and any chassis can be drawn
+/// on its own: its bindings with their bring-up, and its downloads. The
+/// counts agree with the run's own figures.
+#[test]
+fn southbound_controllers_are_one_lane_that_any_chassis_expands_from() {
+    let mut spec = RunSpec::preset("sb-bringup");
+    spec.seed = 1;
+    let r = go(&spec);
+    let sb = &r.trace.sb;
+    assert_eq!(sb.chassis, 60);
+    assert_eq!(sb.updates.len() as f64, r.figure("sb.txns").unwrap());
+    // The leader dies after the writes: every controller got every update.
+    assert!(sb.updates.iter().all(|u| u.served == 60));
+    assert_eq!(sb.deliveries(), 60 * 100);
+    assert_eq!(sb.bindings.len(), 100);
+    let bringup: Vec<f64> = sb
+        .bindings
+        .iter()
+        .map(|b| (b.seen.unwrap() - b.start) as f64 / 1000.0)
+        .collect();
+    let mean = bringup.iter().sum::<f64>() / bringup.len() as f64;
+    assert!((mean - r.figure("bringup.ms.mean").unwrap()).abs() < 0.01);
+    // The storm: the dead leader's controllers downloaded again.
+    assert_eq!(
+        sb.downloads.len() as f64,
+        r.figure("reconnect.clients").unwrap()
+    );
+    let bytes: u64 = sb.downloads.iter().map(|d| d.bytes).sum();
+    assert_eq!(bytes as f64, r.figure("reconnect.bytes").unwrap());
+    // Chassis 1 has ports 1 and 61.
+    let (own, _) = sb.of_chassis(1);
+    assert_eq!(own.len(), 2);
+    // Pixel columns over the whole run hold every delivery; a narrower
+    // window fewer.
+    let cols = sb.deliveries_per_column(0.0, r.trace.end as f64 / 800.0, 801);
+    assert_eq!(cols.iter().sum::<u64>(), sb.deliveries());
+    let first = sb.updates[50].t as f64;
+    let half = sb.deliveries_per_column(first, r.trace.end as f64 / 800.0, 801);
+    assert_eq!(half.iter().sum::<u64>(), 60 * 50);
+    // Without controllers, nothing.
+    assert_eq!(
+        go(&RunSpec::preset("ls-add-follower")).trace.sb,
+        Default::default()
+    );
+}

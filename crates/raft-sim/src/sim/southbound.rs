@@ -49,7 +49,7 @@
 //! takes as long as the port's Northbound commit; only the bytes beyond
 //! them (the rewrite, the routes, the status writes) are costed.
 
-use super::{Ev, Sim};
+use super::{Ev, EventKind, SbBinding, Sim};
 use crate::relay::Node;
 use crate::server::{EntryKind, Life, Sid, Time};
 use crate::txn::Op;
@@ -688,15 +688,18 @@ impl Sim {
     }
 
     /// Every connected controller gets an update: `common` bytes, and
-    /// chassis `owner`'s `owned` bytes. Returns when `owner` holds it.
+    /// chassis `owner`'s `owned` bytes (its new port, whose NB write
+    /// started at `start`). Returns when `owner` holds it.
     fn sb_fan_out(
         &mut self,
-        owner: Option<usize>,
+        owner: Option<(usize, Time)>,
         common: u64,
         owned: u64,
         pb: u64,
     ) -> Option<Time> {
-        let mut seen = None;
+        let (mut seen, mut served, mut last, mut sent) = (None, 0u32, 0, 0);
+        let owner_start = owner.map(|o| o.1);
+        let owner = owner.map(|o| o.0);
         for ni in 0..self.sb.nodes.len() {
             let node = self.sb.nodes[ni];
             if !self.sb_node_up(node) {
@@ -714,6 +717,9 @@ impl Sim {
                 let bytes = if mine { owned } else { common };
                 t += self.cpu(bytes);
                 burst += bytes;
+                served += 1;
+                sent += bytes;
+                last = last.max(t as Time + self.wire(bytes));
                 self.metrics.sb.update_bytes += bytes;
                 self.metrics.sb.received[c] += bytes;
                 if mine {
@@ -727,6 +733,19 @@ impl Sim {
             if self.metrics.sb.extended {
                 self.sb_peak(burst);
             }
+        }
+        if self.record_events {
+            let binding = owner.zip(owner_start).map(|(chassis, start)| SbBinding {
+                chassis,
+                start,
+                seen,
+            });
+            self.note(EventKind::SbUpdate {
+                served,
+                last,
+                bytes: sent,
+                binding,
+            });
         }
         seen
     }
@@ -747,7 +766,7 @@ impl Sim {
         // The tables merged into one update object.
         let common = RPC + merged(&[p.lf, p.routes]);
         let owned = RPC + merged(&[p.pb, p.lf, p.routes]);
-        let seen = self.sb_fan_out(Some(p.chassis), common, owned, p.pb);
+        let seen = self.sb_fan_out(Some((p.chassis, p.start)), common, owned, p.pb);
         if seen.is_none() {
             // Its controller has no server: it gets the binding with its
             // next download.
@@ -854,6 +873,11 @@ impl Sim {
             for start in std::mem::take(&mut self.sb.ctrls[c].missed) {
                 self.metrics.sb.bringup_us.push(ready.saturating_sub(start));
             }
+            self.note(EventKind::SbDownload {
+                chassis: c,
+                ready,
+                bytes,
+            });
             burst[to] += bytes;
             last = last.max(Some(ready));
         }
