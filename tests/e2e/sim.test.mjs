@@ -322,3 +322,57 @@ test("one run shows its log in both storage modes, and entry sizes redraw as ful
   await diff.page.close();
   await full.page.close();
 });
+
+test("a Southbound run draws its controllers as one lane, and any chassis expands to a lane of its own", async () => {
+  // The same run on the command line: its figures are what the lane counts.
+  const target = process.env.CARGO_TARGET_DIR || join(new URL("../..", import.meta.url).pathname, "target");
+  const bin = process.env.OVSDB_SCOPE_BIN || join(target, "debug", "ovsdb-scope");
+  if (!existsSync(bin)) {
+    execFileSync("cargo", ["build", "-q", "-p", "ovsdb-scope"], { stdio: "inherit" });
+  }
+  const cli = JSON.parse(execFileSync(bin, ["simulate", "sb-bringup", "--json"], { encoding: "utf8" }));
+
+  const { page, problems } = await openPage(browser.context, server.url + "#sim=sb-bringup&t=3400000");
+  await figures(page);
+  const bar = page.getByTestId("sim-controllers");
+  await bar.waitFor();
+  assert.equal(Number(await bar.getAttribute("data-chassis")), cli.sb.chassis);
+  assert.equal(Number(await bar.getAttribute("data-updates")), cli.sb.txns);
+  // The leader dies after the writes: every controller got every update.
+  assert.equal(Number(await bar.getAttribute("data-deliveries")), cli.sb.chassis * cli.sb.txns);
+  assert.equal(Number(await bar.getAttribute("data-downloads")), cli.reconnect.clients);
+
+  // The lane itself: pixels below the client lane, and deliveries in view.
+  const timeline = page.getByTestId("sim-timeline");
+  const before = await timeline.evaluate((c) => c.height);
+  await page.getByTestId("sim-page").press("-");
+  await page.getByTestId("sim-page").press("-");
+  await page.getByTestId("sim-page").press("-");
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid="sim-controllers"]').getAttribute("data-in-view")) > 0);
+
+  // Chassis 1 holds ports 1 and 61: its lane shows both, bound.
+  await page.getByTestId("sim-expand-chassis").fill("1");
+  await page.getByTestId("sim-expand-chassis").press("Enter");
+  await page.getByTestId("sim-expand-chassis").dispatchEvent("change");
+  const lane = page.getByTestId("sim-chassis-lane");
+  await lane.waitFor();
+  assert.equal(await lane.getAttribute("data-chassis"), "1");
+  assert.equal(await lane.getAttribute("data-bindings"), "2");
+  assert.equal(await lane.getAttribute("data-seen"), "2");
+  await page.waitForFunction((h) => document.querySelector('[data-testid="sim-timeline"]').height > h, before);
+  // The new band has ink (the two bring-up bars).
+  const ink = await timeline.evaluate((c) => {
+    const band = 44;
+    const d = c.getContext("2d").getImageData(90, c.height - band - 4, c.width - 100, band - 4).data;
+    let n = 0;
+    for (let i = 0; i < d.length; i += 4) if (d[i + 1] > 100 && d[i] < 100 && d[i + 2] < 100) n++;
+    return n;
+  });
+  assert.ok(ink > 10, `green pixels in the chassis lane: ${ink}`);
+  await screenshot(page, "sim-sb-controllers");
+  // c closes it again.
+  await page.getByTestId("sim-page").press("c");
+  await lane.waitFor({ state: "detached" });
+  clean(problems);
+  await page.close();
+});

@@ -82,7 +82,7 @@ impl AbPage {
             let (Some(r), Some(canvas)) = (r, c.cast::<HtmlCanvasElement>()) else {
                 continue;
             };
-            if let Some((ctx, g)) = view::context(&canvas, r.trace.lanes()) {
+            if let Some((ctx, g)) = view::context(&canvas, r.trace.lanes(), 0) {
                 let _ = view::draw(&ctx, &g, &r.trace, win, label, None);
             }
         }

@@ -54,6 +54,9 @@ pub enum Msg {
     SizesAs(Option<bool>),
     ExportJson,
     ExportDb,
+    /// Draw one Southbound chassis's controller as a lane of its own
+    /// (`None`: only the aggregated lane).
+    Expand(Option<u32>),
 }
 
 pub struct SimPage {
@@ -71,6 +74,8 @@ pub struct SimPage {
     window_ms: f64,
     /// Entry sizes drawn as stored (None), as diffs or as full values.
     sizes_as: Option<bool>,
+    /// The Southbound chassis drawn on a lane of its own (0-based).
+    expanded: Option<u32>,
     last_ts: Option<f64>,
     /// The next playback frame (cancelled when dropped), and the link that
     /// asks for it.
@@ -180,15 +185,19 @@ impl SimPage {
         };
         let t0 = now_ms();
         let mut drawn = 0;
-        if let Some((ctx, g)) = view::context(&canvas, r.trace.lanes()) {
-            drawn = view::draw(
-                &ctx,
-                &g,
-                &r.trace,
-                Window::around(self.playhead, self.window_ms * 1000.0),
-                "",
-                self.sizes_as,
-            );
+        let bands = view::sb_bands(&r.trace, self.expanded);
+        let win = Window::around(self.playhead, self.window_ms * 1000.0);
+        let mut delivered = 0;
+        if let Some((ctx, g)) = view::context(&canvas, r.trace.lanes(), bands) {
+            drawn = view::draw(&ctx, &g, &r.trace, win, "", self.sizes_as);
+            delivered = view::draw_controllers(&ctx, &g, &r.trace, win, self.expanded);
+        }
+        if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| {
+            d.query_selector("[data-testid=sim-controllers]")
+                .ok()
+                .flatten()
+        }) {
+            let _ = el.set_attribute("data-in-view", &delivered.to_string());
         }
         let dt = now_ms() - t0;
         self.frames += 1;
@@ -207,6 +216,48 @@ impl SimPage {
             let _ = el.set_attribute("data-frames", &self.frames.to_string());
             let _ = el.set_attribute("data-messages", &drawn.to_string());
             el.set_text_content(Some(&format!("{:.2} ms", self.frame_ms)));
+        }
+    }
+
+    /// Under the diagram of a run with Southbound controllers: what the
+    /// aggregated lane holds, and the chassis to expand.
+    fn controllers_bar(&self, ctx: &Context<Self>) -> Html {
+        let Some(tr) = self.trace() else {
+            return html! {};
+        };
+        let sb = &tr.sb;
+        if sb.chassis == 0 {
+            return html! {};
+        }
+        let shown = self.expanded.filter(|c| *c < sb.chassis);
+        let (own, downloads) = shown.map(|c| sb.of_chassis(c)).unwrap_or_default();
+        let seen = own.iter().filter(|b| b.seen.is_some()).count();
+        let onchange = ctx.link().callback(|e: Event| {
+            let v = value_of(&e);
+            Msg::Expand(v.trim().parse::<u32>().ok().filter(|c| *c > 0).map(|c| c - 1))
+        });
+        html! {
+            <div class="controls" data-testid="sim-controllers" data-chassis={sb.chassis.to_string()}
+                 data-updates={sb.updates.len().to_string()} data-deliveries={sb.deliveries().to_string()}
+                 data-downloads={sb.downloads.len().to_string()}>
+                <span title="Each Southbound update once, with how many ovn-controllers got it (blue, per pixel column); downloads after a reconnect in orange">
+                    { format!("Controllers: {} chassis, {} updates, {} deliveries, {} downloads. ",
+                        sb.chassis, sb.updates.len(), sb.deliveries(), sb.downloads.len()) }
+                </span>
+                <label title="Draw one chassis's ovn-controller on a lane of its own: each of its ports from the NB write to the binding it holds (ovn-heater's bring-up), and its downloads (key c clears)">
+                    { "Expand chassis " }
+                    <input type="number" min="0" max={sb.chassis.to_string()} data-testid="sim-expand-chassis"
+                           value={shown.map_or(String::new(), |c| (c + 1).to_string())}
+                           placeholder="1…" {onchange} />
+                </label>
+                if let Some(c) = shown {
+                    <span data-testid="sim-chassis-lane" data-chassis={(c + 1).to_string()}
+                          data-bindings={own.len().to_string()} data-seen={seen.to_string()}
+                          data-downloads={downloads.len().to_string()}>
+                        { format!(" chassis {}: {} ports ({} bound at its controller), {} downloads", c + 1, own.len(), seen, downloads.len()) }
+                    </span>
+                }
+            </div>
         }
     }
 
@@ -346,6 +397,7 @@ impl Component for SimPage {
             speed: 1.0,
             window_ms: ctx.props().window_ms.unwrap_or(1500.0),
             sizes_as: None,
+            expanded: None,
             last_ts: None,
             frame: None,
             link: ctx.link().clone(),
@@ -474,6 +526,7 @@ impl Component for SimPage {
             Msg::Speed(s) => self.speed = s,
             Msg::Zoom(f) => self.window_ms = (self.window_ms * f).clamp(5.0, 600_000.0),
             Msg::SizesAs(v) => self.sizes_as = v,
+            Msg::Expand(c) => self.expanded = c,
             Msg::Intervene(action, then) => {
                 let Some(r) = self.result.clone() else {
                     return false;
@@ -565,6 +618,7 @@ impl Component for SimPage {
                         Some(false) => Some(true),
                         Some(true) => None,
                     })),
+                    "c" if self.expanded.is_some() => link.send_message(Msg::Expand(None)),
                     _ => return false,
                 }
                 e.prevent_default();
@@ -706,12 +760,14 @@ impl Component for SimPage {
                     <span class="hint">{ " The files open in the Explorer tab and in ovsdb-tool." }</span>
                 </div>
                 <canvas ref={self.canvas.clone()} class="sim-canvas" data-testid="sim-timeline" />
+                { self.controllers_bar(ctx) }
                 <p class="legend">
                     { "Bands: leader (gold), candidate (orange), follower (light), down (dark). Lines: append (blue), \
                        reply (light blue), votes (red), forwarded client requests (green); dropped messages end in ×; \
                        heartbeats are ticks at the lane top. Green step line: commit index. Bars at the lane bottom: \
                        bytes of each entry written (log scale). Client lane: each write from request to reply with its latency. \
-                       Keys: space play/pause, ←/→ step, +/− zoom, d entry sizes as stored / full values / diffs." }
+                       Controllers lane (Southbound runs): updates per pixel column, downloads in orange; expand one chassis below it. \
+                       Keys: space play/pause, ←/→ step, +/− zoom, d entry sizes as stored / full values / diffs, c closes an expanded chassis." }
                 </p>
                 { self.editor(ctx) }
                 if let Some(r) = r {

@@ -14,6 +14,9 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 pub const LEFT: f64 = 86.0;
 const TOP: f64 = 22.0;
 const CLIENT_H: f64 = 56.0;
+/// Height of a Southbound controllers band (the aggregated lane, or one
+/// expanded chassis).
+const SB_H: f64 = 44.0;
 
 /// What part of a run to draw.
 #[derive(Clone, Copy, Debug)]
@@ -38,9 +41,14 @@ pub struct Geometry {
     pub h: f64,
     pub lanes: usize,
     pub lane_h: f64,
+    /// Southbound bands below the client lane (0, 1 or 2).
+    pub bands: usize,
 }
 
 impl Geometry {
+    fn band_y(&self, i: usize) -> f64 {
+        TOP + self.lanes as f64 * self.lane_h + CLIENT_H + i as f64 * SB_H
+    }
     fn lane_y(&self, s: usize) -> f64 {
         TOP + s as f64 * self.lane_h
     }
@@ -88,10 +96,11 @@ fn nice_step(span_us: f64, px: f64) -> f64 {
 pub fn context(
     canvas: &HtmlCanvasElement,
     lanes: usize,
+    bands: usize,
 ) -> Option<(CanvasRenderingContext2d, Geometry)> {
     let w = (canvas.client_width() as f64).max(320.0);
     let lane_h = 64.0;
-    let h = TOP + lanes as f64 * lane_h + CLIENT_H + 8.0;
+    let h = TOP + lanes as f64 * lane_h + CLIENT_H + bands as f64 * SB_H + 8.0;
     if canvas.width() != w as u32 {
         canvas.set_width(w as u32);
     }
@@ -110,8 +119,132 @@ pub fn context(
             h,
             lanes,
             lane_h,
+            bands,
         },
     ))
+}
+
+/// Southbound bands a run needs: the controllers' lane when it has any,
+/// and one more for an expanded chassis.
+pub fn sb_bands(tr: &Trace, expanded: Option<u32>) -> usize {
+    match (tr.sb.chassis > 0, expanded) {
+        (false, _) => 0,
+        (true, Some(c)) if c < tr.sb.chassis => 2,
+        (true, _) => 1,
+    }
+}
+
+/// Draws the Southbound controllers below the client lane: one lane for
+/// all of them (per pixel column, how many controllers got an update, as
+/// a bar scaled to the densest column in view; downloads after a
+/// reconnect in orange), and chassis `expanded`'s own lane (each of its
+/// ports from the NB write to the controller holding its binding, with
+/// the bring-up on it; its downloads). Returns the deliveries in view.
+pub fn draw_controllers(
+    ctx: &CanvasRenderingContext2d,
+    g: &Geometry,
+    tr: &Trace,
+    win: Window,
+    expanded: Option<u32>,
+) -> u64 {
+    if g.bands == 0 {
+        return 0;
+    }
+    let sb = &tr.sb;
+    let plot_w = g.w - LEFT - 8.0;
+    let span = (win.t1 - win.t0).max(1.0);
+    let x = |t: f64| LEFT + (t - win.t0) / span * plot_w;
+    let now = win.now as f64;
+    let visible_end = now.min(win.t1);
+    let y = g.band_y(0);
+    ctx.set_fill_style_str("#f4f4f4");
+    ctx.fill_rect(LEFT, y + 2.0, plot_w, SB_H - 4.0);
+    ctx.set_fill_style_str("#111");
+    ctx.set_font("bold 12px sans-serif");
+    let _ = ctx.fill_text("controllers", 6.0, y + 15.0);
+    ctx.set_font("10px sans-serif");
+    let _ = ctx.fill_text(&format!("{} chassis", sb.chassis), 6.0, y + 28.0);
+    // Per-pixel-column deliveries up to the playhead.
+    let cols = plot_w.max(1.0) as usize;
+    let us_per_px = span / plot_w.max(1.0);
+    let mut counts = sb.deliveries_per_column(win.t0, us_per_px, cols);
+    let last_col = ((visible_end - win.t0) / us_per_px).floor();
+    if last_col < 0.0 {
+        counts.clear();
+    } else {
+        counts.truncate(last_col as usize + 1);
+    }
+    let top = counts.iter().copied().max().unwrap_or(0).max(1) as f64;
+    let full = SB_H - 8.0;
+    ctx.set_fill_style_str("#3a6fb0");
+    let mut in_view = 0;
+    for (i, &c) in counts.iter().enumerate() {
+        if c == 0 {
+            continue;
+        }
+        in_view += c;
+        let hgt = ((c as f64).ln_1p() / top.ln_1p()).max(0.08) * full;
+        ctx.fill_rect(LEFT + i as f64, y + SB_H - 4.0 - hgt, 1.0, hgt);
+    }
+    // Downloads: from the request to the reply, across the lane's top.
+    let d0 = sb.downloads.partition_point(|d| (d.ready as f64) < win.t0 - 5e6);
+    ctx.set_fill_style_str("rgba(224,128,32,0.45)");
+    for d in &sb.downloads[d0..] {
+        if d.t as f64 > visible_end {
+            break;
+        }
+        if (d.ready as f64) < win.t0 {
+            continue;
+        }
+        let (xa, xb) = (x(d.t as f64), x((d.ready as f64).min(now)));
+        ctx.fill_rect(xa, y + 4.0, (xb - xa).max(1.0), 6.0);
+    }
+    if let Some(c) = expanded.filter(|c| *c < sb.chassis) {
+        let y = g.band_y(1);
+        ctx.set_fill_style_str("#f8f8f0");
+        ctx.fill_rect(LEFT, y + 2.0, plot_w, SB_H - 4.0);
+        ctx.set_fill_style_str("#111");
+        ctx.set_font("bold 12px sans-serif");
+        let _ = ctx.fill_text(&format!("chassis {}", c + 1), 6.0, y + 15.0);
+        ctx.set_font("10px sans-serif");
+        let (own, downloads) = sb.of_chassis(c);
+        for b in &own {
+            if b.start as f64 > visible_end {
+                break;
+            }
+            let end = b.seen.map_or(now, |s| (s as f64).min(now));
+            if end < win.t0 {
+                continue;
+            }
+            let (xa, xb) = (x(b.start as f64), x(end));
+            let done = b.seen.is_some_and(|s| s as f64 <= now);
+            ctx.set_fill_style_str(if done { "#2c8a3e" } else { "#e0a030" });
+            ctx.fill_rect(xa, y + 20.0, (xb - xa).max(1.5), 12.0);
+            if let (true, Some(s)) = (done, b.seen) {
+                if xb - xa > 46.0 {
+                    ctx.set_fill_style_str("#fff");
+                    let _ = ctx.fill_text(&ms_label((s - b.start) as f64), xa + 3.0, y + 30.0);
+                }
+            }
+        }
+        ctx.set_fill_style_str("rgba(224,128,32,0.7)");
+        for d in &downloads {
+            if d.t as f64 > visible_end || (d.ready as f64) < win.t0 {
+                continue;
+            }
+            let (xa, xb) = (x(d.t as f64), x((d.ready as f64).min(now)));
+            ctx.fill_rect(xa, y + 6.0, (xb - xa).max(1.0), 8.0);
+        }
+    }
+    // The playhead over the bands.
+    let xp = x(now);
+    ctx.set_stroke_style_str("#c00");
+    ctx.set_line_width(1.5);
+    ctx.begin_path();
+    ctx.move_to(xp, g.band_y(0));
+    ctx.line_to(xp, g.h - 4.0);
+    ctx.stroke();
+    in_view
 }
 
 /// Draws `tr` in `win`. `label` names the run (A/B views); `sizes_as`
