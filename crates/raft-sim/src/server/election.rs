@@ -437,3 +437,278 @@ impl Server {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{show, World};
+    use super::super::{Entry, EntryKind, Msg, Role, Server};
+    use crate::knobs::{Knobs, Profile};
+    use std::rc::Rc;
+
+    /// Server 0 of a fresh three-member cluster, and its world.
+    fn member0(w: &mut World) -> Server {
+        w.cluster(3).remove(0)
+    }
+
+    /// Server 0 after its election timer fired with pre-vote on: a candidate
+    /// collecting pre-votes in term 1. Returns the time it fired.
+    fn prevoting(w: &mut World, s: &mut Server) -> u64 {
+        let at = s.election_deadline;
+        w.call(at, |cx| s.iterate(cx));
+        at
+    }
+
+    /// Server 0 took an entry at index 2 (term 1) from leader 2, at time 0.
+    fn with_an_entry_from_server_2(w: &mut World, s: &mut Server) {
+        let append = Msg::Append {
+            term: 1,
+            prev_index: 1,
+            prev_term: 1,
+            leader_commit: 1,
+            entries: Rc::new(vec![Entry {
+                term: 1,
+                uid: 7,
+                kind: EntryKind::Noop,
+            }]),
+        };
+        let out = w.call(0, |cx| s.handle(2, append, cx));
+        assert_eq!(show(&out), ["record Leader", "record Entry", "fsync 1"]);
+        assert_eq!((s.last_index(), s.last_term()), (2, 1));
+    }
+
+    #[test]
+    fn timer_with_prevote_sends_prevote_requests_and_keeps_the_term() {
+        let mut w = World::main();
+        let mut s = member0(&mut w);
+        let at = s.election_deadline;
+        let out = w.call(at, |cx| s.iterate(cx));
+        let ask = "Vote { term: 1, last_index: 1, last_term: 1, transfer: false, prevote: true }";
+        assert_eq!(
+            show(&out),
+            [
+                "ElectionStarted { server: 0, term: 1, prevote: true, transfer: false }".into(),
+                format!("send 0->1 {ask}"),
+                format!("send 0->2 {ask}"),
+            ]
+        );
+        assert_eq!((s.role, s.term, s.vote), (Role::Candidate, 1, None));
+        assert!(s.election_deadline >= at + s.et, "timer re-armed");
+        // No leader seen since the last election: "disconnected" (§2.8).
+        assert!(s.candidate_retrying && !s.is_connected());
+    }
+
+    #[test]
+    fn timer_without_prevote_votes_for_itself_and_asks_once_the_vote_is_durable() {
+        let mut k = Knobs::for_profile(Profile::Main);
+        k.prevote = false;
+        let mut w = World::new(k);
+        let mut s = member0(&mut w);
+        let at = s.election_deadline;
+        let out = w.call(at, |cx| s.iterate(cx));
+        assert_eq!(
+            show(&out),
+            [
+                "record Vote",
+                "fsync 1",
+                "TermChanged { server: 0, term: 2 }",
+                "ElectionStarted { server: 0, term: 2, prevote: false, transfer: false }",
+            ]
+        );
+        assert_eq!((s.role, s.term, s.vote), (Role::Candidate, 2, Some(0)));
+        // The vote requests wait for the term and vote record's fsync.
+        let out = w.call(at + 1000, |cx| {
+            s.fsync_done(1, cx);
+            s.iterate(cx);
+        });
+        let ask = "Vote { term: 2, last_index: 1, last_term: 1, transfer: false, prevote: false }";
+        assert_eq!(
+            show(&out),
+            [format!("send 0->1 {ask}"), format!("send 0->2 {ask}")]
+        );
+    }
+
+    #[test]
+    fn a_vote_request_from_a_shorter_log_is_refused_but_its_term_is_taken() {
+        let mut w = World::main();
+        let mut s = member0(&mut w);
+        with_an_entry_from_server_2(&mut w, &mut s);
+        // Past the leader lease, so the request is not suppressed.
+        let now = s.election_base + s.et;
+        let vote = Msg::Vote {
+            term: 2,
+            last_index: 1,
+            last_term: 1,
+            transfer: false,
+            prevote: false,
+        };
+        let out = w.call(now, |cx| s.handle(1, vote, cx));
+        // The entry's fsync still runs: the term record waits its turn.
+        assert_eq!(
+            show(&out),
+            ["record Term", "TermChanged { server: 0, term: 2 }"]
+        );
+        assert_eq!((s.term, s.vote, s.role), (2, None, Role::Follower));
+    }
+
+    #[test]
+    fn a_prevote_from_a_shorter_log_gets_no_reply() {
+        let mut w = World::main();
+        let mut s = member0(&mut w);
+        with_an_entry_from_server_2(&mut w, &mut s);
+        let now = s.election_base + s.et;
+        let prevote = Msg::Vote {
+            term: 1,
+            last_index: 1,
+            last_term: 1,
+            transfer: false,
+            prevote: true,
+        };
+        let out = w.call(now, |cx| s.handle(1, prevote, cx));
+        assert!(out.is_empty(), "{:?}", show(&out));
+        assert_eq!((s.term, s.vote), (1, None));
+    }
+
+    #[test]
+    fn a_granted_vote_is_sent_only_once_the_vote_record_is_durable() {
+        let mut w = World::main();
+        let mut s = member0(&mut w);
+        let now = s.election_base + s.et;
+        let vote = Msg::Vote {
+            term: 2,
+            last_index: 1,
+            last_term: 1,
+            transfer: false,
+            prevote: false,
+        };
+        let out = w.call(now, |cx| s.handle(1, vote, cx));
+        // The term record's fsync is running; the vote record queues a
+        // second ticket behind it.
+        assert_eq!(
+            show(&out),
+            [
+                "record Term",
+                "fsync 1",
+                "TermChanged { server: 0, term: 2 }",
+                "record Vote",
+                "TermChanged { server: 0, term: 2 }",
+            ]
+        );
+        assert_eq!((s.term, s.vote), (2, Some(1)));
+        // The term is durable, the vote not yet: the reply still waits.
+        let out = w.call(now + 1000, |cx| {
+            s.fsync_done(1, cx);
+            s.iterate(cx);
+        });
+        assert_eq!(show(&out), ["fsync 2"]);
+        let out = w.call(now + 2000, |cx| {
+            s.fsync_done(2, cx);
+            s.iterate(cx);
+        });
+        assert_eq!(
+            show(&out),
+            ["send 0->1 VoteReply { term: 2, vote: 1, prevote: false }"]
+        );
+    }
+
+    #[test]
+    fn a_vote_request_inside_the_leader_lease_is_dropped() {
+        let mut w = World::main(); // suppress_mode = drop
+        let mut s = member0(&mut w);
+        let now = s.election_base + s.et - 1;
+        let vote = Msg::Vote {
+            term: 2,
+            last_index: 1,
+            last_term: 1,
+            transfer: false,
+            prevote: false,
+        };
+        let out = w.call(now, |cx| s.handle(1, vote, cx));
+        assert!(out.is_empty(), "{:?}", show(&out));
+        assert_eq!((s.term, s.vote), (1, None));
+    }
+
+    #[test]
+    fn prevotes_from_a_majority_start_the_real_election() {
+        let mut w = World::main();
+        let mut s = member0(&mut w);
+        let at = prevoting(&mut w, &mut s);
+        let granted = Msg::VoteReply {
+            term: 1,
+            vote: 0,
+            prevote: true,
+        };
+        let out = w.call(at + 100, |cx| s.handle(1, granted, cx));
+        assert_eq!(
+            show(&out),
+            [
+                "record Vote",
+                "fsync 1",
+                "TermChanged { server: 0, term: 2 }",
+                "ElectionStarted { server: 0, term: 2, prevote: false, transfer: false }",
+            ]
+        );
+        assert_eq!((s.role, s.term, s.vote), (Role::Candidate, 2, Some(0)));
+    }
+
+    #[test]
+    fn votes_from_a_majority_make_the_candidate_leader_and_it_appends_a_noop() {
+        let mut w = World::main();
+        let mut s = member0(&mut w);
+        let at = prevoting(&mut w, &mut s);
+        s.deliver(
+            1,
+            Msg::VoteReply {
+                term: 1,
+                vote: 0,
+                prevote: true,
+            },
+        );
+        w.call(at + 100, |cx| s.iterate(cx));
+        let out = w.call(at + 1000, |cx| {
+            s.fsync_done(1, cx);
+            s.iterate(cx);
+        });
+        assert_eq!(out.len(), 2, "the held vote requests: {:?}", show(&out));
+        s.deliver(
+            2,
+            Msg::VoteReply {
+                term: 2,
+                vote: 0,
+                prevote: false,
+            },
+        );
+        let out = w.call(at + 2000, |cx| s.iterate(cx));
+        let append = "Append { term: 2, prev_index: 1, prev_term: 1, leader_commit: 1, \
+                      entries: [Entry { term: 2, uid: 101, kind: Noop }] }";
+        assert_eq!(
+            show(&out),
+            [
+                "record Leader".to_string(),
+                "BecameLeader { server: 0, term: 2 }".into(),
+                "record Entry".into(),
+                "fsync 2".into(),
+                format!("send 0->1 {append}"),
+                format!("send 0->2 {append}"),
+            ]
+        );
+        assert_eq!((s.role, s.leader), (Role::Leader, Some(0)));
+        assert!(s.is_connected());
+    }
+
+    #[test]
+    fn become_leader_makes_a_follower_start_a_transfer_election_without_prevote() {
+        let mut w = World::main();
+        let mut s = w.cluster(3).remove(1);
+        let out = w.call(10, |cx| s.handle(0, Msg::BecomeLeader { term: 1 }, cx));
+        assert_eq!(
+            show(&out),
+            [
+                "record Vote",
+                "fsync 1",
+                "TermChanged { server: 1, term: 2 }",
+                "ElectionStarted { server: 1, term: 2, prevote: false, transfer: true }",
+            ]
+        );
+        assert_eq!((s.role, s.term, s.vote), (Role::Candidate, 2, Some(1)));
+    }
+}

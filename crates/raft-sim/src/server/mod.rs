@@ -26,6 +26,8 @@ mod outbox;
 mod poll;
 mod replication;
 mod snapshot;
+#[cfg(test)]
+mod testkit;
 
 pub use db::CoreHistory;
 pub use disk::{LogRec, RecordKind};
