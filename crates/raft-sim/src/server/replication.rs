@@ -404,3 +404,209 @@ impl Server {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{show, World};
+    use super::super::{Entry, EntryKind, Msg, Role, Server};
+    use std::rc::Rc;
+
+    fn noop(term: u64, uid: u64) -> Entry {
+        Entry {
+            term,
+            uid,
+            kind: EntryKind::Noop,
+        }
+    }
+
+    fn append(term: u64, prev: (u64, u64), commit: u64, entries: Vec<Entry>) -> Msg {
+        Msg::Append {
+            term,
+            prev_index: prev.0,
+            prev_term: prev.1,
+            leader_commit: commit,
+            entries: Rc::new(entries),
+        }
+    }
+
+    /// Server 0 of a fresh three-member cluster made leader in term 1: its
+    /// no-op is entry 2 (uid 101), sent to both followers, not yet durable.
+    fn leader(w: &mut World) -> Server {
+        let mut s = w.cluster(3).remove(0);
+        let out = w.call(0, |cx| s.become_leader(cx));
+        let noop = "Append { term: 1, prev_index: 1, prev_term: 1, leader_commit: 1, \
+                    entries: [Entry { term: 1, uid: 101, kind: Noop }] }";
+        assert_eq!(
+            show(&out),
+            [
+                "record Leader".to_string(),
+                "BecameLeader { server: 0, term: 1 }".into(),
+                "record Entry".into(),
+                "fsync 1".into(),
+                format!("send 0->1 {noop}"),
+                format!("send 0->2 {noop}"),
+            ]
+        );
+        s
+    }
+
+    #[test]
+    fn an_append_with_a_mismatching_prev_term_is_refused_naming_the_log_end() {
+        let mut w = World::main();
+        let mut s = w.cluster(3).remove(1);
+        let out = w.call(10, |cx| {
+            s.handle(0, append(1, (1, 2), 1, vec![noop(2, 5)]), cx)
+        });
+        assert_eq!(
+            show(&out),
+            [
+                "record Leader",
+                "send 1->0 AppendReply { term: 1, log_end: 2, prev_index: 1, n_entries: 1, ok: false }",
+            ]
+        );
+        assert_eq!((s.leader, s.log_end()), (Some(0), 2));
+    }
+
+    #[test]
+    fn an_append_past_the_log_end_is_refused_naming_the_log_end() {
+        let mut w = World::main();
+        let mut s = w.cluster(3).remove(1);
+        let out = w.call(10, |cx| s.handle(0, append(1, (5, 1), 1, vec![]), cx));
+        assert_eq!(
+            show(&out),
+            [
+                "record Leader",
+                "send 1->0 AppendReply { term: 1, log_end: 2, prev_index: 5, n_entries: 0, ok: false }",
+            ]
+        );
+    }
+
+    #[test]
+    fn an_append_from_an_older_term_is_refused_with_the_current_term() {
+        let mut w = World::main();
+        let mut s = w.cluster(3).remove(1);
+        w.call(0, |cx| {
+            s.set_term(2, None, cx);
+            s.fsync_done(1, cx);
+            s.drain_waiters(cx);
+        });
+        let out = w.call(10, |cx| {
+            s.handle(0, append(1, (1, 1), 1, vec![noop(1, 5)]), cx)
+        });
+        assert_eq!(
+            show(&out),
+            ["send 1->0 AppendReply { term: 2, log_end: 2, prev_index: 1, n_entries: 1, ok: false }"]
+        );
+        assert_eq!((s.leader, s.log_end()), (None, 2));
+    }
+
+    #[test]
+    fn a_matching_append_is_written_committed_and_acknowledged_after_its_fsync() {
+        let mut w = World::main();
+        let mut s = w.cluster(3).remove(1);
+        let out = w.call(10, |cx| {
+            s.handle(0, append(1, (1, 1), 2, vec![noop(1, 7)]), cx)
+        });
+        // The leader's commit index covers the new entry: committed at once,
+        // but the reply waits for the entry to be on disk.
+        assert_eq!(
+            show(&out),
+            [
+                "record Leader",
+                "record Entry",
+                "fsync 1",
+                "Commit { server: 1, index: 2, term: 1, uid: 7 }",
+                "record Commit",
+            ]
+        );
+        assert_eq!((s.log_end(), s.commit_index, s.log_synced), (3, 2, 1));
+        let out = w.call(2000, |cx| {
+            s.fsync_done(1, cx);
+            s.iterate(cx);
+        });
+        assert_eq!(
+            show(&out),
+            ["send 1->0 AppendReply { term: 1, log_end: 3, prev_index: 1, n_entries: 1, ok: true }"]
+        );
+        assert_eq!((s.log_synced, s.last_applied), (2, 2));
+    }
+
+    #[test]
+    fn an_entry_of_another_term_truncates_the_log_from_there() {
+        let mut w = World::main();
+        let mut s = w.cluster(3).remove(1);
+        w.call(10, |cx| {
+            s.handle(0, append(1, (1, 1), 1, vec![noop(1, 7), noop(1, 8)]), cx)
+        });
+        let out = w.call(20, |cx| {
+            s.handle(2, append(2, (2, 1), 1, vec![noop(2, 9)]), cx)
+        });
+        assert_eq!(
+            show(&out),
+            [
+                "record Term",
+                "TermChanged { server: 1, term: 2 }",
+                "record Leader",
+                "Truncate { server: 1, from_index: 3, commit_index: 1 }",
+                "record Entry",
+            ]
+        );
+        let terms: Vec<(u64, u64)> = s.log.iter().map(|e| (e.term, e.uid)).collect();
+        assert_eq!(terms, [(1, 7), (2, 9)]);
+    }
+
+    #[test]
+    fn the_leader_commits_once_a_majority_including_itself_has_the_entry() {
+        let mut w = World::main();
+        let mut s = leader(&mut w);
+        let ok = Msg::AppendReply {
+            term: 1,
+            log_end: 3,
+            prev_index: 1,
+            n_entries: 1,
+            ok: true,
+        };
+        // One follower has it, the leader's own write is not durable yet.
+        let out = w.call(100, |cx| s.handle(1, ok, cx));
+        assert!(out.is_empty(), "{:?}", show(&out));
+        assert_eq!((s.peers[1].match_index, s.commit_index), (2, 1));
+        let out = w.call(2000, |cx| {
+            s.fsync_done(1, cx);
+            s.iterate(cx);
+        });
+        let beat = "Append { term: 1, prev_index: 2, prev_term: 1, leader_commit: 2, entries: [] }";
+        assert_eq!(
+            show(&out),
+            [
+                "Commit { server: 0, index: 2, term: 1, uid: 101 }".to_string(),
+                "record Commit".into(),
+                format!("send 0->1 {beat}"),
+                format!("send 0->2 {beat}"),
+            ]
+        );
+        assert_eq!((s.commit_index, s.last_applied), (2, 2));
+    }
+
+    #[test]
+    fn a_refused_append_backs_off_and_resends_the_missing_entries() {
+        let mut w = World::main();
+        let mut s = leader(&mut w);
+        let refused = Msg::AppendReply {
+            term: 1,
+            log_end: 2,
+            prev_index: 2,
+            n_entries: 0,
+            ok: false,
+        };
+        let out = w.call(100, |cx| s.handle(1, refused, cx));
+        assert_eq!(
+            show(&out),
+            [
+                "send 0->1 Append { term: 1, prev_index: 1, prev_term: 1, leader_commit: 1, \
+              entries: [Entry { term: 1, uid: 101, kind: Noop }] }"
+            ]
+        );
+        assert_eq!(s.peers[1].next_index, 3);
+        assert_eq!(s.role, Role::Leader);
+    }
+}
