@@ -252,3 +252,174 @@ impl Server {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{show, World};
+    use super::super::{CoreHistory, Entry, EntryKind, Msg, Server, Snap};
+    use crate::txn::NbState;
+    use std::rc::Rc;
+
+    /// Server 0 of a fresh three-member cluster made leader in term 1 (its
+    /// no-op at index 2 sent to both followers, peers' next index 3).
+    fn leader(w: &mut World, n: usize) -> Server {
+        let mut s = w.cluster(n).remove(0);
+        w.call(0, |cx| s.become_leader(cx));
+        s
+    }
+
+    /// A snapshot at `index` of term 1 of the three-member configuration,
+    /// with an empty database and a 2 s election timer.
+    fn snap(index: u64) -> Rc<Snap> {
+        Rc::new(Snap {
+            index,
+            term: 1,
+            servers: 0b111,
+            et: 2_000_000,
+            last_eid: 0,
+            db: Rc::new(NbState::default()),
+            db_bytes: 0,
+            core: Some(Rc::new(CoreHistory::default())),
+        })
+    }
+
+    #[test]
+    fn a_follower_whose_log_ends_before_the_log_start_is_sent_the_snapshot_once() {
+        let mut w = World::main();
+        let mut s = leader(&mut w, 3);
+        // A joiner's log ends at index 1, before the leader's log start 2.
+        let refused = || Msg::AppendReply {
+            term: 1,
+            log_end: 1,
+            prev_index: 2,
+            n_entries: 0,
+            ok: false,
+        };
+        let out = w.call(100, |cx| s.handle(1, refused(), cx));
+        assert_eq!(
+            show(&out),
+            ["send 0->1 Snapshot { term: 1, index: 1, snap_term: 1 }"]
+        );
+        assert!(s.peers[1].snap_inflight);
+        // While it is in flight, another refusal sends nothing.
+        let out = w.call(200, |cx| s.handle(1, refused(), cx));
+        assert!(out.is_empty(), "{:?}", show(&out));
+    }
+
+    #[test]
+    fn a_reply_for_the_current_snapshot_resumes_appends_after_it() {
+        let mut w = World::main();
+        let mut s = leader(&mut w, 3);
+        s.peers[1].next_index = 1;
+        w.call(100, |cx| s.send_snapshot(1, cx));
+        let reply = Msg::SnapshotReply {
+            term: 1,
+            last_index: 1,
+            last_term: 1,
+        };
+        let out = w.call(200, |cx| s.handle(1, reply, cx));
+        assert_eq!(
+            show(&out),
+            [
+                "send 0->1 Append { term: 1, prev_index: 1, prev_term: 1, leader_commit: 1, \
+              entries: [Entry { term: 1, uid: 101, kind: Noop }] }"
+            ]
+        );
+        let p = &s.peers[1];
+        assert_eq!(
+            (p.snap_inflight, p.match_index, p.next_index),
+            (false, 1, 3)
+        );
+    }
+
+    #[test]
+    fn a_follower_installs_a_snapshot_past_its_log_and_acknowledges_it() {
+        let mut w = World::main();
+        let mut s = w.cluster(3).remove(1);
+        let out = w.call(10, |cx| {
+            s.handle(
+                0,
+                Msg::Snapshot {
+                    term: 1,
+                    snap: snap(5),
+                },
+                cx,
+            )
+        });
+        assert_eq!(
+            show(&out),
+            [
+                "record Leader",
+                "record Header",
+                "send 1->0 SnapshotReply { term: 1, last_index: 5, last_term: 1 }",
+            ]
+        );
+        assert_eq!((s.log_start, s.commit_index, s.last_applied), (6, 5, 5));
+        assert_eq!((s.et, s.log_synced, s.leader), (2_000_000, 5, Some(0)));
+    }
+
+    #[test]
+    fn a_snapshot_older_than_the_log_is_acknowledged_but_not_installed() {
+        let mut w = World::main();
+        let mut s = w.cluster(3).remove(1);
+        let e = |uid| Entry {
+            term: 1,
+            uid,
+            kind: EntryKind::Noop,
+        };
+        let append = Msg::Append {
+            term: 1,
+            prev_index: 1,
+            prev_term: 1,
+            leader_commit: 1,
+            entries: Rc::new(vec![e(7), e(8)]),
+        };
+        w.call(10, |cx| s.handle(0, append, cx));
+        w.call(2000, |cx| {
+            s.fsync_done(1, cx);
+            s.iterate(cx);
+        });
+        assert_eq!((s.last_index(), s.log_synced), (3, 3));
+        let out = w.call(3000, |cx| {
+            s.handle(
+                0,
+                Msg::Snapshot {
+                    term: 1,
+                    snap: snap(2),
+                },
+                cx,
+            )
+        });
+        assert_eq!(
+            show(&out),
+            ["send 1->0 SnapshotReply { term: 1, last_index: 2, last_term: 1 }"]
+        );
+        assert_eq!((s.log_start, s.snap.index, s.last_index()), (2, 1, 3));
+    }
+
+    #[test]
+    fn compaction_moves_the_applied_entries_into_the_snapshot() {
+        let mut w = World::main();
+        let mut s = leader(&mut w, 1);
+        // Nothing applied past the snapshot yet: nothing to compact.
+        let out = w.call(10, |cx| s.compact(cx));
+        assert!(out.is_empty(), "{:?}", show(&out));
+        // Alone in its configuration, the leader commits its no-op as soon
+        // as it is durable.
+        w.call(2000, |cx| {
+            s.fsync_done(1, cx);
+            s.iterate(cx);
+        });
+        assert_eq!(s.last_applied, 2);
+        let out = w.call(3000, |cx| s.compact(cx));
+        assert_eq!(
+            show(&out),
+            [
+                "record Header",
+                "Snapshotted { server: 0, index: 2, scheduled: false }"
+            ]
+        );
+        assert_eq!((s.snap.index, s.snap.term, s.snap.servers), (2, 1, 1));
+        assert_eq!((s.log_start, s.log.len(), s.applied_since_snap), (3, 0, 0));
+    }
+}
