@@ -1137,9 +1137,8 @@ impl Sim {
             return;
         };
         // The switches in that server's database ("lsK" names).
-        let present: std::collections::HashSet<u64> = crate::txn::switch_numbers(&best.model)
-            .into_iter()
-            .collect();
+        let present: std::collections::HashSet<u64> =
+            crate::txn::switch_numbers(&best.db).into_iter().collect();
         let mut missing = None;
         for r in &self.requests {
             if let (true, Op::LsAdd(k)) = (r.done, &r.op) {

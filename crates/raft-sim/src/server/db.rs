@@ -206,9 +206,9 @@ impl Server {
                     let (eid, txn) = (*eid, txn.clone());
                     // Every member, the proposer included, installs the
                     // committed record by replaying it, as ovsdb-server.
-                    match self.model.apply_record(&txn.record) {
+                    match self.db.apply_record(&txn.record) {
                         Ok((Some(c), _)) => {
-                            self.db_bytes = txn::grow_db_bytes(self.db_bytes, &self.model.meta, &c)
+                            self.db_bytes = txn::grow_db_bytes(self.db_bytes, &self.db.meta, &c)
                         }
                         Ok((None, _)) => {}
                         Err(e) => cx.out.push(Out::CoreMismatch {
@@ -217,7 +217,7 @@ impl Server {
                             msg: format!("database model refused {:?}: {e}", txn.op),
                         }),
                     }
-                    if let Some(core) = self.core.as_mut() {
+                    if let Some(core) = self.check_db.as_mut() {
                         if let Some(msg) = core_apply(core, &txn) {
                             cx.out.push(Out::CoreMismatch {
                                 server: self.id,
@@ -227,7 +227,7 @@ impl Server {
                         }
                     }
                     self.core_pending.push(txn.clone());
-                    self.db.apply(&txn);
+                    self.client_view.apply(&txn);
                     self.applied_eid = eid;
                     self.applied_since_snap += 1;
                 }
@@ -280,9 +280,9 @@ impl Server {
         // Execute the client's request on this server's database without
         // installing it; the commit becomes the entry.
         let outcome = self
-            .db
+            .client_view
             .request(&op, cx.comment_prefix, cx.rng)
-            .map(|req| (self.model.prepare(&req.ops), req));
+            .map(|req| (self.db.prepare(&req.ops), req));
         let (commit, req) = match outcome {
             Ok((out, req)) => match out.commit {
                 Some(c) => (c, req),
@@ -305,7 +305,7 @@ impl Server {
             }
         };
         let t = Rc::new(Proposal::from_commit(
-            &self.model.meta,
+            &self.db.meta,
             &op,
             &req,
             &commit,
@@ -431,25 +431,25 @@ impl Server {
         }
     }
 
-    /// Rebuild the core database at the snapshot's index (restart, install).
-    /// The databases at the snapshot: the model (and the `core_db`
-    /// cross-check database) rebuilt from the snapshot's history.
-    pub(super) fn core_from_snapshot(&mut self, snap: &Rc<Snap>, cx: &mut Ctx) {
+    /// Rebuild the databases at the snapshot's index (restart, install):
+    /// `db` and, with the `core_db` knob, `check_db`, replayed from the
+    /// snapshot's history.
+    pub(super) fn databases_from_snapshot(&mut self, snap: &Rc<Snap>, cx: &mut Ctx) {
         self.core_pending.clear();
         let Some(h) = snap.core.as_ref() else {
-            *self.model = txn::empty_model();
+            *self.db = txn::empty_model();
             self.db_bytes = 0;
             if cx.k.core_db {
-                self.core = txn::empty_core_db().map(Box::new);
+                self.check_db = txn::empty_core_db().map(Box::new);
             }
             return;
         };
         let (model, bytes, mut problem) = h.rebuild_model();
-        *self.model = model;
+        *self.db = model;
         self.db_bytes = bytes;
         if cx.k.core_db {
             let (db, p) = h.rebuild();
-            self.core = db.map(Box::new);
+            self.check_db = db.map(Box::new);
             problem = problem.or(p);
         }
         if let Some(msg) = problem {

@@ -154,19 +154,17 @@ pub struct Server {
     durable_end: u64,
     pending_writes: VecDeque<(u64, u64)>,
     // ovsdb layer
-    /// The database: the IDL crate's server model, which executes the
-    /// transactions this server proposes and installs committed entries.
-    pub model: Box<ovsdb_server::Server>,
-    /// JSON size of the model's rows in a snapshot record.
+    /// The database (IDL crate's server model): runs proposals, installs commits.
+    pub db: Box<ovsdb_server::Server>,
+    /// JSON size of the database's rows in a snapshot record.
     pub db_bytes: u64,
-    /// An independent second database, the `ovsdb` crate's, that replays
-    /// the same entries and checks their sizes (`core_db` knob).
-    pub core: Option<Box<ovsdb::Database>>,
+    /// Second, independent database (`ovsdb` crate) checking sizes (`core_db` knob).
+    pub check_db: Option<Box<ovsdb::Database>>,
     /// Data transactions applied since the last snapshot (the next
     /// [`CoreHistory`] chunk).
     core_pending: Vec<ProposalRef>,
     /// What clients know of the rows, to name them in requests.
-    pub db: NbState,
+    pub client_view: NbState,
     pub applied_eid: u64,
     log_last_eid: u64,
     new_clients: Vec<(usize, Op)>,
@@ -271,15 +269,15 @@ impl Server {
     }
 
     pub(super) fn blank(id: Sid, snap: Rc<Snap>, k: &Knobs) -> Server {
-        let core = if k.core_db {
+        let check_db = if k.core_db {
             txn::empty_core_db().map(Box::new)
         } else {
             None
         };
         Server {
-            model: Box::new(txn::empty_model()),
+            db: Box::new(txn::empty_model()),
             db_bytes: 0,
-            core,
+            check_db,
             core_pending: Vec::new(),
             id,
             life: Life::Up,
@@ -322,7 +320,7 @@ impl Server {
             log_synced: 0,
             durable_end: 0,
             pending_writes: VecDeque::new(),
-            db: NbState::default(),
+            client_view: NbState::default(),
             applied_eid: 0,
             log_last_eid: 0,
             new_clients: Vec::new(),

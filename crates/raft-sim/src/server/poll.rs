@@ -195,9 +195,9 @@ impl Server {
         self.busy_until = cx.now;
         self.paused_until = 0;
         // Rebuild the database from the snapshot plus committed entries.
-        self.db = (*self.snap.db).clone();
+        self.client_view = (*self.snap.db).clone();
         let snap = self.snap.clone();
-        self.core_from_snapshot(&snap, cx);
+        self.databases_from_snapshot(&snap, cx);
         self.applied_eid = self.snap.last_eid;
         self.last_applied = self.snap.index.max(self.log_start.saturating_sub(1));
         self.commit_index = self.commit_index.min(self.last_index());

@@ -51,7 +51,7 @@ impl Server {
             servers,
             et: self.et,
             last_eid: self.applied_eid,
-            db: Rc::new(self.db.clone()),
+            db: Rc::new(self.client_view.clone()),
             db_bytes: self.db_bytes,
             core: Some(Rc::new(CoreHistory {
                 prev: self.snap.core.clone(),
@@ -224,8 +224,8 @@ impl Server {
         self.log_synced = snap.index;
         self.durable_end = self.log_end();
         self.pending_writes.clear();
-        self.db = (*snap.db).clone();
-        self.core_from_snapshot(snap, cx);
+        self.client_view = (*snap.db).clone();
+        self.databases_from_snapshot(snap, cx);
         self.applied_eid = snap.last_eid;
         self.log_last_eid = snap.last_eid;
         self.config = snap.servers;
