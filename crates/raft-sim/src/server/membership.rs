@@ -157,3 +157,147 @@ impl Server {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{show, World};
+    use super::super::{Life, Msg, Server};
+
+    #[test]
+    fn a_joiner_asks_every_remote_to_add_it_and_asks_again_after_join_retry() {
+        let mut w = World::main();
+        let mut s = Server::new_joiner(3, 0b111, &w.k, 0, &mut w.rng);
+        let asks = [
+            "send 3->0 AddServer",
+            "send 3->1 AddServer",
+            "send 3->2 AddServer",
+        ];
+        let out = w.call(0, |cx| s.iterate(cx));
+        assert_eq!(show(&out), asks);
+        let out = w.call(500_000, |cx| s.iterate(cx));
+        assert!(out.is_empty(), "{:?}", show(&out));
+        let out = w.call(w.k.join_retry, |cx| s.iterate(cx));
+        assert_eq!(show(&out), asks);
+        assert!(s.joining && !s.is_connected());
+    }
+
+    #[test]
+    fn the_leader_adds_a_joiner_once_it_caught_up_and_answers_when_that_commits() {
+        let mut w = World::main();
+        // The only member, leader in term 1 with its no-op (index 2) committed.
+        let mut s = w.cluster(1).remove(0);
+        w.call(0, |cx| s.become_leader(cx));
+        w.call(2000, |cx| {
+            s.fsync_done(1, cx);
+            s.iterate(cx);
+        });
+        assert_eq!((s.commit_index, s.config), (2, 0b1));
+        // Server 1 asks to join: probed with a heartbeat at the log end.
+        let out = w.call(3000, |cx| s.handle(1, Msg::AddServer, cx));
+        assert_eq!(
+            show(&out),
+            ["send 0->1 Append { term: 1, prev_index: 2, prev_term: 1, leader_commit: 2, entries: [] }"]
+        );
+        // Its log is empty: it gets the snapshot, then the entries after it.
+        let refused = Msg::AppendReply {
+            term: 1,
+            log_end: 1,
+            prev_index: 2,
+            n_entries: 0,
+            ok: false,
+        };
+        let out = w.call(4000, |cx| s.handle(1, refused, cx));
+        assert_eq!(
+            show(&out),
+            ["send 0->1 Snapshot { term: 1, index: 1, snap_term: 1 }"]
+        );
+        let installed = Msg::SnapshotReply {
+            term: 1,
+            last_index: 1,
+            last_term: 1,
+        };
+        let out = w.call(5000, |cx| s.handle(1, installed, cx));
+        assert_eq!(
+            show(&out),
+            [
+                "send 0->1 Append { term: 1, prev_index: 1, prev_term: 1, leader_commit: 2, \
+              entries: [Entry { term: 1, uid: 101, kind: Noop }] }"
+            ]
+        );
+        assert_eq!(s.config, 0b1, "not added before it caught up");
+        // Caught up: the new configuration is appended and sent.
+        let caught_up = Msg::AppendReply {
+            term: 1,
+            log_end: 3,
+            prev_index: 1,
+            n_entries: 1,
+            ok: true,
+        };
+        let out = w.call(6000, |cx| s.handle(1, caught_up, cx));
+        assert_eq!(
+            show(&out),
+            [
+                "record Entry",
+                "fsync 2",
+                "send 0->1 Append { term: 1, prev_index: 2, prev_term: 1, leader_commit: 2, \
+                 entries: [Entry { term: 1, uid: 102, kind: Servers(3) }] }",
+            ]
+        );
+        assert_eq!(s.config, 0b11);
+        // Committed once both members of the new configuration have it.
+        let has_it = Msg::AppendReply {
+            term: 1,
+            log_end: 4,
+            prev_index: 2,
+            n_entries: 1,
+            ok: true,
+        };
+        let out = w.call(7000, |cx| s.handle(1, has_it, cx));
+        assert!(out.is_empty(), "{:?}", show(&out));
+        let out = w.call(8000, |cx| {
+            s.fsync_done(2, cx);
+            s.iterate(cx);
+        });
+        assert_eq!(
+            show(&out),
+            [
+                "Commit { server: 0, index: 3, term: 1, uid: 102 }",
+                "send 0->1 AddServerReply { ok: true }",
+                "record Commit",
+                "send 0->1 Append { term: 1, prev_index: 3, prev_term: 1, leader_commit: 3, entries: [] }",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_follower_refuses_to_remove_a_server() {
+        let mut w = World::main();
+        let mut s = w.cluster(3).remove(1);
+        let out = w.call(10, |cx| s.handle(2, Msg::RemoveServer { target: 2 }, cx));
+        assert_eq!(
+            show(&out),
+            ["send 1->2 RemoveServerReply { ok: false, target: 2 }"]
+        );
+    }
+
+    #[test]
+    fn a_server_told_its_removal_committed_has_left() {
+        let mut w = World::main();
+        let mut s = w.cluster(3).remove(1);
+        let reply = Msg::RemoveServerReply {
+            ok: true,
+            target: 1,
+        };
+        let out = w.call(10, |cx| s.handle(0, reply, cx));
+        assert_eq!(show(&out), ["record Note", "Left { server: 1 }"]);
+        assert_eq!(s.life, Life::Left);
+        // A reply naming another server changes nothing.
+        let mut s = w.cluster(3).remove(1);
+        let other = Msg::RemoveServerReply {
+            ok: true,
+            target: 2,
+        };
+        let out = w.call(10, |cx| s.handle(0, other, cx));
+        assert!(out.is_empty() && s.life == Life::Up);
+    }
+}
