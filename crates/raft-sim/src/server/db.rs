@@ -473,3 +473,110 @@ impl Server {
         self.triggers[i].state = TState::Applying(self.last_applied);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{show, World};
+    use super::super::{Entry, EntryKind, Msg, Out, Status};
+    use crate::txn::Op;
+    use std::rc::Rc;
+
+    #[test]
+    fn a_follower_forwards_one_transaction_at_a_time_and_answers_once_applied() {
+        let mut w = World::main(); // follower_max_inflight = 1
+        let mut s = w.cluster(3).remove(1);
+        let beat = Msg::Append {
+            term: 1,
+            prev_index: 1,
+            prev_term: 1,
+            leader_commit: 1,
+            entries: Rc::new(vec![]),
+        };
+        w.call(10, |cx| s.handle(0, beat, cx));
+        assert_eq!(s.leader, Some(0));
+        s.client_request(7, Op::LsAdd(1));
+        s.client_request(8, Op::LsAdd(2));
+        let out = w.call(100, |cx| s.iterate(cx));
+        assert_eq!(
+            show(&out),
+            ["send 1->0 Exec { eid: 101, prereq: 0, op: LsAdd(1) }"]
+        );
+        let Some(Out::Send {
+            msg: Msg::Exec { txn, .. },
+            ..
+        }) = out.into_iter().next()
+        else {
+            unreachable!()
+        };
+        assert_eq!((s.pending_commands(), s.pending_triggers()), (1, 2));
+        // The leader committed it at index 2: the client waits until this
+        // server has applied index 2.
+        let done = Msg::ExecReply {
+            eid: 101,
+            status: Status::Success,
+            commit_index: 2,
+        };
+        let out = w.call(200, |cx| s.handle(0, done, cx));
+        assert!(out.is_empty(), "{:?}", show(&out));
+        assert_eq!(s.pending_commands(), 0);
+        let entry = Entry {
+            term: 1,
+            uid: 500,
+            kind: EntryKind::Data { eid: 101, txn },
+        };
+        let append = Msg::Append {
+            term: 1,
+            prev_index: 1,
+            prev_term: 1,
+            leader_commit: 2,
+            entries: Rc::new(vec![entry]),
+        };
+        w.call(300, |cx| s.handle(0, append, cx));
+        // Applied in the next iteration (15 µs of loop cost in): the first
+        // client is answered and the second transaction goes to the leader
+        // on top of the first.
+        let out = w.call(400, |cx| s.iterate(cx));
+        assert_eq!(
+            show(&out),
+            [
+                "ClientDone { server: 1, client: 7, at: 415 }",
+                "send 1->0 Exec { eid: 102, prereq: 101, op: LsAdd(2) }",
+            ]
+        );
+        assert_eq!((s.last_applied, s.applied_eid), (2, 101));
+        assert_eq!(s.db.row_count("Logical_Switch"), 1);
+    }
+
+    #[test]
+    fn a_leader_refuses_a_forwarded_command_on_a_stale_prerequisite() {
+        let mut w = World::main();
+        let mut s = w.cluster(3).remove(0);
+        w.call(0, |cx| s.become_leader(cx));
+        // Take a real transaction from a follower that proposes one.
+        let mut f = w.cluster(3).remove(1);
+        f.leader = Some(0);
+        f.client_request(7, Op::LsAdd(1));
+        let out = w.call(10, |cx| f.iterate(cx));
+        let Some(Out::Send {
+            msg: Msg::Exec { txn, .. },
+            ..
+        }) = out.into_iter().next()
+        else {
+            unreachable!()
+        };
+        let stale = Msg::Exec {
+            eid: 900,
+            prereq: 5,
+            txn,
+        };
+        let out = w.call(20, |cx| s.handle(1, stale, cx));
+        assert_eq!(
+            show(&out),
+            [
+                "PrereqFailure { server: 0 }",
+                "send 0->1 ExecReply { eid: 900, status: PrereqFailed, commit_index: 0 }",
+            ]
+        );
+        assert_eq!(s.pending_commands(), 0);
+    }
+}

@@ -57,8 +57,9 @@ impl World {
 }
 
 /// One line per outbox item: `send 0->1 <message>` (departure time left
-/// out; a snapshot by its index and term), `record <kind>` (sizes left
-/// out), `fsync <ticket>`, else the item's `Debug` form.
+/// out; a snapshot by its index and term, a forwarded command by its op),
+/// `record <kind>` (sizes left out), `fsync <ticket>`, else the item's
+/// `Debug` form.
 pub(super) fn show(out: &[Out]) -> Vec<String> {
     out.iter()
         .map(|o| match o {
@@ -70,6 +71,15 @@ pub(super) fn show(out: &[Out]) -> Vec<String> {
             } => format!(
                 "send {from}->{to} Snapshot {{ term: {term}, index: {}, snap_term: {} }}",
                 snap.index, snap.term
+            ),
+            Out::Send {
+                from,
+                to,
+                msg: Msg::Exec { eid, prereq, txn },
+                ..
+            } => format!(
+                "send {from}->{to} Exec {{ eid: {eid}, prereq: {prereq}, op: {:?} }}",
+                txn.op
             ),
             Out::Send { from, to, msg, .. } => format!("send {from}->{to} {msg:?}"),
             Out::Record { kind, .. } => format!("record {kind:?}"),
