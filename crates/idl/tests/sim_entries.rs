@@ -77,7 +77,7 @@ fn members_at_the_same_index_hold_the_same_rows() {
             let mut by_index: BTreeMap<u64, Rows> = BTreeMap::new();
             let mut compared = 0;
             for s in &sim.servers {
-                let rows = model_rows(&s.model);
+                let rows = model_rows(&s.db);
                 match by_index.get(&s.last_applied) {
                     Some(r) => {
                         assert_eq!(*r, rows, "{name} seed {seed} at {}", s.last_applied);
@@ -122,7 +122,7 @@ fn exported_files_replay_to_the_model_that_wrote_them() {
             let replica = tl.replica_at(tl.last_committed()).unwrap();
             assert_eq!(
                 replica_rows(&replica),
-                model_rows(&server.model),
+                model_rows(&server.db),
                 "{name} {fname}"
             );
             checked += 1;
@@ -147,7 +147,7 @@ fn the_ovsdb_crate_database_agrees_on_every_record() {
         ("leader-kill", vec![("core_db", "true")]),
     ] {
         let sim = run(name, &kv, 9);
-        assert!(sim.servers.iter().all(|s| s.core.is_some()), "{name}");
+        assert!(sim.servers.iter().all(|s| s.check_db.is_some()), "{name}");
     }
 }
 

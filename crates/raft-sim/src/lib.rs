@@ -30,7 +30,7 @@
 //!   elections, leaders, step-downs, term changes, commits per server,
 //!   client writes with start/end, entry sizes, faults, membership,
 //!   snapshots), [`Sim::servers`] (per-server [`Server`] state: role, term,
-//!   log, commit/applied, election timer, `is_connected()`, core database),
+//!   log, commit/applied, election timer, `is_connected()`, databases),
 //!   [`Metrics`], [`report`] (figures, JSON, seed aggregation, A/B).
 //! * Files: [`Sim::capture_logs`] + [`logs::write_logs`] give real
 //!   clustered `.db` files (ovsdb-log's writer).

@@ -94,7 +94,7 @@ fn restarted_follower_catches_up_and_slow_disk_and_pause_cost_time() {
         let dbs: Vec<usize> = s
             .servers
             .iter()
-            .map(|x| x.model.row_count("Logical_Switch"))
+            .map(|x| x.db.row_count("Logical_Switch"))
             .collect();
         assert_eq!(dbs, vec![400; 3], "seed {seed}");
     }

@@ -312,17 +312,23 @@ fn core_database_survives_snapshot_restart_and_install() {
         let models: Vec<String> = s
             .servers
             .iter()
-            .map(|x| x.model.dump().to_string_compact())
+            .map(|x| x.db.dump().to_string_compact())
             .collect();
         assert!(models.iter().all(|d| *d == models[0]), "seed {seed}");
-        assert_eq!(s.servers[0].model.row_count("Logical_Switch"), 400);
+        assert_eq!(s.servers[0].db.row_count("Logical_Switch"), 400);
         let dumps: Vec<String> = s
             .servers
             .iter()
-            .map(|x| x.core.as_ref().unwrap().dump_json(true).to_string_compact())
+            .map(|x| {
+                x.check_db
+                    .as_ref()
+                    .unwrap()
+                    .dump_json(true)
+                    .to_string_compact()
+            })
             .collect();
         assert!(dumps.iter().all(|d| *d == dumps[0]), "seed {seed}");
-        let n = s.servers[0].core.as_ref().unwrap();
+        let n = s.servers[0].check_db.as_ref().unwrap();
         assert_eq!(n.table("Logical_Switch").unwrap().len(), 400);
     }
 }

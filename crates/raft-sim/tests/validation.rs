@@ -167,8 +167,8 @@ fn committed_transactions_execute_on_the_core_database() {
     let m = sim.run();
     assert!(m.violations.is_empty(), "{:?}", m.violations);
     for s in &sim.servers {
-        assert_eq!(s.model.row_count("Logical_Switch"), 40);
-        let core = s.core.as_ref().expect("core_db is on");
+        assert_eq!(s.db.row_count("Logical_Switch"), 40);
+        let core = s.check_db.as_ref().expect("core_db is on");
         assert_eq!(core.table("Logical_Switch").map(|t| t.len()), Some(40));
     }
     for diff in ["true", "false"] {
@@ -177,7 +177,12 @@ fn committed_transactions_execute_on_the_core_database() {
         let mut max_acls = vec![0usize; 3];
         while sim.step() {
             for (i, s) in sim.servers.iter().enumerate() {
-                let n = s.core.as_ref().unwrap().table("ACL").map_or(0, |t| t.len());
+                let n = s
+                    .check_db
+                    .as_ref()
+                    .unwrap()
+                    .table("ACL")
+                    .map_or(0, |t| t.len());
                 max_acls[i] = max_acls[i].max(n);
             }
         }
@@ -189,7 +194,7 @@ fn committed_transactions_execute_on_the_core_database() {
             "every server held all 25 ACLs at some point"
         );
         for s in &sim.servers {
-            let core = s.core.as_ref().unwrap();
+            let core = s.check_db.as_ref().unwrap();
             assert_eq!(core.table("ACL").map(|t| t.len()), Some(0));
             assert_eq!(core.table("Port_Group").map(|t| t.len()), Some(0));
             assert_eq!(core.table("NB_Global").map(|t| t.len()), Some(1));

@@ -210,7 +210,7 @@ fn real_ovsdb_tool_and_server_accept_simulated_logs() {
                 .trim_end_matches(".db")
                 .parse()
                 .unwrap();
-            let model = &sim.servers[s - 1].model;
+            let model = &sim.servers[s - 1].db;
             let tables = [
                 "NB_Global",
                 "Logical_Switch",

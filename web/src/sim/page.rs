@@ -234,7 +234,13 @@ impl SimPage {
         let seen = own.iter().filter(|b| b.seen.is_some()).count();
         let onchange = ctx.link().callback(|e: Event| {
             let v = value_of(&e);
-            Msg::Expand(v.trim().parse::<u32>().ok().filter(|c| *c > 0).map(|c| c - 1))
+            Msg::Expand(
+                v.trim()
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|c| *c > 0)
+                    .map(|c| c - 1),
+            )
         });
         html! {
             <div class="controls" data-testid="sim-controllers" data-chassis={sb.chassis.to_string()}

@@ -187,7 +187,9 @@ pub fn draw_controllers(
         ctx.fill_rect(LEFT + i as f64, y + SB_H - 4.0 - hgt, 1.0, hgt);
     }
     // Downloads: from the request to the reply, across the lane's top.
-    let d0 = sb.downloads.partition_point(|d| (d.ready as f64) < win.t0 - 5e6);
+    let d0 = sb
+        .downloads
+        .partition_point(|d| (d.ready as f64) < win.t0 - 5e6);
     ctx.set_fill_style_str("rgba(224,128,32,0.45)");
     for d in &sb.downloads[d0..] {
         if d.t as f64 > visible_end {

@@ -389,8 +389,8 @@ impl Sim {
             };
         }
         let copy = Copy {
-            model: (*srv.model).clone(),
-            db: srv.db.clone(),
+            model: (*srv.db).clone(),
+            db: srv.client_view.clone(),
             db_bytes: srv.db_bytes,
             last_eid: Some(srv.applied_eid).filter(|e| *e != 0),
         };
