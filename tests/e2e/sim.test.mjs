@@ -350,13 +350,14 @@ test("a Southbound run draws its controllers as one lane, and any chassis expand
   await page.getByTestId("sim-page").press("-");
   await page.waitForFunction(() => Number(document.querySelector('[data-testid="sim-controllers"]').getAttribute("data-in-view")) > 0);
 
-  // Chassis 1 holds ports 1 and 61: its lane shows both, bound.
-  await page.getByTestId("sim-expand-chassis").fill("1");
+  // Chassis 2 (the model binds port k to chassis k mod 60, counted from
+  // 0, the page counts from 1) holds ports 1 and 61: its lane shows both.
+  await page.getByTestId("sim-expand-chassis").fill("2");
   await page.getByTestId("sim-expand-chassis").press("Enter");
   await page.getByTestId("sim-expand-chassis").dispatchEvent("change");
   const lane = page.getByTestId("sim-chassis-lane");
   await lane.waitFor();
-  assert.equal(await lane.getAttribute("data-chassis"), "1");
+  assert.equal(await lane.getAttribute("data-chassis"), "2");
   assert.equal(await lane.getAttribute("data-bindings"), "2");
   assert.equal(await lane.getAttribute("data-seen"), "2");
   await page.waitForFunction((h) => document.querySelector('[data-testid="sim-timeline"]').height > h, before);
