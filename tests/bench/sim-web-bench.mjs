@@ -23,35 +23,58 @@ async function run(hash) {
   return { page, problems, eps, text };
 }
 
+// 500 ovn-controllers for one simulated hour (issue 15 item 7), as an
+// edited scenario in the link.
+const SB_HOUR =
+  "#sim=sb-bringup&text=" +
+  encodeURIComponent(readFileSync(new URL("../../crates/raft-sim/benches/sb-hour.scn", import.meta.url), "utf8"));
+const only = process.env.SIM_BENCH_ONLY; // e.g. "sb-hour": just that run
 const runs = [
   "#sim=ls-add-follower&profile=v2.12-pre-sync&t=0",
   "#sim=acl-portgroup&set=n:400&t=0",
   "#sim=ls-add-leader&set=n:5000&t=0",
   "#sim=leader-kill&until=3600000&t=0",
-];
+  SB_HOUR + "&t=0",
+].filter((h) => !only || (only === "sb-hour") === h.startsWith(SB_HOUR));
+const label = (h) => (h.startsWith(SB_HOUR) ? "sb-hour (500 chassis, 1 h)" + h.slice(SB_HOUR.length) : h);
 console.log("simulated events per second in the worker (run + trace recording):");
 for (const h of runs) {
   const eps = [];
   let text = "";
+  let extra = "";
   for (let i = 0; i < 3; i++) {
+    const t0 = Date.now();
     const r = await run(h);
+    const wall = Date.now() - t0;
     eps.push(r.eps);
     text = r.text;
+    const bar = r.page.getByTestId("sim-controllers");
+    if (await bar.count()) {
+      extra = `; page ready ${wall} ms after the link opened; controllers lane: ${await bar.getAttribute("data-chassis")} chassis, ` +
+        `${await bar.getAttribute("data-updates")} updates, ${await bar.getAttribute("data-deliveries")} deliveries`;
+    }
     await r.page.close();
   }
-  console.log(`  ${h.padEnd(52)} median ${Math.round(median(eps))} events/s   (${text})`);
+  console.log(`  ${label(h).padEnd(52)} median ${Math.round(median(eps))} events/s   (${text}${extra})`);
 }
 
 // Frame time during playback on busy runs (speeds chosen so that playback
 // lasts the whole 4 s sample).
 console.log("playback frame time (draw = wasm+canvas per frame; interval = rAF period):");
-for (const [h, speed, zoomOut] of [
+for (const [h, speed, zoomOut, expand] of [
   ["#sim=acl-portgroup&set=n:400&t=1700", "0.25", 0],
   ["#sim=ls-add-leader&set=n:5000&t=1700", "4", 2],
   ["#sim=leader-kill&until=3600000&t=5000", "64", 5],
-]) {
+  [SB_HOUR + "&t=600000", "64", 5],
+  [SB_HOUR + "&t=600000", "64", 5, "7"],
+].filter(([h]) => !only || (only === "sb-hour") === h.startsWith(SB_HOUR))) {
   const { page, problems } = await run(h);
   await page.getByTestId("sim-speed").selectOption(speed);
+  if (expand) {
+    await page.getByTestId("sim-expand-chassis").fill(expand);
+    await page.getByTestId("sim-expand-chassis").dispatchEvent("change");
+    await page.getByTestId("sim-chassis-lane").waitFor();
+  }
   for (let i = 0; i < zoomOut; i++) await page.getByRole("button", { name: "−" }).first().click();
   await page.getByTestId("sim-play").click();
   const samples = await page.evaluate(
@@ -79,7 +102,7 @@ for (const [h, speed, zoomOut] of [
   );
   const d = samples.draw.filter((x) => x > 0);
   console.log(
-    `  ${h.padEnd(44)} ${speed}x: draw median ${median(d).toFixed(2)} ms, p95 ${pct(d, 0.95).toFixed(2)} ms, ` +
+    `  ${(label(h) + (expand ? ", chassis " + expand + " expanded" : "")).padEnd(44)} ${speed}x: draw median ${median(d).toFixed(2)} ms, p95 ${pct(d, 0.95).toFixed(2)} ms, ` +
       `max ${Math.max(...d).toFixed(2)} ms; rAF interval median ${median(samples.interval).toFixed(1)} ms, ` +
       `p95 ${pct(samples.interval, 0.95).toFixed(1)} ms; messages drawn per frame median ${median(samples.messages)}, ` +
       `max ${Math.max(...samples.messages)} (${samples.draw.length} redrawn frames)`,

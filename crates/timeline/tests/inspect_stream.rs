@@ -500,7 +500,7 @@ fn the_walks_answer_on_foreign_and_damaged_files() {
             let p = e.path();
             if p.is_dir() {
                 dirs.push(p);
-            } else if !p.extension().is_some_and(|x| x == "txt") {
+            } else if p.extension().is_none_or(|x| x != "txt") {
                 inputs.push((p.display().to_string(), std::fs::read(&p).unwrap()));
             }
         }
