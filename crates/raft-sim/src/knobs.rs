@@ -118,6 +118,14 @@ pub struct Knobs {
     /// The chassis advertising a route writes an `Advertised_Route_Status`
     /// row for it (one row per route and chassis).
     pub route_status: bool,
+    /// A controller that reconnects asks for the changes since its last
+    /// transaction (`monitor_cond_since`); the server answers with them
+    /// when its history (the last 100 transactions it saw, kept since it
+    /// started or, for a relay, since it loaded its copy) still holds that
+    /// one, and with everything otherwise (ovsdb-idl.md §2.4). false:
+    /// every reconnect downloads everything, as a controller without
+    /// resumption or whose server lost its history.
+    pub monitor_since: bool,
     /// Where the workload's client connects, over the scenario's `via`.
     pub via: Option<crate::scenario::Via>,
     pub column_diff: bool,
@@ -222,6 +230,7 @@ impl Knobs {
             northd_write_ns: 1000.0,
             routes_per_port: 0,
             route_status: false,
+            monitor_since: true,
             via: None,
             column_diff: true,
             election_timer: 1_000_000,
@@ -388,6 +397,7 @@ impl Knobs {
         "northd_write_ns",
         "routes_per_port",
         "route_status",
+        "monitor_since",
         "via",
         "column_diff",
         "election_timer",
@@ -521,6 +531,7 @@ impl Knobs {
                 self.routes_per_port = n;
             }
             "route_status" => self.route_status = boolean(v)?,
+            "monitor_since" => self.monitor_since = boolean(v)?,
             "via" => {
                 self.via =
                     Some(crate::scenario::Via::parse(v).map_err(|e| format!("knob via: {e}"))?)

@@ -286,3 +286,43 @@ fn controllers_of_a_cluster_that_is_all_down_come_to_the_first_member_back() {
     assert_eq!(m.sb.converge_us.len(), 3);
     assert!((0..n).all(|c| s.sb_controller_node(c) == Some(raft_sim::relay::Node::Member(1))));
 }
+
+/// With `monitor_cond_since` (the default), the controllers of a killed
+/// leader resume at the next member, whose history holds their last
+/// transaction: they get only what they missed (nothing here, the kill
+/// comes after the writes), not the whole Southbound; without it they
+/// download everything, as the `sb-bringup` preset chooses.
+#[test]
+fn controllers_that_move_resume_with_only_what_they_missed() {
+    let full = run(&[]).sb;
+    let resumed = run(&[("monitor_since", "true")]).sb;
+    assert_eq!(full.reconnects, 20);
+    assert_eq!(resumed.reconnects, 20);
+    assert!(full.download_bytes > 1_000_000, "{}", full.download_bytes);
+    // Each resumed reply is the RPC frame alone.
+    assert!(
+        resumed.download_bytes < 20 * 200,
+        "{}",
+        resumed.download_bytes
+    );
+    assert!(resumed.converge_us[0] * 10 < full.converge_us[0]);
+}
+
+/// A member that restarts has no history: the controllers that come to it
+/// (every other member is down) get everything, while the moves before,
+/// to members that kept their history, were resumptions.
+#[test]
+fn a_restarted_member_has_no_history_to_resume_from() {
+    let mut s = with_faults(
+        "at 2500 kill s1\nat 2510 kill s2\nat 2520 kill s3\nat 3000 restart s2",
+        &[("monitor_since", "true")],
+    );
+    let m = s.run();
+    let n = s.knobs.chassis;
+    assert_eq!(m.sb.reconnects, 20 + 40 + 60);
+    let everything: u64 = (0..n).map(|c| s.sb_monitored_bytes(c)).sum();
+    let resumed = m.sb.download_bytes - everything;
+    assert!(resumed > 0 && resumed < 60 * 200, "{resumed}");
+    assert_eq!(m.sb.converge_us.len(), 3);
+    assert!(m.sb.converge_us[2] > 10 * m.sb.converge_us[0]);
+}

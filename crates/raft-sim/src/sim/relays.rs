@@ -516,6 +516,9 @@ impl Sim {
             return;
         }
         self.relays[k].restart();
+        if self.knobs.chassis > 0 {
+            self.sb_history_restarts(Node::Relay(k));
+        }
         self.glue.relay_index[k] = 0;
         let inc = self.relays[k].incarnation;
         self.push(self.now, Ev::RelayConnect { relay: k, inc });

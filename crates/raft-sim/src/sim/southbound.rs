@@ -24,10 +24,13 @@
 //!   `Datapath_Binding`) and the one logical switch's `Logical_Flow` rows
 //!   (every port is on the switch `sw`, so every controller needs them).
 //! * When its server dies, a controller connects to the next server in
-//!   its remote list at once and downloads everything its condition
-//!   matches (resumption with `monitor_cond_since` is not modelled for
-//!   controllers); the run starts with every controller connected and
-//!   holding the global rows. With every remote down, a controller has no
+//!   its remote list at once and asks for the changes since its last
+//!   transaction (`monitor_cond_since`, knob `monitor_since`): a server
+//!   whose history (the last 100 Southbound transactions, since it
+//!   started or, for a relay, restarted) holds that transaction sends only
+//!   what it missed; otherwise, or with `monitor_since = false`, it sends
+//!   everything the controller's condition matches. The run starts with
+//!   every controller connected and holding the global rows. With every remote down, a controller has no
 //!   server: the ports bound meanwhile reach it with its download from the
 //!   first of its servers to come back (a relay once it holds its copy
 //!   again), and their bring-up ends then.
@@ -129,6 +132,22 @@ struct Controller {
     /// Its server went away and none of its remotes was up: it waits for
     /// one to come back.
     stranded: bool,
+    /// How many Southbound transactions it has received (its last
+    /// transaction id, for `monitor_cond_since`).
+    seen_txns: u64,
+}
+
+/// Transactions a server keeps for `monitor_cond_since` (ovsdb-server's
+/// history is trimmed to 100 transactions).
+const HISTORY: u64 = 100;
+
+/// One Southbound transaction in the servers' history: what a controller
+/// that missed it gets when it resumes.
+#[derive(Clone, Copy, Debug, Default)]
+struct Past {
+    owner: Option<usize>,
+    common: u64,
+    owned: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -172,6 +191,12 @@ pub(super) struct SbGlue {
     /// Bytes of every `Advertised_Route` and `Advertised_Route_Status` row.
     routes: u64,
     status: u64,
+    /// Southbound transactions so far, and the last [`HISTORY`] of them.
+    txns: u64,
+    past: std::collections::VecDeque<Past>,
+    /// Per node: the first transaction its history can hold (it started,
+    /// or loaded its copy, after the ones before).
+    history_from: Vec<u64>,
 }
 
 impl SbGlue {
@@ -476,6 +501,7 @@ impl Sim {
             (0..self.relays.len()).map(Node::Relay).collect()
         };
         self.sb.busy_until = vec![0; nodes.len()];
+        self.sb.history_from = vec![0; nodes.len()];
         self.sb.ctrls = (0..n)
             .map(|c| Controller {
                 node: c % nodes.len(),
@@ -700,6 +726,15 @@ impl Sim {
         let (mut seen, mut served, mut last, mut sent) = (None, 0u32, 0, 0);
         let owner_start = owner.map(|o| o.1);
         let owner = owner.map(|o| o.0);
+        self.sb.txns += 1;
+        if self.sb.past.len() as u64 == HISTORY {
+            self.sb.past.pop_front();
+        }
+        self.sb.past.push_back(Past {
+            owner,
+            common,
+            owned,
+        });
         for ni in 0..self.sb.nodes.len() {
             let node = self.sb.nodes[ni];
             if !self.sb_node_up(node) {
@@ -719,6 +754,7 @@ impl Sim {
                 burst += bytes;
                 served += 1;
                 sent += bytes;
+                self.sb.ctrls[c].seen_txns = self.sb.txns;
                 last = last.max(t as Time + self.wire(bytes));
                 self.metrics.sb.update_bytes += bytes;
                 self.metrics.sb.received[c] += bytes;
@@ -846,6 +882,51 @@ impl Sim {
         self.sb_reconnect(&moves);
     }
 
+    /// With `monitor_since`: the reply to controller `c`'s
+    /// `monitor_cond_since` at node `to` when that node's history still
+    /// holds the controller's last transaction: the transactions after it,
+    /// as that controller gets them (its own rows for the ports bound to
+    /// it). None: the node answers with everything.
+    fn sb_resume_bytes(&self, c: usize, to: usize) -> Option<u64> {
+        if !self.knobs.monitor_since {
+            return None;
+        }
+        // Found only if the controller's last transaction is itself in
+        // the node's history: among the last ones kept, and after the node
+        // (re)started its history. A controller that has seen nothing asks
+        // with the zero id.
+        let seen = self.sb.ctrls[c].seen_txns;
+        let kept_from = self.sb.txns + 1 - self.sb.past.len() as u64;
+        if seen == 0 || seen < kept_from.max(self.sb.history_from[to] + 1) {
+            return None;
+        }
+        let missed = (self.sb.txns - seen) as usize;
+        let skip = self.sb.past.len() - missed;
+        let bytes = self
+            .sb
+            .past
+            .iter()
+            .skip(skip)
+            .map(|p| {
+                if p.owner == Some(c) {
+                    p.owned
+                } else {
+                    p.common
+                }
+            })
+            .sum::<u64>();
+        Some(RPC + bytes)
+    }
+
+    /// Node `n` starts with an empty history (a member restarted, a relay
+    /// loaded its copy again): controllers that resume there get
+    /// everything until it holds their last transaction.
+    pub(super) fn sb_history_restarts(&mut self, n: Node) {
+        if let Some(i) = self.sb.nodes.iter().position(|x| *x == n) {
+            self.sb.history_from[i] = self.sb.txns;
+        }
+    }
+
     /// Controllers `c` connect to node `to` and download everything their
     /// condition matches, served in the order they come; the reconnect
     /// storm's figures.
@@ -856,10 +937,16 @@ impl Sim {
             self.sb.ctrls[c].node = to;
             self.sb.ctrls[c].stranded = false;
             self.metrics.sb.reconnects += 1;
-            let bytes = self.sb_monitored_bytes(c);
+            let bytes = match self.sb_resume_bytes(c, to) {
+                Some(b) => b,
+                None => {
+                    self.metrics.sb.port_binding_received[c] += self.sb.ctrls[c].own_pb;
+                    self.sb_monitored_bytes(c)
+                }
+            };
+            self.sb.ctrls[c].seen_txns = self.sb.txns;
             self.metrics.sb.download_bytes += bytes;
             self.metrics.sb.received[c] += bytes;
-            self.metrics.sb.port_binding_received[c] += self.sb.ctrls[c].own_pb;
             self.metrics.sb.update_bytes += bytes;
             // The request reaches the server, which reads it and writes
             // the reply, in the order the controllers come.
