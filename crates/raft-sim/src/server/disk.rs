@@ -79,6 +79,17 @@ impl Server {
         });
     }
 
+    /// The record of the current term, with the vote when there is one.
+    pub(super) fn term_record(&self) -> LogRec {
+        match self.vote {
+            Some(v) => LogRec::Vote {
+                term: self.term,
+                vote: v,
+            },
+            None => LogRec::Term { term: self.term },
+        }
+    }
+
     pub(super) fn capture(&self, cx: &mut Ctx, rec: LogRec) {
         if cx.capture {
             cx.out.push(Out::Log {

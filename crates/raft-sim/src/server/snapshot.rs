@@ -83,14 +83,7 @@ impl Server {
                 };
                 self.capture(cx, rec);
             }
-            let rec = match self.vote {
-                Some(v) => LogRec::Vote {
-                    term: self.term,
-                    vote: v,
-                },
-                None => LogRec::Term { term: self.term },
-            };
-            self.capture(cx, rec);
+            self.capture(cx, self.term_record());
             if self.commit_index > self.snap.index {
                 let rec = LogRec::Commit {
                     index: self.commit_index,
@@ -236,14 +229,7 @@ impl Server {
         self.file_bytes_after_snap = bytes;
         self.applied_since_snap = 0;
         self.capture(cx, LogRec::Rewrite { snap: snap.clone() });
-        let rec = match self.vote {
-            Some(v) => LogRec::Vote {
-                term: self.term,
-                vote: v,
-            },
-            None => LogRec::Term { term: self.term },
-        };
-        self.capture(cx, rec);
+        self.capture(cx, self.term_record());
         self.written(cx, RecordKind::Header, bytes, bytes);
         if self.joining && snap.servers & bit(self.id) != 0 {
             self.joining = false;

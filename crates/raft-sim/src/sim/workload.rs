@@ -98,6 +98,12 @@ impl Sim {
                 .min(t.max(last_fault) + self.scenario.settle_ms * 1000);
             return;
         };
+        self.send_request(op, t);
+    }
+
+    /// The client starts `op` at `t`: it reaches its server (or relay)
+    /// after the client's overhead and delay.
+    fn send_request(&mut self, op: Op, t: Time) {
         let server = self.target.unwrap_or(0);
         let req = self.requests.len();
         self.requests.push(Request {
@@ -125,23 +131,7 @@ impl Sim {
             self.workload_done_at = Some(self.now);
             return;
         };
-        let server = self.target.unwrap_or(0);
-        let req = self.requests.len();
-        self.requests.push(Request {
-            op,
-            start: self.now,
-            server,
-            done: false,
-            relay: self.target_relay,
-            seen: None,
-            relay_gen: 0,
-            arrived: None,
-        });
-        if self.metrics.txn_first_start.is_none() {
-            self.metrics.txn_first_start = Some(self.now);
-        }
-        let at = self.now + self.knobs.client_overhead + self.knobs.client_delay;
-        self.push(at, Ev::ClientArrive { req });
+        self.send_request(op, self.now);
         let gap = self.rng.exp(1e6 / rate).max(1.0) as u64;
         self.push(self.now + gap, Ev::OpenArrival);
     }
