@@ -29,6 +29,15 @@
 //! reference to an A row deleted later in the transaction, and in seed 38
 //! an A row, assessed after the deleted B row, drops its map value. The
 //! model had made A the first table.
+//!
+//! Known gap beyond these 80: seeds 81..=400 diverge at 143 (step 115),
+//! 161 (39), 176 (9) and 273 (28), each on an A row's reference to an A
+//! row deleted in the transaction. ovsdb-server adds a deleted row's
+//! referrers to the transaction in the order of the row's `dst_refs` hmap,
+//! which depends on its history; both models use table/UUID order. Seed 176 is
+//! that case, reproduced by the ignored
+//! `referrers_join_in_the_order_of_the_deleted_rows_dst_refs` (OVS source
+//! lines there); the other three look alike but are not worked through.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -430,4 +439,74 @@ fn survey() {
         seeds.len()
     );
     assert!(bad.is_empty(), "seeds {bad:?} diverge");
+}
+
+/// Known gap, beyond the 80 surveyed seeds (the survey of seeds 81..=400
+/// finds 143, 161, 176 and 273): when ovsdb-server assesses a deleted row
+/// it adds the row's weak referrers to the transaction in the order of
+/// the row's `dst_refs` hmap (ovsdb/transaction.c:680 at v3.1.0), hashed
+/// by the referrer's first UUID word (ovsdb/row.c:89), which within a
+/// bucket is the history of the references' insertions (transaction.c:580,
+/// at commit) and of the row's clones (row.c:153-156 re-insert them). Both
+/// models add referrers in UUID order. Here two A rows p and q (same
+/// hash) weakly reference B row b and A row d; a transaction deletes b
+/// and then d. The referrer of b added second lands in front of d in A's
+/// hmap, is assessed before d and keeps its reference to d: q if p's
+/// reference to b was inserted first, p otherwise. The model says q both
+/// times.
+#[test]
+#[ignore]
+fn referrers_join_in_the_order_of_the_deleted_rows_dst_refs() {
+    assert!(ensure_packages(), "openvswitch packages unavailable");
+    const S: &str = r#"{"name":"W","version":"1.0.0","tables":{
+ "A":{"isRoot":true,"columns":{"n":{"type":"integer"},
+   "w":{"type":{"key":{"type":"uuid","refTable":"A","refType":"weak"},"min":0,"max":"unlimited"}},
+   "m":{"type":{"key":{"type":"uuid","refTable":"B","refType":"weak"},"min":0,"max":"unlimited"}}}},
+ "B":{"isRoot":true,"columns":{"n":{"type":"integer"}}}}}"#;
+    let dir = TempDir::new("weak-dst-refs");
+    let schema = dir.0.join("s.ovsschema");
+    std::fs::write(&schema, S).unwrap();
+    let d = "00000000-0000-4000-8000-00000000000d";
+    let p = "00000000-0000-4000-8000-000000000001";
+    let q = "00000000-0000-4000-8000-000000000002";
+    let b = "00000000-0000-4000-8000-00000000000b";
+    let ins = |u: &str| {
+        format!(
+            r#"["W",{{"op":"insert","table":"A","uuid":"{u}","row":{{"n":1,"m":["uuid","{b}"],"w":["uuid","{d}"]}}}}]"#
+        )
+    };
+    let mut failures = Vec::new();
+    for (name, first, second) in [("p first", p, q), ("q first", q, p)] {
+        let db = dir.0.join(format!("{}.db", name.replace(' ', "-")));
+        run(
+            "ovsdb-tool",
+            &["create", db.to_str().unwrap(), schema.to_str().unwrap()],
+        );
+        let real = Server::start(&dir.0, &db).expect("ovsdb-server");
+        let mut conn = Conn::connect(&real.sock).unwrap();
+        let mut model = Model::from_schema_text(S, ServerOptions::default()).unwrap();
+        let sess = model.connect();
+        let txns = [
+            format!(
+                r#"["W",{{"op":"insert","table":"B","uuid":"{b}","row":{{"n":0}}}},{{"op":"insert","table":"A","uuid":"{d}","row":{{"n":0}}}}]"#
+            ),
+            ins(first),
+            ins(second),
+            format!(
+                r#"["W",{{"op":"delete","table":"B","where":[]}},{{"op":"delete","table":"A","where":[["_uuid","==",["uuid","{d}"]]]}}]"#
+            ),
+            r#"["W",{"op":"select","table":"A","where":[],"columns":["_uuid","w"]}]"#.into(),
+        ];
+        let (mut want, mut got) = (Json::Null, Json::Null);
+        for t in &txns {
+            let params = parse(t.as_bytes()).unwrap();
+            want = conn.call("transact", params.clone()).unwrap();
+            got = model_call(&mut model, sess, &params);
+        }
+        let (want, got) = (want.get("result").unwrap(), got.get("result").unwrap());
+        if rows_of(want) != rows_of(got) {
+            failures.push(format!("{name}:\nreal:  {want}\nmodel: {got}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
