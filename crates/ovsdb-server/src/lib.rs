@@ -1469,8 +1469,9 @@ impl Server {
     /// to missing rows; in optional (max 1) columns the whole value counts
     /// as added, so those never keep a dangling reference.
     ///
-    /// The transaction's rows: those the operations really changed (no-op
-    /// modifications are dropped first, with a table left empty by that,
+    /// The transaction's rows: those the operations really changed (an
+    /// `update` writing the values a row already has never joins; other
+    /// no-op modifications are dropped first, with a table left empty by that,
     /// after growing the hmap), in first-touch order; then rows collected as garbage and rows whose
     /// strong reference count changed (in table and UUID order, an
     /// approximation of the order ovsdb-server adds them in, which only
@@ -2659,6 +2660,15 @@ fn execute_op(
                 let Some(mut row) = w.row_owned(ti, u) else {
                     continue;
                 };
+                // ovsdb-server (execution.c, `update_row_cb`) leaves a row
+                // out of the transaction when an update writes the values
+                // it already has: it does not decide where the row's table
+                // joins the transaction (weak references, see
+                // `assess_weak_refs_3_1`). A mutation always joins.
+                if name == "update" && updates.iter().all(|(ci, d)| row.cols[*ci] == *d) {
+                    w.stats.rows_touched += 1;
+                    continue;
+                }
                 for (ci, d) in &updates {
                     row.cols[*ci] = d.clone();
                 }

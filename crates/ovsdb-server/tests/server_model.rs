@@ -417,3 +417,74 @@ fn a_unique_index_names_the_first_duplicate_pair_few_or_many_rows() {
         );
     }
 }
+
+/// ovsdb-server 3.1 assesses weak references table by table, in the order
+/// the tables joined the transaction. An `update` that writes the values a
+/// row already has does not join it (execution.c, `update_row_cb`), a
+/// `mutate` always does. Results checked against ovsdb-server 3.1.0: after
+/// the first transaction B row b keeps its (dangling) reference to the
+/// deleted A row x, because B joined first and b was assessed before x;
+/// after the second, A joined first and b2 drops its reference to y.
+#[test]
+fn a_no_op_update_does_not_decide_where_its_table_joins_the_transaction() {
+    const WEAK: &str = r#"{"name":"W","version":"1.0.0","tables":{
+ "A":{"isRoot":true,"columns":{"n":{"type":"integer"}}},
+ "B":{"isRoot":true,"columns":{"n":{"type":"integer"},
+   "w":{"type":{"key":{"type":"uuid","refTable":"A","refType":"weak"},"min":0,"max":"unlimited"}}}}}}"#;
+    let mut s = Server::from_schema_text(WEAK, ServerOptions::default()).unwrap();
+    let (x, y) = (
+        "00000001-0000-4000-8000-000000000001",
+        "00000002-0000-4000-8000-000000000002",
+    );
+    let (b, b2) = (
+        "00000003-0000-4000-8000-000000000003",
+        "00000004-0000-4000-8000-000000000004",
+    );
+    let by = |u: &str| format!(r#"[["_uuid","==",["uuid","{u}"]]]"#);
+    let r = tx(
+        &mut s,
+        &format!(
+            r#"[{{"op":"insert","table":"A","uuid":"{x}","row":{{"n":1}}}},
+                {{"op":"insert","table":"A","uuid":"{y}","row":{{"n":2}}}},
+                {{"op":"insert","table":"B","uuid":"{b}","row":{{"n":0,"w":["uuid","{x}"]}}}},
+                {{"op":"insert","table":"B","uuid":"{b2}","row":{{"n":0,"w":["uuid","{y}"]}}}}]"#
+        ),
+    );
+    assert_eq!(err_of(&r), None, "{r}");
+    let r = tx(
+        &mut s,
+        &format!(
+            r#"[{{"op":"update","table":"A","where":{},"row":{{"n":2}}}},
+                {{"op":"update","table":"B","where":{},"row":{{"n":1}}}},
+                {{"op":"delete","table":"A","where":{}}}]"#,
+            by(y),
+            by(b),
+            by(x)
+        ),
+    );
+    assert_eq!(err_of(&r), None, "{r}");
+    let r = tx(
+        &mut s,
+        &format!(
+            r#"[{{"op":"mutate","table":"A","where":[],"mutations":[["n","+=",0]]}},
+                {{"op":"update","table":"B","where":{},"row":{{"n":1}}}},
+                {{"op":"delete","table":"A","where":{}}}]"#,
+            by(b2),
+            by(y)
+        ),
+    );
+    assert_eq!(err_of(&r), None, "{r}");
+    let r = tx(
+        &mut s,
+        r#"[{"op":"select","table":"B","where":[],"columns":["_uuid","w"]}]"#,
+    );
+    let rows = r.as_array().unwrap()[0].get("rows").unwrap().to_string();
+    assert!(
+        rows.contains(&format!(r#""w":["uuid","{x}"]"#)),
+        "b keeps its reference to x: {rows}"
+    );
+    assert!(
+        rows.contains(r#""w":["set",[]]"#),
+        "b2 drops its reference to y: {rows}"
+    );
+}

@@ -11,12 +11,33 @@
 //! Without the ordered assessment (the model before it kept the reference
 //! in every modified row and treated optional columns like sets) seed 1
 //! diverges at step 12 (an optional column) and, with the optional
-//! columns made sets, at step 40 (a set column). Known remaining gap: run
-//! with seeds 1..=80, 76 seeds match over all 150 steps, 4 diverge once
-//! (seeds 15, 38, 55, 74; e.g. seed 15 step 14, where the real server
-//! keeps a modified row's reference to a row that was modified in an
-//! earlier transaction and is deleted now, although the row is assessed
-//! after it; not explained yet).
+//! columns made sets, at step 40 (a set column).
+//!
+//! The test runs seeds 1..=6; the ignored `survey` runs any seeds
+//! (`WEAK_REFS_SEEDS=1-80 cargo test -p ovsdb-server --test
+//! weak_refs_real_server -- --ignored --nocapture`) and prints each
+//! divergence with the rows only one side has. All 80 seeds match over
+//! 150 steps. Seeds 15 (step 14), 38 (step 59), 55 (step 103) and 74
+//! (step 41) used to diverge once: each transaction starts with an
+//! `update` of an A row's `s` to the empty set it already holds. OVS
+//! 3.1.0 leaves such a row out of the transaction (ovsdb/execution.c:492,
+//! `update_row_cb` calls `ovsdb_txn_row_modify` only if the columns
+//! differ), so table A joins the transaction after the table of the next
+//! operation (ovsdb/transaction.c:1422, `ovsdb_txn_create_txn_table`
+//! appends to `txn_tables`) and `for_each_txn_row` (transaction.c:1617)
+//! assesses that table's rows first: a B row (seeds 15, 55, 74) keeps its
+//! reference to an A row deleted later in the transaction, and in seed 38
+//! an A row, assessed after the deleted B row, drops its map value. The
+//! model had made A the first table.
+//!
+//! Known gap beyond these 80: seeds 81..=400 diverge at 143 (step 115),
+//! 161 (39), 176 (9) and 273 (28), each on an A row's reference to an A
+//! row deleted in the transaction. ovsdb-server adds a deleted row's
+//! referrers to the transaction in the order of the row's `dst_refs` hmap,
+//! which depends on its history; both models use table/UUID order. Seed 176 is
+//! that case, reproduced by the ignored
+//! `referrers_join_in_the_order_of_the_deleted_rows_dst_refs` (OVS source
+//! lines there); the other three look alike but are not worked through.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -252,96 +273,129 @@ fn model_call(model: &mut Model, sess: ovsdb_server::SessionId, params: &Json) -
         .expect("model replied")
 }
 
+#[derive(Default)]
+struct Stats {
+    compared: usize,
+    dangling_txns: usize,
+    optional_dropped: usize,
+}
+
+/// Runs 150 random transactions of `seed` against a fresh real server and
+/// the model; returns the first divergence (the transaction and both
+/// results), if any.
+fn run_seed(
+    dir: &TempDir,
+    schema: &std::path::Path,
+    seed: u64,
+    stats: &mut Stats,
+) -> Option<String> {
+    let db = dir.0.join(format!("w{seed}.db"));
+    run(
+        "ovsdb-tool",
+        &["create", db.to_str().unwrap(), schema.to_str().unwrap()],
+    );
+    let real = Server::start(&dir.0, &db).expect("ovsdb-server");
+    let mut conn = Conn::connect(&real.sock).unwrap();
+    let mut model = Model::from_schema_text(SCHEMA, ServerOptions::default()).unwrap();
+    let sess = model.connect();
+    let mut rng = SplitMix64::new(seed);
+    let mut live: [Vec<String>; 3] = Default::default();
+    let mut before: [Vec<String>; 3] = Default::default();
+    let mut dangling: BTreeSet<(String, String)> = BTreeSet::new();
+    for step in 0..150 {
+        let text = random_txn(&mut rng, &live);
+        let params = parse(text.as_bytes()).unwrap();
+        let reply = conn.call("transact", params.clone()).unwrap();
+        let mine = model_call(&mut model, sess, &params);
+        let (want, got) = (reply.get("result").unwrap(), mine.get("result").unwrap());
+        if shape(want) != shape(got) {
+            return Some(format!(
+                "seed {seed} step {step}: results differ for {text}\nreal: {reply}\nmodel: {mine}"
+            ));
+        }
+        let real_rows = rows_of(
+            conn.call("transact", select_all())
+                .unwrap()
+                .get("result")
+                .unwrap(),
+        );
+        let model_rows = rows_of(
+            model_call(&mut model, sess, &select_all())
+                .get("result")
+                .unwrap(),
+        );
+        for t in 0..3 {
+            if real_rows[t] != model_rows[t] {
+                let only = |a: &[String], b: &[String]| -> Vec<String> {
+                    a.iter().filter(|r| !b.contains(r)).cloned().collect()
+                };
+                return Some(format!(
+                    "seed {seed} step {step}: table {} differs after {text}\nonly real: {:#?}\nonly model: {:#?}\nbefore: {before:#?}",
+                    TABLES[t],
+                    only(&real_rows[t], &model_rows[t]),
+                    only(&model_rows[t], &real_rows[t]),
+                ));
+            }
+        }
+        stats.compared += 1;
+        // Not vacuous: transactions after which the real server holds
+        // a weak reference to a row that does not exist, and rows
+        // whose optional column lost its target in the transaction.
+        for (t, rows) in real_rows.iter().enumerate() {
+            // A row's first UUID is its `_uuid` (keys are sorted).
+            live[t] = rows
+                .iter()
+                .filter_map(|r| uuids_in(r).into_iter().next())
+                .collect();
+        }
+        let all: Vec<&String> = live.iter().flatten().collect();
+        let mut dangling_now = BTreeSet::new();
+        for r in real_rows.iter().flatten() {
+            let u = uuids_in(r);
+            for x in u.iter().skip(1).filter(|x| !all.contains(x)) {
+                dangling_now.insert((u[0].clone(), x.clone()));
+            }
+        }
+        stats.dangling_txns += usize::from(!dangling_now.is_subset(&dangling));
+        dangling = dangling_now;
+        for r in &before[0] {
+            let u = uuids_in(r);
+            let Some(o) = r
+                .split(r#""o":"#)
+                .nth(1)
+                .filter(|o| o.starts_with(r#"["uuid","#))
+                .map(uuids_in)
+            else {
+                continue;
+            };
+            if let (Some(me), Some(x)) = (u.first(), o.first()) {
+                if live[0].contains(me) && !live[1].contains(x) {
+                    stats.optional_dropped += 1;
+                }
+            }
+        }
+        before = real_rows;
+    }
+    None
+}
+
 #[test]
 fn weak_refs_to_deleted_rows_match_real_server() {
     assert!(ensure_packages(), "openvswitch packages unavailable");
     let dir = TempDir::new("weak");
     let schema = dir.0.join("w.ovsschema");
     std::fs::write(&schema, SCHEMA).unwrap();
-    let (mut compared, mut dangling_txns, mut optional_dropped) = (0, 0, 0);
+    let mut stats = Stats::default();
     for seed in 1u64..=6 {
-        let db = dir.0.join(format!("w{seed}.db"));
-        run(
-            "ovsdb-tool",
-            &["create", db.to_str().unwrap(), schema.to_str().unwrap()],
-        );
-        let real = Server::start(&dir.0, &db).expect("ovsdb-server");
-        let mut conn = Conn::connect(&real.sock).unwrap();
-        let mut model = Model::from_schema_text(SCHEMA, ServerOptions::default()).unwrap();
-        let sess = model.connect();
-        let mut rng = SplitMix64::new(seed);
-        let mut live: [Vec<String>; 3] = Default::default();
-        let mut before: [Vec<String>; 3] = Default::default();
-        let mut dangling: BTreeSet<(String, String)> = BTreeSet::new();
-        for step in 0..150 {
-            let text = random_txn(&mut rng, &live);
-            let params = parse(text.as_bytes()).unwrap();
-            let reply = conn.call("transact", params.clone()).unwrap();
-            let mine = model_call(&mut model, sess, &params);
-            let (want, got) = (reply.get("result").unwrap(), mine.get("result").unwrap());
-            assert_eq!(
-                shape(want),
-                shape(got),
-                "seed {seed} step {step}: results differ for {text}\nreal: {reply}\nmodel: {mine}"
-            );
-            let real_rows = rows_of(
-                conn.call("transact", select_all())
-                    .unwrap()
-                    .get("result")
-                    .unwrap(),
-            );
-            let model_rows = rows_of(
-                model_call(&mut model, sess, &select_all())
-                    .get("result")
-                    .unwrap(),
-            );
-            for t in 0..3 {
-                assert_eq!(
-                    real_rows[t], model_rows[t],
-                    "seed {seed} step {step}: table {} differs after {text}",
-                    TABLES[t]
-                );
-            }
-            compared += 1;
-            // Not vacuous: transactions after which the real server holds
-            // a weak reference to a row that does not exist, and rows
-            // whose optional column lost its target in the transaction.
-            for (t, rows) in real_rows.iter().enumerate() {
-                // A row's first UUID is its `_uuid` (keys are sorted).
-                live[t] = rows
-                    .iter()
-                    .filter_map(|r| uuids_in(r).into_iter().next())
-                    .collect();
-            }
-            let all: Vec<&String> = live.iter().flatten().collect();
-            let mut dangling_now = BTreeSet::new();
-            for r in real_rows.iter().flatten() {
-                let u = uuids_in(r);
-                for x in u.iter().skip(1).filter(|x| !all.contains(x)) {
-                    dangling_now.insert((u[0].clone(), x.clone()));
-                }
-            }
-            dangling_txns += usize::from(!dangling_now.is_subset(&dangling));
-            dangling = dangling_now;
-            for r in &before[0] {
-                let u = uuids_in(r);
-                let Some(o) = r
-                    .split(r#""o":"#)
-                    .nth(1)
-                    .filter(|o| o.starts_with(r#"["uuid","#))
-                    .map(uuids_in)
-                else {
-                    continue;
-                };
-                if let (Some(me), Some(x)) = (u.first(), o.first()) {
-                    if live[0].contains(me) && !live[1].contains(x) {
-                        optional_dropped += 1;
-                    }
-                }
-            }
-            before = real_rows;
+        if let Some(d) = run_seed(&dir, &schema, seed, &mut stats) {
+            panic!("{d}");
         }
     }
+    let Stats {
+        compared,
+        dangling_txns,
+        optional_dropped,
+    } = stats;
     eprintln!(
         "{compared} transactions compared, {dangling_txns} left a new dangling weak reference, {optional_dropped} optional references lost their target"
     );
@@ -353,4 +407,106 @@ fn weak_refs_to_deleted_rows_match_real_server() {
         dangling_txns > 20,
         "only {dangling_txns} transactions left a new dangling weak reference"
     );
+}
+
+/// The survey: `WEAK_REFS_SEEDS=1-80 cargo test -p ovsdb-server --test
+/// weak_refs_real_server -- --ignored --nocapture` runs the given seeds
+/// (a range `a-b` or a comma-separated list), prints each divergence and
+/// fails if there was one.
+#[test]
+#[ignore]
+fn survey() {
+    assert!(ensure_packages(), "openvswitch packages unavailable");
+    let spec = std::env::var("WEAK_REFS_SEEDS").unwrap_or_else(|_| "1-80".into());
+    let seeds: Vec<u64> = match spec.split_once('-') {
+        Some((a, b)) => (a.trim().parse().unwrap()..=b.trim().parse().unwrap()).collect(),
+        None => spec.split(',').map(|x| x.trim().parse().unwrap()).collect(),
+    };
+    let dir = TempDir::new("weak-survey");
+    let schema = dir.0.join("w.ovsschema");
+    std::fs::write(&schema, SCHEMA).unwrap();
+    let mut stats = Stats::default();
+    let mut bad = Vec::new();
+    for &seed in &seeds {
+        if let Some(d) = run_seed(&dir, &schema, seed, &mut stats) {
+            eprintln!("{d}\n");
+            bad.push(seed);
+        }
+    }
+    eprintln!(
+        "{} of {} seeds match over 150 steps; diverging: {bad:?}",
+        seeds.len() - bad.len(),
+        seeds.len()
+    );
+    assert!(bad.is_empty(), "seeds {bad:?} diverge");
+}
+
+/// Known gap, beyond the 80 surveyed seeds (the survey of seeds 81..=400
+/// finds 143, 161, 176 and 273): when ovsdb-server assesses a deleted row
+/// it adds the row's weak referrers to the transaction in the order of
+/// the row's `dst_refs` hmap (ovsdb/transaction.c:680 at v3.1.0), hashed
+/// by the referrer's first UUID word (ovsdb/row.c:89), which within a
+/// bucket is the history of the references' insertions (transaction.c:580,
+/// at commit) and of the row's clones (row.c:153-156 re-insert them). Both
+/// models add referrers in UUID order. Here two A rows p and q (same
+/// hash) weakly reference B row b and A row d; a transaction deletes b
+/// and then d. The referrer of b added second lands in front of d in A's
+/// hmap, is assessed before d and keeps its reference to d: q if p's
+/// reference to b was inserted first, p otherwise. The model says q both
+/// times.
+#[test]
+#[ignore]
+fn referrers_join_in_the_order_of_the_deleted_rows_dst_refs() {
+    assert!(ensure_packages(), "openvswitch packages unavailable");
+    const S: &str = r#"{"name":"W","version":"1.0.0","tables":{
+ "A":{"isRoot":true,"columns":{"n":{"type":"integer"},
+   "w":{"type":{"key":{"type":"uuid","refTable":"A","refType":"weak"},"min":0,"max":"unlimited"}},
+   "m":{"type":{"key":{"type":"uuid","refTable":"B","refType":"weak"},"min":0,"max":"unlimited"}}}},
+ "B":{"isRoot":true,"columns":{"n":{"type":"integer"}}}}}"#;
+    let dir = TempDir::new("weak-dst-refs");
+    let schema = dir.0.join("s.ovsschema");
+    std::fs::write(&schema, S).unwrap();
+    let d = "00000000-0000-4000-8000-00000000000d";
+    let p = "00000000-0000-4000-8000-000000000001";
+    let q = "00000000-0000-4000-8000-000000000002";
+    let b = "00000000-0000-4000-8000-00000000000b";
+    let ins = |u: &str| {
+        format!(
+            r#"["W",{{"op":"insert","table":"A","uuid":"{u}","row":{{"n":1,"m":["uuid","{b}"],"w":["uuid","{d}"]}}}}]"#
+        )
+    };
+    let mut failures = Vec::new();
+    for (name, first, second) in [("p first", p, q), ("q first", q, p)] {
+        let db = dir.0.join(format!("{}.db", name.replace(' ', "-")));
+        run(
+            "ovsdb-tool",
+            &["create", db.to_str().unwrap(), schema.to_str().unwrap()],
+        );
+        let real = Server::start(&dir.0, &db).expect("ovsdb-server");
+        let mut conn = Conn::connect(&real.sock).unwrap();
+        let mut model = Model::from_schema_text(S, ServerOptions::default()).unwrap();
+        let sess = model.connect();
+        let txns = [
+            format!(
+                r#"["W",{{"op":"insert","table":"B","uuid":"{b}","row":{{"n":0}}}},{{"op":"insert","table":"A","uuid":"{d}","row":{{"n":0}}}}]"#
+            ),
+            ins(first),
+            ins(second),
+            format!(
+                r#"["W",{{"op":"delete","table":"B","where":[]}},{{"op":"delete","table":"A","where":[["_uuid","==",["uuid","{d}"]]]}}]"#
+            ),
+            r#"["W",{"op":"select","table":"A","where":[],"columns":["_uuid","w"]}]"#.into(),
+        ];
+        let (mut want, mut got) = (Json::Null, Json::Null);
+        for t in &txns {
+            let params = parse(t.as_bytes()).unwrap();
+            want = conn.call("transact", params.clone()).unwrap();
+            got = model_call(&mut model, sess, &params);
+        }
+        let (want, got) = (want.get("result").unwrap(), got.get("result").unwrap());
+        if rows_of(want) != rows_of(got) {
+            failures.push(format!("{name}:\nreal:  {want}\nmodel: {got}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
