@@ -377,3 +377,36 @@ test("a Southbound run draws its controllers as one lane, and any chassis expand
   clean(problems);
   await page.close();
 });
+
+test("an A/B preset over several seeds gives the figures of `compare --seeds` on the command line", async () => {
+  const target = process.env.CARGO_TARGET_DIR || join(new URL("../..", import.meta.url).pathname, "target");
+  const bin = process.env.OVSDB_SCOPE_BIN || join(target, "debug", "ovsdb-scope");
+  if (!existsSync(bin)) {
+    execFileSync("cargo", ["build", "-q", "-p", "ovsdb-scope"], { stdio: "inherit" });
+  }
+  const cli = JSON.parse(execFileSync(bin, ["compare", "commit-sync", "--seeds", "10", "--json"], { encoding: "utf8" }));
+
+  const { page, problems } = await openPage(browser.context, server.url + "#ab=commit-sync&seed=1");
+  await value(page, "ab-ratio");
+  await page.getByTestId("ab-seeds-10").click();
+  const table = page.getByTestId("ab-seeds-table");
+  await table.waitFor({ timeout: 120000 });
+  assert.equal(await table.getAttribute("data-seeds"), "10");
+  assert.equal(await table.getAttribute("data-violations"), "0");
+  for (const [name, pick] of [
+    ["txns.total_ms", (side) => side.txns.total_ms.mean],
+    ["leaderless_ms", (side) => side.leaderless_ms.mean],
+    ["elections", (side) => side.elections.mean],
+  ]) {
+    const row = table.locator(`tr[data-name="${name}"]`);
+    const a = Number(await row.getAttribute("data-a"));
+    const b = Number(await row.getAttribute("data-b"));
+    const [ca, cb] = [pick(cli.a), pick(cli.b)];
+    assert.ok(Math.abs(a - ca) <= 1e-3 * Math.max(1, Math.abs(ca)), `${name} A: page ${a}, cli ${ca}`);
+    assert.ok(Math.abs(b - cb) <= 1e-3 * Math.max(1, Math.abs(cb)), `${name} B: page ${b}, cli ${cb}`);
+  }
+  await table.scrollIntoViewIfNeeded();
+  await screenshot(page, "sim-ab-seeds");
+  clean(problems);
+  await page.close();
+});

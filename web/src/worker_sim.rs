@@ -17,6 +17,11 @@
 //!   experiment (`write-changed-only` or `index-vs-hash`); replies
 //!   `{type: "idl", id, report}` with the report's JSON (as the CLI's).
 //!
+//! - `{type: "ab_seeds", id, preset, seed, seeds}`: both sides of an A/B
+//!   preset on `seeds` seeds from `seed` (figures only); replies progress
+//!   `{type: "progress", id, now, stop}` (runs done, runs in all), then
+//!   `{type: "seeds", id, table: simview::ab::SeedsTable}` (bytes).
+//!
 //! Errors come back as `{type: "error", id, message}`; a panic as
 //! `{type: "panic", message}` (the worker's panic hook).
 
@@ -47,11 +52,42 @@ pub fn handle(msg: &JsValue) {
             Err(e) => error(&id, e),
         },
         Some("idl") => idl(&id, msg),
+        Some("ab_seeds") => ab_seeds(&id, msg),
         Some("export") => match spec_of(msg) {
             Ok(spec) => export(&id, &spec),
             Err(e) => error(&id, e),
         },
         other => error(&id, format!("unknown request {other:?}")),
+    }
+}
+
+fn ab_seeds(id: &JsValue, msg: &JsValue) {
+    let name = get(msg, "preset").as_string().unwrap_or_default();
+    let Some(p) = simview::ab::ab_preset(&name) else {
+        return error(id, format!("unknown A/B preset '{name}'"));
+    };
+    let seed = get(msg, "seed").as_f64().unwrap_or(1.0) as u64;
+    let seeds = (get(msg, "seeds").as_f64().unwrap_or(10.0) as u64).clamp(1, 1000);
+    let mut last = now();
+    let result = simview::ab::over_seeds(p, seed, seeds, &mut |done, total| {
+        let t = now();
+        if t - last > 100.0 {
+            last = t;
+            post(&[
+                ("type", "progress".into()),
+                ("id", id.clone()),
+                ("now", (done as f64).into()),
+                ("stop", (total as f64).into()),
+            ]);
+        }
+    });
+    match result {
+        Ok(t) => post(&[
+            ("type", "seeds".into()),
+            ("id", id.clone()),
+            ("table", super::msg::to_bytes(&t).into()),
+        ]),
+        Err(e) => error(id, e),
     }
 }
 

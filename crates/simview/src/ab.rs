@@ -363,3 +363,77 @@ pub fn latency_histogram(a: &[u64], b: &[u64], bins: usize) -> (Vec<f64>, Vec<u6
         .collect();
     (edges, ca, cb)
 }
+
+/// One figure of an A/B preset over several seeds: mean, p50 and p99 of
+/// each side (the `compare --seeds` figures).
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct SeedRow {
+    pub name: String,
+    pub a: [f64; 3],
+    pub b: [f64; 3],
+}
+
+/// An A/B preset run over seeds `first_seed ..first_seed + seeds`.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct SeedsTable {
+    pub preset: String,
+    pub first_seed: u64,
+    pub seeds: u64,
+    /// The figures both sides have, in the simulator's order.
+    pub rows: Vec<SeedRow>,
+    /// Invariant violations of either side (none expected).
+    pub violations: Vec<String>,
+}
+
+impl SeedsTable {
+    pub fn row(&self, name: &str) -> Option<&SeedRow> {
+        self.rows.iter().find(|r| r.name == name)
+    }
+}
+
+/// Runs both sides of preset `p` on `seeds` seeds from `first_seed` (no
+/// traces: only the figures), calling `progress(done, total)` after each
+/// run. One seed alone can mislead (an election timer drawn early or
+/// late); the table gives each figure's spread.
+pub fn over_seeds(
+    p: &AbPreset,
+    first_seed: u64,
+    seeds: u64,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<SeedsTable, String> {
+    let (mut a, mut b) = (
+        raft_sim::report::Aggregate::default(),
+        raft_sim::report::Aggregate::default(),
+    );
+    for (i, seed) in (first_seed..first_seed + seeds).enumerate() {
+        for (agg, spec) in [(&mut a, p.spec_a(seed)), (&mut b, p.spec_b(seed))] {
+            let mut sim = spec.build()?;
+            let m = sim.run();
+            agg.add(&sim, &m);
+        }
+        progress(i as u64 + 1, seeds);
+    }
+    let rows = a
+        .names
+        .iter()
+        .filter_map(|n| {
+            let (x, y) = (a.stat(n)?, b.stat(n)?);
+            Some(SeedRow {
+                name: n.to_string(),
+                a: [x.0, x.1, x.2],
+                b: [y.0, y.1, y.2],
+            })
+        })
+        .collect();
+    let mut violations = a.violations;
+    violations.extend(b.violations);
+    Ok(SeedsTable {
+        preset: p.name.to_string(),
+        first_seed,
+        seeds,
+        rows,
+        violations,
+    })
+}

@@ -442,3 +442,39 @@ fn southbound_controllers_are_one_lane_that_any_chassis_expands_from() {
         Default::default()
     );
 }
+
+/// An A/B preset over several seeds: each side's mean is the mean of the
+/// single runs the page shows one at a time, seed by seed.
+#[test]
+fn an_ab_preset_over_seeds_gives_the_mean_of_its_single_runs() {
+    let p = ab_preset("election-timer").unwrap();
+    let mut calls = 0;
+    let t = simview::ab::over_seeds(p, 4, 3, &mut |done, total| {
+        calls += 1;
+        assert_eq!((done, total), (calls, 3));
+    })
+    .unwrap();
+    assert_eq!((t.seeds, t.first_seed, calls), (3, 4, 3));
+    assert!(t.violations.is_empty());
+    for name in ["leaderless_ms", "sim_time_ms", "txns.total_ms"] {
+        let Some(row) = t.row(name) else { continue };
+        let mean = |side: &dyn Fn(u64) -> RunSpec| {
+            (4..7)
+                .map(|s| go(&side(s)).figure(name).unwrap())
+                .sum::<f64>()
+                / 3.0
+        };
+        let (a, b) = (mean(&|s| p.spec_a(s)), mean(&|s| p.spec_b(s)));
+        assert!(
+            (row.a[0] - a).abs() < 1e-6 * a.abs().max(1.0),
+            "{name} A {} vs {a}",
+            row.a[0]
+        );
+        assert!(
+            (row.b[0] - b).abs() < 1e-6 * b.abs().max(1.0),
+            "{name} B {} vs {b}",
+            row.b[0]
+        );
+    }
+    assert!(t.row("leaderless_ms").is_some());
+}

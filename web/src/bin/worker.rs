@@ -67,7 +67,7 @@
 //!   `{type: "contents-diff", id, json}` with the JSON of `ovsdb-scope
 //!   diff --from FROM --to AT --json` (plus `from`, `to`, `ms`).
 //!
-//! - `{type: "run" | "idl" | "export", id, ...}`: the simulation pages'
+//! - `{type: "run" | "idl" | "export" | "ab_seeds", id, ...}`: the simulation pages'
 //!   requests (`src/worker_sim.rs`); the simulation pages start their own
 //!   instance of this worker.
 //!
@@ -246,7 +246,7 @@ fn handle(msg: JsValue) {
         Some("contents-history") => worker_contents::history(&msg),
         Some("contents-sizes") => worker_contents::sizes(&msg),
         Some("contents-diff") => worker_contents::diff(&msg),
-        Some("run" | "idl" | "export") => worker_sim::handle(&msg),
+        Some("run" | "idl" | "export" | "ab_seeds") => worker_sim::handle(&msg),
         other => post(&[
             ("type", "error".into()),
             ("message", format!("unknown request {other:?}").into()),

@@ -30,7 +30,12 @@ pub enum Msg {
     Hover(Option<(i32, i32)>),
     /// The window was resized: charts redraw to their new width.
     Resize,
+    /// Run both sides over this many seeds (from the page's seed).
+    Seeds(u64),
 }
+
+/// Seed counts the page offers for the table over seeds.
+const SEED_COUNTS: &[u64] = &[10, 20, 50];
 
 pub struct AbPage {
     _worker: SimWorker,
@@ -54,6 +59,10 @@ pub struct AbPage {
     /// with the playhead).
     latency_drawn: bool,
     _resize: gloo_events::EventListener,
+    /// The table over seeds, its progress (runs done, runs in all) while
+    /// the worker runs it.
+    seeds: Option<Rc<simview::ab::SeedsTable>>,
+    seeds_progress: Option<(f64, f64)>,
 }
 
 fn cell(v: Option<f64>) -> String {
@@ -109,6 +118,59 @@ impl AbPage {
     }
 }
 
+impl AbPage {
+    /// Both sides over several seeds: each figure's mean, p50 and p99 (as
+    /// `ovsdb-scope compare NAME --seeds N` prints them).
+    fn seeds_view(&self, ctx: &Context<Self>, p: &simview::ab::AbPreset) -> Html {
+        let link = ctx.link();
+        let busy = self.seeds_progress.is_some();
+        let buttons = html! {
+            <p class="controls" title="One seed can mislead (an election timer drawn early or late): run both sides over several seeds and compare each figure's mean, p50 and p99">
+                { "Over several seeds: " }
+                { for SEED_COUNTS.iter().map(|&n| html! {
+                    <button data-testid={format!("ab-seeds-{n}")} disabled={busy}
+                        onclick={link.callback(move |_| Msg::Seeds(n))}>{ format!("{n} seeds") }</button>
+                }) }
+                if let Some((done, all)) = self.seeds_progress {
+                    <progress data-testid="ab-seeds-progress" value={done.to_string()} max={all.to_string()} />
+                    <span>{ format!(" {done:.0} of {all:.0} seeds") }</span>
+                }
+            </p>
+        };
+        let Some(t) = &self.seeds else {
+            return buttons;
+        };
+        let three = |v: &[f64; 3]| {
+            format!(
+                "{} / {} / {}",
+                format_num(v[0]),
+                format_num(v[1]),
+                format_num(v[2])
+            )
+        };
+        html! {
+            <>
+                { buttons }
+                <table class="ab-table" data-testid="ab-seeds-table" data-seeds={t.seeds.to_string()}
+                       data-first-seed={t.first_seed.to_string()} data-violations={t.violations.len().to_string()}>
+                    <caption>{ format!("{}: seeds {}–{} (mean / p50 / p99); A = {}, B = {}", t.preset, t.first_seed,
+                        t.first_seed + t.seeds - 1, p.a_label, p.b_label) }</caption>
+                    <thead><tr><th>{ "Figure" }</th><th>{ "A" }</th><th>{ "B" }</th><th>{ "A / B (means)" }</th></tr></thead>
+                    <tbody>
+                        { for t.rows.iter().map(|r| html! {
+                            <tr data-name={r.name.clone()} data-a={r.a[0].to_string()} data-b={r.b[0].to_string()}>
+                                <td>{ r.name.clone() }</td>
+                                <td>{ three(&r.a) }</td><td>{ three(&r.b) }</td>
+                                <td>{ if r.b[0] != 0.0 { format!("{:.2}", r.a[0] / r.b[0]) } else { "–".to_string() } }</td>
+                            </tr>
+                        }) }
+                    </tbody>
+                </table>
+            </>
+        }
+    }
+}
+
 impl Component for AbPage {
     type Message = Msg;
     type Properties = Props;
@@ -140,6 +202,8 @@ impl Component for AbPage {
             hover: Rc::default(),
             hover_text: None,
             latency_drawn: false,
+            seeds: None,
+            seeds_progress: None,
             _resize: {
                 let link = ctx.link().clone();
                 crate::charts::on_resize(move || link.send_message(Msg::Resize))
@@ -147,8 +211,21 @@ impl Component for AbPage {
         }
     }
 
-    fn update(&mut self, _ctx: &Context<Self>, msg: Msg) -> bool {
+    fn update(&mut self, ctx: &Context<Self>, msg: Msg) -> bool {
         match msg {
+            Msg::Seeds(n) => {
+                self.seeds = None;
+                self.seeds_progress = Some((0.0, n as f64));
+                self._worker
+                    .ab_seeds(3, &ctx.props().preset, ctx.props().seed, n);
+            }
+            Msg::Worker(Reply::Seeds { id: 3, table }) => {
+                self.seeds = Some(table);
+                self.seeds_progress = None;
+            }
+            Msg::Worker(Reply::Progress { id: 3, now, stop }) => {
+                self.seeds_progress = Some((now, stop));
+            }
             Msg::Worker(Reply::Result { id, result, .. }) => {
                 if id == 1 {
                     self.a = Some(result);
@@ -163,10 +240,18 @@ impl Component for AbPage {
                     self.playhead = first(a).or(first(b)).unwrap_or(0);
                 }
             }
-            Msg::Worker(Reply::Error { message, .. }) => self.error = Some(message),
-            Msg::Worker(Reply::Progress { .. } | Reply::Idl { .. } | Reply::Files { .. }) => {
-                return false
+            Msg::Worker(Reply::Error { message, id }) => {
+                if id == 3 {
+                    self.seeds_progress = None;
+                }
+                self.error = Some(message)
             }
+            Msg::Worker(
+                Reply::Progress { .. }
+                | Reply::Idl { .. }
+                | Reply::Files { .. }
+                | Reply::Seeds { .. },
+            ) => return false,
             Msg::Seek(t) => self.playhead = t.min(self.end()),
             Msg::Hover(at) => {
                 let text = at.and_then(|(x, y)| self.hover.borrow().as_ref().and_then(|h| h(x, y)));
@@ -275,6 +360,7 @@ impl Component for AbPage {
                         }) }
                     </tbody>
                 </table>
+                { self.seeds_view(ctx, p) }
                 <section class="controls">
                     <button data-testid="ab-play" onclick={link.callback(|_| Msg::Toggle)}>{ if self.playing { "Pause" } else { "Play" } }</button>
                     <button onclick={link.callback(|_| Msg::Zoom(0.5))}>{ "+" }</button>

@@ -38,6 +38,11 @@ pub enum Reply {
         result: Rc<RunResult>,
         ms: f64,
     },
+    /// An A/B preset over several seeds.
+    Seeds {
+        id: u32,
+        table: Rc<simview::ab::SeedsTable>,
+    },
     Error {
         id: u32,
         message: String,
@@ -114,6 +119,16 @@ impl SimWorker {
                         .collect();
                     on.emit(Reply::Files { id, files })
                 }
+                Some("seeds") => match crate::msg::from_bytes(&get(&d, "table")) {
+                    Ok(t) => on.emit(Reply::Seeds {
+                        id,
+                        table: Rc::new(t),
+                    }),
+                    Err(e) => on.emit(Reply::Error {
+                        id,
+                        message: format!("bad seeds table: {e}"),
+                    }),
+                },
                 Some("idl") => on.emit(Reply::Idl {
                     id,
                     report: get(&d, "report").as_string().unwrap_or_default(),
@@ -146,6 +161,20 @@ impl SimWorker {
         } else {
             self.queue.borrow_mut().push(msg);
         }
+    }
+
+    /// Asks for both sides of A/B preset `preset` over `seeds` seeds.
+    pub fn ab_seeds(&self, id: u32, preset: &str, seed: u64, seeds: u64) {
+        let o = js_sys::Object::new();
+        let set = |k: &str, v: JsValue| {
+            let _ = js_sys::Reflect::set(&o, &JsValue::from_str(k), &v);
+        };
+        set("type", "ab_seeds".into());
+        set("id", id.into());
+        set("preset", preset.into());
+        set("seed", (seed as f64).into());
+        set("seeds", (seeds as f64).into());
+        self.send(o.into());
     }
 
     /// Asks for a run; the answer comes back with the same `id`.

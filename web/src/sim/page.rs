@@ -457,7 +457,7 @@ impl Component for SimPage {
                 self.progress = None;
                 self.error = Some(message);
             }
-            Msg::Worker(Reply::Idl { .. }) => return false,
+            Msg::Worker(Reply::Idl { .. } | Reply::Seeds { .. }) => return false,
             Msg::Worker(Reply::Files { id, files }) => {
                 if id != u32::MAX - self.run_id {
                     return false;
