@@ -61,6 +61,23 @@ pub fn handle(msg: &JsValue) {
     }
 }
 
+/// Posts `{type: "progress", id, now, stop}` at most every 100 ms.
+fn progress_to(id: &JsValue) -> impl FnMut(f64, f64) + '_ {
+    let mut last = now();
+    move |at, stop| {
+        let t = now();
+        if t - last > 100.0 {
+            last = t;
+            post(&[
+                ("type", "progress".into()),
+                ("id", id.clone()),
+                ("now", at.into()),
+                ("stop", stop.into()),
+            ]);
+        }
+    }
+}
+
 fn ab_seeds(id: &JsValue, msg: &JsValue) {
     let name = get(msg, "preset").as_string().unwrap_or_default();
     let Some(p) = simview::ab::ab_preset(&name) else {
@@ -68,18 +85,9 @@ fn ab_seeds(id: &JsValue, msg: &JsValue) {
     };
     let seed = get(msg, "seed").as_f64().unwrap_or(1.0) as u64;
     let seeds = (get(msg, "seeds").as_f64().unwrap_or(10.0) as u64).clamp(1, 1000);
-    let mut last = now();
+    let mut progress = progress_to(id);
     let result = simview::ab::over_seeds(p, seed, seeds, &mut |done, total| {
-        let t = now();
-        if t - last > 100.0 {
-            last = t;
-            post(&[
-                ("type", "progress".into()),
-                ("id", id.clone()),
-                ("now", (done as f64).into()),
-                ("stop", (total as f64).into()),
-            ]);
-        }
+        progress(done as f64, total as f64)
     });
     match result {
         Ok(t) => post(&[
@@ -93,19 +101,8 @@ fn ab_seeds(id: &JsValue, msg: &JsValue) {
 
 fn run(id: &JsValue, spec: &simview::RunSpec) {
     let started = now();
-    let mut last = started;
-    let result = simview::run(spec, &mut |at, stop| {
-        let t = now();
-        if t - last > 100.0 {
-            last = t;
-            post(&[
-                ("type", "progress".into()),
-                ("id", id.clone()),
-                ("now", (at as f64).into()),
-                ("stop", (stop as f64).into()),
-            ]);
-        }
-    });
+    let mut progress = progress_to(id);
+    let result = simview::run(spec, &mut |at, stop| progress(at as f64, stop as f64));
     let ms = now() - started;
     match result {
         Ok(r) => post(&[
