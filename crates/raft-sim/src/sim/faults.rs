@@ -73,7 +73,7 @@ impl Sim {
                     if self.servers[s].life == Life::Down {
                         self.with_server(s, 0.0, |srv, cx| srv.restart(cx));
                         self.schedule_wake(s);
-                        if self.knobs.chassis > 0 && self.relays.is_empty() {
+                        if self.knobs.chassis > 0 {
                             self.sb_history_restarts(Node::Member(s));
                             self.sb_node_back(Node::Member(s));
                         }

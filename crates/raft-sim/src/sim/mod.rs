@@ -617,38 +617,9 @@ impl Sim {
                 }
             }
             Ev::ClientArrive { req } => {
-                if self.requests[req].done {
-                    // The reply was on its way when the server died.
+                if !self.client_arrive(req) {
                     return true;
                 }
-                if let Some(k) = self.requests[req].relay {
-                    self.relay_client_arrive(k, req);
-                    return true;
-                }
-                let mut s = self.requests[req].server;
-                if self.servers[s].life != Life::Up {
-                    // Connection refused: the client moves on to the next
-                    // remote it may use (for `via = leader`, the leader
-                    // once there is one), or tries again shortly.
-                    match self
-                        .resolve_target()
-                        .filter(|t| self.servers[*t].life == Life::Up)
-                    {
-                        Some(t) => {
-                            s = t;
-                            self.target = Some(t);
-                            self.requests[req].server = t;
-                        }
-                        None => {
-                            self.push(self.now + 100_000, Ev::ClientArrive { req });
-                            return true;
-                        }
-                    }
-                }
-                self.requests[req].arrived = Some(self.now);
-                let op = self.requests[req].op.clone();
-                self.servers[s].client_request(req, op);
-                self.wake_at(s, self.now + self.knobs.wake_latency);
             }
             Ev::ClientReply { req } => self.client_reply(req),
             Ev::Fault { idx } => self.fault(idx),

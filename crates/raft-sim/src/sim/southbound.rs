@@ -30,10 +30,11 @@
 //!   started or, for a relay, restarted) holds that transaction sends only
 //!   what it missed; otherwise, or with `monitor_since = false`, it sends
 //!   everything the controller's condition matches. The run starts with
-//!   every controller connected and holding the global rows. With every remote down, a controller has no
-//!   server: the ports bound meanwhile reach it with its download from the
-//!   first of its servers to come back (a relay once it holds its copy
-//!   again), and their bring-up ends then.
+//!   every controller connected and holding the global rows. With every
+//!   remote down, a controller has no server: the ports bound meanwhile
+//!   reach it with its download from the first of its servers to come
+//!   back (a relay once it holds its copy again), and their bring-up ends
+//!   then.
 //!
 //! The two seeds (`scenarios/README.md`, "The two seeds"), off by default:
 //! * `sb_ports`: bound ports (with their flows) the Southbound holds at the
@@ -148,6 +149,8 @@ struct Past {
     owner: Option<usize>,
     common: u64,
     owned: u64,
+    /// The owner's `Port_Binding` bytes in it.
+    pb: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -734,6 +737,7 @@ impl Sim {
             owner,
             common,
             owned,
+            pb,
         });
         for ni in 0..self.sb.nodes.len() {
             let node = self.sb.nodes[ni];
@@ -802,23 +806,21 @@ impl Sim {
         // The tables merged into one update object.
         let common = RPC + merged(&[p.lf, p.routes]);
         let owned = RPC + merged(&[p.pb, p.lf, p.routes]);
-        let seen = self.sb_fan_out(Some((p.chassis, p.start)), common, owned, p.pb);
-        if seen.is_none() {
+        let Some(got) = self.sb_fan_out(Some((p.chassis, p.start)), common, owned, p.pb) else {
             // Its controller has no server: it gets the binding with its
             // next download.
             self.sb.ctrls[p.chassis].missed.push(p.start);
-        }
-        if let Some(got) = seen {
-            self.metrics.sb.bringup_us.push(got.saturating_sub(p.start));
-            if p.status > 0 {
-                // The chassis writes its routes' status through its server
-                // to the leader, which parses and commits it.
-                let req = p.status_req;
-                let parse = req as f64 * self.knobs.cpu_ns_per_byte / 1000.0;
-                self.metrics.sb.parse_us += parse;
-                let at = got + self.wire(req) + self.knobs.delay + parse as Time + p.commit;
-                self.push(at, Ev::SbStatus { port });
-            }
+            return;
+        };
+        self.metrics.sb.bringup_us.push(got.saturating_sub(p.start));
+        if p.status > 0 {
+            // The chassis writes its routes' status through its server
+            // to the leader, which parses and commits it.
+            let req = p.status_req;
+            let parse = req as f64 * self.knobs.cpu_ns_per_byte / 1000.0;
+            self.metrics.sb.parse_us += parse;
+            let at = got + self.wire(req) + self.knobs.delay + parse as Time + p.commit;
+            self.push(at, Ev::SbStatus { port });
         }
     }
 
@@ -884,10 +886,11 @@ impl Sim {
 
     /// With `monitor_since`: the reply to controller `c`'s
     /// `monitor_cond_since` at node `to` when that node's history still
-    /// holds the controller's last transaction: the transactions after it,
-    /// as that controller gets them (its own rows for the ports bound to
-    /// it). None: the node answers with everything.
-    fn sb_resume_bytes(&self, c: usize, to: usize) -> Option<u64> {
+    /// holds the controller's last transaction: its bytes (the
+    /// transactions after it, as that controller gets them, its own rows
+    /// for the ports bound to it) and the `Port_Binding` bytes of its own
+    /// among them. None: the node answers with everything.
+    fn sb_resume_bytes(&self, c: usize, to: usize) -> Option<(u64, u64)> {
         if !self.knobs.monitor_since {
             return None;
         }
@@ -902,20 +905,16 @@ impl Sim {
         }
         let missed = (self.sb.txns - seen) as usize;
         let skip = self.sb.past.len() - missed;
-        let bytes = self
-            .sb
-            .past
-            .iter()
-            .skip(skip)
-            .map(|p| {
-                if p.owner == Some(c) {
-                    p.owned
-                } else {
-                    p.common
-                }
-            })
-            .sum::<u64>();
-        Some(RPC + bytes)
+        let (mut bytes, mut pb) = (RPC, 0);
+        for p in self.sb.past.iter().skip(skip) {
+            if p.owner == Some(c) {
+                bytes += p.owned;
+                pb += p.pb;
+            } else {
+                bytes += p.common;
+            }
+        }
+        Some((bytes, pb))
     }
 
     /// Node `n` starts with an empty history (a member restarted, a relay
@@ -927,9 +926,9 @@ impl Sim {
         }
     }
 
-    /// Controllers `c` connect to node `to` and download everything their
-    /// condition matches, served in the order they come; the reconnect
-    /// storm's figures.
+    /// Controllers `c` connect to node `to` and get what they miss (a
+    /// resumption) or everything their condition matches, served in the
+    /// order they come; the reconnect storm's figures.
     fn sb_reconnect(&mut self, moves: &[(usize, usize)]) {
         let mut last = None;
         let mut burst = vec![0; self.sb.nodes.len()];
@@ -937,13 +936,10 @@ impl Sim {
             self.sb.ctrls[c].node = to;
             self.sb.ctrls[c].stranded = false;
             self.metrics.sb.reconnects += 1;
-            let bytes = match self.sb_resume_bytes(c, to) {
-                Some(b) => b,
-                None => {
-                    self.metrics.sb.port_binding_received[c] += self.sb.ctrls[c].own_pb;
-                    self.sb_monitored_bytes(c)
-                }
-            };
+            let (bytes, pb) = self
+                .sb_resume_bytes(c, to)
+                .unwrap_or_else(|| (self.sb_monitored_bytes(c), self.sb.ctrls[c].own_pb));
+            self.metrics.sb.port_binding_received[c] += pb;
             self.sb.ctrls[c].seen_txns = self.sb.txns;
             self.metrics.sb.download_bytes += bytes;
             self.metrics.sb.received[c] += bytes;

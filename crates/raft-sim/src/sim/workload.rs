@@ -136,6 +136,44 @@ impl Sim {
         self.push(self.now + gap, Ev::OpenArrival);
     }
 
+    /// Request `req` reaches its server (or relay). A member that is down
+    /// refuses the connection: the client moves on to the next remote it
+    /// may use (for `via = leader`, the leader once there is one), or
+    /// tries again shortly. Returns whether it reached a member (the
+    /// event loop then looks at every member's wake-up).
+    pub(super) fn client_arrive(&mut self, req: usize) -> bool {
+        if self.requests[req].done {
+            // The reply was on its way when the server died.
+            return false;
+        }
+        if let Some(k) = self.requests[req].relay {
+            self.relay_client_arrive(k, req);
+            return false;
+        }
+        let mut s = self.requests[req].server;
+        if self.servers[s].life != Life::Up {
+            match self
+                .resolve_target()
+                .filter(|t| self.servers[*t].life == Life::Up)
+            {
+                Some(t) => {
+                    s = t;
+                    self.target = Some(t);
+                    self.requests[req].server = t;
+                }
+                None => {
+                    self.push(self.now + 100_000, Ev::ClientArrive { req });
+                    return false;
+                }
+            }
+        }
+        self.requests[req].arrived = Some(self.now);
+        let op = self.requests[req].op.clone();
+        self.servers[s].client_request(req, op);
+        self.wake_at(s, self.now + self.knobs.wake_latency);
+        true
+    }
+
     /// Member `s` died: the clients whose request waited there see the
     /// connection close (the process is gone, so at once), reconnect and
     /// run their command again, as ovn-nbctl does when its transaction
