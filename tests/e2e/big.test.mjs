@@ -13,25 +13,17 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT, serveDir, launchBrowser, openPage, inspectJson } from "./harness.mjs";
+import { ROOT, serveDir, launchBrowser, openPage, inspectJson, cliBin } from "./harness.mjs";
 
 const MB = Number(process.env.BIG_E2E_MB || 300);
 const names = ["s1.db", "s2.db", "s3.db"];
 const WASM_BOUND = Number(process.env.BIG_E2E_WASM_BOUND || 640 * 2 ** 20);
 let dir, server, browser;
 
-function cli() {
-  const target = process.env.CARGO_TARGET_DIR || join(ROOT, "target");
-  const bin = process.env.OVSDB_SCOPE_BIN || join(target, "debug", "ovsdb-scope");
-  if (!existsSync(bin)) {
-    execFileSync("cargo", ["build", "-q", "-p", "ovsdb-scope"], { cwd: ROOT, stdio: "inherit" });
-  }
-  return bin;
-}
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), "ovsdb-scope-big-"));
-  execFileSync(cli(), ["generate", "southbound", dir, "--size-mb", String(MB)], { stdio: "inherit" });
+  execFileSync(cliBin(), ["generate", "southbound", dir, "--size-mb", String(MB)], { stdio: "inherit" });
   server = await serveDir();
   browser = await launchBrowser();
 });

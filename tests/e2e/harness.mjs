@@ -128,15 +128,24 @@ export async function docScreenshot(page, name) {
 }
 
 /**
+ * The debug `ovsdb-scope` binary built from the same core (OVSDB_SCOPE_BIN
+ * overrides it); builds it when it is missing.
+ */
+export function cliBin() {
+  const target = process.env.CARGO_TARGET_DIR || join(ROOT, "target");
+  const bin = process.env.OVSDB_SCOPE_BIN || join(target, "debug", "ovsdb-scope");
+  if (!existsSync(bin)) {
+    execFileSync("cargo", ["build", "-q", "-p", "ovsdb-scope"], { cwd: ROOT, stdio: "inherit" });
+  }
+  return bin;
+}
+
+/**
  * `ovsdb-scope inspect --json FILE...` from the CLI built from the same core:
  * the reference the page must agree with. Builds the CLI when it is missing.
  */
 export function inspectJson(...files) {
-  const target = process.env.CARGO_TARGET_DIR || join(ROOT, "target");
-  let bin = process.env.OVSDB_SCOPE_BIN || join(target, "debug", "ovsdb-scope");
-  if (!existsSync(bin)) {
-    execFileSync("cargo", ["build", "-q", "-p", "ovsdb-scope"], { cwd: ROOT, stdio: "inherit" });
-  }
+  const bin = cliBin();
   let out;
   try {
     out = execFileSync(bin, ["inspect", "--json", ...files], { cwd: ROOT, encoding: "utf8" });

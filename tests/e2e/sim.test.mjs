@@ -8,7 +8,7 @@ import { readFileSync, mkdtempSync, existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
-import { serveDir, launchBrowser, openPage, screenshot, docScreenshot, useBrowser, inkedPixels, hoverChart } from "./harness.mjs";
+import { serveDir, launchBrowser, openPage, screenshot, docScreenshot, useBrowser, inkedPixels, hoverChart, cliBin } from "./harness.mjs";
 
 let server;
 let browser;
@@ -325,11 +325,7 @@ test("one run shows its log in both storage modes, and entry sizes redraw as ful
 
 test("a Southbound run draws its controllers as one lane, and any chassis expands to a lane of its own", async () => {
   // The same run on the command line: its figures are what the lane counts.
-  const target = process.env.CARGO_TARGET_DIR || join(new URL("../..", import.meta.url).pathname, "target");
-  const bin = process.env.OVSDB_SCOPE_BIN || join(target, "debug", "ovsdb-scope");
-  if (!existsSync(bin)) {
-    execFileSync("cargo", ["build", "-q", "-p", "ovsdb-scope"], { stdio: "inherit" });
-  }
+  const bin = cliBin();
   const cli = JSON.parse(execFileSync(bin, ["simulate", "sb-bringup", "--json"], { encoding: "utf8" }));
 
   const { page, problems } = await openPage(browser.context, server.url + "#sim=sb-bringup&t=3400000");
@@ -379,11 +375,7 @@ test("a Southbound run draws its controllers as one lane, and any chassis expand
 });
 
 test("an A/B preset over several seeds gives the figures of `compare --seeds` on the command line", async () => {
-  const target = process.env.CARGO_TARGET_DIR || join(new URL("../..", import.meta.url).pathname, "target");
-  const bin = process.env.OVSDB_SCOPE_BIN || join(target, "debug", "ovsdb-scope");
-  if (!existsSync(bin)) {
-    execFileSync("cargo", ["build", "-q", "-p", "ovsdb-scope"], { stdio: "inherit" });
-  }
+  const bin = cliBin();
   const cli = JSON.parse(execFileSync(bin, ["compare", "commit-sync", "--seeds", "10", "--json"], { encoding: "utf8" }));
 
   const { page, problems } = await openPage(browser.context, server.url + "#ab=commit-sync&seed=1");
