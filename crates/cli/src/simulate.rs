@@ -5,6 +5,7 @@
 
 use raft_sim::report::{self, Aggregate};
 use raft_sim::{preset, Sim};
+use simview::RunSpec;
 
 /// The command line with the `SCENARIO` help of `simulate` and `compare`
 /// naming every preset, from the presets themselves (a hand-written list
@@ -298,26 +299,9 @@ fn split_profile(
     (p, rest)
 }
 
-/// Scenario `text` with its `until_ms` replaced (the last top-level line
-/// wins, and top-level lines end at the first section).
-fn with_until(text: &str, until_ms: u64) -> String {
-    let line = format!("until_ms = {until_ms}\n");
-    match text.find("\n[") {
-        Some(i) => format!("{}\n{line}{}", &text[..i], &text[i + 1..]),
-        None => format!("{text}\n{line}"),
-    }
-}
-
-/// An A/B preset (`simview::ab::AB_PRESETS`) as compare's inputs: the
-/// scenario text, and each side's profile and knobs (the command line's
-/// `--set` after the side's, so it wins).
-type Sides = (
-    String,
-    (Option<String>, Vec<(String, String)>),
-    (Option<String>, Vec<(String, String)>),
-);
-
-fn ab_sides(o: &RunOpts) -> Result<Sides, String> {
+/// An A/B preset's two sides (`simview::ab::AB_PRESETS`) with the command
+/// line's `--profile` and `--set` (after each side's own, so they win).
+fn ab_sides(o: &RunOpts) -> Result<(RunSpec, RunSpec), String> {
     let names: Vec<&str> = simview::ab::AB_PRESETS.iter().map(|p| p.name).collect();
     let p = simview::ab::ab_preset(&o.scenario).ok_or_else(|| {
         format!(
@@ -326,48 +310,46 @@ fn ab_sides(o: &RunOpts) -> Result<Sides, String> {
             names.join(", ")
         )
     })?;
-    let mut text = p.spec_a(o.seed).full_text()?;
-    if let Some(u) = p.until_ms {
-        text = with_until(&text, u);
-    }
-    let side = |s: (Option<&str>, &[(&str, &str)])| {
-        let mut k = simview::owned_sets(s.1);
-        k.extend(o.sets.iter().cloned());
-        (o.profile.clone().or(s.0.map(str::to_string)), k)
-    };
     if !o.json {
         println!(
             "{}: {}\nA = {}, B = {}",
             p.name, p.title, p.a_label, p.b_label
         );
     }
-    Ok((text, side(p.a), side(p.b)))
+    Ok(p.sides_with(o.seed, o.profile.as_deref(), &o.sets))
 }
 
 fn compare_inner(args: CompareArgs) -> Result<u8, String> {
     let CompareArgs { run: o, a, b } = args;
     let seeds = o.seeds.unwrap_or(1);
-    let (text, (pa, ka), (pb, kb)) = match (a, b) {
+    let (sa, sb) = match (a, b) {
         (Some(a), Some(b)) => {
             let text = load(&o.scenario)?;
-            let (pa, mut ka) = split_profile(&a.0, o.profile.as_deref());
-            let (pb, mut kb) = split_profile(&b.0, o.profile.as_deref());
-            let mut common = o.sets.clone();
-            common.append(&mut ka);
-            ka = common;
-            let mut common = o.sets.clone();
-            common.append(&mut kb);
-            kb = common;
-            (text, (pa, ka), (pb, kb))
+            let side = |kv: &[(String, String)]| {
+                let (profile, mut sets) = split_profile(kv, o.profile.as_deref());
+                let mut common = o.sets.clone();
+                common.append(&mut sets);
+                RunSpec {
+                    scenario: "custom".into(),
+                    text: Some(text.clone()),
+                    profile,
+                    sets: common,
+                    seed: o.seed,
+                    ..RunSpec::default()
+                }
+            };
+            (side(&a.0), side(&b.0))
         }
         _ => ab_sides(&o)?,
     };
-    let a = report::run_seeds(&text, pa.as_deref(), &ka, o.seed, seeds)?;
-    let b = report::run_seeds(&text, pb.as_deref(), &kb, o.seed, seeds)?;
+    let (a, b) = simview::ab::run_sides(&sa, &sb, seeds, &mut |_, _| {})?;
     if o.json {
         println!("{}", report::compare_json(&a, &b));
     } else {
-        println!("A: {} {:?}\nB: {} {:?}", a.profile, ka, b.profile, kb);
+        println!(
+            "A: {} {:?}\nB: {} {:?}",
+            a.profile, sa.sets, b.profile, sb.sets
+        );
         print!("{}", report::compare_table(&a, &b));
     }
     Ok(if a.violations.is_empty() && b.violations.is_empty() {
@@ -375,19 +357,4 @@ fn compare_inner(args: CompareArgs) -> Result<u8, String> {
     } else {
         1
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::with_until;
-
-    #[test]
-    fn an_ab_presets_until_ms_is_the_last_top_level_line() {
-        let text = "name = x\nuntil_ms = 5000\n[workload]\ntype = none\n";
-        let t = with_until(text, 9000);
-        let sc = raft_sim::Scenario::parse(&t).unwrap();
-        assert_eq!(sc.until_ms, 9000);
-        let sc = raft_sim::Scenario::parse(&with_until("name = y", 7)).unwrap();
-        assert_eq!(sc.until_ms, 7);
-    }
 }

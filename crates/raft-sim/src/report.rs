@@ -409,13 +409,40 @@ pub fn run_seeds(
     first_seed: u64,
     seeds: u64,
 ) -> Result<Aggregate, String> {
+    let mut build = |s| Sim::from_text(text, profile, overrides, s);
     let mut agg = Aggregate::default();
-    for s in first_seed..first_seed + seeds {
-        let mut sim = Sim::from_text(text, profile, overrides, s)?;
-        let m = sim.run();
-        agg.add(&sim, &m);
-    }
+    for_seeds(
+        &mut [(&mut agg, &mut build)],
+        first_seed,
+        seeds,
+        &mut |_, _| {},
+    )?;
     Ok(agg)
+}
+
+/// A run's simulator for one seed.
+pub type Build<'a> = dyn FnMut(u64) -> Result<Sim, String> + 'a;
+
+/// The one loop over seeds: for each seed from `first_seed`, builds every
+/// side's run with its `build`, runs it and adds it to that side's
+/// aggregate; `progress(done, total)` after each seed. The CLI's
+/// `simulate --seeds` and `compare --seeds` and the web page's A/B over
+/// seeds all run here.
+pub fn for_seeds(
+    sides: &mut [(&mut Aggregate, &mut Build<'_>)],
+    first_seed: u64,
+    seeds: u64,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<(), String> {
+    for (i, s) in (first_seed..first_seed + seeds).enumerate() {
+        for (agg, build) in sides.iter_mut() {
+            let mut sim = build(s)?;
+            let m = sim.run();
+            agg.add(&sim, &m);
+        }
+        progress(i as u64 + 1, seeds);
+    }
+    Ok(())
 }
 
 /// Side-by-side table of two aggregates with ratio b/a.

@@ -2,6 +2,7 @@
 //! choice, and the table of their figures with deltas and ratios.
 
 use crate::{RunResult, RunSpec};
+use raft_sim::report::Aggregate;
 
 /// A named comparison.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -234,6 +235,47 @@ impl AbPreset {
     pub fn spec_b(&self, seed: u64) -> RunSpec {
         self.side(self.b, seed)
     }
+
+    /// Both sides at `seed` with the caller's overrides (the CLI's
+    /// `--profile` and `--set`): `profile` replaces each side's, and `sets`
+    /// come after each side's own, so they win.
+    pub fn sides_with(
+        &self,
+        seed: u64,
+        profile: Option<&str>,
+        sets: &[(String, String)],
+    ) -> (RunSpec, RunSpec) {
+        let over = |mut s: RunSpec| {
+            if let Some(p) = profile {
+                s.profile = Some(p.to_string());
+            }
+            s.sets.extend(sets.iter().cloned());
+            s
+        };
+        (over(self.spec_a(seed)), over(self.spec_b(seed)))
+    }
+}
+
+/// Runs both sides on `seeds` seeds from their own seed on (figures only,
+/// no traces), `progress(done, total)` after each seed: one aggregate a
+/// side. `ovsdb-scope compare --seeds` and the page's A/B over seeds.
+pub fn run_sides(
+    a: &RunSpec,
+    b: &RunSpec,
+    seeds: u64,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<(Aggregate, Aggregate), String> {
+    let (mut x, mut y) = (Aggregate::default(), Aggregate::default());
+    raft_sim::report::for_seeds(
+        &mut [
+            (&mut x, &mut |s| a.with_seed(s).build()),
+            (&mut y, &mut |s| b.with_seed(s).build()),
+        ],
+        a.seed,
+        seeds,
+        progress,
+    )?;
+    Ok((x, y))
 }
 
 /// One row of the comparison table.
@@ -403,37 +445,34 @@ pub fn over_seeds(
     seeds: u64,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<SeedsTable, String> {
-    let (mut a, mut b) = (
-        raft_sim::report::Aggregate::default(),
-        raft_sim::report::Aggregate::default(),
-    );
-    for (i, seed) in (first_seed..first_seed + seeds).enumerate() {
-        for (agg, spec) in [(&mut a, p.spec_a(seed)), (&mut b, p.spec_b(seed))] {
-            let mut sim = spec.build()?;
-            let m = sim.run();
-            agg.add(&sim, &m);
-        }
-        progress(i as u64 + 1, seeds);
-    }
-    let rows = a
-        .names
-        .iter()
-        .filter_map(|n| {
-            let (x, y) = (a.stat(n)?, b.stat(n)?);
-            Some(SeedRow {
-                name: n.to_string(),
-                a: [x.0, x.1, x.2],
-                b: [y.0, y.1, y.2],
+    let (sa, sb) = p.sides_with(first_seed, None, &[]);
+    let (a, b) = run_sides(&sa, &sb, seeds, progress)?;
+    Ok(SeedsTable::new(p.name, &a, &b))
+}
+
+impl SeedsTable {
+    /// Each figure both sides have: its mean, p50 and p99 on either side.
+    pub fn new(preset: &str, a: &Aggregate, b: &Aggregate) -> SeedsTable {
+        let rows = a
+            .names
+            .iter()
+            .filter_map(|n| {
+                let (x, y) = (a.stat(n)?, b.stat(n)?);
+                Some(SeedRow {
+                    name: n.to_string(),
+                    a: [x.0, x.1, x.2],
+                    b: [y.0, y.1, y.2],
+                })
             })
-        })
-        .collect();
-    let mut violations = a.violations;
-    violations.extend(b.violations);
-    Ok(SeedsTable {
-        preset: p.name.to_string(),
-        first_seed,
-        seeds,
-        rows,
-        violations,
-    })
+            .collect();
+        let mut violations = a.violations.clone();
+        violations.extend(b.violations.iter().cloned());
+        SeedsTable {
+            preset: preset.to_string(),
+            first_seed: a.first_seed,
+            seeds: a.seeds,
+            rows,
+            violations,
+        }
+    }
 }

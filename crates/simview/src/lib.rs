@@ -95,12 +95,15 @@ impl RunSpec {
         if let Some(u) = self.until_ms {
             sc.until_ms = u;
         }
-        let p = match &self.profile {
-            Some(p) => Some(Profile::parse(p).ok_or_else(|| format!("unknown profile '{p}'"))?),
-            None => None,
-        };
-        let k = sc.knobs(p, &self.sets)?;
-        Ok(Sim::new(sc, k, self.seed))
+        Sim::from_scenario(sc, self.profile.as_deref(), &self.sets, self.seed)
+    }
+
+    /// The same run with another seed.
+    pub fn with_seed(&self, seed: u64) -> RunSpec {
+        RunSpec {
+            seed,
+            ..self.clone()
+        }
     }
 
     /// The same run plus one intervention: `action` at `t_us`.

@@ -478,3 +478,32 @@ fn an_ab_preset_over_seeds_gives_the_mean_of_its_single_runs() {
     }
     assert!(t.row("leaderless_ms").is_some());
 }
+
+/// `compare PRESET --profile P --set k=v` and the page run the same
+/// sides: the command line's profile replaces each side's, its knobs come
+/// after the side's own (so they win), and over several seeds each side's
+/// aggregate is that of its single runs.
+#[test]
+fn a_presets_sides_take_the_command_lines_profile_and_knobs_last() {
+    let p = ab_preset("commit-sync").unwrap();
+    let (a, b) = p.sides_with(7, Some("v3.4"), &[("n".into(), "12".into())]);
+    assert_eq!((a.seed, b.seed), (7, 7));
+    assert_eq!(a.profile.as_deref(), Some("v3.4"));
+    assert_eq!(b.profile.as_deref(), Some("v3.4"));
+    assert_eq!(a.sets.last(), Some(&("n".to_string(), "12".to_string())));
+    assert_eq!(&a.sets[..a.sets.len() - 1], &p.spec_a(7).sets[..]);
+    assert_eq!(&b.sets[..b.sets.len() - 1], &p.spec_b(7).sets[..]);
+    let (x, y) = simview::ab::run_sides(&a, &b, 2, &mut |_, _| {}).unwrap();
+    assert_eq!((x.profile.as_str(), x.first_seed, x.seeds), ("v3.4", 7, 2));
+    assert_eq!((y.profile.as_str(), y.seeds), ("v3.4", 2));
+    let single = |s: &RunSpec, seed| go(&s.with_seed(seed)).figure("txns.total_ms").unwrap();
+    let mean = (single(&a, 7) + single(&a, 8)) / 2.0;
+    let got = x.stat("txns.total_ms").unwrap().0;
+    assert!(
+        (got - mean).abs() < 1e-6 * mean.abs().max(1.0),
+        "{got} vs {mean}"
+    );
+    // Without overrides the sides are the preset's own.
+    let (a0, b0) = p.sides_with(7, None, &[]);
+    assert_eq!((a0, b0), (p.spec_a(7), p.spec_b(7)));
+}

@@ -393,7 +393,17 @@ impl Sim {
         overrides: &[(String, String)],
         seed: u64,
     ) -> Result<Sim, String> {
-        let sc = Scenario::parse(text)?;
+        Sim::from_scenario(Scenario::parse(text)?, profile, overrides, seed)
+    }
+
+    /// A parsed scenario with a profile (by name) and knob overrides: the
+    /// knobs are checked together (a relay named by `via` must exist).
+    pub fn from_scenario(
+        sc: Scenario,
+        profile: Option<&str>,
+        overrides: &[(String, String)],
+        seed: u64,
+    ) -> Result<Sim, String> {
         let p = match profile {
             Some(p) => Some(Profile::parse(p).ok_or_else(|| format!("unknown profile '{p}'"))?),
             None => None,
