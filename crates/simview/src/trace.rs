@@ -361,6 +361,10 @@ impl Trace {
 #[derive(Clone, Debug, Default)]
 pub struct Recorder {
     trace: Trace,
+    /// Per chassis, its bindings not seen yet (indexes into
+    /// `trace.sb.bindings`): a download settles them without a scan of
+    /// every binding.
+    unseen: std::collections::HashMap<u32, Vec<usize>>,
 }
 
 fn role_code(r: Role) -> u8 {
@@ -577,6 +581,12 @@ impl Recorder {
                     bytes,
                 });
                 if let Some(b) = binding {
+                    if b.seen.is_none() {
+                        self.unseen
+                            .entry(b.chassis as u32)
+                            .or_default()
+                            .push(tr.sb.bindings.len());
+                    }
                     tr.sb.bindings.push(SbBindingMark {
                         chassis: b.chassis as u32,
                         start: b.start,
@@ -592,10 +602,8 @@ impl Recorder {
                 // A binding the controller missed (it had no server) is
                 // seen with this download.
                 let c = chassis as u32;
-                for b in tr.sb.bindings.iter_mut().rev() {
-                    if b.chassis == c && b.seen.is_none() {
-                        b.seen = Some(ready);
-                    }
+                for i in self.unseen.remove(&c).unwrap_or_default() {
+                    tr.sb.bindings[i].seen = Some(ready);
                 }
                 tr.sb.downloads.push(SbDownloadMark {
                     chassis: c,

@@ -507,3 +507,37 @@ fn a_presets_sides_take_the_command_lines_profile_and_knobs_last() {
     let (a0, b0) = p.sides_with(7, None, &[]);
     assert_eq!((a0, b0), (p.spec_a(7), p.spec_b(7)));
 }
+
+/// The one relay of every controller dies during the writes and comes
+/// back: each port bound meanwhile is seen by its chassis with that
+/// chassis's next download, and the trace says so (the download settles
+/// exactly its own chassis's unseen bindings).
+#[test]
+fn a_stranded_chassis_sees_its_missed_ports_with_its_own_download() {
+    let text = raft_sim::preset("sb-bringup")
+        .unwrap()
+        .replace("at 2500 kill leader", "at 1800 kill r1\nat 2600 restart r1");
+    let spec = RunSpec {
+        scenario: "custom".into(),
+        text: Some(text),
+        sets: vec![("relays".into(), "1".into())],
+        seed: 1,
+        ..RunSpec::default()
+    };
+    let sb = go(&spec).trace.sb;
+    assert_eq!(sb.bindings.len(), 100);
+    let mut waited = 0;
+    for b in &sb.bindings {
+        let seen = b.seen.expect("every port reaches its chassis");
+        if seen - b.start > 500_000 {
+            waited += 1;
+            let d = sb
+                .downloads
+                .iter()
+                .find(|d| d.chassis == b.chassis && d.ready == seen)
+                .unwrap_or_else(|| panic!("no download of chassis {} at {seen}", b.chassis));
+            assert!(d.t >= b.start, "{d:?} {b:?}");
+        }
+    }
+    assert!(waited > 10 && waited < 100, "{waited}");
+}
