@@ -283,6 +283,33 @@ test("every intervention button forks the run, and the fork is listed in the sce
   await page.close();
 });
 
+test("a relay can be cut off from its source: its writes wait two probe intervals, then it moves on", async () => {
+  // ls-add-follower through one relay (r1, source s1): the target list
+  // holds the relay after the members, and the cut is a relay hop.
+  const { page, problems } = await openPage(browser.context, server.url + "#sim=ls-add-follower&set=relays:1,via:relay&t=1500");
+  const before = await figures(page);
+  assert.equal(before.txns, 100);
+  const options = await page.getByTestId("iv-target").locator("option").allInnerTexts();
+  assert.deepEqual(options, ["s1", "s2", "s3", "r1"]);
+  await page.getByTestId("iv-target").selectOption("3");
+  await page.getByTestId("iv-peer").selectOption("0");
+  await page.getByTestId("iv-cut").click();
+  await page.waitForFunction(
+    () => /\nat 1500 cut r1 -> s1$/.test(document.querySelector('[data-testid="sim-interventions"]')?.textContent || ""),
+  );
+  const after = await figures(page);
+  // Every write still lands; the one caught by the cut waited about
+  // 10 s (two 5 s probes) before r1 gave up on s1 and moved to s2.
+  assert.equal(after.txns, 100);
+  assert.ok(after.total - before.total > 9000, `${before.total} -> ${after.total}`);
+  assert.ok(after.total - before.total < 11000, `${before.total} -> ${after.total}`);
+  // Pause acts on members only.
+  assert.equal(await page.getByTestId("iv-pause").isDisabled(), true);
+  assert.deepEqual(problems.pageErrors, []);
+  assert.deepEqual(problems.consoleErrors, []);
+  await page.close();
+});
+
 test("one run shows its log in both storage modes, and entry sizes redraw as full values or diffs", async () => {
   // Every record is sized in both modes from the same commit of the
   // server's database model, so a diff run also knows its full-value log.

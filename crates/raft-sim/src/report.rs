@@ -209,6 +209,7 @@ fn relay_figures(m: &Metrics) -> Vec<Figure> {
         ("relay.resumed", Some(r.resumed as f64)),
         ("relay.reconnects", Some(r.reconnects as f64)),
         ("relay.canceled", Some(r.canceled as f64)),
+        ("relay.retransmits", Some(r.retransmits as f64)),
     ]
 }
 

@@ -40,6 +40,7 @@
 //! its next remote and asks for the changes since its last transaction.
 
 use crate::knobs::{Knobs, Profile};
+use crate::relay::Node;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Target {
@@ -54,12 +55,17 @@ pub enum Target {
 pub enum FaultAction {
     Kill(Target),
     Restart(Target),
-    Partition(Vec<usize>, Vec<usize>),
-    Cut(usize, usize),
+    /// Every link between the two groups, both ways. Members (`sN`) and
+    /// relays (`rN`) alike.
+    Partition(Vec<Node>, Vec<Node>),
+    /// The link A -> B only.
+    Cut(Node, Node),
     Heal,
+    /// Each message is lost with this probability (a lost message resets
+    /// its connection).
     Loss(f64),
     /// Extra one-way delay on the link A -> B, µs.
-    LinkDelay(usize, usize, u64),
+    LinkDelay(Node, Node, u64),
     Pause(Target, u64),
     SlowDisk(Target, f64),
     Transfer,
@@ -170,6 +176,15 @@ fn target(s: &str) -> Result<Target, String> {
     }
 }
 
+/// A member (`s1`) or a relay (`r1`): one end of a link.
+fn node(s: &str) -> Result<Node, String> {
+    if s.starts_with('r') {
+        relay(s).map(Node::Relay)
+    } else {
+        server(s).map(Node::Member)
+    }
+}
+
 fn server(s: &str) -> Result<usize, String> {
     let n: usize = s
         .strip_prefix('s')
@@ -209,21 +224,16 @@ impl std::fmt::Display for FaultAction {
     /// The action as a fault line writes it (the scenario parser reads it
     /// back as the same action).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let list = |v: &[usize]| {
-            v.iter()
-                .map(|i| format!("s{}", i + 1))
-                .collect::<Vec<_>>()
-                .join(",")
-        };
+        let list = |v: &[Node]| v.iter().map(Node::to_string).collect::<Vec<_>>().join(",");
         match self {
             FaultAction::Kill(t) => write!(f, "kill {t}"),
             FaultAction::Restart(t) => write!(f, "restart {t}"),
             FaultAction::Partition(a, b) => write!(f, "partition {} | {}", list(a), list(b)),
-            FaultAction::Cut(a, b) => write!(f, "cut s{} -> s{}", a + 1, b + 1),
+            FaultAction::Cut(a, b) => write!(f, "cut {a} -> {b}"),
             FaultAction::Heal => f.write_str("heal"),
             FaultAction::Loss(p) => write!(f, "loss {p}"),
             FaultAction::LinkDelay(a, b, us) => {
-                write!(f, "link_delay s{} -> s{} {}", a + 1, b + 1, fmt_ms(*us))
+                write!(f, "link_delay {a} -> {b} {}", fmt_ms(*us))
             }
             FaultAction::Pause(t, us) => write!(f, "pause {t} {}", fmt_ms(*us)),
             FaultAction::SlowDisk(t, x) => write!(f, "slow_disk {t} {x}"),
@@ -422,10 +432,10 @@ impl Scenario {
                 let (a, b) = rest
                     .split_once('|')
                     .ok_or_else(|| "partition A,B | C".to_string())?;
-                let list = |s: &str| -> Result<Vec<usize>, String> {
+                let list = |s: &str| -> Result<Vec<Node>, String> {
                     s.split([',', ' '])
                         .filter(|x| !x.is_empty())
-                        .map(server)
+                        .map(node)
                         .collect()
                 };
                 FaultAction::Partition(list(a)?, list(b)?)
@@ -434,14 +444,14 @@ impl Scenario {
                 if arg(4)? != "->" {
                     return Err("cut A -> B".into());
                 }
-                FaultAction::Cut(server(arg(3)?)?, server(arg(5)?)?)
+                FaultAction::Cut(node(arg(3)?)?, node(arg(5)?)?)
             }
             "heal" => FaultAction::Heal,
             "link_delay" => {
                 if arg(4)? != "->" {
                     return Err("link_delay A -> B MS".into());
                 }
-                FaultAction::LinkDelay(server(arg(3)?)?, server(arg(5)?)?, ms(arg(6)?)?)
+                FaultAction::LinkDelay(node(arg(3)?)?, node(arg(5)?)?, ms(arg(6)?)?)
             }
             "loss" => {
                 let p: f64 = arg(3)?.parse().map_err(|_| "bad loss probability")?;

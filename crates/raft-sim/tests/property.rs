@@ -301,3 +301,80 @@ fn relay_seed_5625_copy_and_the_update_behind_it_in_one_poll() {
     assert_eq!(m.relay.full_downloads, 3, "{label}");
     assert!(sim.relay_copy_index(0) > 231);
 }
+
+/// The relay scenarios with faults on the relay hops added: a relay
+/// isolated from a member or from another relay (healed or not), one-way
+/// cuts, and extra delay on a hop.
+pub fn random_relay_link_scenario(seed: u64) -> (String, String) {
+    let (label, mut text) = random_relay_scenario(seed);
+    let mut r = Rng::new(seed ^ 0x11AC_C0DE);
+    let relays = text
+        .lines()
+        .find_map(|l| l.strip_prefix("relays = ")?.parse::<u64>().ok())
+        .unwrap_or(1);
+    let servers = text
+        .lines()
+        .find_map(|l| l.strip_prefix("servers = ")?.parse::<u64>().ok())
+        .unwrap_or(3);
+    let until: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("until_ms = ")?.parse().ok())
+        .unwrap_or(5000);
+    for _ in 0..1 + r.below(3) {
+        let t = 300 + r.below(until - 300);
+        let k = 1 + r.below(relays);
+        let peer = if relays > 1 && r.chance(0.3) {
+            format!("r{}", 1 + (k % relays))
+        } else {
+            format!("s{}", 1 + r.below(servers))
+        };
+        let line = match r.below(4) {
+            0 => format!("at {t} partition r{k} | {peer}"),
+            1 => format!("at {t} cut r{k} -> {peer}"),
+            2 => format!("at {t} cut {peer} -> r{k}"),
+            _ => format!("at {t} link_delay {peer} -> r{k} {}", 1 + r.below(400)),
+        };
+        text.push_str(&line);
+        text.push('\n');
+        if r.chance(0.6) {
+            text.push_str(&format!("at {} heal\n", t + r.below(15_000)));
+        }
+    }
+    (format!("{label} relay-link faults"), text)
+}
+
+/// Safety with faults on the relay hops on `RAFT_SIM_RELAY_LINK_SEEDS`
+/// seeds (default 1000; 10 000: `RAFT_SIM_RELAY_LINK_SEEDS=10000 cargo
+/// test --release -p raft-sim --test property relay_hops`).
+#[test]
+fn random_faults_on_relay_hops_zero_violations() {
+    let seeds: u64 = std::env::var("RAFT_SIM_RELAY_LINK_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+    let mut failures = Vec::new();
+    let (mut commits, mut reconnects) = (0u64, 0u64);
+    for seed in 1..=seeds {
+        let (label, text) = random_relay_link_scenario(seed);
+        let over = vec![("core_db".to_string(), "false".to_string())];
+        let mut sim = Sim::from_text(&text, None, &over, seed)
+            .unwrap_or_else(|e| panic!("{label}: {e}\n{text}"));
+        let m = sim.run();
+        commits += m.txn_count() as u64;
+        reconnects += m.relay.reconnects;
+        if !m.violations.is_empty() {
+            failures.push(format!(
+                "{label}: {}\n--- scenario ---\n{text}",
+                m.violations.join("; ")
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failing seeds; first:\n{}",
+        failures.len(),
+        failures[0]
+    );
+    assert!(commits > seeds * 20, "only {commits} client writes");
+    assert!(reconnects > seeds / 5, "only {reconnects} reconnects");
+}

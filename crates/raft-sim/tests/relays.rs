@@ -1,6 +1,7 @@
 //! Relay servers in whole runs: writes through a relay and a chain, a
 //! relay's source dying, a relay dying, and the knobs that place them.
 
+use raft_sim::relay::Node;
 use raft_sim::{preset, Sim};
 
 fn set(kv: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -127,4 +128,100 @@ fn a_killed_relay_restarts_empty_and_its_client_carries_on() {
     assert_eq!(sim.relays[0].switches().len(), 100);
     // The write in flight at the kill waited for the restart.
     assert!(m.txn_latencies_us.iter().any(|l| *l > 400_000));
+}
+
+/// `relay-write` with its fault lines replaced.
+fn relay_write_with(faults: &str) -> String {
+    preset("relay-write")
+        .unwrap()
+        .replace("at 1700 kill s1\nat 4000 restart s1", faults)
+}
+
+/// A relay cut off from its source (s1) keeps the connection while TCP
+/// holds the messages; after two 5 s probe intervals without a word it
+/// drops it, connects to the next member it can reach and resumes. The
+/// write caught in the partition waits that long; none is lost.
+#[test]
+fn a_relay_partitioned_from_its_source_moves_on_after_two_probe_intervals() {
+    let (sim, m) = run(&relay_write_with("at 1700 partition r1 | s1"), &[]);
+    assert_eq!(m.txn_count(), 100);
+    assert_eq!(m.relay.reconnects, 1, "{:?}", m.relay);
+    assert_eq!(m.relay.resumed, 1, "{:?}", m.relay);
+    assert_eq!(sim.relays[0].source, Some(Node::Member(1)));
+    assert_eq!(sim.relays[0].switches().len(), 100);
+    let stuck = m
+        .txn_latencies_us
+        .iter()
+        .filter(|l| **l > 9_000_000)
+        .count();
+    assert_eq!(stuck, 1, "{:?}", m.txn_latencies_us);
+    assert!(m.txn_latencies_us.iter().all(|l| *l < 10_500_000));
+}
+
+/// Healed before the probes give up, the same partition only delays the
+/// messages it held: same connection, no reconnect, every write lands
+/// once. A one-way cut is enough to make the relay move on: the side
+/// that hears nothing gives up.
+#[test]
+fn a_short_partition_delays_a_relays_messages_and_a_one_way_cut_moves_it() {
+    let (sim, m) = run(
+        &relay_write_with("at 1700 partition r1 | s1\nat 3000 heal"),
+        &[],
+    );
+    assert_eq!(m.txn_count(), 100);
+    assert_eq!(
+        (m.relay.reconnects, m.relay.canceled),
+        (0, 0),
+        "{:?}",
+        m.relay
+    );
+    assert_eq!(sim.relays[0].source, Some(Node::Member(0)));
+    let mut have = sim.relays[0].switches();
+    have.sort_unstable();
+    assert_eq!(have, (1..=100).collect::<Vec<u64>>());
+    let slow = m
+        .txn_latencies_us
+        .iter()
+        .filter(|l| **l > 1_000_000)
+        .count();
+    assert_eq!(slow, 1, "{:?}", m.txn_latencies_us);
+    // Messages sent through the heal are counted once.
+    let (_, plain) = run(
+        preset("ls-add-follower").unwrap(),
+        &[("relays", "1"), ("via", "relay")],
+    );
+    assert_eq!(m.relay.msgs, plain.relay.msgs);
+    for faults in ["at 1700 cut r1 -> s1", "at 1700 cut s1 -> r1"] {
+        let (sim, m) = run(&relay_write_with(faults), &[]);
+        assert_eq!(m.txn_count(), 100, "{faults}");
+        assert_eq!(m.relay.reconnects, 1, "{faults}: {:?}", m.relay);
+        assert_eq!(sim.relays[0].source, Some(Node::Member(1)), "{faults}");
+        // The write whose reply the cut held ran, and its client, told the
+        // connection was lost, runs it again (as after a source's death).
+        let mut have = sim.relays[0].switches();
+        have.sort_unstable();
+        have.dedup();
+        assert_eq!(have.len(), 100, "{faults}");
+    }
+}
+
+/// Loss on the relay hops costs retransmission time, as TCP does: the
+/// connection stays, writes are slower, every write lands once. Without
+/// loss nothing changes (no draw is made).
+#[test]
+fn loss_on_relay_hops_costs_retransmission_time() {
+    let (sim, m) = run(&relay_write_with("at 1700 loss 0.2\nat 9000 heal"), &[]);
+    assert_eq!(m.txn_count(), 100);
+    assert_eq!(m.relay.reconnects, 0, "{:?}", m.relay);
+    assert!(m.relay.retransmits > 0, "{:?}", m.relay);
+    let mut have = sim.relays[0].switches();
+    have.sort_unstable();
+    assert_eq!(have, (1..=100).collect::<Vec<u64>>());
+    let (_, a) = run(&relay_write_with(""), &[]);
+    let slow = |m: &raft_sim::Metrics| m.relay.forward_us.iter().filter(|f| **f >= 200_000).count();
+    assert_eq!(slow(&a), 0);
+    assert!(slow(&m) > 0);
+    let (_, b) = run(&relay_write_with("at 1700 loss 0\nat 2600 heal"), &[]);
+    assert_eq!(a.relay, b.relay);
+    assert_eq!(a.txn_latencies_us, b.txn_latencies_us);
 }

@@ -17,6 +17,7 @@ pub mod trace;
 
 pub use ab::{AbPreset, AbRow, AB_PRESETS};
 pub use link::{parse_hash, Route};
+pub use raft_sim::relay::Node;
 pub use raft_sim::scenario::{Fault, FaultAction, Target};
 pub use raft_sim::Profile;
 pub use trace::{EntryMark, Message, Note, Recorder, StatePoint, Trace, Write};

@@ -189,7 +189,7 @@ impl Route {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{FaultAction, Target};
+    use crate::{FaultAction, Node, Target};
 
     #[test]
     fn the_issue_links_open_the_runs_they_name() {
@@ -221,7 +221,13 @@ mod tests {
         spec.sets = vec![("election_timer".into(), "2000".into())];
         spec = spec
             .fork(5_230_500, FaultAction::Kill(Target::Server(0)))
-            .fork(9_000_000, FaultAction::Partition(vec![0], vec![1, 2]));
+            .fork(
+                9_000_000,
+                FaultAction::Partition(
+                    vec![Node::Member(0)],
+                    vec![Node::Member(1), Node::Relay(0)],
+                ),
+            );
         spec.text = Some("name = x\n# a & b = c; 100%\n".into());
         spec.scenario = "custom".into();
         spec.until_ms = Some(60_000);

@@ -243,6 +243,14 @@ impl Trace {
         }
     }
 
+    /// The member or relay lane `i` draws (a fault line's link end).
+    pub fn lane_node(&self, i: usize) -> raft_sim::relay::Node {
+        match i.checked_sub(self.states.len()) {
+            Some(k) => raft_sim::relay::Node::Relay(k),
+            None => raft_sim::relay::Node::Member(i),
+        }
+    }
+
     /// The state series of lane `i` (member or relay).
     pub fn lane_states(&self, i: usize) -> &[StatePoint] {
         match i.checked_sub(self.states.len()) {

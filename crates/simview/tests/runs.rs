@@ -3,7 +3,7 @@
 
 use simview::ab::{ab_preset, rows};
 use simview::trace::{DOWN, LEADER};
-use simview::{run, Fault, FaultAction, RunSpec, Target};
+use simview::{run, Fault, FaultAction, Node, RunSpec, Target};
 
 fn go(spec: &RunSpec) -> simview::RunResult {
     run(spec, &mut |_, _| {}).expect("run")
@@ -204,7 +204,7 @@ fn the_page_interventions_fork_runs_that_show_their_effect() {
     assert!(p.trace.writes.iter().all(|w| w.end > w.start));
     // One-way cut and heal, and a new election timer through the log.
     let c = go(&spec
-        .fork(t, FaultAction::Cut(0, 1))
+        .fork(t, FaultAction::Cut(Node::Member(0), Node::Member(1)))
         .fork(t + 500_000, FaultAction::Heal));
     assert_eq!(c.violations, Vec::<String>::new());
     let e = go(&spec.fork(t, FaultAction::ElectionTimer(2000)));
@@ -230,11 +230,17 @@ fn every_intervention_is_written_as_a_fault_line_the_parser_reads_back() {
         FaultAction::Kill(Target::Server(0)),
         FaultAction::Kill(Target::Leader),
         FaultAction::Restart(Target::Follower),
-        FaultAction::Partition(vec![0], vec![1, 2]),
-        FaultAction::Cut(2, 0),
+        FaultAction::Partition(
+            vec![Node::Member(0)],
+            vec![Node::Member(1), Node::Member(2)],
+        ),
+        FaultAction::Partition(vec![Node::Relay(0)], vec![Node::Member(0), Node::Relay(1)]),
+        FaultAction::Cut(Node::Member(2), Node::Member(0)),
+        FaultAction::Cut(Node::Relay(1), Node::Member(2)),
         FaultAction::Heal,
         FaultAction::Loss(0.25),
-        FaultAction::LinkDelay(0, 1, 12_500),
+        FaultAction::LinkDelay(Node::Member(0), Node::Member(1), 12_500),
+        FaultAction::LinkDelay(Node::Member(0), Node::Relay(0), 2_000),
         FaultAction::Pause(Target::Server(1), 2_000_000),
         FaultAction::SlowDisk(Target::Leader, 3.5),
         FaultAction::Transfer,

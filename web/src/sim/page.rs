@@ -4,7 +4,7 @@
 use std::rc::Rc;
 
 use simview::trace::{Trace, DOWN, UP};
-use simview::{Fault, FaultAction, Route, RunResult, RunSpec, Target};
+use simview::{Fault, FaultAction, Node, Route, RunResult, RunSpec, Target};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlCanvasElement;
@@ -271,45 +271,55 @@ impl SimPage {
         let Some(tr) = self.trace() else {
             return html! {};
         };
-        let n = tr.servers();
+        // Members then relays, as the lanes are drawn; any of them can be
+        // isolated or cut off, members and relays alike.
+        let n = tr.lanes();
         let t = self.playhead;
         let s = self.target.min(n.saturating_sub(1));
         let peer = self.peer.min(n.saturating_sub(1));
-        let others: Vec<usize> = (0..n).filter(|&i| i != s).collect();
+        let node = tr.lane_node(s);
+        let others: Vec<Node> = (0..n)
+            .filter(|&i| i != s)
+            .map(|i| tr.lane_node(i))
+            .collect();
+        let relay = tr.is_relay_lane(s);
         let leader = tr.leader_at(t);
         let link = ctx.link();
         let iv = |action: FaultAction| link.callback(move |_| Msg::Intervene(action.clone(), None));
-        let me = Target::Server(s);
+        let me = match node {
+            Node::Relay(k) => Target::Relay(k),
+            Node::Member(m) => Target::Server(m),
+        };
         // "Drop the next message": all loss from now until just after the
         // next send (a burst sent at the same instant is dropped together).
         let next_send = tr
             .messages
             .get(tr.first_message_from(t + 1))
             .map(|m| m.send);
-        let state = tr.state_at(s, t);
+        let state = tr.lane_state_at(s, t);
         let is_up = state.is_some_and(|p| p.life == UP);
         let is_down = state.is_some_and(|p| p.life == DOWN);
         html! {
             <div class="interventions" aria-label="Interventions">
                 <strong>{ "Intervene at the playhead: " }</strong>
-                <select aria-label="server" data-testid="iv-target"
+                <select aria-label="server or relay" data-testid="iv-target"
                         onchange={link.callback(|e: Event| Msg::Target(value_of(&e).parse().unwrap_or(0)))}>
                     { for (0..n).map(|i| html! {
-                        <option value={i.to_string()} selected={i == s}>{ format!("s{}", i + 1) }</option>
+                        <option value={i.to_string()} selected={i == s}>{ tr.lane_name(i) }</option>
                     }) }
                 </select>
                 <button data-testid="iv-kill" disabled={!is_up} onclick={iv(FaultAction::Kill(me))}>{ "Kill" }</button>
                 <button data-testid="iv-restart" disabled={!is_down} onclick={iv(FaultAction::Restart(me))}>{ "Restart" }</button>
-                <button data-testid="iv-pause" disabled={!is_up} onclick={iv(FaultAction::Pause(me, 2_000_000))}>{ "Pause 2 s" }</button>
-                <button data-testid="iv-partition" onclick={iv(FaultAction::Partition(vec![s], others))}>{ "Isolate" }</button>
+                <button data-testid="iv-pause" disabled={!is_up || relay} title={if relay { "Pause acts on members only" } else { "The server stops for 2 s: no messages, no timers" }} onclick={iv(FaultAction::Pause(me, 2_000_000))}>{ "Pause 2 s" }</button>
+                <button data-testid="iv-partition" title="Cut every link of this server or relay, both ways, until Heal (a relay's source connection waits, then gives up after two 5 s probe intervals)" onclick={iv(FaultAction::Partition(vec![node], others))}>{ "Isolate" }</button>
                 <span>{ " one-way cut to " }</span>
                 <select aria-label="peer" data-testid="iv-peer"
                         onchange={link.callback(|e: Event| Msg::Peer(value_of(&e).parse().unwrap_or(0)))}>
                     { for (0..n).map(|i| html! {
-                        <option value={i.to_string()} selected={i == self.peer}>{ format!("s{}", i + 1) }</option>
+                        <option value={i.to_string()} selected={i == self.peer}>{ tr.lane_name(i) }</option>
                     }) }
                 </select>
-                <button data-testid="iv-cut" onclick={iv(FaultAction::Cut(s, peer))}>{ "Cut" }</button>
+                <button data-testid="iv-cut" onclick={iv(FaultAction::Cut(node, tr.lane_node(peer)))}>{ "Cut" }</button>
                 <button data-testid="iv-heal" onclick={iv(FaultAction::Heal)}>{ "Heal" }</button>
                 if let Some(ns) = next_send {
                     <button data-testid="iv-drop-next" onclick={

@@ -83,18 +83,12 @@ impl Sim {
             FaultAction::Partition(a, b) => {
                 for &x in &a {
                     for &y in &b {
-                        if x < MAX_SERVERS && y < MAX_SERVERS {
-                            self.cut(x, y, true);
-                            self.cut(y, x, true);
-                        }
+                        self.link_cut(x, y, true);
+                        self.link_cut(y, x, true);
                     }
                 }
             }
-            FaultAction::Cut(a, b) => {
-                if a < MAX_SERVERS && b < MAX_SERVERS {
-                    self.cut(a, b, true)
-                }
-            }
+            FaultAction::Cut(a, b) => self.link_cut(a, b, true),
             FaultAction::Heal => {
                 for a in 0..MAX_SERVERS {
                     for b in 0..MAX_SERVERS {
@@ -102,14 +96,18 @@ impl Sim {
                         self.links[a * MAX_SERVERS + b].extra_delay = 0;
                     }
                 }
+                self.relay_links_heal();
                 self.loss = 0.0;
             }
             FaultAction::Loss(p) => self.loss = p,
-            FaultAction::LinkDelay(a, b, us) => {
-                if a < MAX_SERVERS && b < MAX_SERVERS {
-                    self.links[a * MAX_SERVERS + b].extra_delay = us;
+            FaultAction::LinkDelay(a, b, us) => match (a, b) {
+                (Node::Member(a), Node::Member(b)) => {
+                    if a < MAX_SERVERS && b < MAX_SERVERS {
+                        self.links[a * MAX_SERVERS + b].extra_delay = us;
+                    }
                 }
-            }
+                _ => self.relay_link_delay(a, b, us),
+            },
             FaultAction::Pause(t, dur) => {
                 if let Some(s) = self.resolve(&t) {
                     let srv = &mut self.servers[s];
@@ -187,6 +185,19 @@ impl Sim {
             self.servers[i].wake_at = None;
             self.servers[i].wake_gen += 1;
             self.schedule_wake(i);
+        }
+    }
+
+    /// Cuts (or restores) the link a -> b: between members the Raft link,
+    /// otherwise a relay hop.
+    fn link_cut(&mut self, a: Node, b: Node, on: bool) {
+        match (a, b) {
+            (Node::Member(x), Node::Member(y)) => {
+                if x < MAX_SERVERS && y < MAX_SERVERS {
+                    self.cut(x, y, on);
+                }
+            }
+            _ => self.relay_link_cut(a, b, on),
         }
     }
 }

@@ -83,6 +83,12 @@ enum Ev {
         relay: usize,
         inc: u64,
     },
+    /// Relay `relay`'s connection `session` to its source is checked
+    /// (its hop was cut two probe intervals ago).
+    RelayProbe {
+        relay: usize,
+        session: u64,
+    },
     /// Northd's Southbound transaction for a port commits (see
     /// `sim::southbound`).
     SbCommit {
@@ -111,6 +117,7 @@ impl Ev {
             Ev::RelayConnect { .. } => 12,
             Ev::SbCommit { .. } => 13,
             Ev::SbStatus { .. } => 14,
+            Ev::RelayProbe { .. } => 15,
         }
     }
 }
@@ -649,6 +656,7 @@ impl Sim {
             } => self.relay_deliver(to, from, epoch, msg),
             Ev::RelayWake { relay, gen } => self.relay_wake(relay, gen),
             Ev::RelayConnect { relay, inc } => self.relay_connect(relay, inc),
+            Ev::RelayProbe { relay, session } => self.relay_probe(relay, session),
             Ev::SbCommit { port } => self.sb_commit(port),
             Ev::SbStatus { port } => self.sb_status(port),
         }

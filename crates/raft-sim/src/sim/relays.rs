@@ -17,6 +17,28 @@ pub(super) const RELAY_CLIENT: usize = 1 << 30;
 /// minimum back-off).
 const BACKOFF: Time = 1_000_000;
 const NODES: usize = MAX_SERVERS + MAX_RELAYS;
+/// Inactivity probe of a relay's connection to its source: the default of
+/// OVS's reconnect FSM (`RECONNECT_DEFAULT_PROBE_INTERVAL` in
+/// lib/reconnect.h; relay.c sets no other). Silent for one interval, the
+/// side that hears nothing sends an echo; silent for a second one, it
+/// drops the connection.
+const SOURCE_PROBE: Time = 5_000_000;
+
+/// Linux's minimum TCP retransmission timeout (`TCP_RTO_MIN`, 200 ms), and
+/// the point past which this model stops doubling it.
+const TCP_RTO_MIN: Time = 200_000;
+const TCP_RTO_MAX: Time = 6_400_000;
+
+/// A relay-hop message held by a cut link: TCP keeps it and delivers it
+/// when the link heals, unless the connection was dropped meanwhile.
+#[derive(Clone, Debug)]
+pub(super) struct Stalled {
+    li: usize,
+    epoch: u64,
+    from: Node,
+    to: Node,
+    msg: RelayMsg,
+}
 
 /// Figures of the relay hops (all zero without relays).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -34,6 +56,8 @@ pub struct RelayMetrics {
     pub resumed: u64,
     pub reconnects: u64,
     pub canceled: u64,
+    /// Relay-hop messages sent again after a loss (`loss` faults).
+    pub retransmits: u64,
 }
 
 /// Member-side and checker state of the relay hops.
@@ -51,6 +75,8 @@ pub(super) struct RelayGlue {
     index_eid: Vec<u64>,
     /// Per relay: log index of the last transaction its copy holds.
     relay_index: Vec<u64>,
+    /// Messages held by cut relay hops, in the order they were sent.
+    stalled: Vec<Stalled>,
 }
 
 impl Sim {
@@ -150,7 +176,7 @@ impl Sim {
         let up: Vec<bool> = self.relays[k]
             .remotes
             .iter()
-            .map(|n| self.node_up(*n))
+            .map(|n| self.node_up(*n) && self.hop_open(Node::Relay(k), *n))
             .collect();
         let remotes = self.relays[k].remotes.clone();
         let pick = self.relays[k]
@@ -279,6 +305,43 @@ impl Sim {
         self.metrics.relay.msgs += 1;
         self.metrics.relay.bytes += bytes;
         let li = from.index() * NODES + to.index();
+        if self.relay_links[li].cut {
+            let epoch = self.relay_links[li].epoch;
+            self.glue.stalled.push(Stalled {
+                li,
+                epoch,
+                from,
+                to,
+                msg,
+            });
+            return;
+        }
+        // Loss on a relay hop costs time, not the connection: TCP sends the
+        // segment again after its retransmission timeout, doubled at each
+        // further loss, and what follows waits behind it (the link is
+        // FIFO).
+        let mut at = at;
+        if self.loss > 0.0 && self.node_up(to) {
+            let mut rto = TCP_RTO_MIN;
+            while self.rng.chance(self.loss) && rto < TCP_RTO_MAX {
+                at += rto;
+                rto *= 2;
+                self.metrics.relay.retransmits += 1;
+            }
+        }
+        self.relay_transmit(li, from, to, msg, at, bytes);
+    }
+
+    /// Puts a relay-hop message on its link.
+    fn relay_transmit(
+        &mut self,
+        li: usize,
+        from: Node,
+        to: Node,
+        msg: RelayMsg,
+        at: Time,
+        bytes: u64,
+    ) {
         let lost = !self.node_up(to);
         let arrive = self.relay_links[li].arrival(&self.knobs, &mut self.rng, bytes, at);
         if self.record_events {
@@ -312,6 +375,90 @@ impl Sim {
                 msg,
             },
         );
+    }
+
+    /// Whether the hop between `a` and `b` passes both ways.
+    fn hop_open(&self, a: Node, b: Node) -> bool {
+        let (x, y) = (a.index(), b.index());
+        !self.relay_links[x * NODES + y].cut && !self.relay_links[y * NODES + x].cut
+    }
+
+    /// The relay whose connection to its source is the hop `a`–`b`.
+    fn connection_of(&self, a: Node, b: Node) -> Option<usize> {
+        [(a, b), (b, a)].into_iter().find_map(|(x, y)| match x {
+            Node::Relay(k) => self
+                .relays
+                .get(k)
+                .filter(|r| r.source == Some(y))
+                .map(|_| k),
+            Node::Member(_) => None,
+        })
+    }
+
+    /// Cuts (or restores) the relay hop a -> b. Messages sent over a cut
+    /// hop wait (TCP holds them); a relay whose source connection is cut
+    /// gives it up after two probe intervals without hearing from the
+    /// other side, and connects to the next remote it can reach.
+    pub(super) fn relay_link_cut(&mut self, a: Node, b: Node, on: bool) {
+        let (x, y) = (a.index(), b.index());
+        if self.relay_links.is_empty() || x >= NODES || y >= NODES {
+            return;
+        }
+        let l = &mut self.relay_links[x * NODES + y];
+        if l.cut == on {
+            return;
+        }
+        l.cut = on;
+        if let (true, Some(k)) = (on, self.connection_of(a, b)) {
+            let session = self.relays[k].session;
+            self.push(
+                self.now + 2 * SOURCE_PROBE,
+                Ev::RelayProbe { relay: k, session },
+            );
+        }
+    }
+
+    /// Extra one-way delay on the relay hop a -> b, µs.
+    pub(super) fn relay_link_delay(&mut self, a: Node, b: Node, us: Time) {
+        let (x, y) = (a.index(), b.index());
+        if !self.relay_links.is_empty() && x < NODES && y < NODES {
+            self.relay_links[x * NODES + y].extra_delay = us;
+        }
+    }
+
+    /// `heal` on the relay hops: no cuts, no extra delays; the messages
+    /// the cuts held go out now, except on connections dropped meanwhile.
+    pub(super) fn relay_links_heal(&mut self) {
+        for l in &mut self.relay_links {
+            l.cut = false;
+            l.extra_delay = 0;
+        }
+        for m in std::mem::take(&mut self.glue.stalled) {
+            if self.relay_links[m.li].epoch == m.epoch {
+                let bytes = m.msg.wire_bytes(self.knobs.column_diff);
+                self.relay_transmit(m.li, m.from, m.to, m.msg, self.now, bytes);
+            }
+        }
+    }
+
+    /// Relay `k`'s connection `session` is checked: dropped when its hop
+    /// is still cut two probe intervals after the cut.
+    pub(super) fn relay_probe(&mut self, k: usize, session: u64) {
+        let r = &self.relays[k];
+        let Some(src) = r.source else { return };
+        if r.life != Life::Up || r.session != session {
+            return;
+        }
+        if !self.hop_open(Node::Relay(k), src) {
+            self.hash.add(0x5DE0 ^ k as u64);
+            self.note(EventKind::Fault {
+                text: format!(
+                    "r{} heard nothing from {src} for two probe intervals",
+                    k + 1
+                ),
+            });
+            self.relay_source_lost(k);
+        }
     }
 
     pub(super) fn relay_deliver(&mut self, to: Node, from: Node, epoch: u64, msg: RelayMsg) {
