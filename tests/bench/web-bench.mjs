@@ -9,6 +9,9 @@
 // preview), the whole load, the worker's wasm memory, next to the native
 // `ovsdb-scope inspect` and `check` of the same files in the same run;
 // gzipped wasm sizes. ONLY_CLUSTER=1 runs only the three big files.
+// WORKERS=1 loads with one worker (`#workers=1`: the check in the load's
+// walk) instead of a second worker checking beside it; SKIP_NATIVE=1 leaves
+// out the native runs (a second variant of the same files).
 import { existsSync, readFileSync, statSync, readdirSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { execFileSync, spawnSync } from "node:child_process";
@@ -25,7 +28,10 @@ const pct = (a, p) => [...a].sort((x, y) => x - y)[Math.min(a.length - 1, Math.f
 
 const server = await serveDir();
 const browser = await launchBrowser();
-const { page, problems } = await openPage(browser.context, server.url);
+const { page, problems } = await openPage(
+  browser.context,
+  server.url + (process.env.WORKERS === "1" ? "#workers=1" : ""),
+);
 const canvas = page.getByTestId("timeline");
 
 async function loadAndTime(paths, names, timeout) {
@@ -112,13 +118,15 @@ if (CLUSTER_MB > 0) {
   const bytes = paths.map((p) => statSync(p).size);
   // Native, same files, same run: wall and CPU seconds, peak RSS.
   const native = {};
-  for (const cmd of ["inspect", "check"]) {
+  for (const cmd of process.env.SKIP_NATIVE ? [] : ["inspect", "check"]) {
     const r = spawnSync("/usr/bin/time", ["-f", "%e %U %S %M", cli, cmd, ...paths], {
       stdio: ["ignore", "ignore", "pipe"],
     });
     const out = r.stderr.toString().trim().split("\n").pop().split(" ").map(Number);
     native[cmd] = { wallS: out[0], cpuS: +(out[1] + out[2]).toFixed(2), peakKB: out[3] };
   }
+  // This load's number (the check panel says which load it shows).
+  const loads = Number(await page.getByTestId("check-results").getAttribute("data-loads")) + 1;
   const t0 = Date.now();
   await page.getByTestId("file-input").setInputFiles(paths);
   const long = { timeout: 60 * 60 * 1000 };
@@ -126,8 +134,10 @@ if (CLUSTER_MB > 0) {
   const firstPreviewMs = Date.now() - t0;
   await page.locator(`[data-testid=summary-bytes][data-value="${bytes[0]}"]`).waitFor(long);
   await page.locator(`[data-testid=summary][data-files="${sb.join(",")}"]`).waitFor(long);
-  await page.locator("[data-testid=check-results][data-state=done]").waitFor(long);
+  await page.locator(`[data-testid=check-results][data-state=done][data-loads="${loads}"]`).waitFor(long);
   const loadMs = Date.now() - t0;
+  const checkWorker = await page.getByTestId("check-results").getAttribute("data-worker");
+  const checkMs = Number(await page.getByTestId("check-results").getAttribute("data-ms")) || null;
   let wasmBytes;
   for (const w of page.workers()) {
     const v = await w.evaluate(() => self.ovsdbScopeWasmBytes);
@@ -140,10 +150,14 @@ if (CLUSTER_MB > 0) {
     firstFrameMs: Number(await canvas.getAttribute("data-first-frame-ms")),
     firstPreviewMs,
     loadMs,
+    checkWorker,
+    checkMs,
     wasmBytes,
     error: await page.getByTestId("load-error").textContent({ timeout: 100 }).catch(() => null),
     native,
-    vsNative: +(loadMs / 1000 / (native.inspect.wallS + native.check.wallS)).toFixed(2),
+    vsNative: native.inspect
+      ? +(loadMs / 1000 / (native.inspect.wallS + native.check.wallS)).toFixed(2)
+      : null,
   };
 }
 

@@ -128,6 +128,53 @@ test("a corrupt copy in a cluster shows the banner and the valid prefix", async 
   await page.close();
 });
 
+test("a second worker checks the cluster while the first loads it, with the same result as one worker", async () => {
+  // One worker per core: the load's own walk leaves the check out and a
+  // second worker runs it; `#workers=1` checks in the load's walk. Same
+  // files, same check: the sample, and a copy with s2.db damaged.
+  const dir = mkdtempSync(join(tmpdir(), "ovsdb-scope-checkworker-"));
+  const sets = [[], []];
+  for (const f of SAMPLES["leader-failover"]) {
+    const bytes = readFileSync(join(ROOT, "static/samples/leader-failover", f));
+    sets[0].push(join(ROOT, "static/samples/leader-failover", f));
+    if (f === "s2.db") bytes[Math.floor(bytes.length / 3)] ^= 0x20;
+    const p = join(dir, f);
+    writeFileSync(p, bytes);
+    sets[1].push(p);
+  }
+  const checkOf = async (hash, paths) => {
+    const { page, problems } = await openPage(browser.context, server.url + hash);
+    await ready(page, SAMPLES["leader-failover"]);
+    await page.getByTestId("file-input").setInputFiles(paths);
+    // The second load of the page (the sample was the first), checked.
+    await page.locator("[data-testid=check-results][data-state=done][data-loads='2']").waitFor({ timeout: 30000 });
+    const el = page.getByTestId("check-results");
+    const got = {
+      worker: await el.getAttribute("data-worker"),
+      ms: await el.getAttribute("data-ms"),
+      violations: await el.getAttribute("data-value"),
+      text: await el.innerText(),
+      cores: await page.evaluate(() => navigator.hardwareConcurrency),
+    };
+    assert.deepEqual(problems.pageErrors, []);
+    assert.deepEqual(problems.consoleErrors, []);
+    await page.close();
+    return got;
+  };
+  for (const paths of sets) {
+    const two = await checkOf("", paths);
+    const one = await checkOf("#workers=1", paths);
+    assert.equal(one.worker, "load");
+    if (two.cores >= 2) {
+      assert.equal(two.worker, "own");
+      assert.ok(Number(two.ms) >= 0, two.ms);
+    }
+    assert.equal(two.violations, one.violations);
+    assert.equal(two.text, one.text);
+    assert.match(one.text, /^check: /m);
+  }
+});
+
 test("the URL hash reopens a sample with its zoom and storage mode; keys navigate", async () => {
   const { page, problems } = await openPage(browser.context, `${server.url}#sample=sb-scale&mode=diff&zoom=2&at=20`);
   await ready(page, SAMPLES["sb-scale"]);

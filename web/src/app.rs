@@ -48,6 +48,9 @@ pub enum Msg {
     ReadFailed(String),
     Worker(JsValue),
     WorkerFailed(String),
+    /// A message of the second worker, the one that checks the cluster.
+    CheckWorker(JsValue),
+    CheckWorkerFailed(String),
     Cancel,
     SetMode(SizeView),
     /// Log-index or wall-time x axis.
@@ -112,8 +115,39 @@ struct Tooltip {
     text: String,
 }
 
+/// The second worker of a load: it runs the cluster check of the same
+/// files (`check` message) while the first one loads them without it
+/// (`check: false`), one worker per core. The check is about half of a
+/// load's CPU.
+struct CheckRun {
+    worker: Worker,
+    listeners: Vec<gloo_events::EventListener>,
+    /// The request, sent once the worker says it is ready.
+    request: Option<Object>,
+    /// The check's result when it came before the load's end.
+    result: Option<timeline::CheckResult>,
+    /// The load's timeline and diagnosis when they came before the check
+    /// (shown with it: the page keeps its preview meanwhile).
+    loaded: Option<(Timeline, DiagView)>,
+}
+
+impl Drop for CheckRun {
+    fn drop(&mut self) {
+        // Listeners first: queued events must not reach dropped closures.
+        self.listeners.clear();
+        self.worker.terminate();
+    }
+}
+
 pub struct App {
     worker: Option<Worker>,
+    /// The check worker of the load under way (see [`CheckRun`]).
+    check_run: Option<CheckRun>,
+    /// How long the last load's check took in its own worker (ms), and
+    /// whether the last load had one.
+    check_ms: Option<f64>,
+    /// `workers=1` in the URL: no check worker (a measurement).
+    one_worker: bool,
     /// The parser worker's message and error listeners.
     worker_listeners: Vec<gloo_events::EventListener>,
     /// Window and canvas listeners (removed when dropped).
@@ -262,6 +296,94 @@ impl App {
         }
         self.worker_listeners.clear();
         self.pending_load = None;
+        self.check_run = None;
+    }
+
+    /// Starts the check worker for `names`/`blobs`; false when the page
+    /// has one core (or `workers=1`), or the worker cannot start: the load
+    /// then checks in its own walk.
+    fn start_check(&mut self, ctx: &Context<Self>, names: &Array, blobs: &Array) -> bool {
+        let cores = web_sys::window().map_or(1.0, |w| w.navigator().hardware_concurrency());
+        if self.one_worker || cores < 2.0 {
+            return false;
+        }
+        let Ok(w) = Worker::new(WORKER_URL) else {
+            return false;
+        };
+        let link = ctx.link().clone();
+        let onmessage = gloo_events::EventListener::new(&w, "message", move |ev| {
+            let ev: &MessageEvent = ev.unchecked_ref();
+            link.send_message(Msg::CheckWorker(ev.data()));
+        });
+        let link = ctx.link().clone();
+        let onerror = gloo_events::EventListener::new(&w, "error", move |_| {
+            link.send_message(Msg::CheckWorkerFailed("it could not start".into()));
+        });
+        let listeners = vec![onmessage, onerror];
+        let msg = Object::new();
+        let _ = Reflect::set(&msg, &"type".into(), &"check".into());
+        let _ = Reflect::set(&msg, &"names".into(), names);
+        let _ = Reflect::set(&msg, &"files".into(), blobs);
+        self.check_run = Some(CheckRun {
+            worker: w,
+            listeners,
+            request: Some(msg),
+            result: None,
+            loaded: None,
+        });
+        true
+    }
+
+    /// The check worker's result: on the load's timeline if that is
+    /// waiting for it (then shown), else kept for it.
+    fn on_check_result(&mut self, r: timeline::CheckResult) -> bool {
+        let Some(c) = self.check_run.as_mut() else {
+            return false;
+        };
+        let Some((mut t, d)) = c.loaded.take() else {
+            c.result = Some(r);
+            return false;
+        };
+        self.check_run = None;
+        self.progress = None;
+        t.apply_check(r);
+        self.set_timeline(t);
+        self.set_diagnosis(d);
+        true
+    }
+
+    fn on_check_worker(&mut self, data: JsValue) -> bool {
+        match js_get(&data, "type").as_string().as_deref() {
+            Some("ready") => {
+                let c = self.check_run.as_mut();
+                if let Some((w, msg)) = c.and_then(|c| Some((c.worker.clone(), c.request.take()?)))
+                {
+                    if w.post_message(&msg).is_err() {
+                        return self.check_failed("the files could not be handed to it".into());
+                    }
+                }
+                false
+            }
+            Some("checked") => {
+                self.check_ms = js_get(&data, "ms").as_f64();
+                match crate::msg::from_bytes::<timeline::CheckResult>(&js_get(&data, "result")) {
+                    Ok(r) => self.on_check_result(r),
+                    Err(e) => self.check_failed(format!("its answer could not be read: {e}")),
+                }
+            }
+            Some("panic") | Some("error") => {
+                self.check_failed(js_get(&data, "message").as_string().unwrap_or_default())
+            }
+            _ => false,
+        }
+    }
+
+    /// The check worker stopped: the check says so instead of running on.
+    fn check_failed(&mut self, why: String) -> bool {
+        self.on_check_result(timeline::CheckResult {
+            problems: vec![format!("check: the checking worker stopped: {why}")],
+            ..Default::default()
+        })
     }
 
     fn start_worker(&mut self, ctx: &Context<Self>) -> Result<Worker, String> {
@@ -309,6 +431,10 @@ impl App {
         let _ = Reflect::set(&msg, &"names".into(), &names_js);
         let _ = Reflect::set(&msg, &"files".into(), &blobs_js);
         let _ = w;
+        self.check_ms = None;
+        if self.start_check(ctx, &names_js, &blobs_js) {
+            let _ = Reflect::set(&msg, &"check".into(), &false.into());
+        }
         self.pending_load = Some(msg);
     }
 
@@ -360,10 +486,26 @@ impl App {
                 let diag = crate::msg::from_bytes::<DiagView>(&js_get(&data, "diagnosis"));
                 self.decode_ms = now() - t0;
                 match (parsed, diag) {
-                    (Ok(t), Ok(d)) => {
-                        self.set_timeline(t);
-                        self.set_diagnosis(d);
-                    }
+                    (Ok(mut t), Ok(d)) => match self.check_run.as_mut() {
+                        // The check is still running: the preview stays
+                        // until it is done.
+                        Some(c) if c.result.is_none() => {
+                            c.loaded = Some((t, d));
+                            self.progress = Some(Progress {
+                                done: 1.0,
+                                total: 1.0,
+                                label: "Checking the cluster…".into(),
+                            });
+                        }
+                        c => {
+                            if let Some(r) = c.and_then(|c| c.result.take()) {
+                                t.apply_check(r);
+                            }
+                            self.check_run = None;
+                            self.set_timeline(t);
+                            self.set_diagnosis(d);
+                        }
+                    },
                     (Err(e), _) | (_, Err(e)) => {
                         self.error =
                             Some(format!("internal error reading the worker's answer: {e}"))
@@ -531,6 +673,7 @@ impl App {
             lane: self.contents.then_some(self.contents_lane),
             contents_at: self.contents.then_some(self.contents_at).flatten(),
             plotters: self.plotters,
+            one_worker: self.one_worker,
             entry: self.selected.and_then(|(li, ei)| {
                 let t = self.timeline.as_ref()?;
                 Some((li, t.lanes.get(li)?.entries.get(ei)?.index))
@@ -937,6 +1080,9 @@ impl Component for App {
         let bare = hash_state == HashState::default();
         let mut app = App {
             worker: None,
+            check_run: None,
+            check_ms: None,
+            one_worker: hash_state.one_worker,
             worker_listeners: Vec::new(),
             listeners: Vec::new(),
             wheel: None,
@@ -1147,6 +1293,8 @@ impl Component for App {
                 true
             }
             Msg::Worker(data) => self.on_worker(data),
+            Msg::CheckWorker(data) => self.on_check_worker(data),
+            Msg::CheckWorkerFailed(e) => self.check_failed(e),
             Msg::WorkerFailed(e) => {
                 self.stop_worker();
                 self.progress = None;
@@ -1839,9 +1987,12 @@ impl App {
                     }) }
                 </table>
                 <div data-testid="check-results" data-value={c.violations.len().to_string()}
-                    data-state={if c.checked { "done" } else { "running" }}>
+                    data-state={if c.checked { "done" } else { "running" }}
+                    data-worker={if self.check_ms.is_some() { "own" } else { "load" }}
+                    data-loads={self.loads.to_string()}
+                    data-ms={self.check_ms.map(|m| (m as u64).to_string()).unwrap_or_default()}>
                     if !c.checked {
-                        <p class="hint">{ "check: running…" }</p>
+                        <p class="hint" title="The cluster check runs in a second worker, on another core, while the files load">{ "check: running…" }</p>
                     } else if c.violations.is_empty() && c.problems.is_empty() {
                         <p class="ok">{ "check: the cluster invariants hold for these files." }</p>
                     }

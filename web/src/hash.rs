@@ -23,6 +23,10 @@ pub struct HashState {
     pub entry: Option<(usize, u64)>,
     /// `renderer=plotters`: the timeline drawn by plotters (a measurement).
     pub plotters: bool,
+    /// `workers=1`: a load runs in one worker, its cluster check in the
+    /// same walk, instead of a second worker checking beside it (a
+    /// measurement).
+    pub one_worker: bool,
 }
 
 pub fn parse(hash: &str) -> HashState {
@@ -39,6 +43,7 @@ pub fn parse(hash: &str) -> HashState {
             "lane" => s.lane = v.parse().ok(),
             "ci" => s.contents_at = v.parse().ok(),
             "renderer" => s.plotters = v == "plotters",
+            "workers" => s.one_worker = v == "1",
             "entry" => {
                 s.entry = v
                     .split_once(':')
@@ -82,6 +87,9 @@ pub fn format(s: &HashState) -> String {
     if s.plotters {
         parts.push("renderer=plotters".into());
     }
+    if s.one_worker {
+        parts.push("workers=1".into());
+    }
     format!("#{}", parts.join("&"))
 }
 
@@ -102,6 +110,7 @@ mod tests {
             contents_at: Some(17),
             entry: Some((1, 4321)),
             plotters: true,
+            one_worker: true,
         };
         assert_eq!(parse(&format(&s)), s);
         assert_eq!(

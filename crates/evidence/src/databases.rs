@@ -49,6 +49,15 @@ impl Databases {
         }
     }
 
+    /// Only the cluster check of the files, for a second worker: see
+    /// [`Databases::finish_check`].
+    pub fn check_only() -> Databases {
+        Databases {
+            load: TimelineLoad::check_only(),
+            ..Databases::new(true)
+        }
+    }
+
     /// Each file's walk keeps checkpoints of its replay, for later jumps
     /// to any of its entries (see [`DatabasesRead::checkpoints`]).
     pub fn with_checkpoints(mut self, policy: ovsdb_log::checkpoint::Policy) -> Databases {
@@ -86,6 +95,16 @@ impl Databases {
     /// call it now and then, not per chunk.
     pub fn preview(&self) -> Timeline {
         self.load.preview(self.current.as_ref().map(|(_, f)| f))
+    }
+
+    /// The cluster check of every file taken (copies used once, as in
+    /// [`Databases::finish`]): what a load of the same inputs without its
+    /// own check puts on its timeline with `Timeline::apply_check`.
+    pub fn finish_check(mut self) -> timeline::model::CheckResult {
+        if self.current.is_some() {
+            self.end(true);
+        }
+        self.load.finish_check()
     }
 
     /// The timeline of every file taken.

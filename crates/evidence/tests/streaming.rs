@@ -166,3 +166,88 @@ fn a_copy_of_a_database_is_used_once() {
     let (d, _) = streamed(&files, 1 << 16);
     assert_eq!(d.timeline.lanes.len(), 2);
 }
+
+/// Every file under `dir`, recursively, by path relative to `base`.
+fn files_under(base: &Path, dir: &Path, out: &mut Files) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            files_under(base, &p, out);
+        } else if p.extension().is_none_or(|x| x != "md" && x != "json") {
+            let name = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
+            out.push((name, std::fs::read(&p).unwrap()));
+        }
+    }
+}
+
+/// The check a load puts on its timeline, run by a second walk alone
+/// (`Databases::check_only`, what the page's second worker does, with a
+/// collector that keeps no logs) and applied to a load without its own
+/// check, is the same: violations, problems and lane markers, for every
+/// incident and sample folder, the foreign files, and damaged copies of
+/// a cluster (a byte flipped in a middle record, a torn tail).
+#[test]
+fn a_check_of_its_own_gives_what_the_loads_check_gives() {
+    let mut sets: Vec<(String, Files)> = folders();
+    // The database files of the samples are in static/samples (the page
+    // loads them), their logs and status texts in tests/fixtures/samples.
+    let samples = root().join("static/samples");
+    let external = root().join("tests/fixtures/external");
+    for base in [&samples, &external] {
+        for d in std::fs::read_dir(base).unwrap().flatten() {
+            if d.path().is_dir() && d.file_name() != "incidents" && d.file_name() != "schemas" {
+                let mut f = Vec::new();
+                files_under(base, &d.path(), &mut f);
+                f.sort();
+                sets.push((d.file_name().to_string_lossy().into_owned(), f));
+            }
+        }
+    }
+    // Damaged copies of a three-server cluster.
+    let mut broken = Vec::new();
+    files_under(&samples, &samples.join("leader-failover"), &mut broken);
+    broken.retain(|(n, _)| n.ends_with(".db"));
+    broken.sort();
+    assert!(broken.len() >= 3);
+    let mid = broken[1].1.len() / 2;
+    broken[1].1[mid] ^= 0x20;
+    let torn = broken[2].1.len() * 2 / 3;
+    broken[2].1.truncate(torn);
+    sets.push(("leader-failover damaged".into(), broken));
+    let mut checked = 0;
+    for (name, files) in &sets {
+        let load = |check: bool| {
+            let mut c = Collector::new(Limits::default());
+            let mut dbs = Databases::new(check);
+            for (p, b) in files {
+                c.add_streaming(p, &mut &b[..], &mut dbs);
+            }
+            dbs.finish().timeline
+        };
+        let whole = load(true);
+        let mut apart = load(false);
+        let mut c = Collector::new(Limits {
+            max_total_bytes: 0,
+            ..Limits::default()
+        });
+        let mut dbs = Databases::check_only();
+        for (p, b) in files {
+            c.add_streaming(p, &mut Trickle(b, 65_537), &mut dbs);
+        }
+        assert!(
+            c.finish().items.is_empty(),
+            "{name}: nothing but databases is kept"
+        );
+        apart.apply_check(dbs.finish_check());
+        assert_eq!(whole.cluster, apart.cluster, "{name}");
+        let markers = |t: &timeline::Timeline| {
+            t.lanes
+                .iter()
+                .map(|l| (l.name.clone(), l.markers.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(markers(&whole), markers(&apart), "{name}");
+        checked += usize::from(whole.cluster.checked);
+    }
+    assert!(checked >= 10, "only {checked} sets were checked");
+}

@@ -462,6 +462,23 @@ impl FileLoad {
         Self::with_options(name, ck, check, shared, None)
     }
 
+    /// A walk for the cluster check alone: the summary without the size
+    /// replay (which decides nothing the check needs), no lane sizes, no
+    /// checkpoints. A second worker runs it beside the load's own walk.
+    pub fn check_only(name: &str, ck: &Checker) -> FileLoad {
+        let sum = Summarizer::new(false);
+        FileLoad {
+            scan: LogScan::new(sum.options()),
+            sum,
+            lane: LaneBuilder::new(name),
+            check: Some(FileChecking {
+                file: ck.begin_file(name),
+                mark: ck.mark(),
+            }),
+            fingerprint: Fingerprint::default(),
+        }
+    }
+
     /// [`FileLoad::with_shared`] that keeps checkpoints of the replay
     /// (`Some(policy)`) in [`Loaded::checkpoints`]: the load's one walk
     /// leaves what later jumps to an entry resume from.
@@ -631,6 +648,8 @@ pub struct TimelineLoad {
     /// and those kept, by lane name.
     policy: Option<Policy>,
     checkpoints: Vec<(String, Box<Checkpoints>)>,
+    /// Only the cluster check ([`TimelineLoad::check_only`]).
+    check_only: bool,
 }
 
 impl TimelineLoad {
@@ -638,6 +657,18 @@ impl TimelineLoad {
         TimelineLoad {
             check,
             shared: Some(SharedReplay::default()),
+            ..Default::default()
+        }
+    }
+
+    /// Only the cluster check of the files (no sizes, no sharing, no
+    /// checkpoints): [`TimelineLoad::finish_check`] gives the result that
+    /// [`TimelineLoad::finish`] of a load with `check` puts on its
+    /// timeline. What a second worker runs while the first one loads.
+    pub fn check_only() -> TimelineLoad {
+        TimelineLoad {
+            check: true,
+            check_only: true,
             ..Default::default()
         }
     }
@@ -683,6 +714,9 @@ impl TimelineLoad {
     /// [`Loaded`] to [`TimelineLoad::add`] or [`TimelineLoad::discard`]
     /// before the next `begin`.
     pub fn begin(&mut self, name: &str) -> FileLoad {
+        if self.check_only {
+            return FileLoad::check_only(name, &self.checker);
+        }
         let sh = self.take_shared();
         FileLoad::with_options(name, &self.checker, self.check, sh, self.policy)
     }
@@ -773,18 +807,29 @@ impl TimelineLoad {
     /// The timeline, with the check applied when it was asked for.
     pub fn finish(self) -> Timeline {
         let check = self.check;
+        let (mut t, r) = self.finish_parts();
+        if check {
+            t.apply_check(r);
+        }
+        t
+    }
+
+    /// What the cluster check found, to put on the timeline of a load
+    /// of the same files ([`Timeline::apply_check`]).
+    pub fn finish_check(self) -> CheckResult {
+        self.finish_parts().1
+    }
+
+    fn finish_parts(self) -> (Timeline, CheckResult) {
         let mut r = CheckResult {
             problems: self.problems,
             ..Default::default()
         };
-        let report = (check && self.checked > 0).then(|| self.checker.finish());
-        let mut t = finish_timeline(self.lanes, &self.summaries);
-        if check {
-            if let Some(report) = report {
-                crate::model::add_report(&mut r, &report, &t);
-            }
-            t.apply_check(r);
+        let report = (self.check && self.checked > 0).then(|| self.checker.finish());
+        let t = finish_timeline(self.lanes, &self.summaries);
+        if let Some(report) = report {
+            crate::model::add_report(&mut r, &report, &t);
         }
-        t
+        (t, r)
     }
 }

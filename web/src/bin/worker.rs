@@ -237,6 +237,7 @@ fn main() {
 fn handle(msg: JsValue) {
     match get(&msg, "type").as_string().as_deref() {
         Some("load") => load(&msg),
+        Some("check") => check(&msg),
         Some("inspect") => inspect(&msg),
         Some("log-query") => log_query(&msg),
         Some("log-lines") => log_lines(&msg),
@@ -392,50 +393,46 @@ fn progress(phase: &str, done: f64, total: f64) {
     ]);
 }
 
-fn load(msg: &JsValue) {
+/// The `names` and `files` of a load or check message, as (name, Blob).
+fn inputs_of(msg: &JsValue) -> Vec<(String, Blob)> {
     let names: Array = get(msg, "names")
         .dyn_into()
         .unwrap_or_else(|_| Array::new());
     let blobs: Array = get(msg, "files")
         .dyn_into()
         .unwrap_or_else(|_| Array::new());
-    let started = now();
-    let reader = match FileReaderSync::new() {
-        Ok(r) => r,
-        Err(e) => {
-            post(&[
-                ("type", "error".into()),
-                ("message", format!("no FileReaderSync: {e:?}").into()),
-            ]);
-            return;
-        }
-    };
-    let total: f64 = blobs
+    names
         .iter()
-        .filter_map(|b| b.dyn_into::<Blob>().ok())
-        .map(|b| b.size())
-        .sum();
-    let mut collector = Collector::new(Limits::default());
-    // The load's one walk keeps checkpoints of each file's replay: the
-    // inspector's first jump to any entry resumes from the nearest one.
-    let mut dbs = Databases::new(true).with_checkpoints(ovsdb_log::checkpoint::Policy::default());
-    let mut inputs: Vec<(String, Blob)> = Vec::new();
+        .zip(blobs.iter())
+        .filter_map(|(n, b)| {
+            Some((
+                n.as_string().unwrap_or_default(),
+                b.dyn_into::<Blob>().ok()?,
+            ))
+        })
+        .collect()
+}
+
+/// Reads every input in chunks into `collector`, its database files into
+/// `sink`, posting `progress` messages of `phase`; returns the inputs that
+/// held a database file (to read them back later).
+fn read_inputs(
+    inputs: &[(String, Blob)],
+    collector: &mut Collector,
+    sink: &mut dyn DatabaseSink,
+    phase: &str,
+) -> Result<Vec<(String, Blob)>, String> {
+    let reader = FileReaderSync::new().map_err(|e| format!("no FileReaderSync: {e:?}"))?;
+    let total: f64 = inputs.iter().map(|(_, b)| b.size()).sum();
     let mut done = 0f64;
     let mut last_post = 0f64;
-    let mut preview = Preview {
-        next_at: started + FIRST_PREVIEW_MS,
-        every: FIRST_PREVIEW_MS,
-    };
-    for (name, blob) in names.iter().zip(blobs.iter()) {
-        let Ok(blob) = blob.dyn_into::<Blob>() else {
-            continue;
-        };
-        let name = name.as_string().unwrap_or_default();
+    let mut with_databases = Vec::new();
+    for (name, blob) in inputs {
         let mut on_chunk = |n: usize| {
             done += n as f64;
             if done - last_post >= CHUNK || done >= total {
                 last_post = done;
-                progress("read", done, total);
+                progress(phase, done, total);
             }
         };
         let mut r = BlobReader {
@@ -447,15 +444,64 @@ fn load(msg: &JsValue) {
             progress: &mut on_chunk,
         };
         let before = collector.collected().streamed.len();
-        let mut sink = Previewing {
-            dbs: &mut dbs,
-            preview: &mut preview,
-        };
-        collector.add_streaming(&name, &mut r, &mut sink);
+        collector.add_streaming(name, &mut r, sink);
         if collector.collected().streamed.len() > before {
-            inputs.push((name, blob));
+            with_databases.push((name.clone(), blob.clone()));
         }
     }
+    Ok(with_databases)
+}
+
+/// `{type: "check", names, files}`: the cluster check of the database
+/// files alone (`Databases::check_only`; logs and status texts are not
+/// kept), run by a second worker while the first loads the same files
+/// with `check: false`. Replies `{type: "checked", result, ms}` (a
+/// `timeline::CheckResult` as `msg` bytes, for `Timeline::apply_check`).
+fn check(msg: &JsValue) {
+    let started = now();
+    let inputs = inputs_of(msg);
+    let mut collector = Collector::new(Limits {
+        max_total_bytes: 0,
+        ..Limits::default()
+    });
+    let mut dbs = Databases::check_only();
+    if let Err(e) = read_inputs(&inputs, &mut collector, &mut dbs, "check") {
+        post(&[("type", "error".into()), ("message", e.into())]);
+        return;
+    }
+    let result = dbs.finish_check();
+    post(&[
+        ("type", "checked".into()),
+        ("result", msg::to_bytes(&result).into()),
+        ("ms", (now() - started).into()),
+    ]);
+}
+
+fn load(msg: &JsValue) {
+    let started = now();
+    let inputs = inputs_of(msg);
+    // `check: false`: a second worker checks the files (see `check`).
+    let with_check = get(msg, "check").as_bool().unwrap_or(true);
+    let mut collector = Collector::new(Limits::default());
+    // The load's one walk keeps checkpoints of each file's replay: the
+    // inspector's first jump to any entry resumes from the nearest one.
+    let mut dbs =
+        Databases::new(with_check).with_checkpoints(ovsdb_log::checkpoint::Policy::default());
+    let mut preview = Preview {
+        next_at: started + FIRST_PREVIEW_MS,
+        every: FIRST_PREVIEW_MS,
+    };
+    let mut sink = Previewing {
+        dbs: &mut dbs,
+        preview: &mut preview,
+    };
+    let inputs = match read_inputs(&inputs, &mut collector, &mut sink, "read") {
+        Ok(i) => i,
+        Err(e) => {
+            post(&[("type", "error".into()), ("message", e.into())]);
+            return;
+        }
+    };
     let collected = collector.finish();
     // Where each database file can be read again (for the inspector).
     let sources: Vec<(String, Blob, String)> = collected

@@ -28,7 +28,7 @@ impl Sim {
     pub(super) fn fault(&mut self, idx: usize) {
         let f = self.scenario.faults[idx].clone();
         self.note(EventKind::Fault {
-            text: format!("{:?}", f.action),
+            text: f.action.to_string(),
         });
         self.hash.add(0xF0 + idx as u64);
         match f.action {
