@@ -350,13 +350,7 @@ impl Idl {
         Ok(ev)
     }
 
-    fn txn_reply(
-        &self,
-        id: Json,
-        p: PendingTxn,
-        error: Option<Json>,
-        result: &Json,
-    ) -> Event {
+    fn txn_reply(&self, id: Json, p: PendingTxn, error: Option<Json>, result: &Json) -> Event {
         if let Some(e) = error {
             let status = if e.as_str() == Some("canceled") {
                 TxnStatus::TryAgain

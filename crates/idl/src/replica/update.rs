@@ -161,13 +161,7 @@ impl Idl {
         Ok(true)
     }
 
-    fn modify_row(
-        &mut self,
-        t: usize,
-        u: Uuid,
-        row: &Json,
-        diff: bool,
-    ) -> Result<bool, IdlError> {
+    fn modify_row(&mut self, t: usize, u: Uuid, row: &Json, diff: bool) -> Result<bool, IdlError> {
         let meta = self.meta.clone();
         let tm = &meta.tables[t];
         if !self.tables[t].rows.contains_key(&u) {
