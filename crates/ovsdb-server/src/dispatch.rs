@@ -289,3 +289,86 @@ impl Server {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::testkit::{json, server};
+    use crate::{Outbox, ServerOptions};
+
+    fn shown(out: &Outbox) -> Vec<(u64, String)> {
+        out.iter()
+            .map(|(s, m)| (*s, m.to_string_compact()))
+            .collect()
+    }
+
+    #[test]
+    fn a_lock_passes_to_the_next_waiter_on_disconnect_and_can_be_stolen() {
+        let mut srv = server(ServerOptions::default());
+        let (a, b, c) = (srv.connect(), srv.connect(), srv.connect());
+        let lock =
+            |id: u64, m: &str| json(&format!(r#"{{"id":{id},"method":"{m}","params":["L"]}}"#));
+        assert_eq!(
+            shown(&srv.handle(a, &lock(1, "lock"))),
+            [(
+                a,
+                r#"{"id":1,"result":{"locked":true},"error":null}"#.to_string()
+            )]
+        );
+        assert_eq!(
+            shown(&srv.handle(b, &lock(2, "lock"))),
+            [(
+                b,
+                r#"{"id":2,"result":{"locked":false},"error":null}"#.to_string()
+            )]
+        );
+        // `a` goes: the waiter `b` is told it has the lock.
+        assert_eq!(
+            shown(&srv.disconnect(a)),
+            [(
+                b,
+                r#"{"id":null,"method":"locked","params":["L"]}"#.to_string()
+            )]
+        );
+        // `c` steals it: `b` is told first, then `c` gets its reply.
+        assert_eq!(
+            shown(&srv.handle(c, &lock(3, "steal"))),
+            [
+                (
+                    b,
+                    r#"{"id":null,"method":"stolen","params":["L"]}"#.to_string()
+                ),
+                (
+                    c,
+                    r#"{"id":3,"result":{"locked":true},"error":null}"#.to_string()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn replies_errors_and_notifications_have_ovsdb_servers_shapes() {
+        let mut srv = server(ServerOptions::default());
+        let s = srv.connect();
+        let echo = json(r#"{"id":"e","method":"echo","params":[1,"x"]}"#);
+        assert_eq!(
+            shown(&srv.handle(s, &echo)),
+            [(s, r#"{"id":"e","result":[1,"x"],"error":null}"#.to_string())]
+        );
+        // An error reply has no `result`.
+        let bad = json(r#"{"id":7,"method":"frobnicate","params":[]}"#);
+        assert_eq!(
+            shown(&srv.handle(s, &bad)),
+            [(s, r#"{"id":7,"error":"unknown method"}"#.to_string())]
+        );
+        let schema = json(r#"{"id":8,"method":"get_schema","params":["nope"]}"#);
+        assert_eq!(
+            shown(&srv.handle(s, &schema)),
+            [(s, r#"{"id":8,"error":"unknown database"}"#.to_string())]
+        );
+        // Notifications (no id) and replies to us get no answer.
+        let note = json(r#"{"id":null,"method":"echo","params":[]}"#);
+        assert!(srv.handle(s, &note).is_empty());
+        let answer = json(r#"{"id":3,"result":[],"error":null}"#);
+        assert!(srv.handle(s, &answer).is_empty());
+    }
+}

@@ -789,3 +789,76 @@ fn mutate(d: &mut Datum, ty: &Type, mutator: &str, arg: &Datum) -> Result<()> {
     d.check_size(ty)
         .map_err(|e| Error::constraint(format!("mutation result: {}", e.details)))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::testkit::{json, server, tx, U1, U2};
+    use crate::ServerOptions;
+
+    #[test]
+    fn a_failing_operation_reports_its_error_and_pads_the_rest_with_null() {
+        let mut s = server(ServerOptions::default());
+        let r = tx(
+            &mut s,
+            &format!(
+                r#"[{{"op":"insert","table":"R","uuid":"{U1}","row":{{"name":"a","n":9223372036854775807}}}},
+                    {{"op":"mutate","table":"R","where":[["name","==","a"]],"mutations":[["n","+=",1]]}},
+                    {{"op":"comment","comment":"never reached"}}]"#
+            ),
+        );
+        assert_eq!(
+            r,
+            format!(
+                r#"[{{"uuid":["uuid","{U1}"]}},{{"error":"range error","details":"column n: Result of arithmetic overflows."}},null]"#
+            )
+        );
+        // Nothing was committed.
+        assert_eq!(s.row_count("R"), 0);
+    }
+
+    #[test]
+    fn select_projects_columns_of_matching_rows_in_uuid_order() {
+        let mut s = server(ServerOptions::default());
+        // Inserted out of UUID order; a mutate and an update in between.
+        let r = tx(
+            &mut s,
+            &format!(
+                r#"[{{"op":"insert","table":"R","uuid":"{U2}","row":{{"name":"b","n":2,"s":["set",[1]]}}}},
+                    {{"op":"insert","table":"R","uuid":"{U1}","row":{{"name":"a","n":1}}}},
+                    {{"op":"mutate","table":"R","where":[],"mutations":[["s","insert",["set",[5,6]]]]}},
+                    {{"op":"update","table":"R","where":[["n","<",2]],"row":{{"m":["map",[["k","v"]]]}}}},
+                    {{"op":"select","table":"R","where":[["n",">=",1]],"columns":["_uuid","name","s","m"]}}]"#
+            ),
+        );
+        assert_eq!(
+            r,
+            format!(
+                r#"[{{"uuid":["uuid","{U2}"]}},{{"uuid":["uuid","{U1}"]}},{{"count":2}},{{"count":1}},{{"rows":[{{"_uuid":["uuid","{U1}"],"name":"a","s":["set",[5,6]],"m":["map",[["k","v"]]]}},{{"_uuid":["uuid","{U2}"],"name":"b","s":["set",[1,5,6]],"m":["map",[]]}}]}}]"#
+            )
+        );
+    }
+
+    #[test]
+    fn prepare_leaves_the_database_alone_and_duplicates_fail_at_commit() {
+        let mut s = server(ServerOptions::default());
+        let ops = json(&format!(
+            r#"[{{"op":"insert","table":"R","uuid":"{U1}","row":{{"name":"a"}}}}]"#
+        ));
+        let out = s.prepare(ops.as_array().unwrap());
+        let commit = out.commit.expect("a real change");
+        assert_eq!(commit.changes.len(), 1);
+        assert_eq!(s.row_count("R"), 0);
+        s.apply_commit(&commit).unwrap();
+        assert_eq!(s.row_count("R"), 1);
+        let r = tx(
+            &mut s,
+            &format!(r#"[{{"op":"insert","table":"R","uuid":"{U2}","row":{{"name":"a"}}}}]"#),
+        );
+        assert_eq!(
+            r,
+            format!(
+                r#"[{{"uuid":["uuid","{U2}"]}},{{"error":"constraint violation","details":"Transaction causes multiple rows in \"R\" table to have identical values for (name) ({U1} and {U2})."}}]"#
+            )
+        );
+    }
+}

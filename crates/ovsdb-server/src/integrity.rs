@@ -744,3 +744,110 @@ pub(crate) fn has_ref(ty: &Type) -> bool {
             .map(|v| v.ref_table.is_some())
             .unwrap_or(false)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::first_duplicate;
+    use crate::testkit::{json, server, tx, U1, U2, U3};
+    use crate::{Row, ServerOptions};
+    use ovsdb::datum::Datum;
+    use ovsdb::uuid::Uuid;
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    #[test]
+    fn a_strong_reference_to_a_missing_row_names_table_column_and_rows() {
+        let mut s = server(ServerOptions::default());
+        let r = tx(
+            &mut s,
+            &format!(
+                r#"[{{"op":"insert","table":"R","uuid":"{U1}","row":{{"name":"a","kids":["uuid","{U3}"]}}}}]"#
+            ),
+        );
+        assert_eq!(
+            r,
+            format!(
+                r#"[{{"uuid":["uuid","{U1}"]}},{{"error":"referential integrity violation","details":"Table R column kids row {U1} references nonexistent row {U3} in table K."}}]"#
+            )
+        );
+    }
+
+    #[test]
+    fn unreferenced_children_are_collected_and_weak_references_dropped() {
+        // Off: every weak reference to a deleted row goes at once.
+        let mut s = server(ServerOptions {
+            weak_refs_as_ovs_3_1: false,
+            ..Default::default()
+        });
+        let r = tx(
+            &mut s,
+            &format!(
+                r#"[{{"op":"insert","table":"R","uuid":"{U1}","row":{{"name":"a","kids":["named-uuid","k"]}}}},
+                    {{"op":"insert","table":"K","uuid":"{U3}","uuid-name":"k","row":{{"v":1}}}},
+                    {{"op":"insert","table":"K","row":{{"v":2}}}},
+                    {{"op":"insert","table":"R","uuid":"{U2}","row":{{"name":"b","w":["uuid","{U1}"]}}}}]"#
+            ),
+        );
+        assert!(!r.contains("error"), "{r}");
+        // The K row nothing refers to was collected at commit.
+        assert_eq!(s.row_count("K"), 1);
+        let ops = json(r#"[{"op":"delete","table":"R","where":[["name","==","a"]]}]"#);
+        let (out, _) = s.transact(ops.as_array().unwrap());
+        let mut changed: Vec<(usize, String, bool, bool)> = out
+            .commit
+            .unwrap()
+            .changes
+            .iter()
+            .map(|c| {
+                (
+                    c.table,
+                    c.uuid.to_string(),
+                    c.old.is_some(),
+                    c.new.is_some(),
+                )
+            })
+            .collect();
+        changed.sort();
+        // Tables by name (K = 0, R = 1): `a` deleted, its only child
+        // collected, `b` lost its weak reference.
+        assert_eq!(
+            changed,
+            [
+                (0, U3.to_string(), true, false),
+                (1, U1.to_string(), true, false),
+                (1, U2.to_string(), true, true),
+            ]
+        );
+        assert_eq!(
+            s.dump().to_string_compact(),
+            format!(
+                r#"{{"R":{{"{U2}":{{"kids":["set",[]],"m":["map",[]],"n":0,"name":"b","s":["set",[]],"w":["set",[]]}}}}}}"#
+            )
+        );
+    }
+
+    #[test]
+    fn first_duplicate_finds_the_earlier_and_the_later_row() {
+        let row = |u: &str, name: &str| Row {
+            uuid: Uuid::parse(u).unwrap(),
+            version: Uuid::NIL,
+            cols: vec![Datum::scalar(ovsdb::atom::Atom::String(name.into()))],
+        };
+        let (u1, u2, u3) = (
+            Uuid::parse(U1).unwrap(),
+            Uuid::parse(U2).unwrap(),
+            Uuid::parse(U3).unwrap(),
+        );
+        let committed =
+            BTreeMap::from([(u1, Arc::new(row(U1, "x"))), (u3, Arc::new(row(U3, "y")))]);
+        // Writing `y` into U2 clashes with the committed U3.
+        let changed = BTreeMap::from([(u2, Some(row(U2, "y")))]);
+        assert_eq!(first_duplicate(&[0], &committed, &changed), Some((u3, u2)));
+        // Rewriting U3 to `z` at the same time removes the clash.
+        let changed = BTreeMap::from([(u2, Some(row(U2, "y"))), (u3, Some(row(U3, "z")))]);
+        assert_eq!(first_duplicate(&[0], &committed, &changed), None);
+        // Deleting U1 and reusing its key elsewhere is fine too.
+        let changed = BTreeMap::from([(u1, None), (u2, Some(row(U2, "x")))]);
+        assert_eq!(first_duplicate(&[0], &committed, &changed), None);
+    }
+}

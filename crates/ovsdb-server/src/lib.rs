@@ -354,3 +354,45 @@ impl Server {
         self.history.len()
     }
 }
+
+/// What the modules' unit tests share: a small schema with every kind of
+/// column the concerns care about, and fixed row UUIDs so that expected
+/// JSON can be written out.
+#[cfg(test)]
+pub(crate) mod testkit {
+    use super::{Server, ServerOptions};
+    use ovsdb::json::{parse, Json};
+
+    /// `R` (root, unique `name`): an integer, a set of integers (max 3), a
+    /// string map, strong references to `K`, weak references to `R`.
+    /// `K` (not root): an integer.
+    pub(crate) const SCHEMA: &str = r#"{"name":"t","version":"1.0.0","tables":{
+     "R":{"isRoot":true,"indexes":[["name"]],"columns":{
+       "name":{"type":"string"},
+       "n":{"type":"integer"},
+       "s":{"type":{"key":"integer","min":0,"max":3}},
+       "m":{"type":{"key":"string","value":"string","min":0,"max":"unlimited"}},
+       "kids":{"type":{"key":{"type":"uuid","refTable":"K"},"min":0,"max":"unlimited"}},
+       "w":{"type":{"key":{"type":"uuid","refTable":"R","refType":"weak"},"min":0,"max":"unlimited"}}}},
+     "K":{"isRoot":false,"columns":{"v":{"type":"integer"}}}}}"#;
+
+    pub(crate) const U1: &str = "00000000-0000-0000-0000-000000000001";
+    pub(crate) const U2: &str = "00000000-0000-0000-0000-000000000002";
+    pub(crate) const U3: &str = "00000000-0000-0000-0000-000000000003";
+
+    pub(crate) fn server(opts: ServerOptions) -> Server {
+        Server::from_schema_text(SCHEMA, opts).unwrap()
+    }
+
+    pub(crate) fn json(text: &str) -> Json {
+        parse(text.as_bytes()).unwrap()
+    }
+
+    /// Runs `ops` outside any session; returns the compact `result`.
+    pub(crate) fn tx(s: &mut Server, ops: &str) -> String {
+        s.transact(json(ops).as_array().unwrap())
+            .0
+            .result
+            .to_string_compact()
+    }
+}

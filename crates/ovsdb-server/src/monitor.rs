@@ -574,3 +574,127 @@ fn changed_data(o: &Row, n: &Row, cols: &[MonCol]) -> bool {
         MonCol::Version => false,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::testkit::{json, server, tx, U1, U2};
+    use crate::{Outbox, Server, ServerOptions, SessionId};
+
+    fn shown(out: &Outbox) -> Vec<(u64, String)> {
+        out.iter()
+            .map(|(s, m)| (*s, m.to_string_compact()))
+            .collect()
+    }
+
+    /// A session with monitor `m` (of `method`) on R's `name` and `s`
+    /// (`where` as given, for the conditional methods); returns its reply.
+    fn watch(srv: &mut Server, method: &str, cond: &str) -> (SessionId, String) {
+        let s = srv.connect();
+        let req = json(&format!(
+            r#"{{"id":1,"method":"{method}","params":["t","m",{{"R":{{"columns":["name","s"]{cond}}}}}]}}"#
+        ));
+        let out = srv.handle(s, &req);
+        (s, out[0].1.to_string_compact())
+    }
+
+    #[test]
+    fn update2_carries_set_diffs_and_update_carries_old_and_new() {
+        let mut srv = server(ServerOptions::default());
+        tx(
+            &mut srv,
+            &format!(
+                r#"[{{"op":"insert","table":"R","uuid":"{U1}","row":{{"name":"a","s":["set",[1,2]]}}}}]"#
+            ),
+        );
+        let (s2, initial) = watch(&mut srv, "monitor_cond", "");
+        assert_eq!(
+            initial,
+            format!(
+                r#"{{"id":1,"result":{{"R":{{"{U1}":{{"initial":{{"name":"a","s":["set",[1,2]]}}}}}}}},"error":null}}"#
+            )
+        );
+        let (s1, _) = watch(&mut srv, "monitor", "");
+        let ops = json(
+            r#"[{"op":"mutate","table":"R","where":[],"mutations":[["s","delete",1],["s","insert",3]]},
+                           {"op":"update","table":"R","where":[],"row":{"n":5}}]"#,
+        );
+        let (_, msgs) = srv.transact(ops.as_array().unwrap());
+        assert_eq!(
+            shown(&msgs),
+            [
+                (
+                    s2,
+                    format!(
+                        r#"{{"id":null,"method":"update2","params":["m",{{"R":{{"{U1}":{{"modify":{{"s":["set",[1,3]]}}}}}}}}]}}"#
+                    )
+                ),
+                (
+                    s1,
+                    format!(
+                        r#"{{"id":null,"method":"update","params":["m",{{"R":{{"{U1}":{{"old":{{"s":["set",[1,2]]}},"new":{{"name":"a","s":["set",[2,3]]}}}}}}}}]}}"#
+                    )
+                ),
+            ]
+        );
+        // A change of an unmonitored column alone sends nothing.
+        let (_, msgs) = srv.transact(
+            json(r#"[{"op":"update","table":"R","where":[],"row":{"n":6}}]"#)
+                .as_array()
+                .unwrap(),
+        );
+        assert!(msgs.is_empty(), "{msgs:?}");
+    }
+
+    #[test]
+    fn a_held_session_coalesces_and_a_condition_turns_leaving_rows_into_deletes() {
+        let mut srv = server(ServerOptions::default());
+        let (s, initial) = watch(
+            &mut srv,
+            "monitor_cond",
+            r#","where":[["name","!=","gone"]]"#,
+        );
+        assert_eq!(initial, r#"{"id":1,"result":{},"error":null}"#);
+        srv.set_hold(s, true);
+        // Inserted and deleted while held: nothing to say.
+        tx(
+            &mut srv,
+            &format!(r#"[{{"op":"insert","table":"R","uuid":"{U1}","row":{{"name":"x"}}}}]"#),
+        );
+        tx(&mut srv, r#"[{"op":"delete","table":"R","where":[]}]"#);
+        assert!(srv.flush(s).is_empty());
+        // Inserted then modified while held: one insert with the last value.
+        tx(
+            &mut srv,
+            &format!(r#"[{{"op":"insert","table":"R","uuid":"{U2}","row":{{"name":"y"}}}}]"#),
+        );
+        tx(
+            &mut srv,
+            r#"[{"op":"mutate","table":"R","where":[],"mutations":[["s","insert",7]]}]"#,
+        );
+        assert_eq!(
+            shown(&srv.flush(s)),
+            [(
+                s,
+                format!(
+                    r#"{{"id":null,"method":"update2","params":["m",{{"R":{{"{U2}":{{"insert":{{"name":"y","s":7}}}}}}}}]}}"#
+                )
+            )]
+        );
+        // Leaving the condition is a delete for this monitor.
+        srv.set_hold(s, false);
+        let (_, msgs) = srv.transact(
+            json(r#"[{"op":"update","table":"R","where":[],"row":{"name":"gone"}}]"#)
+                .as_array()
+                .unwrap(),
+        );
+        assert_eq!(
+            shown(&msgs),
+            [(
+                s,
+                format!(
+                    r#"{{"id":null,"method":"update2","params":["m",{{"R":{{"{U2}":{{"delete":null}}}}}}]}}"#
+                )
+            )]
+        );
+    }
+}

@@ -288,3 +288,121 @@ pub fn entry_data(meta: &DbMeta, commit: &Commit, diff: bool, date_ms: i64) -> J
     }
     Json::Array(vec![Json::Null, Json::Object(txn)])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{commit_record, entry_data};
+    use crate::testkit::{json, server, tx, U1, U2};
+    use crate::ServerOptions;
+
+    #[test]
+    fn a_commit_is_recorded_as_column_diffs_or_full_values() {
+        let mut s = server(ServerOptions::default());
+        tx(
+            &mut s,
+            &format!(
+                r#"[{{"op":"insert","table":"R","uuid":"{U1}","row":{{"name":"a","s":["set",[1,2]]}}}},
+                    {{"op":"insert","table":"R","uuid":"{U2}","row":{{"name":"b"}}}}]"#
+            ),
+        );
+        let ops = json(&format!(
+            r#"[{{"op":"mutate","table":"R","where":[["name","==","a"]],"mutations":[["s","insert",3]]}},
+                {{"op":"update","table":"R","where":[["name","==","a"]],"row":{{"n":4}}}},
+                {{"op":"delete","table":"R","where":[["name","==","b"]]}},
+                {{"op":"comment","comment":"c"}}]"#
+        ));
+        let commit = s.transact(ops.as_array().unwrap()).0.commit.unwrap();
+        // Modified rows carry their changed columns only; sets as a diff
+        // (here the added 3) or whole; deleted rows are null.
+        assert_eq!(
+            commit_record(&s.meta, &commit, true).to_string_compact(),
+            format!(r#"{{"R":{{"{U1}":{{"n":4,"s":3}},"{U2}":null}}}}"#)
+        );
+        assert_eq!(
+            commit_record(&s.meta, &commit, false).to_string_compact(),
+            format!(r#"{{"R":{{"{U1}":{{"n":4,"s":["set",[1,2,3]]}},"{U2}":null}}}}"#)
+        );
+        assert_eq!(
+            entry_data(&s.meta, &commit, true, 1000).to_string_compact(),
+            format!(
+                r#"[null,{{"R":{{"{U1}":{{"n":4,"s":3}},"{U2}":null}},"_date":1000,"_comment":"c","_is_diff":true}}]"#
+            )
+        );
+    }
+
+    #[test]
+    fn apply_record_replays_a_diff_and_tells_the_monitors() {
+        let mut s = server(ServerOptions::default());
+        tx(
+            &mut s,
+            &format!(
+                r#"[{{"op":"insert","table":"R","uuid":"{U1}","row":{{"name":"a","s":["set",[1,2]]}}}}]"#
+            ),
+        );
+        let sid = s.connect();
+        s.handle(
+            sid,
+            &json(r#"{"id":1,"method":"monitor_cond","params":["t","m",{"R":{"columns":["s"]}}]}"#),
+        );
+        // With _is_diff, `s: 1` toggles 1 out of the set; without it, a
+        // composite column's value replaces the old one.
+        let rec = json(&format!(r#"{{"R":{{"{U1}":{{"s":1}}}},"_is_diff":true}}"#));
+        let (commit, out) = s.apply_record(&rec).unwrap();
+        assert_eq!(commit.unwrap().changes.len(), 1);
+        assert_eq!(out.len(), 1);
+        assert_eq!(
+            out[0].1.to_string_compact(),
+            format!(
+                r#"{{"id":null,"method":"update2","params":["m",{{"R":{{"{U1}":{{"modify":{{"s":1}}}}}}}}]}}"#
+            )
+        );
+        assert_eq!(
+            s.get_row(1, U1.parse().unwrap()).unwrap().cols[4]
+                .to_json()
+                .to_string_compact(),
+            "2"
+        );
+        let rec = json(&format!(r#"{{"R":{{"{U1}":{{"s":["set",[5,6]]}}}}}}"#));
+        s.apply_record(&rec).unwrap();
+        assert_eq!(
+            s.get_row(1, U1.parse().unwrap()).unwrap().cols[4]
+                .to_json()
+                .to_string_compact(),
+            r#"["set",[5,6]]"#
+        );
+        // A record that changes nothing is no commit; a bad one changes nothing.
+        assert!(s.apply_record(&rec).unwrap().0.is_none());
+        let bad = json(&format!(r#"{{"R":{{"{U2}":null}}}}"#));
+        assert_eq!(
+            s.apply_record(&bad).unwrap_err().details,
+            format!("record deletes row {U2}, which is not in table R")
+        );
+    }
+
+    #[test]
+    fn apply_commit_refuses_a_commit_prepared_against_an_older_row() {
+        let mut s = server(ServerOptions::default());
+        tx(
+            &mut s,
+            &format!(r#"[{{"op":"insert","table":"R","uuid":"{U1}","row":{{"name":"a"}}}}]"#),
+        );
+        let ops = json(r#"[{"op":"update","table":"R","where":[],"row":{"n":1}}]"#);
+        let prepared = s.prepare(ops.as_array().unwrap()).commit.unwrap();
+        tx(
+            &mut s,
+            r#"[{"op":"update","table":"R","where":[],"row":{"n":2}}]"#,
+        );
+        let e = s.apply_commit(&prepared).unwrap_err();
+        assert_eq!(e.tag, "prerequisite check failed");
+        assert_eq!(
+            e.details,
+            format!("row {U1} changed since the commit was prepared")
+        );
+        assert_eq!(
+            s.get_row(1, U1.parse().unwrap()).unwrap().cols[2]
+                .to_json()
+                .to_string_compact(),
+            "2"
+        );
+    }
+}
