@@ -305,12 +305,12 @@ mod tests {
                     {{"op":"insert","table":"R","uuid":"{U2}","row":{{"name":"b"}}}}]"#
             ),
         );
-        let ops = json(&format!(
-            r#"[{{"op":"mutate","table":"R","where":[["name","==","a"]],"mutations":[["s","insert",3]]}},
-                {{"op":"update","table":"R","where":[["name","==","a"]],"row":{{"n":4}}}},
-                {{"op":"delete","table":"R","where":[["name","==","b"]]}},
-                {{"op":"comment","comment":"c"}}]"#
-        ));
+        let ops = json(
+            r#"[{"op":"mutate","table":"R","where":[["name","==","a"]],"mutations":[["s","insert",3]]},
+                {"op":"update","table":"R","where":[["name","==","a"]],"row":{"n":4}},
+                {"op":"delete","table":"R","where":[["name","==","b"]]},
+                {"op":"comment","comment":"c"}]"#,
+        );
         let commit = s.transact(ops.as_array().unwrap()).0.commit.unwrap();
         // Modified rows carry their changed columns only; sets as a diff
         // (here the added 3) or whole; deleted rows are null.
