@@ -232,3 +232,79 @@ impl Idl {
         self.indexes.get(id).map(|i| i.all()).unwrap_or_default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{idl, update2, uuid, P, U1, U2, U3};
+    use super::super::{UsageError, ALERT, MONITOR, TRACK, WRITE_CHANGED_ONLY};
+    use ovsdb::atom::Atom;
+    use ovsdb::datum::Datum;
+    use ovsdb_server::meta::DbMeta;
+    use std::sync::Arc;
+
+    #[test]
+    fn modes_combine_as_the_c_idl_sets_them_and_unknown_names_are_errors() {
+        let meta = Arc::new(DbMeta::from_text(super::super::testkit::SCHEMA).unwrap());
+        let mut i = super::super::Idl::new(meta, false);
+        assert_eq!(i.mode("P", "v"), 0);
+        i.add_column("P", "v").unwrap();
+        assert_eq!(i.mode("P", "v"), MONITOR | ALERT);
+        i.omit_alert("P", "v").unwrap();
+        assert_eq!(i.mode("P", "v"), MONITOR);
+        // Tracking a write-only column makes it read/write again.
+        i.track_add_column("P", "v").unwrap();
+        assert_eq!(i.mode("P", "v"), MONITOR | ALERT | TRACK);
+        i.set_write_changed_only("P", "v", true).unwrap();
+        assert_eq!(
+            i.mode("P", "v"),
+            MONITOR | ALERT | TRACK | WRITE_CHANGED_ONLY
+        );
+        i.omit("P", "v").unwrap();
+        assert_eq!(i.mode("P", "v"), 0);
+        assert_eq!(
+            i.add_column("Nope", "v"),
+            Err(UsageError::UnknownTable("Nope".into()))
+        );
+        assert_eq!(
+            i.track_add_column("P", "nope"),
+            Err(UsageError::UnknownColumn {
+                table: "P".into(),
+                column: "nope".into()
+            })
+        );
+    }
+
+    #[test]
+    fn an_index_follows_the_updates_and_answers_equality_and_ranges() {
+        let mut i = idl();
+        let by_v = i.index_create("P", &["v"]).unwrap();
+        assert_eq!(i.index_create("P", &["nope"]), None);
+        update2(
+            &mut i,
+            &format!(
+                r#"{{"P":{{"{U1}":{{"insert":{{"v":2}}}},"{U2}":{{"insert":{{"v":1}}}},"{U3}":{{"insert":{{"v":2}}}}}}}}"#
+            ),
+        );
+        let two = [Datum::scalar(Atom::Integer(2))];
+        assert_eq!(i.index_find_eq(by_v, &two), [uuid(U1), uuid(U3)]);
+        assert_eq!(i.index_all(by_v), [uuid(U2), uuid(U1), uuid(U3)]);
+        update2(
+            &mut i,
+            &format!(r#"{{"P":{{"{U1}":{{"modify":{{"v":5}}}}}}}}"#),
+        );
+        assert_eq!(i.index_find_eq(by_v, &two), [uuid(U3)]);
+        assert_eq!(i.index_all(by_v), [uuid(U2), uuid(U3), uuid(U1)]);
+        let (lo, hi) = (
+            [Datum::scalar(Atom::Integer(2))],
+            [Datum::scalar(Atom::Integer(9))],
+        );
+        assert_eq!(
+            i.index_range(by_v, Some(&lo), Some(&hi)),
+            [uuid(U3), uuid(U1)]
+        );
+        // As the C IDL, a modify removes and re-inserts the row.
+        let s = i.index_stats(by_v);
+        assert_eq!((s.inserts, s.deletes), (4, 1));
+        assert_eq!(i.row_count(P), 3);
+    }
+}

@@ -370,3 +370,57 @@ impl Idl {
         self.rng = SplitMix64::new(seed);
     }
 }
+
+/// What the replica modules' unit tests share: a small schema, a replica
+/// of it, and fixed row UUIDs so that expected JSON can be written out.
+#[cfg(test)]
+pub(super) mod testkit {
+    use super::Idl;
+    use ovsdb::datum::Datum;
+    use ovsdb::json::{parse, Json};
+    use ovsdb::uuid::Uuid;
+    use ovsdb_server::meta::DbMeta;
+    use std::sync::Arc;
+
+    /// `P` (by name: `name`, `q` a strong reference to `Q`, `tags` a
+    /// string set, `v` an integer; columns 0..3 in that order) and `Q`
+    /// (`x`, an integer).
+    pub(crate) const SCHEMA: &str = r#"{"name":"d","version":"1.0.0","tables":{
+     "P":{"isRoot":true,"columns":{
+       "name":{"type":"string"},
+       "v":{"type":"integer"},
+       "tags":{"type":{"key":"string","min":0,"max":"unlimited"}},
+       "q":{"type":{"key":{"type":"uuid","refTable":"Q"},"min":0,"max":1}}}},
+     "Q":{"isRoot":true,"columns":{"x":{"type":"integer"}}}}}"#;
+
+    pub(crate) const P: usize = 0;
+    pub(crate) const Q: usize = 1;
+    pub(crate) const NAME: usize = 0;
+    pub(crate) const V: usize = 3;
+    pub(crate) const TAGS: usize = 2;
+    pub(crate) const U1: &str = "00000000-0000-0000-0000-000000000001";
+    pub(crate) const U2: &str = "00000000-0000-0000-0000-000000000002";
+    pub(crate) const U3: &str = "00000000-0000-0000-0000-000000000003";
+
+    pub(crate) fn uuid(s: &str) -> Uuid {
+        Uuid::parse(s).unwrap()
+    }
+
+    pub(crate) fn json(text: &str) -> Json {
+        parse(text.as_bytes()).unwrap()
+    }
+
+    /// A replica monitoring every column.
+    pub(crate) fn idl() -> Idl {
+        Idl::new(Arc::new(DbMeta::from_text(SCHEMA).unwrap()), true)
+    }
+
+    /// Applies `<table-updates2>` given as text.
+    pub(crate) fn update2(idl: &mut Idl, tu: &str) -> bool {
+        idl.apply_table_updates(2, &json(tu), false).unwrap()
+    }
+
+    pub(crate) fn shown(d: &Datum) -> String {
+        d.to_json().to_string_compact()
+    }
+}

@@ -429,3 +429,86 @@ impl Idl {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{idl, json, uuid, P, U1, U2};
+    use super::super::Event;
+    use ovsdb::atom::Atom;
+    use ovsdb::datum::Datum;
+    use ovsdb_server::cond::{Clause, ColRef, Func};
+
+    #[test]
+    fn the_monitor_request_falls_back_to_older_methods_on_error() {
+        let mut i = idl();
+        i.omit("P", "tags").unwrap();
+        assert_eq!(
+            i.connect().to_string_compact(),
+            r#"{"method":"monitor_cond_since","params":["d",["monid","d"],{"P":{"columns":["name","q","v"]},"Q":{"columns":["x"]}},"00000000-0000-0000-0000-000000000000"],"id":1}"#
+        );
+        // A server without monitor_cond_since: the next request goes out.
+        let ev = i
+            .receive(&json(r#"{"id":1,"result":null,"error":"unknown method"}"#))
+            .unwrap();
+        assert_eq!(ev, []);
+        assert_eq!(
+            i.take_outgoing()
+                .iter()
+                .map(|m| m.to_string_compact())
+                .collect::<Vec<_>>(),
+            [
+                r#"{"method":"monitor_cond","params":["d",["monid","d"],{"P":{"columns":["name","q","v"]},"Q":{"columns":["x"]}}],"id":2}"#
+            ]
+        );
+        assert_eq!(i.monitor_version(), 2);
+    }
+
+    #[test]
+    fn a_monitor_reply_then_updates_and_a_condition_change() {
+        let mut i = idl();
+        i.connect();
+        let reply = json(&format!(
+            r#"{{"id":1,"error":null,"result":[false,"{U2}",{{"P":{{"{U1}":{{"initial":{{"name":"a"}}}}}}}}]}}"#
+        ));
+        let ev = i.receive(&reply).unwrap();
+        assert_eq!(ev, [Event::Monitoring { found: false }, Event::Updated]);
+        assert!(i.is_monitoring());
+        assert_eq!(i.last_id(), uuid(U2));
+        assert_eq!(i.row_uuids(P), [uuid(U1)]);
+        // update3 moves the last transaction id.
+        let upd = json(&format!(
+            r#"{{"id":null,"method":"update3","params":[["monid","d"],"{U1}",{{"P":{{"{U1}":{{"modify":{{"v":3}}}}}}}}]}}"#
+        ));
+        assert_eq!(i.receive(&upd).unwrap(), [Event::Updated]);
+        assert_eq!(i.last_id(), uuid(U1));
+        // A condition while monitoring is sent at once as monitor_cond_change.
+        let seq = i
+            .set_condition(
+                "P",
+                vec![Clause::Cmp {
+                    col: ColRef::Col(3),
+                    column: "v".into(),
+                    func: Func::Ge,
+                    arg: Datum::scalar(Atom::Integer(2)),
+                }],
+            )
+            .unwrap();
+        // The monitor reply acknowledged the request's (empty) conditions:
+        // seqno 1; this one will be 2 once acknowledged.
+        assert_eq!((i.cond_seqno(), seq), (1, 2));
+        assert_eq!(
+            i.take_outgoing()
+                .iter()
+                .map(|m| m.to_string_compact())
+                .collect::<Vec<_>>(),
+            [
+                r#"{"method":"monitor_cond_change","params":[["monid","d"],["monid","d"],{"P":[{"where":[["v",">=",2]]}]}],"id":2}"#
+            ]
+        );
+        let ack = json(r#"{"id":2,"error":null,"result":{}}"#);
+        assert_eq!(
+            i.receive(&ack).unwrap(),
+            [Event::CondAcked { cond_seqno: 2 }]
+        );
+    }
+}

@@ -183,3 +183,57 @@ impl Idl {
         Json::Object(o)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{idl, shown, update2, uuid, NAME, P, Q, TAGS, U1, U2, V};
+    use ovsdb::atom::Atom;
+    use ovsdb::datum::Datum;
+
+    #[test]
+    fn rows_read_as_committed_and_dump_in_name_and_uuid_order() {
+        let mut i = idl();
+        update2(
+            &mut i,
+            &format!(
+                r#"{{"P":{{"{U2}":{{"insert":{{"name":"b","tags":["set",["x","y"]]}}}},"{U1}":{{"insert":{{"name":"a","v":7}}}}}},
+                    "Q":{{"{U1}":{{"insert":{{"x":1}}}}}}}}"#
+            ),
+        );
+        assert_eq!(i.row_uuids(P), [uuid(U1), uuid(U2)]);
+        assert_eq!((i.row_count(P), i.row_count(Q)), (2, 1));
+        assert_eq!(shown(&i.read(P, uuid(U1), V)), "7");
+        assert_eq!(shown(&i.read(P, uuid(U2), TAGS)), r#"["set",["x","y"]]"#);
+        // Absent rows read as the column's default.
+        assert_eq!(
+            shown(&i.read(P, uuid(super::super::testkit::U3), NAME)),
+            r#""""#
+        );
+        assert_eq!(
+            i.dump().to_string_compact(),
+            format!(
+                r#"{{"P":{{"{U1}":{{"name":"a","q":["set",[]],"tags":["set",[]],"v":7}},"{U2}":{{"name":"b","q":["set",[]],"tags":["set",["x","y"]],"v":0}}}},"Q":{{"{U1}":{{"x":1}}}}}}"#
+            )
+        );
+    }
+
+    #[test]
+    fn reads_see_the_open_transaction_and_committed_does_not() {
+        let mut i = idl();
+        update2(
+            &mut i,
+            &format!(r#"{{"P":{{"{U1}":{{"insert":{{"name":"a"}}}}}}}}"#),
+        );
+        i.txn_write(P, uuid(U1), V, Datum::scalar(Atom::Integer(3)));
+        i.txn_delete(P, uuid(U1));
+        assert!(!i.exists(P, uuid(U1)));
+        assert_eq!(i.row_uuids(P), []);
+        assert_eq!(
+            i.committed(P, uuid(U1)).map(|c| shown(&c[NAME])),
+            Some(r#""a""#.into())
+        );
+        i.txn_abort();
+        assert!(i.exists(P, uuid(U1)));
+        assert_eq!(shown(&i.read(P, uuid(U1), V)), "0");
+    }
+}

@@ -180,3 +180,79 @@ impl Idl {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{idl, update2, uuid, P, Q, U1, U2, U3};
+    use super::super::TrackedRow;
+
+    fn row(u: &str, inserted: bool, deleted: bool, modified: bool, updated: &[&str]) -> TrackedRow {
+        TrackedRow {
+            uuid: uuid(u),
+            inserted,
+            deleted,
+            modified,
+            updated: updated.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn tracked_rows_keep_arrival_order_changed_columns_and_deleted_rows() {
+        let mut i = idl();
+        i.track_add_column("P", "v").unwrap();
+        i.track_add_column("P", "tags").unwrap();
+        update2(
+            &mut i,
+            &format!(
+                r#"{{"P":{{"{U2}":{{"insert":{{"name":"b","v":1}}}},"{U1}":{{"insert":{{"name":"a"}}}}}}}}"#
+            ),
+        );
+        // An insert is tracked through the tracked columns it sets: `a`
+        // set none of them.
+        assert_eq!(i.tracked(P), [row(U2, true, false, false, &["v"])]);
+        i.track_clear();
+        assert!(!i.has_tracked(P));
+        // `name` is not tracked: its change alone marks nothing.
+        update2(
+            &mut i,
+            &format!(
+                r#"{{"P":{{"{U1}":{{"modify":{{"name":"z"}}}},"{U2}":{{"modify":{{"tags":"t","v":2}}}}}}}}"#
+            ),
+        );
+        assert_eq!(i.tracked(P), [row(U2, false, false, true, &["tags", "v"])]);
+        update2(&mut i, &format!(r#"{{"P":{{"{U1}":{{"delete":null}}}}}}"#));
+        // A delete is tracked. `a` also still shows its insert and its
+        // `name` modify: it was never on the tracked list, so no
+        // `track_clear` reset its change seqnos (as in the C IDL).
+        assert_eq!(
+            i.tracked(P),
+            [
+                row(U2, false, false, true, &["tags", "v"]),
+                row(U1, true, true, true, &[])
+            ]
+        );
+        i.track_clear();
+        assert_eq!(i.tracked(P), []);
+    }
+
+    #[test]
+    fn a_change_of_a_referenced_row_marks_its_referrers_modified() {
+        let mut i = idl();
+        i.track_add_all();
+        update2(
+            &mut i,
+            &format!(
+                r#"{{"Q":{{"{U3}":{{"insert":{{"x":1}}}}}},
+                    "P":{{"{U1}":{{"insert":{{"name":"a","q":["uuid","{U3}"]}}}},"{U2}":{{"insert":{{"name":"b"}}}}}}}}"#
+            ),
+        );
+        i.track_clear();
+        update2(
+            &mut i,
+            &format!(r#"{{"Q":{{"{U3}":{{"modify":{{"x":2}}}}}}}}"#),
+        );
+        assert_eq!(i.tracked(Q), [row(U3, false, false, true, &["x"])]);
+        // `a` refers to it: modified, without updated columns; `b` untouched.
+        assert_eq!(i.tracked(P), [row(U1, false, false, true, &[])]);
+    }
+}

@@ -533,3 +533,72 @@ impl Idl {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{idl, update2, uuid, NAME, P, U1, U2, V};
+    use super::super::{Commit, TxnBuildStats, WriteResult};
+    use ovsdb::atom::Atom;
+    use ovsdb::datum::Datum;
+
+    fn int(n: i64) -> Datum {
+        Datum::scalar(Atom::Integer(n))
+    }
+
+    #[test]
+    fn commit_builds_the_transact_request_with_named_inserts_and_verifies() {
+        let mut i = idl();
+        update2(
+            &mut i,
+            &format!(r#"{{"P":{{"{U1}":{{"insert":{{"name":"a"}}}}}}}}"#),
+        );
+        i.txn_begin();
+        let new = i.txn_insert(P, None).unwrap();
+        i.txn_write(P, new, NAME, Datum::scalar(Atom::String("b".into())));
+        i.txn_write(P, new, 1, Datum::scalar(Atom::Uuid(uuid(U1))));
+        i.txn_verify(P, uuid(U1), NAME);
+        i.txn_write(P, uuid(U1), V, int(5));
+        // A reference to the row being inserted goes out as its name.
+        i.txn_write(P, uuid(U1), 1, Datum::scalar(Atom::Uuid(new)));
+        i.txn_add_comment("hi");
+        let Commit::Sent { id, request, stats } = i.txn_commit() else {
+            panic!("nothing sent")
+        };
+        assert_eq!(id.to_string_compact(), "1");
+        assert_eq!(
+            stats,
+            TxnBuildStats {
+                writes: 4,
+                discarded: 0,
+                reindex_ops: 0
+            }
+        );
+        let named = format!("row{}", new.to_string().replace('-', "_"));
+        // Verifies first (a wait on the value read), then the rows in the
+        // order they were first touched, then the comment.
+        assert_eq!(
+            request.to_string_compact(),
+            format!(
+                r#"{{"method":"transact","params":["d",{{"op":"wait","table":"P","timeout":0,"where":[["_uuid","==",["uuid","{U1}"]]],"until":"==","columns":["name"],"rows":[{{"name":"a"}}]}},{{"op":"insert","table":"P","uuid-name":"{named}","row":{{"name":"b","q":["uuid","{U1}"]}}}},{{"op":"update","table":"P","where":[["_uuid","==",["uuid","{U1}"]]],"row":{{"q":["named-uuid","{named}"],"v":5}}}},{{"op":"comment","comment":"hi"}}],"id":1}}"#
+            )
+        );
+    }
+
+    #[test]
+    fn equal_writes_to_write_changed_only_columns_leave_nothing_to_send() {
+        let mut i = idl();
+        update2(
+            &mut i,
+            &format!(r#"{{"P":{{"{U2}":{{"insert":{{"v":4}}}}}}}}"#),
+        );
+        i.set_write_changed_only("P", "v", true).unwrap();
+        assert_eq!(i.txn_write(P, uuid(U2), V, int(4)), WriteResult::Discarded);
+        assert!(i.txn_is_open());
+        assert_eq!(i.txn_commit(), Commit::Unchanged);
+        assert!(!i.txn_is_open());
+        // An aborted transaction sends nothing either.
+        assert_eq!(i.txn_write(P, uuid(U2), V, int(6)), WriteResult::Written);
+        i.txn_abort();
+        assert_eq!(i.txn_commit(), Commit::Unchanged);
+    }
+}

@@ -292,3 +292,69 @@ impl Idl {
         Ok(true)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{idl, json, shown, update2, uuid, P, TAGS, U1, U2, V};
+    use super::super::IdlError;
+
+    #[test]
+    fn update2_applies_set_diffs_and_update_replaces_whole_values() {
+        let mut i = idl();
+        let s0 = i.seqno();
+        assert!(update2(
+            &mut i,
+            &format!(r#"{{"P":{{"{U1}":{{"insert":{{"name":"a","tags":["set",["x","y"]]}}}}}}}}"#)
+        ));
+        // A diff toggles members: x leaves, z arrives.
+        update2(
+            &mut i,
+            &format!(r#"{{"P":{{"{U1}":{{"modify":{{"tags":["set",["x","z"]],"v":4}}}}}}}}"#),
+        );
+        assert_eq!(shown(&i.read(P, uuid(U1), TAGS)), r#"["set",["y","z"]]"#);
+        assert_eq!(shown(&i.read(P, uuid(U1), V)), "4");
+        // Version 1: `new` holds whole values.
+        let tu = json(&format!(
+            r#"{{"P":{{"{U1}":{{"old":{{"v":4}},"new":{{"name":"a","tags":"q","v":5}}}}}}}}"#
+        ));
+        assert!(i.apply_table_updates(1, &tu, false).unwrap());
+        assert_eq!(shown(&i.read(P, uuid(U1), TAGS)), r#""q""#);
+        assert_eq!(i.seqno(), s0 + 3);
+        // Unknown tables are skipped; clearing empties the replica first.
+        let tu = json(&format!(
+            r#"{{"Nope":{{}},"P":{{"{U2}":{{"initial":{{"name":"b"}}}}}}}}"#
+        ));
+        assert!(i.apply_table_updates(3, &tu, true).unwrap());
+        assert_eq!(i.row_uuids(P), [uuid(U2)]);
+    }
+
+    #[test]
+    fn inconsistent_updates_are_refused_with_the_reason() {
+        let mut i = idl();
+        update2(
+            &mut i,
+            &format!(r#"{{"P":{{"{U1}":{{"insert":{{"name":"a"}}}}}}}}"#),
+        );
+        let apply = |i: &mut super::super::Idl, tu: String| {
+            i.apply_table_updates(2, &json(&tu), false).unwrap_err()
+        };
+        assert_eq!(
+            apply(&mut i, format!(r#"{{"P":{{"{U1}":{{"insert":{{}}}}}}}}"#)),
+            IdlError(format!("cannot add existing row {U1} to table P"))
+        );
+        assert_eq!(
+            apply(&mut i, format!(r#"{{"P":{{"{U2}":{{"delete":null}}}}}}"#)),
+            IdlError(format!("cannot delete missing row {U2} from table P"))
+        );
+        assert_eq!(
+            apply(&mut i, format!(r#"{{"P":{{"{U1}":{{"delete":{{}}}}}}}}"#)),
+            IdlError("delete must carry null".into())
+        );
+        assert_eq!(
+            apply(&mut i, format!(r#"{{"P":{{"{U1}":{{"frob":{{}}}}}}}}"#)),
+            IdlError("unknown <row-update2>".into())
+        );
+        // The row is as it was.
+        assert_eq!(shown(&i.read(P, uuid(U1), 0)), r#""a""#);
+    }
+}
