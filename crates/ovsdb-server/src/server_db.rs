@@ -18,11 +18,11 @@
 //! write operations fail with ovsdb-server's `not allowed` error.
 //! Checked against ovsdb-server 3.1 by `tests/server_db_real_server.rs`.
 
-use super::{
-    error_reply, reply, Error, Json, Object, Outbox, Server, ServerOptions, Session, SessionId,
-    WaitMode,
-};
+use crate::dispatch::{error_reply, reply};
 use crate::meta::DbMeta;
+use crate::triggers::WaitMode;
+use crate::{Json, Object, Outbox, Server, ServerOptions, Session, SessionId};
+use ovsdb::error::Error;
 use ovsdb::schema::DatabaseSchema;
 use ovsdb::uuid::Uuid;
 

@@ -24,10 +24,10 @@
 //! themselves; after [`Server::apply_commit`] or [`Server::apply_record`]
 //! the caller runs them with [`Server::run_triggers`].
 
-use super::{
-    error_reply, merge_changes, reply, Error, Json, Object, Outbox, RowChange, Server, SessionId,
-    TransactOutcome,
-};
+use crate::dispatch::{error_reply, reply};
+use crate::monitor::merge_changes;
+use crate::{Json, Object, Outbox, RowChange, Server, SessionId, TransactOutcome};
+use ovsdb::error::Error;
 
 /// How an unsatisfied `wait` behaves in one execution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

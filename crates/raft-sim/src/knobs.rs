@@ -2,6 +2,7 @@
 //! cost model. Times given to `set` are in milliseconds (fractions allowed);
 //! internally everything is microseconds.
 
+use ovsdb::StorageMode;
 use std::fmt;
 
 /// Which ovsdb-server version the simulated servers behave like.
@@ -128,7 +129,10 @@ pub struct Knobs {
     pub monitor_since: bool,
     /// Where the workload's client connects, over the scenario's `via`.
     pub via: Option<crate::scenario::Via>,
-    pub column_diff: bool,
+    /// How log entries and messages carry modified rows: column diffs
+    /// ([`StorageMode::Diff`], the default) or full values (the 2.11
+    /// profile). The scenario knob is `column_diff=true|false`.
+    pub storage: StorageMode,
     // --- timers (µs)
     pub election_timer: u64,
     pub election_range: u64,
@@ -232,7 +236,7 @@ impl Knobs {
             route_status: false,
             monitor_since: true,
             via: None,
-            column_diff: true,
+            storage: StorageMode::Diff,
             election_timer: 1_000_000,
             election_range: 1_000_000,
             ping_period: 0,
@@ -331,7 +335,7 @@ impl Knobs {
                 k.suppress_mode = SuppressMode::Off;
                 k.follower_max_inflight = 0;
                 k.fail_cmds_on_stepdown = true;
-                k.column_diff = false;
+                k.storage = StorageMode::Full;
                 k.backlog_max_msgs = 0;
                 k.backlog_max_bytes = 0;
                 k.snapshot_followers_only = false;
@@ -543,7 +547,13 @@ impl Knobs {
                 }
                 self.n = n;
             }
-            "column_diff" => self.column_diff = boolean(v)?,
+            "column_diff" => {
+                self.storage = if boolean(v)? {
+                    StorageMode::Diff
+                } else {
+                    StorageMode::Full
+                }
+            }
             "election_timer" => {
                 let et = ms(v)?;
                 if !(100_000..=600_000_000).contains(&et) {

@@ -32,6 +32,7 @@ use crate::rng::Rng;
 use crate::server::{Life, Sid, Time};
 use crate::sim::MAX_SERVERS;
 use crate::txn::{self, NbState, Op, ProposalRef};
+use ovsdb::StorageMode;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
@@ -123,17 +124,14 @@ impl RelayMsg {
     }
 
     /// Approximate JSON-RPC size on the wire, bytes.
-    pub fn wire_bytes(&self, column_diff: bool) -> u64 {
+    pub fn wire_bytes(&self, storage: StorageMode) -> u64 {
         RPC + match self {
             RelayMsg::Monitor { .. } => MONITOR_REQUEST,
             RelayMsg::MonitorReply { copy, txns } => {
                 copy.as_ref().map_or(0, |c| c.db_bytes)
-                    + txns
-                        .iter()
-                        .map(|(_, t)| t.len(column_diff) as u64)
-                        .sum::<u64>()
+                    + txns.iter().map(|(_, t)| t.len(storage) as u64).sum::<u64>()
             }
-            RelayMsg::Update { txn, .. } => txn.len(column_diff) as u64,
+            RelayMsg::Update { txn, .. } => txn.len(storage) as u64,
             RelayMsg::Transact { bytes, .. } => *bytes,
             RelayMsg::TransactReply { .. } => TRANSACT_REPLY,
         }
@@ -370,7 +368,7 @@ impl Relay {
     }
 
     fn send(&mut self, to: Node, msg: RelayMsg, cx: &mut RelayCx) {
-        cx.cpu(msg.wire_bytes(cx.k.column_diff));
+        cx.cpu(msg.wire_bytes(cx.k.storage));
         let at = cx.at();
         cx.out.push(RelayOut::Send {
             from: self.me(),
@@ -408,7 +406,7 @@ impl Relay {
         }
         cx.cost += cx.k.loop_cost as f64;
         while let Some((from, msg)) = self.inbox.pop_front() {
-            cx.cpu(msg.wire_bytes(cx.k.column_diff));
+            cx.cpu(msg.wire_bytes(cx.k.storage));
             self.handle(from, msg, cx);
         }
         if !self.monitoring {
@@ -601,7 +599,7 @@ mod tests {
             &req,
             &commit,
             0,
-            true,
+            StorageMode::Diff,
         ))
     }
 

@@ -14,6 +14,7 @@
 
 use crate::rng::Rng;
 use ovsdb::json::{object, Json};
+use ovsdb::StorageMode;
 use ovsdb_server::DbMeta;
 use ovsdb_server::{commit_record, Commit};
 use std::fmt::Write as _;
@@ -148,6 +149,24 @@ pub fn empty_core_db() -> Option<ovsdb::Database> {
     schema.clone().map(ovsdb::Database::new)
 }
 
+/// Where a storage mode's size sits in a [`Proposal`]'s per-mode sizes:
+/// full values first, then column diffs.
+fn slot(storage: StorageMode) -> usize {
+    match storage {
+        StorageMode::Full => 0,
+        StorageMode::Diff => 1,
+    }
+}
+
+/// The storage mode a run does not use, whose sizes are kept alongside
+/// (the entries' `alt` sizes, the page's "sizes as" view).
+pub fn other_mode(storage: StorageMode) -> StorageMode {
+    match storage {
+        StorageMode::Full => StorageMode::Diff,
+        StorageMode::Diff => StorageMode::Full,
+    }
+}
+
 impl Proposal {
     /// The log record of `commit` (made by `meta`'s model) with its date,
     /// in the storage mode of the run, and its size in both modes.
@@ -157,7 +176,7 @@ impl Proposal {
         req: &Request,
         commit: &Commit,
         date_ms: u64,
-        column_diff: bool,
+        storage: StorageMode,
     ) -> Proposal {
         let date = date_ms.min(i64::MAX as u64) as i64;
         let comment = commit.comment.clone().map(Json::String);
@@ -170,11 +189,12 @@ impl Proposal {
             .changes
             .iter()
             .any(|c| c.old.is_some() && c.new.is_some());
-        let mut record = commit_record(meta, commit, column_diff);
+        let diff = storage == StorageMode::Diff;
+        let mut record = commit_record(meta, commit, diff);
         let mut table_lens = [record.serialized_len(); 2];
         if modifies {
-            table_lens[!column_diff as usize] =
-                commit_record(meta, commit, !column_diff).serialized_len();
+            table_lens[slot(other_mode(storage))] =
+                commit_record(meta, commit, !diff).serialized_len();
         }
         let lens = [table_lens[0] + meta_len, table_lens[1] + meta_len + 16];
         if let Json::Object(o) = &mut record {
@@ -182,7 +202,7 @@ impl Proposal {
             if let Some(c) = comment {
                 o.insert("_comment", c);
             }
-            if column_diff {
+            if diff {
                 o.insert("_is_diff", Json::Bool(true));
             }
         }
@@ -205,13 +225,13 @@ impl Proposal {
     }
 
     /// Serialized size of the record in the given storage mode.
-    pub fn len(&self, column_diff: bool) -> usize {
-        self.lens[column_diff as usize]
+    pub fn len(&self, storage: StorageMode) -> usize {
+        self.lens[slot(storage)]
     }
 
     /// Size of the bare table object (without `_comment`/`_date`/`_is_diff`).
-    pub fn tables_len(&self, column_diff: bool) -> usize {
-        self.table_lens[column_diff as usize]
+    pub fn tables_len(&self, storage: StorageMode) -> usize {
+        self.table_lens[slot(storage)]
     }
 
     /// The record's JSON text as written to the log.
@@ -595,7 +615,7 @@ mod tests {
         let req = st.request(&op, pfx, rng).unwrap();
         let out = model.prepare(&req.ops);
         let c = out.commit.expect("commits");
-        let t = Proposal::from_commit(&model.meta, &op, &req, &c, date, true);
+        let t = Proposal::from_commit(&model.meta, &op, &req, &c, date, StorageMode::Diff);
         model.apply_commit(&c).unwrap();
         st.apply(&t);
         t
@@ -609,19 +629,40 @@ mod tests {
         let t = propose(&mut m, &mut st, Op::Init, 1795986962030, &mut rng);
         // Real record sizes, static/samples/acl-portgroup{,-diff}/s2.db:
         // the whole entry at index 5 is 259 (diff) / 243 (full) bytes.
-        assert_eq!(data_entry_len(t.len(true) as u64, 1, 5), 59 + 259);
-        assert_eq!(data_entry_len(t.len(false) as u64, 1, 5), 59 + 243);
+        assert_eq!(
+            data_entry_len(t.len(StorageMode::Diff) as u64, 1, 5),
+            59 + 259
+        );
+        assert_eq!(
+            data_entry_len(t.len(StorageMode::Full) as u64, 1, 5),
+            59 + 243
+        );
         let t = propose(&mut m, &mut st, Op::PgAdd, 1795986962037, &mut rng);
-        assert_eq!(data_entry_len(t.len(true) as u64, 1, 6), 59 + 278);
+        assert_eq!(
+            data_entry_len(t.len(StorageMode::Diff) as u64, 1, 6),
+            59 + 278
+        );
         let t = propose(&mut m, &mut st, Op::AclAdd(1001), 1795986962046, &mut rng);
-        assert_eq!(data_entry_len(t.len(true) as u64, 1, 7), 59 + 483);
-        assert_eq!(data_entry_len(t.len(false) as u64, 1, 7), 59 + 467);
+        assert_eq!(
+            data_entry_len(t.len(StorageMode::Diff) as u64, 1, 7),
+            59 + 483
+        );
+        assert_eq!(
+            data_entry_len(t.len(StorageMode::Full) as u64, 1, 7),
+            59 + 467
+        );
         let t = propose(&mut m, &mut st, Op::AclAdd(1002), 1795986962051, &mut rng);
-        assert_eq!(data_entry_len(t.len(false) as u64, 1, 8), 59 + 525);
+        assert_eq!(
+            data_entry_len(t.len(StorageMode::Full) as u64, 1, 8),
+            59 + 525
+        );
         // The record is the diff-mode one and says so.
         assert_eq!(t.record.get("_is_diff"), Some(&Json::Bool(true)));
-        assert_eq!(t.text().len(), t.len(true));
-        assert_eq!(t.ordered_record().serialized_len(), t.len(true));
+        assert_eq!(t.text().len(), t.len(StorageMode::Diff));
+        assert_eq!(
+            t.ordered_record().serialized_len(),
+            t.len(StorageMode::Diff)
+        );
     }
 
     #[test]
@@ -649,8 +690,8 @@ mod tests {
         ] {
             let req = st.request(&op, "c", &mut rng).unwrap();
             let c = m.prepare(&req.ops).commit.unwrap();
-            let t = Proposal::from_commit(&m.meta, &op, &req, &c, 0, false);
-            assert_eq!(t.text().len(), t.len(false), "{op:?}");
+            let t = Proposal::from_commit(&m.meta, &op, &req, &c, 0, StorageMode::Full);
+            assert_eq!(t.text().len(), t.len(StorageMode::Full), "{op:?}");
             m.apply_commit(&c).unwrap();
             st.apply(&t);
             bytes = grow_db_bytes(bytes, &m.meta, &c);
@@ -686,7 +727,7 @@ mod tests {
         for op in ops {
             let req = st.request(&op, "c", &mut rng).unwrap();
             let c = m.prepare(&req.ops).commit.unwrap();
-            let t = Proposal::from_commit(&m.meta, &op, &req, &c, 0, true);
+            let t = Proposal::from_commit(&m.meta, &op, &req, &c, 0, StorageMode::Diff);
             m.apply_commit(&c).unwrap();
             st.apply(&t);
             if let Op::PodAdd(_) = op {

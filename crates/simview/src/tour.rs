@@ -5,6 +5,7 @@
 //! profile and that its effect is inside the window it opens.
 
 use crate::{Profile, RunSpec};
+use ovsdb::StorageMode;
 
 /// What a step's window must make visible (checked by [`TourStep::check`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -217,7 +218,7 @@ impl TourStep {
                     .collect();
                 let full: Vec<u64> = seen
                     .iter()
-                    .map(|e| e.bytes_as(false, tr.column_diff))
+                    .map(|e| e.bytes_as(StorageMode::Full, tr.storage))
                     .collect();
                 if full.len() < min_entries {
                     return Err(format!(
@@ -233,7 +234,7 @@ impl TourStep {
                 }
                 let diffs: Vec<u64> = seen
                     .iter()
-                    .map(|e| e.bytes_as(true, tr.column_diff))
+                    .map(|e| e.bytes_as(StorageMode::Diff, tr.storage))
                     .collect();
                 let spread = diffs.iter().max().unwrap_or(&0) - diffs.iter().min().unwrap_or(&0);
                 if spread * 4 > last - first {

@@ -4,6 +4,7 @@
 //! on the time axis is found by binary search, which makes stepping back as
 //! cheap as stepping forward.
 
+use ovsdb::StorageMode;
 use raft_sim::server::Life;
 use raft_sim::sim::{EventKind, MAX_SERVERS};
 use raft_sim::{Role, Sim};
@@ -74,10 +75,10 @@ pub struct EntryMark {
 }
 
 impl EntryMark {
-    /// The entry's size with column diffs (`diff`) or full values, given
-    /// the mode the run stores (`run_diff`).
-    pub fn bytes_as(&self, diff: bool, run_diff: bool) -> u64 {
-        if diff == run_diff {
+    /// The entry's size in storage mode `storage`, given the mode the run
+    /// stores (`run`).
+    pub fn bytes_as(&self, storage: StorageMode, run: StorageMode) -> u64 {
+        if storage == run {
             self.bytes
         } else {
             self.alt_bytes
@@ -191,13 +192,14 @@ impl SbTrace {
 }
 
 /// A whole recorded run.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
 pub struct Trace {
     /// Virtual time the run ended at, µs.
     pub end: u64,
-    /// Whether entries are stored as column diffs (false: full values).
-    pub column_diff: bool,
+    /// How the run stores entries: column diffs or full values.
+    #[cfg_attr(feature = "serde", serde(with = "storage_serde"))]
+    pub storage: StorageMode,
     /// Message kind names (`heartbeat`, `append_request`, …).
     pub kinds: Vec<String>,
     /// Per server: state points in time order, the first at t = 0.
@@ -218,6 +220,43 @@ pub struct Trace {
     /// The Southbound controllers, when the run has any.
     #[cfg_attr(feature = "serde", serde(default))]
     pub sb: SbTrace,
+}
+
+impl Default for Trace {
+    fn default() -> Trace {
+        Trace {
+            end: 0,
+            storage: StorageMode::Full,
+            kinds: Vec::new(),
+            states: Vec::new(),
+            messages: Vec::new(),
+            writes: Vec::new(),
+            entries: Vec::new(),
+            notes: Vec::new(),
+            relay_states: Vec::new(),
+            sb: SbTrace::default(),
+        }
+    }
+}
+
+/// [`StorageMode`] (which has no serde impls) as a bool, `true` = column
+/// diffs, between the simulation worker and the page.
+#[cfg(feature = "serde")]
+mod storage_serde {
+    use ovsdb::StorageMode;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(m: &StorageMode, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bool(*m == StorageMode::Diff)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<StorageMode, D::Error> {
+        Ok(if bool::deserialize(d)? {
+            StorageMode::Diff
+        } else {
+            StorageMode::Full
+        })
+    }
 }
 
 impl Trace {
@@ -396,7 +435,7 @@ impl Recorder {
     pub fn new(sim: &mut Sim) -> Recorder {
         sim.record_events = true;
         let mut r = Recorder::default();
-        r.trace.column_diff = sim.knobs.column_diff;
+        r.trace.storage = sim.knobs.storage;
         r.observe(sim);
         r
     }

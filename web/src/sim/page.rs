@@ -3,6 +3,7 @@
 
 use std::rc::Rc;
 
+use ovsdb::StorageMode;
 use simview::trace::{Trace, DOWN, UP};
 use simview::{Fault, FaultAction, Node, Route, RunResult, RunSpec, Target};
 use wasm_bindgen::prelude::*;
@@ -51,7 +52,7 @@ pub enum Msg {
     Apply,
     Key(KeyboardEvent),
     /// Draw entry sizes as stored (None), as column diffs or full values.
-    SizesAs(Option<bool>),
+    SizesAs(Option<StorageMode>),
     ExportJson,
     ExportDb,
     /// Draw one Southbound chassis's controller as a lane of its own
@@ -73,7 +74,7 @@ pub struct SimPage {
     speed: f64,
     window_ms: f64,
     /// Entry sizes drawn as stored (None), as diffs or as full values.
-    sizes_as: Option<bool>,
+    sizes_as: Option<StorageMode>,
     /// The Southbound chassis drawn on a lane of its own (0-based).
     expanded: Option<u32>,
     last_ts: Option<f64>,
@@ -630,9 +631,9 @@ impl Component for SimPage {
                     "-" => link.send_message(Msg::Zoom(2.0)),
                     // Cycle entry sizes: as stored, full values, diffs.
                     "d" => link.send_message(Msg::SizesAs(match self.sizes_as {
-                        None => Some(false),
-                        Some(false) => Some(true),
-                        Some(true) => None,
+                        None => Some(StorageMode::Full),
+                        Some(StorageMode::Full) => Some(StorageMode::Diff),
+                        Some(StorageMode::Diff) => None,
                     })),
                     "c" if self.expanded.is_some() => link.send_message(Msg::Expand(None)),
                     _ => return false,
@@ -665,9 +666,10 @@ impl Component for SimPage {
         } else {
             0.0
         };
-        let storage = self
-            .trace()
-            .map(|t| if t.column_diff { "diff" } else { "full" });
+        let storage = self.trace().map(|t| match t.storage {
+            StorageMode::Diff => "diff",
+            StorageMode::Full => "full",
+        });
         let (log_v, log_t) = fig(r, "bytes.log_written");
         let (alt_v, alt_t) = fig(r, "bytes.log_written_other_mode");
         let other = match storage {
@@ -677,8 +679,8 @@ impl Component for SimPage {
         };
         let sizes_value = match self.sizes_as {
             None => "stored",
-            Some(false) => "full",
-            Some(true) => "diff",
+            Some(StorageMode::Full) => "full",
+            Some(StorageMode::Diff) => "diff",
         };
         let onkeydown = link.callback(Msg::Key);
         html! {
@@ -737,8 +739,8 @@ impl Component for SimPage {
                     </label>
                     <label title="Draw each entry's size as the run stores it, or as it would be with full values or with column diffs (key d)">{ " Entry sizes " }
                         <select data-testid="sim-sizes-as" onchange={link.callback(|e: Event| Msg::SizesAs(match value_of(&e).as_str() {
-                            "full" => Some(false),
-                            "diff" => Some(true),
+                            "full" => Some(StorageMode::Full),
+                            "diff" => Some(StorageMode::Diff),
                             _ => None,
                         }))}>
                             <option value="stored" selected={sizes_value == "stored"}>{ "as stored" }</option>

@@ -7,6 +7,7 @@
 
 use std::collections::HashSet;
 
+use ovsdb::StorageMode;
 use simview::trace::{Trace, CANDIDATE, DOWN, LEADER, RELAY, UP};
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
@@ -250,8 +251,8 @@ pub fn draw_controllers(
 }
 
 /// Draws `tr` in `win`. `label` names the run (A/B views); `sizes_as`
-/// draws entry sizes as column diffs (`Some(true)`) or full values
-/// (`Some(false)`) whatever the run stores (`None`: as stored). Returns
+/// draws entry sizes in that storage mode whatever the run stores
+/// (`None`: as stored). Returns
 /// the number of messages drawn (lines and heartbeat ticks).
 pub fn draw(
     ctx: &CanvasRenderingContext2d,
@@ -259,7 +260,7 @@ pub fn draw(
     tr: &Trace,
     win: Window,
     label: &str,
-    sizes_as: Option<bool>,
+    sizes_as: Option<StorageMode>,
 ) -> usize {
     let mut drawn = 0;
     let plot_w = g.w - LEFT - 8.0;
@@ -391,8 +392,11 @@ pub fn draw(
     }
 
     // Entries written: bars growing up from the lane bottom, log-scaled.
-    let as_diff = sizes_as.unwrap_or(tr.column_diff);
-    ctx.set_fill_style_str(if as_diff { "#3558a8" } else { "#8d3aa8" });
+    let sizes = sizes_as.unwrap_or(tr.storage);
+    ctx.set_fill_style_str(match sizes {
+        StorageMode::Diff => "#3558a8",
+        StorageMode::Full => "#8d3aa8",
+    });
     let e0 = tr.entries.partition_point(|e| (e.t as f64) < win.t0);
     for e in &tr.entries[e0..] {
         if e.t as f64 > visible_end {
@@ -402,7 +406,7 @@ pub fn draw(
         if s >= g.lanes {
             continue;
         }
-        let bytes = e.bytes_as(as_diff, tr.column_diff);
+        let bytes = e.bytes_as(sizes, tr.storage);
         let hgt = ((bytes.max(1) as f64).log10() / 6.0).min(1.0) * (g.lane_h * 0.4);
         ctx.fill_rect(
             x(e.t as f64) - 1.0,

@@ -6,6 +6,7 @@
 use super::{Ctx, EntryKind, Msg, Out, Role, Server, Sid, Snap, Status, Time};
 use crate::txn::{self, Op, Proposal, ProposalRef};
 use ovsdb::json::Json;
+use ovsdb::StorageMode;
 use std::rc::Rc;
 
 /// The data transactions a server applied, in order, as an immutable chain
@@ -122,17 +123,18 @@ fn core_apply(core: &mut ovsdb::Database, txn: &txn::Proposal) -> Option<String>
         Ok(_) if txn.size_checked.get() => None,
         Ok(changes) => {
             txn.size_checked.set(true);
-            for (mode, diff) in [
-                (ovsdb::db::StorageMode::Full, false),
-                (ovsdb::db::StorageMode::Diff, true),
-            ] {
+            for mode in [StorageMode::Full, StorageMode::Diff] {
                 let core_len = core.txn_json_len(&changes, mode);
-                let ours = txn.tables_len(diff);
+                let ours = txn.tables_len(mode);
                 if core_len != ours {
                     return Some(format!(
                         "{:?} in {} mode: IDL server model {ours} B, ovsdb database {core_len} B",
                         txn.op,
-                        if diff { "diff" } else { "full" }
+                        if mode == StorageMode::Diff {
+                            "diff"
+                        } else {
+                            "full"
+                        }
                     ));
                 }
             }
@@ -310,9 +312,9 @@ impl Server {
             &req,
             &commit,
             date,
-            cx.k.column_diff,
+            cx.k.storage,
         ));
-        cx.cpu(t.len(cx.k.column_diff) as u64);
+        cx.cpu(t.len(cx.k.storage) as u64);
         let eid = cx.new_id();
         if is_leader {
             if self.log_last_eid != prereq {

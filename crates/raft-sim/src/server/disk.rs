@@ -3,6 +3,7 @@
 
 use super::{Ctx, Entry, EntryKind, Out, Server, Sid, Snap, Time};
 use crate::txn;
+use ovsdb::StorageMode;
 use std::rc::Rc;
 
 /// What a record write was, for the per-kind byte accounting.
@@ -100,11 +101,11 @@ impl Server {
     }
 
     /// Bytes of the entry's record in the given storage mode.
-    pub(super) fn entry_record_len(&self, e: &Entry, idx: u64, column_diff: bool) -> u64 {
+    pub(super) fn entry_record_len(&self, e: &Entry, idx: u64, storage: StorageMode) -> u64 {
         match &e.kind {
             EntryKind::Noop => txn::noop_entry_len(e.term, idx),
             EntryKind::Data { txn, .. } => {
-                txn::data_entry_len(txn.len(column_diff) as u64, e.term, idx)
+                txn::data_entry_len(txn.len(storage) as u64, e.term, idx)
             }
             EntryKind::Servers(s) => txn::servers_entry_len(s.count_ones() as u64, e.term, idx),
             EntryKind::ElectionTimer(us) => txn::et_entry_len(us / 1000, e.term, idx),

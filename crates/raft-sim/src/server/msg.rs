@@ -3,6 +3,7 @@
 
 use super::{Entry, EntryKind, Sid, Snap};
 use crate::txn::{self, ProposalRef};
+use ovsdb::StorageMode;
 use std::rc::Rc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -149,7 +150,7 @@ impl Msg {
 
     /// Approximate JSON-RPC size on the wire, bytes (header members
     /// `cluster`, `from`, `to` are three UUIDs plus method name framing).
-    pub fn wire_bytes(&self, column_diff: bool) -> u64 {
+    pub fn wire_bytes(&self, storage: StorageMode) -> u64 {
         const COMMON: u64 = 170;
         match self {
             Msg::Append { entries, .. } => {
@@ -157,7 +158,7 @@ impl Msg {
                 for e in entries.iter() {
                     b += 30
                         + match &e.kind {
-                            EntryKind::Data { txn, .. } => 50 + txn.len(column_diff) as u64,
+                            EntryKind::Data { txn, .. } => 50 + txn.len(storage) as u64,
                             EntryKind::Servers(s) => 60 * s.count_ones() as u64,
                             _ => 20,
                         };
@@ -165,7 +166,7 @@ impl Msg {
                 b
             }
             Msg::Snapshot { snap, .. } => COMMON + txn::NB_HEADER_JSON + snap.db_bytes,
-            Msg::Exec { txn, .. } => COMMON + 100 + txn.len(column_diff) as u64,
+            Msg::Exec { txn, .. } => COMMON + 100 + txn.len(storage) as u64,
             Msg::ExecReply { .. } => COMMON + 80,
             _ => COMMON + 60,
         }

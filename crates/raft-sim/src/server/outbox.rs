@@ -211,7 +211,7 @@ impl Server {
                 cx.out.push(Out::EarlyAck { server: self.id });
             }
         }
-        cx.cpu(msg.wire_bytes(cx.k.column_diff));
+        cx.cpu(msg.wire_bytes(cx.k.storage));
         cx.out.push(Out::Send {
             from: self.id,
             to,
@@ -277,7 +277,7 @@ mod tests {
             transfer: false,
             prevote: true,
         }
-        .wire_bytes(true);
+        .wire_bytes(ovsdb::StorageMode::Diff);
         assert_eq!(wire, 230);
         let departures: Vec<(usize, u64)> = out
             .iter()

@@ -54,7 +54,7 @@ impl Server {
             if self.life != Life::Up {
                 return;
             }
-            cx.cpu(msg.wire_bytes(cx.k.column_diff));
+            cx.cpu(msg.wire_bytes(cx.k.storage));
             self.handle(from, msg, cx);
         }
         if self.life != Life::Up {

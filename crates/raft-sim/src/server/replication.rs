@@ -19,8 +19,8 @@ impl Server {
             uid,
             kind,
         };
-        let bytes = self.entry_record_len(&e, idx, cx.k.column_diff);
-        let alt = self.entry_record_len(&e, idx, !cx.k.column_diff);
+        let bytes = self.entry_record_len(&e, idx, cx.k.storage);
+        let alt = self.entry_record_len(&e, idx, txn::other_mode(cx.k.storage));
         match &e.kind {
             EntryKind::Data { eid, .. } => self.log_last_eid = *eid,
             EntryKind::Servers(s) => self.config = *s,
@@ -319,8 +319,8 @@ impl Server {
                 }
                 self.recompute_log_last_eid();
             }
-            let bytes = self.entry_record_len(e, idx, cx.k.column_diff);
-            let alt = self.entry_record_len(e, idx, !cx.k.column_diff);
+            let bytes = self.entry_record_len(e, idx, cx.k.storage);
+            let alt = self.entry_record_len(e, idx, txn::other_mode(cx.k.storage));
             match &e.kind {
                 EntryKind::Data { eid, .. } => self.log_last_eid = *eid,
                 EntryKind::Servers(_) => config_touched = true,

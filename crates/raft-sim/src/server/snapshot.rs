@@ -65,7 +65,7 @@ impl Server {
         let mut bytes = txn::framed(txn::NB_HEADER_JSON + self.db_bytes + 150);
         self.file_bytes_after_snap = bytes;
         for (i, e) in self.log.iter().enumerate() {
-            bytes += self.entry_record_len(e, self.log_start + i as u64, cx.k.column_diff);
+            bytes += self.entry_record_len(e, self.log_start + i as u64, cx.k.storage);
         }
         bytes += txn::vote_len(self.term) + txn::commit_len(self.commit_index);
         self.file_bytes = bytes;

@@ -588,7 +588,7 @@ impl Sim {
                 link.inflight = link.inflight.saturating_sub(1);
                 link.inflight_bytes = link
                     .inflight_bytes
-                    .saturating_sub(msg.wire_bytes(self.knobs.column_diff));
+                    .saturating_sub(msg.wire_bytes(self.knobs.storage));
                 if link.epoch != epoch || self.servers[to].life != Life::Up {
                     return true;
                 }

@@ -55,7 +55,7 @@ impl Sim {
         if to >= self.servers.len() || to >= MAX_SERVERS {
             return;
         }
-        let bytes = msg.wire_bytes(self.knobs.column_diff);
+        let bytes = msg.wire_bytes(self.knobs.storage);
         let kind = msg.kind();
         self.metrics.msgs_sent += 1;
         self.metrics.bytes_sent += bytes;

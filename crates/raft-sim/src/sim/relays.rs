@@ -301,7 +301,7 @@ impl Sim {
 
     /// A relay-hop message over the shared link model.
     fn relay_send(&mut self, from: Node, to: Node, msg: RelayMsg, at: Time) {
-        let bytes = msg.wire_bytes(self.knobs.column_diff);
+        let bytes = msg.wire_bytes(self.knobs.storage);
         self.metrics.relay.msgs += 1;
         self.metrics.relay.bytes += bytes;
         let li = from.index() * NODES + to.index();
@@ -435,7 +435,7 @@ impl Sim {
         }
         for m in std::mem::take(&mut self.glue.stalled) {
             if self.relay_links[m.li].epoch == m.epoch {
-                let bytes = m.msg.wire_bytes(self.knobs.column_diff);
+                let bytes = m.msg.wire_bytes(self.knobs.storage);
                 self.relay_transmit(m.li, m.from, m.to, m.msg, self.now, bytes);
             }
         }
@@ -463,7 +463,7 @@ impl Sim {
 
     pub(super) fn relay_deliver(&mut self, to: Node, from: Node, epoch: u64, msg: RelayMsg) {
         let li = from.index() * NODES + to.index();
-        let bytes = msg.wire_bytes(self.knobs.column_diff);
+        let bytes = msg.wire_bytes(self.knobs.storage);
         let link = &mut self.relay_links[li];
         link.inflight = link.inflight.saturating_sub(1);
         link.inflight_bytes = link.inflight_bytes.saturating_sub(bytes);
@@ -487,7 +487,7 @@ impl Sim {
         match msg {
             RelayMsg::Monitor { since } => {
                 let reply = self.member_monitor_reply(s, since);
-                let rb = reply.wire_bytes(self.knobs.column_diff);
+                let rb = reply.wire_bytes(self.knobs.storage);
                 cost += rb as f64 * self.knobs.cpu_ns_per_byte / 1000.0;
                 self.glue.member_subs[s].retain(|x| *x != k);
                 self.glue.member_subs[s].push(k);
@@ -593,7 +593,7 @@ impl Sim {
                             eid,
                             txn: txn.clone(),
                         };
-                        cost += msg.wire_bytes(self.knobs.column_diff) as f64
+                        cost += msg.wire_bytes(self.knobs.storage) as f64
                             * self.knobs.cpu_ns_per_byte
                             / 1000.0;
                         self.relay_send(Node::Member(s), Node::Relay(k), msg, at + cost as u64);
@@ -607,8 +607,7 @@ impl Sim {
                 id,
                 canceled: false,
             };
-            cost +=
-                msg.wire_bytes(self.knobs.column_diff) as f64 * self.knobs.cpu_ns_per_byte / 1000.0;
+            cost += msg.wire_bytes(self.knobs.storage) as f64 * self.knobs.cpu_ns_per_byte / 1000.0;
             self.relay_send(Node::Member(m), Node::Relay(k), msg, at + cost as u64);
         }
         cost

@@ -1,0 +1,864 @@
+//! Executing a `transact`: named UUIDs, the operations (insert, select,
+//! update, mutate, delete, wait, commit, abort, comment, assert) against a
+//! working copy of the rows ([`Work`]), then the commit-time checks
+//! (references, `maxRows`, unique indexes) and the real changes, which are
+//! installed at once ([`Server::transact`]) or later
+//! ([`Server::prepare`], then [`Server::apply_commit`]).
+
+use crate::cond::{resolve_column, ColRef, Condition, RowView};
+use crate::dispatch::{err_json, uuid_json};
+use crate::integrity::first_duplicate;
+use crate::meta::{DbMeta, TableMeta};
+use crate::triggers::{self, WaitMode};
+use crate::{Commit, Row, RowChange, RowRef, Server, SessionId, TransactOutcome, TxnStats};
+use ovsdb::atom::Atom;
+use ovsdb::datum::{Datum, ParseOptions};
+use ovsdb::error::{Error, Result};
+use ovsdb::json::{Json, Object};
+use ovsdb::types::{AtomicType, Type};
+use ovsdb::uuid::Uuid;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+/// Working state of a transaction being executed.
+struct Work<'a> {
+    meta: &'a DbMeta,
+    committed: &'a [BTreeMap<Uuid, RowRef>],
+    /// Rows written by the transaction: `None` = deleted.
+    changed: Vec<BTreeMap<Uuid, Option<Row>>>,
+    /// Rows inserted by this transaction.
+    inserted: HashSet<Uuid>,
+    /// Rows in the order the operations first touched them (the order
+    /// ovsdb-server adds them, and their tables, to its transaction).
+    order: Vec<(usize, Uuid)>,
+    named: HashMap<String, Uuid>,
+    comment: Vec<String>,
+    stats: TxnStats,
+    wait: WaitMode,
+}
+
+impl<'a> Work<'a> {
+    /// Records the first time an operation touches row `u` of table `t`.
+    fn touch(&mut self, t: usize, u: Uuid) {
+        if !self.changed[t].contains_key(&u) {
+            self.order.push((t, u));
+        }
+    }
+
+    fn get(&self, t: usize, u: Uuid) -> Option<RowView<'_>> {
+        match self.changed[t].get(&u) {
+            Some(Some(r)) => Some(r.view()),
+            Some(None) => None,
+            None => self.committed[t].get(&u).map(|r| r.view()),
+        }
+    }
+
+    fn exists(&self, t: usize, u: Uuid) -> bool {
+        match self.changed[t].get(&u) {
+            Some(x) => x.is_some(),
+            None => self.committed[t].contains_key(&u),
+        }
+    }
+
+    fn row_owned(&self, t: usize, u: Uuid) -> Option<Row> {
+        match self.changed[t].get(&u) {
+            Some(x) => x.clone(),
+            None => self.committed[t].get(&u).map(|r| (**r).clone()),
+        }
+    }
+
+    /// UUIDs of the rows of table `t` matching `cond` (AND), in UUID order.
+    fn matching(&self, t: usize, cond: &Condition) -> Vec<Uuid> {
+        if let Some(u) = cond.uuid_eq() {
+            return match self.get(t, u) {
+                Some(v) if cond.eval_all(&v) => vec![u],
+                _ => vec![],
+            };
+        }
+        let mut out = Vec::new();
+        for (u, r) in self.committed[t].iter() {
+            if self.changed[t].contains_key(u) {
+                continue;
+            }
+            if cond.eval_all(&r.view()) {
+                out.push(*u);
+            }
+        }
+        for (u, r) in self.changed[t].iter() {
+            if let Some(r) = r {
+                if cond.eval_all(&r.view()) {
+                    out.push(*u);
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+}
+
+fn table_of(meta: &DbMeta, op: &Object) -> Result<usize> {
+    let name = op
+        .get("table")
+        .and_then(Json::as_str)
+        .ok_or_else(|| Error::syntax("op requires \"table\""))?;
+    meta.table(name)
+        .ok_or_else(|| Error::syntax(format!("No table named {name}.")))
+}
+
+/// Resolver for named UUIDs within one transaction.
+fn named_resolver(named: &HashMap<String, Uuid>) -> impl FnMut(&str) -> Result<Uuid> + '_ {
+    move |n: &str| {
+        named
+            .get(n)
+            .copied()
+            .ok_or_else(|| Error::syntax(format!("named-uuid \"{n}\" is not defined")))
+    }
+}
+
+fn parse_value(j: &Json, ty: &Type, named: &HashMap<String, Uuid>, relaxed: bool) -> Result<Datum> {
+    let mut f = named_resolver(named);
+    Datum::from_json_with(
+        j,
+        ty,
+        ParseOptions {
+            relaxed_size: relaxed,
+            named_uuid: Some(&mut f),
+        },
+    )
+}
+
+fn parse_cond(j: Option<&Json>, t: &TableMeta, named: &HashMap<String, Uuid>) -> Result<Condition> {
+    match j {
+        None => Err(Error::syntax("op requires \"where\"")),
+        Some(j) => {
+            let mut f = named_resolver(named);
+            Condition::from_json(j, t, Some(&mut f))
+        }
+    }
+}
+
+impl Server {
+    /// Executes a transaction outside any session (as `ovsdb-tool transact`
+    /// would): `ops` excludes the database name. Monitors still see it.
+    pub fn transact(&mut self, ops: &[Json]) -> (TransactOutcome, Vec<(SessionId, Json)>) {
+        let outcome = self.transact_for(None, ops);
+        let mut msgs = match &outcome.commit {
+            Some(c) => self.distribute(c),
+            None => Vec::new(),
+        };
+        if outcome.commit.is_some() && !self.triggers.is_empty() {
+            msgs.extend(self.run_triggers());
+        }
+        (outcome, msgs)
+    }
+
+    fn transact_for(&mut self, session: Option<SessionId>, ops: &[Json]) -> TransactOutcome {
+        self.execute(session, ops, true, WaitMode::NoWait)
+    }
+
+    /// Executes `ops` against the committed database without changing it,
+    /// as a clustered ovsdb-server does before it proposes the result to
+    /// Raft: the outcome's `commit` is what [`Server::apply_commit`] (on
+    /// this server) or [`Server::apply_record`] of its [`entry_data`] (on
+    /// any replica) installs once the entry is committed.
+    pub fn prepare(&mut self, ops: &[Json]) -> TransactOutcome {
+        self.execute(None, ops, false, WaitMode::Prepare)
+    }
+
+    pub(crate) fn execute(
+        &mut self,
+        session: Option<SessionId>,
+        ops: &[Json],
+        install: bool,
+        wait: WaitMode,
+    ) -> TransactOutcome {
+        let meta = self.meta.clone();
+        let locks: BTreeSet<String> = session
+            .and_then(|s| self.sessions.get(&s))
+            .map(|s| s.locks.clone())
+            .unwrap_or_default();
+        let mut work = Work {
+            meta: &meta,
+            committed: &self.tables,
+            changed: vec![BTreeMap::new(); meta.tables.len()],
+            inserted: HashSet::new(),
+            order: Vec::new(),
+            named: HashMap::new(),
+            comment: Vec::new(),
+            stats: TxnStats::default(),
+            wait,
+        };
+        // Named UUIDs may be referenced before the insert that declares
+        // them, so allocate them all first.
+        let mut fresh: Vec<(Option<String>, Uuid)> = Vec::new();
+        for op in ops {
+            if let Some(o) = op.as_object() {
+                if o.get("op").and_then(Json::as_str) == Some("insert") {
+                    let given = o.get("uuid").and_then(|u| u.as_str()).and_then(Uuid::parse);
+                    let u = given.unwrap_or_else(|| self.rng.uuid());
+                    let name = o
+                        .get("uuid-name")
+                        .and_then(Json::as_str)
+                        .map(str::to_string);
+                    if let Some(n) = &name {
+                        work.named.insert(n.clone(), u);
+                    }
+                    fresh.push((name, u));
+                }
+            }
+        }
+        let mut fresh_iter = fresh.into_iter();
+        let mut results: Vec<Json> = Vec::new();
+        let mut failed = false;
+        for op in ops {
+            work.stats.ops += 1;
+            let r = execute_op(&mut work, op, &mut fresh_iter, &locks);
+            match r {
+                Ok(j) => results.push(j),
+                Err(e) => {
+                    results.push(err_json(&e));
+                    failed = true;
+                    break;
+                }
+            }
+        }
+        let stats_before = work.stats;
+        if failed {
+            while results.len() < ops.len() {
+                results.push(Json::Null);
+            }
+            return TransactOutcome {
+                result: Json::Array(results),
+                commit: None,
+                stats: stats_before,
+            };
+        }
+        let comment = if work.comment.is_empty() {
+            None
+        } else {
+            Some(work.comment.join("\n"))
+        };
+        let Work {
+            changed,
+            inserted,
+            order,
+            ..
+        } = work;
+        let txn_id = self.rng.uuid();
+        match self.finish_commit(changed, &inserted, &order, txn_id, comment, install) {
+            Ok(commit) => {
+                let mut stats = stats_before;
+                stats.rows_changed = commit.as_ref().map(|c| c.changes.len()).unwrap_or(0);
+                TransactOutcome {
+                    result: Json::Array(results),
+                    commit,
+                    stats,
+                }
+            }
+            Err(e) => {
+                results.push(err_json(&e));
+                TransactOutcome {
+                    result: Json::Array(results),
+                    commit: None,
+                    stats: stats_before,
+                }
+            }
+        }
+    }
+
+    /// Commit-time work: weak reference cleanup, referential integrity,
+    /// garbage collection, row-count and index constraints, dropping
+    /// no-op rows, new `_version`s, history.
+    fn finish_commit(
+        &mut self,
+        mut changed: Vec<BTreeMap<Uuid, Option<Row>>>,
+        inserted: &HashSet<Uuid>,
+        order: &[(usize, Uuid)],
+        txn_id: Uuid,
+        comment: Option<String>,
+        install: bool,
+    ) -> Result<Option<Commit>> {
+        let meta = self.meta.clone();
+        if self.any_refs {
+            self.check_references(&mut changed, order)?;
+        }
+        // maxRows and unique indexes.
+        for (ti, t) in meta.tables.iter().enumerate() {
+            if changed[ti].is_empty() {
+                continue;
+            }
+            if let Some(max) = t.max_rows {
+                let mut n = self.tables[ti].len() as i64;
+                for (u, r) in &changed[ti] {
+                    let was = self.tables[ti].contains_key(u);
+                    match (was, r.is_some()) {
+                        (false, true) => n += 1,
+                        (true, false) => n -= 1,
+                        _ => {}
+                    }
+                }
+                if n > max as i64 {
+                    return Err(Error::constraint(format!(
+                        "transaction causes \"{}\" table to contain {} rows, greater than the schema-defined limit of {} row(s)",
+                        t.name, n, max
+                    )));
+                }
+            }
+            for idx in &t.indexes {
+                if let Some((other, u)) = first_duplicate(idx, &self.tables[ti], &changed[ti]) {
+                    let names: Vec<&str> =
+                        idx.iter().map(|&c| t.columns[c].name.as_str()).collect();
+                    return Err(Error::constraint(format!(
+                        "Transaction causes multiple rows in \"{}\" table to have identical values for ({}) ({} and {}).",
+                        t.name,
+                        names.join(", "),
+                        other,
+                        u
+                    )));
+                }
+            }
+        }
+        // Determine the real changes (installed below, or later by
+        // `apply_commit` for a prepared transaction).
+        let mut changes = Vec::new();
+        for (ti, rows) in changed.into_iter().enumerate() {
+            for (u, r) in rows {
+                let old = self.tables[ti].get(&u).cloned();
+                match (old, r) {
+                    (None, None) => {}
+                    (None, Some(mut r)) => {
+                        r.version = self.rng.uuid();
+                        let rr = Arc::new(r);
+                        changes.push(RowChange {
+                            table: ti,
+                            uuid: u,
+                            old: None,
+                            new: Some(rr),
+                        });
+                    }
+                    (Some(o), None) => {
+                        changes.push(RowChange {
+                            table: ti,
+                            uuid: u,
+                            old: Some(o),
+                            new: None,
+                        });
+                    }
+                    (Some(o), Some(mut r)) => {
+                        if o.cols == r.cols {
+                            continue; // no-op row: dropped
+                        }
+                        r.version = self.rng.uuid();
+                        let rr = Arc::new(r);
+                        changes.push(RowChange {
+                            table: ti,
+                            uuid: u,
+                            old: Some(o),
+                            new: Some(rr),
+                        });
+                    }
+                }
+            }
+        }
+        let _ = inserted;
+        if changes.is_empty() {
+            return Ok(None);
+        }
+        let commit = Commit {
+            txn_id,
+            changes,
+            comment,
+        };
+        if install {
+            self.install(&commit);
+        }
+        Ok(Some(commit))
+    }
+}
+
+fn execute_op(
+    w: &mut Work<'_>,
+    op: &Json,
+    fresh: &mut dyn Iterator<Item = (Option<String>, Uuid)>,
+    locks: &BTreeSet<String>,
+) -> Result<Json> {
+    let o = op
+        .as_object()
+        .ok_or_else(|| Error::syntax("operation must be an object"))?;
+    let name = o
+        .get("op")
+        .and_then(Json::as_str)
+        .ok_or_else(|| Error::syntax("operation has no \"op\" member"))?;
+    let meta = w.meta;
+    match name {
+        "insert" => {
+            let ti = table_of(meta, o)?;
+            let t = &meta.tables[ti];
+            let (_, u) = fresh
+                .next()
+                .ok_or_else(|| Error::syntax("internal: insert uuid missing"))?;
+            if w.exists(ti, u) || w.committed.iter().any(|m| m.contains_key(&u)) {
+                return Err(Error::new(
+                    "duplicate uuid",
+                    format!("This UUID would duplicate a UUID already present within the table or deleted within the same transaction: {u}"),
+                ));
+            }
+            let mut cols: Vec<Datum> = t
+                .columns
+                .iter()
+                .map(|c| Datum::default_for(&c.ty))
+                .collect();
+            if let Some(row) = o.get("row") {
+                let ro = shash_ordered(
+                    row.as_object()
+                        .ok_or_else(|| Error::syntax("row must be an object"))?,
+                );
+                for (cn, v) in ro.iter() {
+                    let ci = t.column(cn).ok_or_else(|| {
+                        Error::new(
+                            "unknown column",
+                            format!("No column {cn} in table {}.", t.name),
+                        )
+                    })?;
+                    w.stats.values_parsed += 1;
+                    cols[ci] = parse_value(v, &t.columns[ci].ty, &w.named, false)
+                        .map_err(|e| e.context(format!("column {cn}")))?;
+                }
+            }
+            w.touch(ti, u);
+            w.changed[ti].insert(
+                u,
+                Some(Row {
+                    uuid: u,
+                    version: Uuid::NIL,
+                    cols,
+                }),
+            );
+            w.inserted.insert(u);
+            w.stats.rows_touched += 1;
+            let mut r = Object::new();
+            r.insert("uuid", uuid_json(u));
+            Ok(Json::Object(r))
+        }
+        "select" => {
+            let ti = table_of(meta, o)?;
+            let t = &meta.tables[ti];
+            let cond = parse_cond(o.get("where"), t, &w.named)?;
+            let cols: Vec<ColRef> = match o.get("columns").and_then(Json::as_array) {
+                Some(a) => a
+                    .iter()
+                    .map(|c| resolve_column(t, c.as_str().unwrap_or("")))
+                    .collect::<Result<_>>()?,
+                None => {
+                    let mut v = vec![ColRef::Uuid, ColRef::Version];
+                    v.extend((0..t.columns.len()).map(ColRef::Col));
+                    v
+                }
+            };
+            let mut rows = Vec::new();
+            for u in w.matching(ti, &cond) {
+                if let Some(r) = w.get(ti, u) {
+                    rows.push(project(t, &r, &cols));
+                }
+            }
+            let mut r = Object::new();
+            r.insert("rows", Json::Array(rows));
+            Ok(Json::Object(r))
+        }
+        "update" | "mutate" => {
+            let ti = table_of(meta, o)?;
+            let t = &meta.tables[ti];
+            let cond = parse_cond(o.get("where"), t, &w.named)?;
+            let mut updates: Vec<(usize, Datum)> = Vec::new();
+            let mut mutations: Vec<(usize, String, Datum, String)> = Vec::new();
+            if name == "update" {
+                let ro = shash_ordered(
+                    o.get("row")
+                        .and_then(Json::as_object)
+                        .ok_or_else(|| Error::syntax("update requires \"row\""))?,
+                );
+                for (cn, v) in ro.iter() {
+                    let ci = t.column(cn).ok_or_else(|| {
+                        Error::new(
+                            "unknown column",
+                            format!("No column {cn} in table {}.", t.name),
+                        )
+                    })?;
+                    if !t.columns[ci].mutable {
+                        return Err(Error::constraint(format!(
+                            "Cannot update immutable column {cn} in table {}.",
+                            t.name
+                        )));
+                    }
+                    w.stats.values_parsed += 1;
+                    let d = parse_value(v, &t.columns[ci].ty, &w.named, false)
+                        .map_err(|e| e.context(format!("column {cn}")))?;
+                    updates.push((ci, d));
+                }
+            } else {
+                let ms = o
+                    .get("mutations")
+                    .and_then(Json::as_array)
+                    .ok_or_else(|| Error::syntax("mutate requires \"mutations\""))?;
+                for m in ms {
+                    let parts = m
+                        .as_array()
+                        .filter(|a| a.len() == 3)
+                        .ok_or_else(|| Error::syntax("mutation must be a 3-element array"))?;
+                    let cn = parts[0].as_str().unwrap_or("");
+                    let ci = t.column(cn).ok_or_else(|| {
+                        Error::new(
+                            "unknown column",
+                            format!("No column {cn} in table {}.", t.name),
+                        )
+                    })?;
+                    if !t.columns[ci].mutable {
+                        return Err(Error::constraint(format!(
+                            "Cannot mutate immutable column {cn} in table {}.",
+                            t.name
+                        )));
+                    }
+                    let mutator = parts[1].as_str().unwrap_or("").to_string();
+                    let ty = &t.columns[ci].ty;
+                    let arg = match mutator.as_str() {
+                        "+=" | "-=" | "*=" | "/=" | "%=" => {
+                            let at = Type::scalar(ty.key.atomic);
+                            parse_value(&parts[2], &at, &w.named, false)?
+                        }
+                        "insert" => parse_value(&parts[2], &ty.relaxed(), &w.named, true)?,
+                        "delete" => match parse_value(&parts[2], &ty.relaxed(), &w.named, true) {
+                            Ok(d) => d,
+                            Err(e) => {
+                                if ty.is_map() {
+                                    let kt = Type::set(ty.key.clone(), 0, u32::MAX);
+                                    parse_value(&parts[2], &kt, &w.named, true)?
+                                } else {
+                                    return Err(e);
+                                }
+                            }
+                        },
+                        other => return Err(Error::syntax(format!("unknown mutator {other}"))),
+                    };
+                    w.stats.values_parsed += 1;
+                    mutations.push((ci, mutator, arg, cn.to_string()));
+                }
+            }
+            let uuids = w.matching(ti, &cond);
+            let count = uuids.len();
+            for u in uuids {
+                let Some(mut row) = w.row_owned(ti, u) else {
+                    continue;
+                };
+                // ovsdb-server (execution.c, `update_row_cb`) leaves a row
+                // out of the transaction when an update writes the values
+                // it already has: it does not decide where the row's table
+                // joins the transaction (weak references, see
+                // `assess_weak_refs_3_1`). A mutation always joins.
+                if name == "update" && updates.iter().all(|(ci, d)| row.cols[*ci] == *d) {
+                    w.stats.rows_touched += 1;
+                    continue;
+                }
+                for (ci, d) in &updates {
+                    row.cols[*ci] = d.clone();
+                }
+                for (ci, mutator, arg, cn) in &mutations {
+                    let ty = &t.columns[*ci].ty;
+                    mutate(&mut row.cols[*ci], ty, mutator, arg)
+                        .map_err(|e| e.context(format!("column {cn}")))?;
+                }
+                w.touch(ti, u);
+                w.changed[ti].insert(u, Some(row));
+                w.stats.rows_touched += 1;
+            }
+            let mut r = Object::new();
+            r.insert("count", Json::Integer(count as i64));
+            Ok(Json::Object(r))
+        }
+        "delete" => {
+            let ti = table_of(meta, o)?;
+            let t = &meta.tables[ti];
+            let cond = parse_cond(o.get("where"), t, &w.named)?;
+            let uuids = w.matching(ti, &cond);
+            let count = uuids.len();
+            for u in uuids {
+                w.touch(ti, u);
+                w.changed[ti].insert(u, None);
+                w.stats.rows_touched += 1;
+            }
+            let mut r = Object::new();
+            r.insert("count", Json::Integer(count as i64));
+            Ok(Json::Object(r))
+        }
+        "wait" => {
+            let ti = table_of(meta, o)?;
+            let t = &meta.tables[ti];
+            let cond = parse_cond(o.get("where"), t, &w.named)?;
+            let cols: Vec<ColRef> = match o.get("columns").and_then(Json::as_array) {
+                Some(a) => a
+                    .iter()
+                    .map(|c| resolve_column(t, c.as_str().unwrap_or("")))
+                    .collect::<Result<_>>()?,
+                None => (0..t.columns.len()).map(ColRef::Col).collect(),
+            };
+            let timeout = match o.get("timeout") {
+                None => None,
+                Some(Json::Integer(n)) if *n >= 0 => Some(*n),
+                Some(Json::Integer(_)) => return Err(Error::syntax("timeout must be nonnegative")),
+                Some(_) => return Err(Error::syntax("Type mismatch for member 'timeout'.")),
+            };
+            let until = o.get("until").and_then(Json::as_str).unwrap_or("==");
+            let expected_rows = o
+                .get("rows")
+                .and_then(Json::as_array)
+                .ok_or_else(|| Error::syntax("wait requires \"rows\""))?;
+            // Expected rows, projected and parsed with the column types.
+            let mut expected: Vec<Vec<Datum>> = Vec::new();
+            for er in expected_rows {
+                let eo = er
+                    .as_object()
+                    .ok_or_else(|| Error::syntax("wait row must be an object"))?;
+                let mut v = Vec::new();
+                for c in &cols {
+                    let (cn, ty) = match c {
+                        ColRef::Uuid => ("_uuid".to_string(), crate::cond::uuid_type()),
+                        ColRef::Version => ("_version".to_string(), crate::cond::uuid_type()),
+                        ColRef::Col(i) => (t.columns[*i].name.clone(), t.columns[*i].ty.clone()),
+                    };
+                    let d = match eo.get(&cn) {
+                        Some(j) => parse_value(j, &ty, &w.named, false)?,
+                        None => Datum::default_for(&ty),
+                    };
+                    v.push(d);
+                }
+                expected.push(v);
+            }
+            let mut actual: Vec<Vec<Datum>> = Vec::new();
+            for u in w.matching(ti, &cond) {
+                if let Some(r) = w.get(ti, u) {
+                    actual.push(cols.iter().map(|c| col_value(&r, *c)).collect());
+                }
+            }
+            // Compared as sets of projected rows, as ovsdb-server does
+            // (each side must contain all rows of the other).
+            expected.sort();
+            expected.dedup();
+            actual.sort();
+            actual.dedup();
+            let equal = expected == actual;
+            let ok = if until == "==" { equal } else { !equal };
+            if ok {
+                Ok(Json::Object(Object::new()))
+            } else {
+                Err(triggers::unsatisfied_wait(timeout, w.wait))
+            }
+        }
+        "commit" => Ok(Json::Object(Object::new())),
+        "abort" => Err(Error::new("aborted", "aborted by request")),
+        "comment" => {
+            if let Some(c) = o.get("comment").and_then(Json::as_str) {
+                w.comment.push(c.to_string());
+            }
+            Ok(Json::Object(Object::new()))
+        }
+        "assert" => {
+            let l = o.get("lock").and_then(Json::as_str).unwrap_or("");
+            if locks.contains(l) {
+                Ok(Json::Object(Object::new()))
+            } else {
+                Err(Error::new(
+                    "not owner",
+                    format!("Asserted lock {l} not held."),
+                ))
+            }
+        }
+        other => Err(Error::syntax(format!("No operation named {other}."))),
+    }
+}
+
+/// The members of a `row` in the order ovsdb-server visits them (its
+/// hash-table order), so that the first error reported is the same.
+fn shash_ordered(o: &Object) -> Object {
+    let mut o = o.clone();
+    o.reorder_shash();
+    o
+}
+
+fn col_value(r: &RowView<'_>, c: ColRef) -> Datum {
+    match c {
+        ColRef::Uuid => Datum::scalar(Atom::Uuid(r.uuid)),
+        ColRef::Version => Datum::scalar(Atom::Uuid(r.version)),
+        ColRef::Col(i) => r.cols.get(i).cloned().unwrap_or_default(),
+    }
+}
+
+fn project(t: &TableMeta, r: &RowView<'_>, cols: &[ColRef]) -> Json {
+    let mut o = Object::new();
+    for c in cols {
+        let name = match c {
+            ColRef::Uuid => "_uuid".to_string(),
+            ColRef::Version => "_version".to_string(),
+            ColRef::Col(i) => t.columns[*i].name.clone(),
+        };
+        o.insert(name, col_value(r, *c).to_json());
+    }
+    Json::Object(o)
+}
+
+fn arith(a: &Atom, op: &str, arg: &Atom) -> Result<Atom> {
+    match (a, arg) {
+        (Atom::Integer(x), Atom::Integer(y)) => {
+            let r = match op {
+                "+=" => x.checked_add(*y),
+                "-=" => x.checked_sub(*y),
+                "*=" => x.checked_mul(*y),
+                "/=" => {
+                    if *y == 0 {
+                        return Err(Error::new("domain error", "Division by zero."));
+                    }
+                    x.checked_div(*y)
+                }
+                _ => {
+                    if *y == 0 {
+                        return Err(Error::new("domain error", "Division by zero."));
+                    }
+                    x.checked_rem(*y)
+                }
+            };
+            r.map(Atom::Integer)
+                .ok_or_else(|| Error::new("range error", "Result of arithmetic overflows."))
+        }
+        (Atom::Real(x), Atom::Real(y)) => {
+            let r = match op {
+                "+=" => x + y,
+                "-=" => x - y,
+                "*=" => x * y,
+                "/=" => {
+                    if *y == 0.0 {
+                        return Err(Error::new("domain error", "Division by zero."));
+                    }
+                    x / y
+                }
+                _ => return Err(Error::syntax("%= is not valid for reals")),
+            };
+            if !r.is_finite() {
+                return Err(Error::new(
+                    "range error",
+                    "Result of arithmetic is not finite.",
+                ));
+            }
+            Ok(Atom::Real(r))
+        }
+        _ => Err(Error::syntax("arithmetic mutator on a non-numeric column")),
+    }
+}
+
+fn mutate(d: &mut Datum, ty: &Type, mutator: &str, arg: &Datum) -> Result<()> {
+    match mutator {
+        "+=" | "-=" | "*=" | "/=" | "%=" => {
+            if !matches!(ty.key.atomic, AtomicType::Integer | AtomicType::Real) {
+                return Err(Error::constraint(
+                    "arithmetic mutator on a non-numeric column",
+                ));
+            }
+            let a = arg
+                .as_scalar()
+                .ok_or_else(|| Error::syntax("mutator argument must be a scalar"))?;
+            match d {
+                Datum::Set(s) => {
+                    let mut out = BTreeSet::new();
+                    for x in s.iter() {
+                        let r = arith(x, mutator, a)?;
+                        r.check_constraints(&ty.key)?;
+                        if !out.insert(r) {
+                            return Err(Error::constraint(
+                                "Result of mutation contains duplicate values.",
+                            ));
+                        }
+                    }
+                    *s = out.into_iter().collect();
+                }
+                Datum::Map(_) => {
+                    return Err(Error::constraint("arithmetic mutator on a map column"));
+                }
+            }
+        }
+        "insert" => d.union_with(arg),
+        "delete" => d.subtract(arg),
+        _ => return Err(Error::syntax(format!("unknown mutator {mutator}"))),
+    }
+    d.check_size(ty)
+        .map_err(|e| Error::constraint(format!("mutation result: {}", e.details)))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testkit::{json, server, tx, U1, U2};
+    use crate::ServerOptions;
+
+    #[test]
+    fn a_failing_operation_reports_its_error_and_pads_the_rest_with_null() {
+        let mut s = server(ServerOptions::default());
+        let r = tx(
+            &mut s,
+            &format!(
+                r#"[{{"op":"insert","table":"R","uuid":"{U1}","row":{{"name":"a","n":9223372036854775807}}}},
+                    {{"op":"mutate","table":"R","where":[["name","==","a"]],"mutations":[["n","+=",1]]}},
+                    {{"op":"comment","comment":"never reached"}}]"#
+            ),
+        );
+        assert_eq!(
+            r,
+            format!(
+                r#"[{{"uuid":["uuid","{U1}"]}},{{"error":"range error","details":"column n: Result of arithmetic overflows."}},null]"#
+            )
+        );
+        // Nothing was committed.
+        assert_eq!(s.row_count("R"), 0);
+    }
+
+    #[test]
+    fn select_projects_columns_of_matching_rows_in_uuid_order() {
+        let mut s = server(ServerOptions::default());
+        // Inserted out of UUID order; a mutate and an update in between.
+        let r = tx(
+            &mut s,
+            &format!(
+                r#"[{{"op":"insert","table":"R","uuid":"{U2}","row":{{"name":"b","n":2,"s":["set",[1]]}}}},
+                    {{"op":"insert","table":"R","uuid":"{U1}","row":{{"name":"a","n":1}}}},
+                    {{"op":"mutate","table":"R","where":[],"mutations":[["s","insert",["set",[5,6]]]]}},
+                    {{"op":"update","table":"R","where":[["n","<",2]],"row":{{"m":["map",[["k","v"]]]}}}},
+                    {{"op":"select","table":"R","where":[["n",">=",1]],"columns":["_uuid","name","s","m"]}}]"#
+            ),
+        );
+        assert_eq!(
+            r,
+            format!(
+                r#"[{{"uuid":["uuid","{U2}"]}},{{"uuid":["uuid","{U1}"]}},{{"count":2}},{{"count":1}},{{"rows":[{{"_uuid":["uuid","{U1}"],"name":"a","s":["set",[5,6]],"m":["map",[["k","v"]]]}},{{"_uuid":["uuid","{U2}"],"name":"b","s":["set",[1,5,6]],"m":["map",[]]}}]}}]"#
+            )
+        );
+    }
+
+    #[test]
+    fn prepare_leaves_the_database_alone_and_duplicates_fail_at_commit() {
+        let mut s = server(ServerOptions::default());
+        let ops = json(&format!(
+            r#"[{{"op":"insert","table":"R","uuid":"{U1}","row":{{"name":"a"}}}}]"#
+        ));
+        let out = s.prepare(ops.as_array().unwrap());
+        let commit = out.commit.expect("a real change");
+        assert_eq!(commit.changes.len(), 1);
+        assert_eq!(s.row_count("R"), 0);
+        s.apply_commit(&commit).unwrap();
+        assert_eq!(s.row_count("R"), 1);
+        let r = tx(
+            &mut s,
+            &format!(r#"[{{"op":"insert","table":"R","uuid":"{U2}","row":{{"name":"a"}}}}]"#),
+        );
+        assert_eq!(
+            r,
+            format!(
+                r#"[{{"uuid":["uuid","{U2}"]}},{{"error":"constraint violation","details":"Transaction causes multiple rows in \"R\" table to have identical values for (name) ({U1} and {U2})."}}]"#
+            )
+        );
+    }
+}

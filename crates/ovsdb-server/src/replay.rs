@@ -1,0 +1,408 @@
+//! Installing commits and log records: [`Server::apply_commit`] (a
+//! prepared commit), [`Server::apply_record`] (a transaction record as a
+//! database log stores it, how every cluster member applies an entry), the
+//! install itself (rows, strong-reference counts, atom counts, the history
+//! for `monitor_cond_since`), and the other direction: [`commit_record`]
+//! and [`entry_data`], the record a log holds for a commit.
+
+use crate::integrity::each_strong_ref;
+use crate::{Commit, DbMeta, Outbox, Row, RowChange, Server, SessionId};
+use ovsdb::datum::Datum;
+use ovsdb::error::{Error, Result};
+use ovsdb::json::{Json, Object};
+use ovsdb::uuid::Uuid;
+use std::sync::Arc;
+
+impl Server {
+    /// Installs a commit made by [`Server::prepare`] (here or on a replica
+    /// holding the same rows) and sends the monitors their updates. Fails,
+    /// changing nothing, when a row it changes no longer has the value the
+    /// commit was prepared against (the prerequisite check of a clustered
+    /// commit).
+    pub fn apply_commit(&mut self, commit: &Commit) -> Result<Vec<(SessionId, Json)>> {
+        for ch in &commit.changes {
+            let now = self
+                .tables
+                .get(ch.table)
+                .ok_or_else(|| Error::syntax("commit names an unknown table"))?
+                .get(&ch.uuid);
+            let same = match (now, &ch.old) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a.cols == b.cols,
+                _ => false,
+            };
+            if !same {
+                return Err(Error::new(
+                    "prerequisite check failed",
+                    format!("row {} changed since the commit was prepared", ch.uuid),
+                ));
+            }
+        }
+        self.install(commit);
+        Ok(self.distribute(commit))
+    }
+
+    /// Replays a transaction record as a database log stores it,
+    /// `{table: {uuid: row or null}}` plus `_date`, `_comment` and
+    /// `_is_diff` (with `_is_diff`, composite columns of modified rows hold
+    /// column diffs). This is how every member of a cluster applies a
+    /// committed entry: the record already carries the effects of garbage
+    /// collection and weak-reference removal, so none is recomputed. Rows
+    /// get fresh `_version`s. Returns the commit (none when nothing
+    /// changed) and the monitors' updates; on error nothing is changed.
+    pub fn apply_record(&mut self, txn: &Json) -> Result<(Option<Commit>, Outbox)> {
+        let obj = txn
+            .as_object()
+            .ok_or_else(|| Error::syntax("transaction record is not an object"))?;
+        let is_diff = matches!(obj.get("_is_diff"), Some(Json::Bool(true)));
+        let comment = obj
+            .get("_comment")
+            .and_then(Json::as_str)
+            .map(str::to_string);
+        let meta = self.meta.clone();
+        let mut changes = Vec::new();
+        for (tname, rows) in obj.iter() {
+            if tname.starts_with('_') {
+                continue;
+            }
+            let ti = meta
+                .table(tname)
+                .ok_or_else(|| Error::syntax(format!("No table named {tname}.")))?;
+            let t = &meta.tables[ti];
+            let rows = rows
+                .as_object()
+                .ok_or_else(|| Error::syntax(format!("table {tname} is not an object")))?;
+            for (ustr, rowj) in rows.iter() {
+                let uuid = Uuid::parse(ustr)
+                    .ok_or_else(|| Error::syntax(format!("{ustr} is not a UUID")))?;
+                let old = self.tables[ti].get(&uuid).cloned();
+                let new = match rowj {
+                    Json::Null => {
+                        if old.is_none() {
+                            return Err(Error::syntax(format!(
+                                "record deletes row {uuid}, which is not in table {tname}"
+                            )));
+                        }
+                        None
+                    }
+                    Json::Object(cols) => {
+                        let mut row = match &old {
+                            Some(o) => (**o).clone(),
+                            None => Row {
+                                uuid,
+                                version: Uuid::NIL,
+                                cols: t
+                                    .columns
+                                    .iter()
+                                    .map(|c| Datum::default_for(&c.ty))
+                                    .collect(),
+                            },
+                        };
+                        for (cname, v) in cols.iter() {
+                            let ci = t.column(cname).ok_or_else(|| {
+                                Error::syntax(format!("No column {cname} in table {tname}."))
+                            })?;
+                            let ty = &t.columns[ci].ty;
+                            if is_diff && old.is_some() && ty.is_composite() {
+                                let d = Datum::diff_from_json(v, ty)?;
+                                row.cols[ci].apply_diff(&d, ty)?;
+                            } else {
+                                row.cols[ci] = Datum::from_json(v, ty)?;
+                            }
+                        }
+                        if old.as_ref().is_some_and(|o| o.cols == row.cols) {
+                            continue;
+                        }
+                        row.version = self.rng.uuid();
+                        Some(Arc::new(row))
+                    }
+                    _ => {
+                        return Err(Error::syntax(format!(
+                            "row {uuid} of table {tname} is neither an object nor null"
+                        )))
+                    }
+                };
+                changes.push(RowChange {
+                    table: ti,
+                    uuid,
+                    old,
+                    new,
+                });
+            }
+        }
+        if changes.is_empty() {
+            return Ok((None, Vec::new()));
+        }
+        let commit = Commit {
+            txn_id: self.rng.uuid(),
+            changes,
+            comment,
+        };
+        self.install(&commit);
+        let msgs = self.distribute(&commit);
+        Ok((Some(commit), msgs))
+    }
+
+    /// Makes `commit` the database's newest state: its rows, the
+    /// transaction id, the atom counts and the history.
+    pub(crate) fn install(&mut self, commit: &Commit) {
+        for ch in &commit.changes {
+            let refcols = &self.strong_cols[ch.table];
+            if !refcols.is_empty() {
+                let refs = &mut self.strong_refs;
+                if let Some(o) = &ch.old {
+                    each_strong_ref(refcols, &o.cols, |_, x| {
+                        if let Some(c) = refs.get_mut(&x) {
+                            *c = c.saturating_sub(1);
+                            if *c == 0 {
+                                refs.remove(&x);
+                            }
+                        }
+                    });
+                }
+                if let Some(n) = &ch.new {
+                    each_strong_ref(refcols, &n.cols, |_, x| {
+                        *refs.entry(x).or_insert(0) += 1;
+                    });
+                }
+            }
+        }
+        for ch in &commit.changes {
+            match &ch.new {
+                Some(r) => {
+                    self.tables[ch.table].insert(ch.uuid, r.clone());
+                }
+                None => {
+                    self.tables[ch.table].remove(&ch.uuid);
+                }
+            }
+        }
+        self.last_txn_id = commit.txn_id;
+        for ch in &commit.changes {
+            self.db_atoms += ch.new.as_deref().map(row_atoms).unwrap_or(0);
+            self.db_atoms = self
+                .db_atoms
+                .saturating_sub(ch.old.as_deref().map(row_atoms).unwrap_or(0));
+        }
+        if self.opts.clustered {
+            self.history_atoms += commit_atoms(commit);
+            self.history.push_back(commit.clone());
+            // As ovsdb-server: at most `history_max` transactions and no
+            // more atoms than the database holds, keeping at least one.
+            while self.history.len() > 1
+                && (self.history.len() > self.opts.history_max.max(1)
+                    || self.history_atoms > self.db_atoms)
+            {
+                if let Some(c) = self.history.pop_front() {
+                    self.history_atoms = self.history_atoms.saturating_sub(commit_atoms(&c));
+                }
+            }
+        }
+    }
+}
+
+/// Atoms in a row (map pairs count twice).
+fn row_atoms(r: &Row) -> usize {
+    r.cols
+        .iter()
+        .map(|d| if d.is_map() { 2 * d.len() } else { d.len() })
+        .sum()
+}
+
+/// Atoms a history entry keeps alive (its new row versions, or the old
+/// ones for deletions).
+fn commit_atoms(c: &Commit) -> usize {
+    c.changes
+        .iter()
+        .map(|ch| {
+            ch.new
+                .as_deref()
+                .or(ch.old.as_deref())
+                .map(row_atoms)
+                .unwrap_or(0)
+        })
+        .sum()
+}
+
+/// Builds the transaction record a database log would hold for `commit`
+/// (`{table: {uuid: row|null}}`): inserted rows with their non-default
+/// columns, modified rows with their changed columns (as column diffs when
+/// `diff` is set, else full values), deleted rows as `null`. The caller
+/// adds `_date`, `_comment` and `_is_diff` as its log format needs.
+pub fn commit_record(meta: &DbMeta, commit: &Commit, diff: bool) -> Json {
+    let mut o = Object::new();
+    for ch in &commit.changes {
+        let t = &meta.tables[ch.table];
+        let rowj = match (&ch.old, &ch.new) {
+            (_, None) => Json::Null,
+            (None, Some(n)) => {
+                let mut ro = Object::new();
+                for (i, c) in t.columns.iter().enumerate() {
+                    if !n.cols[i].is_default(&c.ty) {
+                        ro.insert(c.name.clone(), n.cols[i].to_json());
+                    }
+                }
+                Json::Object(ro)
+            }
+            (Some(old), Some(n)) => {
+                let mut ro = Object::new();
+                for (i, c) in t.columns.iter().enumerate() {
+                    if old.cols[i] != n.cols[i] {
+                        let v = if diff && c.ty.is_composite() {
+                            Datum::diff(&old.cols[i], &n.cols[i], &c.ty)
+                        } else {
+                            n.cols[i].clone()
+                        };
+                        ro.insert(c.name.clone(), v.to_json());
+                    }
+                }
+                Json::Object(ro)
+            }
+        };
+        if let Some(Json::Object(tab)) = o.get_mut(&t.name) {
+            tab.insert(ch.uuid.to_string(), rowj);
+        } else {
+            let mut tab = Object::new();
+            tab.insert(ch.uuid.to_string(), rowj);
+            o.insert(t.name.clone(), Json::Object(tab));
+        }
+    }
+    Json::Object(o)
+}
+
+/// The `data` of a Raft log entry (or, without the outer array, a
+/// standalone txn record) for `commit`: `[null, txn]` where `txn` is
+/// [`commit_record`] plus `_date` (ms), `_comment` (if any) and
+/// `"_is_diff": true` when written with column diffs.
+pub fn entry_data(meta: &DbMeta, commit: &Commit, diff: bool, date_ms: i64) -> Json {
+    let mut txn = match commit_record(meta, commit, diff) {
+        Json::Object(o) => o,
+        _ => Object::new(),
+    };
+    txn.insert("_date", Json::Integer(date_ms));
+    if let Some(c) = &commit.comment {
+        txn.insert("_comment", Json::String(c.clone()));
+    }
+    if diff {
+        txn.insert("_is_diff", Json::Bool(true));
+    }
+    Json::Array(vec![Json::Null, Json::Object(txn)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{commit_record, entry_data};
+    use crate::testkit::{json, server, tx, U1, U2};
+    use crate::ServerOptions;
+
+    #[test]
+    fn a_commit_is_recorded_as_column_diffs_or_full_values() {
+        let mut s = server(ServerOptions::default());
+        tx(
+            &mut s,
+            &format!(
+                r#"[{{"op":"insert","table":"R","uuid":"{U1}","row":{{"name":"a","s":["set",[1,2]]}}}},
+                    {{"op":"insert","table":"R","uuid":"{U2}","row":{{"name":"b"}}}}]"#
+            ),
+        );
+        let ops = json(
+            r#"[{"op":"mutate","table":"R","where":[["name","==","a"]],"mutations":[["s","insert",3]]},
+                {"op":"update","table":"R","where":[["name","==","a"]],"row":{"n":4}},
+                {"op":"delete","table":"R","where":[["name","==","b"]]},
+                {"op":"comment","comment":"c"}]"#,
+        );
+        let commit = s.transact(ops.as_array().unwrap()).0.commit.unwrap();
+        // Modified rows carry their changed columns only; sets as a diff
+        // (here the added 3) or whole; deleted rows are null.
+        assert_eq!(
+            commit_record(&s.meta, &commit, true).to_string_compact(),
+            format!(r#"{{"R":{{"{U1}":{{"n":4,"s":3}},"{U2}":null}}}}"#)
+        );
+        assert_eq!(
+            commit_record(&s.meta, &commit, false).to_string_compact(),
+            format!(r#"{{"R":{{"{U1}":{{"n":4,"s":["set",[1,2,3]]}},"{U2}":null}}}}"#)
+        );
+        assert_eq!(
+            entry_data(&s.meta, &commit, true, 1000).to_string_compact(),
+            format!(
+                r#"[null,{{"R":{{"{U1}":{{"n":4,"s":3}},"{U2}":null}},"_date":1000,"_comment":"c","_is_diff":true}}]"#
+            )
+        );
+    }
+
+    #[test]
+    fn apply_record_replays_a_diff_and_tells_the_monitors() {
+        let mut s = server(ServerOptions::default());
+        tx(
+            &mut s,
+            &format!(
+                r#"[{{"op":"insert","table":"R","uuid":"{U1}","row":{{"name":"a","s":["set",[1,2]]}}}}]"#
+            ),
+        );
+        let sid = s.connect();
+        s.handle(
+            sid,
+            &json(r#"{"id":1,"method":"monitor_cond","params":["t","m",{"R":{"columns":["s"]}}]}"#),
+        );
+        // With _is_diff, `s: 1` toggles 1 out of the set; without it, a
+        // composite column's value replaces the old one.
+        let rec = json(&format!(r#"{{"R":{{"{U1}":{{"s":1}}}},"_is_diff":true}}"#));
+        let (commit, out) = s.apply_record(&rec).unwrap();
+        assert_eq!(commit.unwrap().changes.len(), 1);
+        assert_eq!(out.len(), 1);
+        assert_eq!(
+            out[0].1.to_string_compact(),
+            format!(
+                r#"{{"id":null,"method":"update2","params":["m",{{"R":{{"{U1}":{{"modify":{{"s":1}}}}}}}}]}}"#
+            )
+        );
+        assert_eq!(
+            s.get_row(1, U1.parse().unwrap()).unwrap().cols[4]
+                .to_json()
+                .to_string_compact(),
+            "2"
+        );
+        let rec = json(&format!(r#"{{"R":{{"{U1}":{{"s":["set",[5,6]]}}}}}}"#));
+        s.apply_record(&rec).unwrap();
+        assert_eq!(
+            s.get_row(1, U1.parse().unwrap()).unwrap().cols[4]
+                .to_json()
+                .to_string_compact(),
+            r#"["set",[5,6]]"#
+        );
+        // A record that changes nothing is no commit; a bad one changes nothing.
+        assert!(s.apply_record(&rec).unwrap().0.is_none());
+        let bad = json(&format!(r#"{{"R":{{"{U2}":null}}}}"#));
+        assert_eq!(
+            s.apply_record(&bad).unwrap_err().details,
+            format!("record deletes row {U2}, which is not in table R")
+        );
+    }
+
+    #[test]
+    fn apply_commit_refuses_a_commit_prepared_against_an_older_row() {
+        let mut s = server(ServerOptions::default());
+        tx(
+            &mut s,
+            &format!(r#"[{{"op":"insert","table":"R","uuid":"{U1}","row":{{"name":"a"}}}}]"#),
+        );
+        let ops = json(r#"[{"op":"update","table":"R","where":[],"row":{"n":1}}]"#);
+        let prepared = s.prepare(ops.as_array().unwrap()).commit.unwrap();
+        tx(
+            &mut s,
+            r#"[{"op":"update","table":"R","where":[],"row":{"n":2}}]"#,
+        );
+        let e = s.apply_commit(&prepared).unwrap_err();
+        assert_eq!(e.tag, "prerequisite check failed");
+        assert_eq!(
+            e.details,
+            format!("row {U1} changed since the commit was prepared")
+        );
+        assert_eq!(
+            s.get_row(1, U1.parse().unwrap()).unwrap().cols[2]
+                .to_json()
+                .to_string_compact(),
+            "2"
+        );
+    }
+}
