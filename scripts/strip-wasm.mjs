@@ -1,5 +1,7 @@
 // Trunk post_build hook: drop the "name" custom section (function names for
-// stack traces, 7-14 % of each wasm's bytes) from the staged .wasm files, and
+// stack traces, 7-14 % of each wasm's bytes) and the "producers" and
+// "target_features" sections (toolchain metadata no browser reads) from the
+// staged .wasm files, and
 // re-pin the page's Subresource Integrity hashes of any file it changed.
 // Other sections are copied byte for byte.
 import { readFileSync, writeFileSync, readdirSync } from "node:fs";
@@ -12,6 +14,9 @@ if (!dir) {
   process.exit(1);
 }
 
+/** Custom sections dropped. */
+const DROPPED = new Set(["name", "producers", "target_features"]);
+
 function leb(buf, pos) {
   let value = 0;
   let shift = 0;
@@ -23,7 +28,7 @@ function leb(buf, pos) {
   }
 }
 
-/** The wasm without its "name" custom section(s); null when it has none. */
+/** The wasm without the custom sections of DROPPED; null when it has none. */
 export function stripNames(wasm) {
   if (wasm.readUInt32BE(0) !== 0x0061736d) throw new Error("not a wasm module");
   const keep = [wasm.subarray(0, 8)];
@@ -38,7 +43,7 @@ export function stripNames(wasm) {
     let isName = false;
     if (id === 0) {
       const [n, s] = leb(wasm, body);
-      isName = wasm.subarray(s, s + n).toString("utf8") === "name";
+      isName = DROPPED.has(wasm.subarray(s, s + n).toString("utf8"));
     }
     if (isName) dropped = true;
     else keep.push(wasm.subarray(start, end));

@@ -9,9 +9,10 @@
 // preview), the whole load, the worker's wasm memory, next to the native
 // `ovsdb-scope inspect` and `check` of the same files in the same run;
 // gzipped wasm sizes. ONLY_CLUSTER=1 runs only the three big files.
-// WORKERS=1 loads with one worker (`#workers=1`: the check in the load's
-// walk) instead of a second worker checking beside it; SKIP_NATIVE=1 leaves
-// out the native runs (a second variant of the same files).
+// WORKERS=1 or 2 loads with one worker (`#workers=1`: the check in the
+// load's walk) or two (a second worker checks beside it; the page's default
+// depends on the cores); SKIP_NATIVE=1 leaves out the native runs (a second
+// variant of the same files).
 import { existsSync, readFileSync, statSync, readdirSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { execFileSync, spawnSync } from "node:child_process";
@@ -30,7 +31,7 @@ const server = await serveDir();
 const browser = await launchBrowser();
 const { page, problems } = await openPage(
   browser.context,
-  server.url + (process.env.WORKERS === "1" ? "#workers=1" : ""),
+  server.url + (process.env.WORKERS ? `#workers=${process.env.WORKERS}` : ""),
 );
 const canvas = page.getByTestId("timeline");
 

@@ -32,6 +32,15 @@ use evidence_ui::{LogFilter, LogPanel};
 /// The worker bin, built by trunk with a loader shim (see index.html).
 const WORKER_URL: &str = "./worker_loader.js";
 
+/// Cores from which a load starts a second worker for its cluster check.
+/// Alone, the check repeats the framing, SHA-1 and skimming that it shares
+/// with the load's walk: natively on three 300 MB files the check adds
+/// 1.4 s to a 7.4 s walk, but takes 4.0 s alone. Two workers then finish in
+/// 7.4 s instead of 8.8 s when each has a core to itself, and later when
+/// they share two cores with anything else (BENCHMARKS.md, "A second
+/// worker for the check").
+const CHECK_WORKER_CORES: f64 = 3.0;
+
 pub enum Msg {
     /// The URL's hash was changed by hand.
     HashChanged,
@@ -146,8 +155,9 @@ pub struct App {
     /// How long the last load's check took in its own worker (ms), and
     /// whether the last load had one.
     check_ms: Option<f64>,
-    /// `workers=1` in the URL: no check worker (a measurement).
-    one_worker: bool,
+    /// `workers=N` in the URL (1: no check worker, 2: one), else chosen
+    /// by the number of cores.
+    workers: Option<u8>,
     /// The parser worker's message and error listeners.
     worker_listeners: Vec<gloo_events::EventListener>,
     /// Window and canvas listeners (removed when dropped).
@@ -304,7 +314,11 @@ impl App {
     /// then checks in its own walk.
     fn start_check(&mut self, ctx: &Context<Self>, names: &Array, blobs: &Array) -> bool {
         let cores = web_sys::window().map_or(1.0, |w| w.navigator().hardware_concurrency());
-        if self.one_worker || cores < 2.0 {
+        let two = match self.workers {
+            Some(n) => n == 2,
+            None => cores >= CHECK_WORKER_CORES,
+        };
+        if !two {
             return false;
         }
         let Ok(w) = Worker::new(WORKER_URL) else {
@@ -381,7 +395,7 @@ impl App {
     /// The check worker stopped: the check says so instead of running on.
     fn check_failed(&mut self, why: String) -> bool {
         self.on_check_result(timeline::CheckResult {
-            problems: vec![format!("check: the checking worker stopped: {why}")],
+            problems: vec!["check: the checking worker stopped: ".to_string() + &why],
             ..Default::default()
         })
     }
@@ -673,7 +687,7 @@ impl App {
             lane: self.contents.then_some(self.contents_lane),
             contents_at: self.contents.then_some(self.contents_at).flatten(),
             plotters: self.plotters,
-            one_worker: self.one_worker,
+            workers: self.workers,
             entry: self.selected.and_then(|(li, ei)| {
                 let t = self.timeline.as_ref()?;
                 Some((li, t.lanes.get(li)?.entries.get(ei)?.index))
@@ -1082,7 +1096,7 @@ impl Component for App {
             worker: None,
             check_run: None,
             check_ms: None,
-            one_worker: hash_state.one_worker,
+            workers: hash_state.workers,
             worker_listeners: Vec::new(),
             listeners: Vec::new(),
             wheel: None,

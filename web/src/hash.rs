@@ -24,9 +24,9 @@ pub struct HashState {
     /// `renderer=plotters`: the timeline drawn by plotters (a measurement).
     pub plotters: bool,
     /// `workers=1`: a load runs in one worker, its cluster check in the
-    /// same walk, instead of a second worker checking beside it (a
-    /// measurement).
-    pub one_worker: bool,
+    /// same walk; `workers=2`: a second worker checks beside it. Without
+    /// it the page chooses by the number of cores (a measurement knob).
+    pub workers: Option<u8>,
 }
 
 pub fn parse(hash: &str) -> HashState {
@@ -43,7 +43,7 @@ pub fn parse(hash: &str) -> HashState {
             "lane" => s.lane = v.parse().ok(),
             "ci" => s.contents_at = v.parse().ok(),
             "renderer" => s.plotters = v == "plotters",
-            "workers" => s.one_worker = v == "1",
+            "workers" => s.workers = v.parse().ok().filter(|n| (1..=2).contains(n)),
             "entry" => {
                 s.entry = v
                     .split_once(':')
@@ -87,8 +87,8 @@ pub fn format(s: &HashState) -> String {
     if s.plotters {
         parts.push("renderer=plotters".into());
     }
-    if s.one_worker {
-        parts.push("workers=1".into());
+    if let Some(n) = s.workers {
+        parts.push(format!("workers={n}"));
     }
     format!("#{}", parts.join("&"))
 }
@@ -110,7 +110,7 @@ mod tests {
             contents_at: Some(17),
             entry: Some((1, 4321)),
             plotters: true,
-            one_worker: true,
+            workers: Some(2),
         };
         assert_eq!(parse(&format(&s)), s);
         assert_eq!(
