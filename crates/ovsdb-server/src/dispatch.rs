@@ -9,10 +9,16 @@ use ovsdb::error::Error;
 use ovsdb::uuid::Uuid;
 use std::collections::VecDeque;
 
+/// An error as ovsdb-server puts it in a reply (`ovsdb_error_to_json`):
+/// its tag, details, and the JSON it is about as `syntax` when it names
+/// one (an RFC 7047 extension).
 pub(crate) fn err_json(e: &Error) -> Json {
     let mut o = Object::new();
     o.insert("error", Json::from(e.tag));
     o.insert("details", Json::from(e.details.as_str()));
+    if let Some(s) = &e.syntax {
+        o.insert("syntax", Json::from(s.as_str()));
+    }
     Json::Object(o)
 }
 

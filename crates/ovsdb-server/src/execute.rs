@@ -603,7 +603,9 @@ fn execute_op(
             let timeout = match o.get("timeout") {
                 None => None,
                 Some(Json::Integer(n)) if *n >= 0 => Some(*n),
-                Some(Json::Integer(_)) => return Err(Error::syntax("timeout must be nonnegative")),
+                Some(j @ Json::Integer(_)) => {
+                    return Err(Error::syntax_at(j, "timeout must be nonnegative"))
+                }
                 Some(_) => return Err(Error::syntax("Type mismatch for member 'timeout'.")),
             };
             let until = o.get("until").and_then(Json::as_str).unwrap_or("==");

@@ -238,12 +238,13 @@ fn the_smallest_timeout_of_the_waits_run_so_far_is_the_deadline() {
             r#"{"id":8,"result":[{},{"error":"timed out","details":"\"wait\" timed out after 200 ms"}],"error":null}"#
         ]
     );
-    // A negative timeout is a syntax error, at once.
+    // A negative timeout is a syntax error, at once, naming the value (as
+    // the real server does: triggers_real_server.rs).
     let out = srv.handle(a, &transact(9, &[wait("a", "[]", Some(-1))]));
     assert_eq!(
         to(&out, a),
         [
-            r#"{"id":9,"result":[{"error":"syntax error","details":"timeout must be nonnegative"}],"error":null}"#
+            r#"{"id":9,"result":[{"error":"syntax error","details":"timeout must be nonnegative","syntax":"-1"}],"error":null}"#
         ]
     );
 }

@@ -102,9 +102,8 @@ fn script() -> Vec<Step> {
 }
 
 /// Canonical text of one message: keys sorted, rows of table updates
-/// ordered by content (their UUID keys differ between servers), the
-/// `syntax` member of result entries dropped (the model does not echo
-/// it), and the measured wait time masked after a plausibility check.
+/// ordered by content (their UUID keys differ between servers), and the
+/// measured wait time masked after a plausibility check.
 fn canon(msg: &Json) -> String {
     let mut m = msg.sorted_recursive();
     if let Json::Object(o) = &mut m {
@@ -128,7 +127,6 @@ fn canon(msg: &Json) -> String {
         if let Some(Json::Array(rs)) = o.get_mut("result") {
             for r in rs.iter_mut() {
                 if let Json::Object(ro) = r {
-                    ro.remove("syntax");
                     if let Some(Json::Array(rows)) = ro.get_mut("rows") {
                         rows.sort_by_key(|x| x.to_string_compact());
                     }
