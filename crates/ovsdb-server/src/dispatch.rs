@@ -298,14 +298,8 @@ impl Server {
 
 #[cfg(test)]
 mod tests {
-    use crate::testkit::{json, server};
-    use crate::{Outbox, ServerOptions};
-
-    fn shown(out: &Outbox) -> Vec<(u64, String)> {
-        out.iter()
-            .map(|(s, m)| (*s, m.to_string_compact()))
-            .collect()
-    }
+    use crate::testkit::{json, server, shown};
+    use crate::ServerOptions;
 
     #[test]
     fn a_lock_passes_to_the_next_waiter_on_disconnect_and_can_be_stolen() {

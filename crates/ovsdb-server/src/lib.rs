@@ -388,6 +388,13 @@ pub(crate) mod testkit {
         parse(text.as_bytes()).unwrap()
     }
 
+    /// Each message of `out` as (session, compact text).
+    pub(crate) fn shown(out: &super::Outbox) -> Vec<(u64, String)> {
+        out.iter()
+            .map(|(s, m)| (*s, m.to_string_compact()))
+            .collect()
+    }
+
     /// Runs `ops` outside any session; returns the compact `result`.
     pub(crate) fn tx(s: &mut Server, ops: &str) -> String {
         s.transact(json(ops).as_array().unwrap())

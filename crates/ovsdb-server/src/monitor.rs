@@ -577,14 +577,8 @@ fn changed_data(o: &Row, n: &Row, cols: &[MonCol]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::testkit::{json, server, tx, U1, U2};
-    use crate::{Outbox, Server, ServerOptions, SessionId};
-
-    fn shown(out: &Outbox) -> Vec<(u64, String)> {
-        out.iter()
-            .map(|(s, m)| (*s, m.to_string_compact()))
-            .collect()
-    }
+    use crate::testkit::{json, server, shown, tx, U1, U2};
+    use crate::{Server, ServerOptions, SessionId};
 
     /// A session with monitor `m` (of `method`) on R's `name` and `s`
     /// (`where` as given, for the conditional methods); returns its reply.

@@ -247,16 +247,19 @@ pub fn random_relay_scenario(seed: u64) -> (String, String) {
 /// Safety with relays on `RAFT_SIM_RELAY_SEEDS` seeds (default 2000; the
 /// issue's 10 000: `RAFT_SIM_RELAY_SEEDS=10000 cargo test --release -p
 /// raft-sim --test property relay`).
-#[test]
-fn random_faulted_seeds_with_relays_and_five_servers_zero_violations() {
-    let seeds: u64 = std::env::var("RAFT_SIM_RELAY_SEEDS")
+/// Seeds 1..=N (N from `env`, else `default`) of scenario generator `gen`
+/// with relays, without the core database: panics naming the first seed
+/// that breaks an invariant; returns (seeds, client writes, writes
+/// forwarded by relays, relay reconnects).
+fn relay_seeds(env: &str, default: u64, gen: fn(u64) -> (String, String)) -> (u64, u64, u64, u64) {
+    let seeds: u64 = std::env::var(env)
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(2000);
+        .unwrap_or(default);
     let mut failures = Vec::new();
     let (mut commits, mut forwarded, mut reconnects) = (0u64, 0u64, 0u64);
     for seed in 1..=seeds {
-        let (label, text) = random_relay_scenario(seed);
+        let (label, text) = gen(seed);
         let over = vec![("core_db".to_string(), "false".to_string())];
         let mut sim = Sim::from_text(&text, None, &over, seed)
             .unwrap_or_else(|e| panic!("{label}: {e}\n{text}"));
@@ -277,6 +280,13 @@ fn random_faulted_seeds_with_relays_and_five_servers_zero_violations() {
         failures.len(),
         failures[0]
     );
+    (seeds, commits, forwarded, reconnects)
+}
+
+#[test]
+fn random_faulted_seeds_with_relays_and_five_servers_zero_violations() {
+    let (seeds, commits, forwarded, reconnects) =
+        relay_seeds("RAFT_SIM_RELAY_SEEDS", 2000, random_relay_scenario);
     // Writes went through the relays, and relays lost their sources.
     assert!(commits > seeds * 20, "only {commits} client writes");
     assert!(forwarded >= commits, "{forwarded} forwarded of {commits}");
@@ -348,32 +358,10 @@ pub fn random_relay_link_scenario(seed: u64) -> (String, String) {
 /// test --release -p raft-sim --test property relay_hops`).
 #[test]
 fn random_faults_on_relay_hops_zero_violations() {
-    let seeds: u64 = std::env::var("RAFT_SIM_RELAY_LINK_SEEDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000);
-    let mut failures = Vec::new();
-    let (mut commits, mut reconnects) = (0u64, 0u64);
-    for seed in 1..=seeds {
-        let (label, text) = random_relay_link_scenario(seed);
-        let over = vec![("core_db".to_string(), "false".to_string())];
-        let mut sim = Sim::from_text(&text, None, &over, seed)
-            .unwrap_or_else(|e| panic!("{label}: {e}\n{text}"));
-        let m = sim.run();
-        commits += m.txn_count() as u64;
-        reconnects += m.relay.reconnects;
-        if !m.violations.is_empty() {
-            failures.push(format!(
-                "{label}: {}\n--- scenario ---\n{text}",
-                m.violations.join("; ")
-            ));
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} failing seeds; first:\n{}",
-        failures.len(),
-        failures[0]
+    let (seeds, commits, _, reconnects) = relay_seeds(
+        "RAFT_SIM_RELAY_LINK_SEEDS",
+        1000,
+        random_relay_link_scenario,
     );
     assert!(commits > seeds * 20, "only {commits} client writes");
     assert!(reconnects > seeds / 5, "only {reconnects} reconnects");
