@@ -7,7 +7,7 @@
 
 use crate::cond::{resolve_column, ColRef, Condition, RowView};
 use crate::dispatch::{err_json, uuid_json};
-use crate::integrity::first_duplicate;
+use crate::integrity::first_duplicate_indexed;
 use crate::meta::{DbMeta, TableMeta};
 use crate::triggers::{self, WaitMode};
 use crate::{Commit, Row, RowChange, RowRef, Server, SessionId, TransactOutcome, TxnStats};
@@ -304,8 +304,11 @@ impl Server {
                     )));
                 }
             }
-            for idx in &t.indexes {
-                if let Some((other, u)) = first_duplicate(idx, &self.tables[ti], &changed[ti]) {
+            for (ix, idx) in t.indexes.iter().enumerate() {
+                let keys = &self.keys[ti][ix];
+                if let Some((other, u)) =
+                    first_duplicate_indexed(idx, keys, &self.tables[ti], &changed[ti])
+                {
                     let names: Vec<&str> =
                         idx.iter().map(|&c| t.columns[c].name.as_str()).collect();
                     return Err(Error::constraint(format!(

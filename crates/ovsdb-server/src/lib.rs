@@ -191,6 +191,11 @@ pub struct Server {
     pub meta: Arc<DbMeta>,
     opts: ServerOptions,
     tables: Vec<BTreeMap<Uuid, RowRef>>,
+    /// Per table, per unique index of its schema (in schema order): each
+    /// committed row's key, kept at every install, so that a commit checks
+    /// the keys it writes by lookup instead of comparing every row
+    /// (`integrity::first_duplicate_indexed`).
+    keys: Vec<Vec<integrity::KeyIndex>>,
     rng: SplitMix64,
     last_txn_id: Uuid,
     history: VecDeque<Commit>,
@@ -272,10 +277,16 @@ impl Server {
                     .collect()
             })
             .collect();
+        let keys = meta
+            .tables
+            .iter()
+            .map(|t| vec![integrity::KeyIndex::default(); t.indexes.len()])
+            .collect();
         Server {
             meta,
             opts,
             tables: vec![BTreeMap::new(); n],
+            keys,
             rng: SplitMix64::new(opts.seed),
             last_txn_id: Uuid::NIL,
             history: VecDeque::new(),

@@ -177,6 +177,23 @@ impl Server {
                 }
             }
         }
+        // The unique indexes' keys: every old key goes before any new one
+        // comes (a transaction may pass a key from one row to another).
+        let meta = self.meta.clone();
+        for ch in &commit.changes {
+            if let Some(o) = &ch.old {
+                for (ix, idx) in meta.tables[ch.table].indexes.iter().enumerate() {
+                    self.keys[ch.table][ix].remove(idx, ch.uuid, &o.cols);
+                }
+            }
+        }
+        for ch in &commit.changes {
+            if let Some(n) = &ch.new {
+                for (ix, idx) in meta.tables[ch.table].indexes.iter().enumerate() {
+                    self.keys[ch.table][ix].insert(idx, ch.uuid, &n.cols);
+                }
+            }
+        }
         self.last_txn_id = commit.txn_id;
         for ch in &commit.changes {
             self.db_atoms += ch.new.as_deref().map(row_atoms).unwrap_or(0);
