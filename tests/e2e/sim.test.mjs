@@ -295,7 +295,7 @@ test("a relay can be cut off from its source: its writes wait two probe interval
   await page.getByTestId("iv-peer").selectOption("0");
   await page.getByTestId("iv-cut").click();
   await page.waitForFunction(
-    () => /\nat 1500 cut r1 -> s1$/.test(document.querySelector('[data-testid="sim-interventions"]')?.textContent || ""),
+    () => /(^|\n)at 1500 cut r1 -> s1$/.test(document.querySelector('[data-testid="sim-interventions"]')?.textContent || ""),
   );
   const after = await figures(page);
   // Every write still lands; the one caught by the cut waited about

@@ -644,12 +644,15 @@ fn rows_after<'a>(
         )
 }
 
-/// The committed rows' keys of one unique index: key → row. `pure` is
-/// false once two committed rows were seen holding one key (rows replayed
-/// from a record are not checked); the check then compares rows again.
+/// The committed rows' keys of one unique index, by a 64-bit hash of the
+/// key: hash → row (the hash in a `Uuid`, so the map is the same type as a
+/// table's and adds no code to the wasm). `pure` is false once two
+/// committed rows were seen with one hash (the same key, from rows
+/// replayed without the check, or a collision); the check then compares
+/// rows again, as before.
 #[derive(Debug, Clone)]
 pub(crate) struct KeyIndex {
-    rows: BTreeMap<Vec<Datum>, Uuid>,
+    rows: BTreeMap<Uuid, RowRef>,
     pure: bool,
 }
 
@@ -662,65 +665,106 @@ impl Default for KeyIndex {
     }
 }
 
-fn key_of(idx: &[usize], cols: &[Datum]) -> Vec<Datum> {
-    idx.iter().map(|&c| cols[c].clone()).collect()
+/// FNV-1a over the key's atoms (the index's columns of `cols`).
+fn key_hash(idx: &[usize], cols: &[Datum]) -> Uuid {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |b: &[u8]| {
+        for &x in b {
+            h ^= u64::from(x);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    let mut atom = |a: &Atom| match a {
+        Atom::Integer(n) => eat(&n.to_le_bytes()),
+        Atom::Real(x) => eat(&x.to_bits().to_le_bytes()),
+        Atom::Boolean(b) => eat(&[u8::from(*b)]),
+        Atom::String(s) => {
+            eat(s.as_bytes());
+            eat(&[0xff]);
+        }
+        Atom::Uuid(u) => eat(&u.as_u128().to_le_bytes()),
+    };
+    for &c in idx {
+        match &cols[c] {
+            Datum::Set(s) => s.iter().for_each(&mut atom),
+            Datum::Map(m) => m.iter().for_each(|(k, v)| {
+                atom(k);
+                atom(v);
+            }),
+        }
+        atom(&Atom::Boolean(true));
+    }
+    Uuid(u128::from(h))
 }
 
 impl KeyIndex {
-    /// Row `u` lets go of its key `old` (an install's first pass).
-    pub(crate) fn remove(&mut self, idx: &[usize], u: Uuid, old: &[Datum]) {
-        let k = key_of(idx, old);
-        if self.rows.get(&k) == Some(&u) {
-            self.rows.remove(&k);
+    /// Row `old` lets go of its key (an install's first pass).
+    pub(crate) fn remove(&mut self, idx: &[usize], old: &RowRef) {
+        let h = key_hash(idx, &old.cols);
+        if self.rows.get(&h).is_some_and(|r| r.uuid == old.uuid) {
+            self.rows.remove(&h);
         }
     }
 
-    /// Row `u` holds key `new` (an install's second pass).
-    pub(crate) fn insert(&mut self, idx: &[usize], u: Uuid, new: &[Datum]) {
-        if let Some(other) = self.rows.insert(key_of(idx, new), u) {
-            if other != u {
+    /// Row `new` holds its key (an install's second pass).
+    pub(crate) fn insert(&mut self, idx: &[usize], new: &RowRef) {
+        if let Some(other) = self.rows.insert(key_hash(idx, &new.cols), new.clone()) {
+            if other.uuid != new.uuid {
                 self.pure = false;
             }
         }
     }
 }
 
-/// [`first_duplicate`] through the committed rows' keys: the rows the
-/// transaction writes, and for each of their keys the committed row that
-/// holds it, if the transaction leaves that row alone. The same pair as
-/// the scan; the scan itself when `keys` is not pure.
+/// [`first_duplicate`] through the committed rows' keys, for a few
+/// written rows: each written row, in UUID order, looks up the committed
+/// row that holds its key (if the transaction leaves that row alone) and
+/// the written rows before it. The scan reads the committed rows it left
+/// alone first, then the written ones in UUID order (`rows_after`), so the
+/// first written row with an earlier holder is the scan's answer. Many
+/// written rows, or keys that are not pure, take the scan itself.
+/// Whether commits keep and use [`KeyIndex`]: not in the web worker, whose
+/// gzipped wasm is held under 1 MB (BENCHMARKS.md); there the check scans,
+/// with the same result (`the_key_lookup_finds_the_pair_the_scan_finds`).
+pub(crate) const KEY_INDEX: bool = cfg!(not(target_arch = "wasm32"));
+
 pub(crate) fn first_duplicate_indexed(
     idx: &[usize],
     keys: &KeyIndex,
     committed: &BTreeMap<Uuid, RowRef>,
     changed: &BTreeMap<Uuid, Option<Row>>,
 ) -> Option<(Uuid, Uuid)> {
-    if !keys.pure {
+    if !KEY_INDEX {
         return first_duplicate(idx, committed, changed);
     }
-    let mut holders: BTreeMap<Vec<Datum>, Vec<Uuid>> = BTreeMap::new();
-    for (u, r) in changed {
-        if let Some(r) = r {
-            holders.entry(key_of(idx, &r.cols)).or_default().push(*u);
+    let written: Vec<(Uuid, Uuid, &[Datum])> = changed
+        .iter()
+        .filter_map(|(u, r)| {
+            r.as_ref()
+                .map(|r| (key_hash(idx, &r.cols), *u, &r.cols[..]))
+        })
+        .collect();
+    if !keys.pure || written.len() > 32 {
+        return first_duplicate(idx, committed, changed);
+    }
+    let same = |a: &[Datum], b: &[Datum]| idx.iter().all(|&c| a[c] == b[c]);
+    for (i, (h, u, cols)) in written.iter().enumerate() {
+        let held = keys
+            .rows
+            .get(h)
+            .filter(|r| !changed.contains_key(&r.uuid) && same(&r.cols, cols))
+            .map(|r| r.uuid)
+            .or_else(|| {
+                written[..i]
+                    .iter()
+                    .find(|(h2, _, c2)| h2 == h && same(c2, cols))
+                    .map(|w| w.1)
+            });
+        if let Some(first) = held {
+            return Some((first, *u));
         }
     }
-    // The scan reads the committed rows the transaction left alone, then
-    // the written ones, each in UUID order (`rows_after`): a key's first
-    // holder is its committed row if any, and the scan stops at the
-    // written row, earliest in UUID order, that is some key's second.
-    let mut best: Option<(Uuid, Uuid)> = None;
-    for (k, hs) in holders.iter() {
-        let committed_holder = keys.rows.get(k).filter(|c| !changed.contains_key(*c));
-        let (first, second) = match committed_holder {
-            Some(c) => (*c, hs[0]),
-            None if hs.len() > 1 => (hs[0], hs[1]),
-            None => continue,
-        };
-        if best.is_none_or(|(_, b)| second < b) {
-            best = Some((first, second));
-        }
-    }
-    best
+    None
 }
 
 /// The first two rows, in [`rows_after`] order, that unique index `idx`
@@ -951,8 +995,9 @@ mod tests {
                     version: Uuid::NIL,
                     cols: vec![name(k)],
                 };
-                keys.insert(&[0], r.uuid, &r.cols);
-                committed.insert(r.uuid, Arc::new(r));
+                let r = Arc::new(r);
+                keys.insert(&[0], &r);
+                committed.insert(r.uuid, r);
             }
             let mut changed = BTreeMap::new();
             for _ in 0..1 + below(6) {

@@ -177,22 +177,8 @@ impl Server {
                 }
             }
         }
-        // The unique indexes' keys: every old key goes before any new one
-        // comes (a transaction may pass a key from one row to another).
-        let meta = self.meta.clone();
-        for ch in &commit.changes {
-            if let Some(o) = &ch.old {
-                for (ix, idx) in meta.tables[ch.table].indexes.iter().enumerate() {
-                    self.keys[ch.table][ix].remove(idx, ch.uuid, &o.cols);
-                }
-            }
-        }
-        for ch in &commit.changes {
-            if let Some(n) = &ch.new {
-                for (ix, idx) in meta.tables[ch.table].indexes.iter().enumerate() {
-                    self.keys[ch.table][ix].insert(idx, ch.uuid, &n.cols);
-                }
-            }
+        if crate::integrity::KEY_INDEX {
+            self.install_keys(commit);
         }
         self.last_txn_id = commit.txn_id;
         for ch in &commit.changes {
@@ -212,6 +198,27 @@ impl Server {
             {
                 if let Some(c) = self.history.pop_front() {
                     self.history_atoms = self.history_atoms.saturating_sub(commit_atoms(&c));
+                }
+            }
+        }
+    }
+
+    /// The unique indexes' keys of a commit's rows: every old key goes
+    /// before any new one comes (a transaction may pass a key from one row
+    /// to another).
+    fn install_keys(&mut self, commit: &Commit) {
+        let meta = self.meta.clone();
+        for ch in &commit.changes {
+            if let Some(o) = &ch.old {
+                for (ix, idx) in meta.tables[ch.table].indexes.iter().enumerate() {
+                    self.keys[ch.table][ix].remove(idx, o);
+                }
+            }
+        }
+        for ch in &commit.changes {
+            if let Some(n) = &ch.new {
+                for (ix, idx) in meta.tables[ch.table].indexes.iter().enumerate() {
+                    self.keys[ch.table][ix].insert(idx, n);
                 }
             }
         }
