@@ -126,8 +126,7 @@ struct Tooltip {
 
 /// The second worker of a load: it runs the cluster check of the same
 /// files (`check` message) while the first one loads them without it
-/// (`check: false`), one worker per core. The check is about half of a
-/// load's CPU.
+/// (`check: false`), one worker per core (from `CHECK_WORKER_CORES` on).
 struct CheckRun {
     worker: Worker,
     listeners: Vec<gloo_events::EventListener>,

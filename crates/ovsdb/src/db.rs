@@ -170,10 +170,12 @@ pub struct Database {
     meta: Vec<TableMeta>,
 }
 
-/// How a transaction's modifications are encoded (§4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a transaction's modifications are encoded (§4). The default is
+/// full values, what a database without `_is_diff` records holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum StorageMode {
     /// Every changed column carries its complete new value.
+    #[default]
     Full,
     /// Changed set/map columns with `max > 1` carry a diff.
     Diff,

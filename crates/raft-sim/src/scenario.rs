@@ -61,8 +61,9 @@ pub enum FaultAction {
     /// The link A -> B only.
     Cut(Node, Node),
     Heal,
-    /// Each message is lost with this probability (a lost message resets
-    /// its connection).
+    /// Each message is lost with this probability: on a member link a lost
+    /// message resets the connection, on a relay hop it costs
+    /// retransmission time.
     Loss(f64),
     /// Extra one-way delay on the link A -> B, µs.
     LinkDelay(Node, Node, u64),

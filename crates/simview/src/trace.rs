@@ -192,7 +192,7 @@ impl SbTrace {
 }
 
 /// A whole recorded run.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
 pub struct Trace {
     /// Virtual time the run ended at, µs.
@@ -220,23 +220,6 @@ pub struct Trace {
     /// The Southbound controllers, when the run has any.
     #[cfg_attr(feature = "serde", serde(default))]
     pub sb: SbTrace,
-}
-
-impl Default for Trace {
-    fn default() -> Trace {
-        Trace {
-            end: 0,
-            storage: StorageMode::Full,
-            kinds: Vec::new(),
-            states: Vec::new(),
-            messages: Vec::new(),
-            writes: Vec::new(),
-            entries: Vec::new(),
-            notes: Vec::new(),
-            relay_states: Vec::new(),
-            sb: SbTrace::default(),
-        }
-    }
 }
 
 /// [`StorageMode`] (which has no serde impls) as a bool, `true` = column

@@ -466,17 +466,7 @@ impl FileLoad {
     /// replay (which decides nothing the check needs), no lane sizes, no
     /// checkpoints. A second worker runs it beside the load's own walk.
     pub fn check_only(name: &str, ck: &Checker) -> FileLoad {
-        let sum = Summarizer::new(false);
-        FileLoad {
-            scan: LogScan::new(sum.options()),
-            sum,
-            lane: LaneBuilder::new(name),
-            check: Some(FileChecking {
-                file: ck.begin_file(name),
-                mark: ck.mark(),
-            }),
-            fingerprint: Fingerprint::default(),
-        }
+        Self::walk(name, ck, true, Summarizer::new(false))
     }
 
     /// [`FileLoad::with_shared`] that keeps checkpoints of the replay
@@ -494,6 +484,12 @@ impl FileLoad {
             sum = sum.with_checkpoints(policy);
         }
         sum.share(shared);
+        Self::walk(name, ck, check, sum)
+    }
+
+    /// A file's walk folding its events into `sum`, the lane and, with
+    /// `check`, the file's part of the cluster check.
+    fn walk(name: &str, ck: &Checker, check: bool, sum: Summarizer) -> FileLoad {
         FileLoad {
             scan: LogScan::new(sum.options()),
             sum,

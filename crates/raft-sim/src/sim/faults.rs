@@ -83,12 +83,12 @@ impl Sim {
             FaultAction::Partition(a, b) => {
                 for &x in &a {
                     for &y in &b {
-                        self.link_cut(x, y, true);
-                        self.link_cut(y, x, true);
+                        self.link_cut(x, y);
+                        self.link_cut(y, x);
                     }
                 }
             }
-            FaultAction::Cut(a, b) => self.link_cut(a, b, true),
+            FaultAction::Cut(a, b) => self.link_cut(a, b),
             FaultAction::Heal => {
                 for a in 0..MAX_SERVERS {
                     for b in 0..MAX_SERVERS {
@@ -188,16 +188,16 @@ impl Sim {
         }
     }
 
-    /// Cuts (or restores) the link a -> b: between members the Raft link,
+    /// Cuts the link a -> b (until `heal`): between members the Raft link,
     /// otherwise a relay hop.
-    fn link_cut(&mut self, a: Node, b: Node, on: bool) {
+    fn link_cut(&mut self, a: Node, b: Node) {
         match (a, b) {
             (Node::Member(x), Node::Member(y)) => {
                 if x < MAX_SERVERS && y < MAX_SERVERS {
-                    self.cut(x, y, on);
+                    self.cut(x, y, true);
                 }
             }
-            _ => self.relay_link_cut(a, b, on),
+            _ => self.relay_link_cut(a, b),
         }
     }
 }

@@ -38,6 +38,7 @@ pub(super) struct Stalled {
     from: Node,
     to: Node,
     msg: RelayMsg,
+    bytes: u64,
 }
 
 /// Figures of the relay hops (all zero without relays).
@@ -313,6 +314,7 @@ impl Sim {
                 from,
                 to,
                 msg,
+                bytes,
             });
             return;
         }
@@ -395,21 +397,21 @@ impl Sim {
         })
     }
 
-    /// Cuts (or restores) the relay hop a -> b. Messages sent over a cut
+    /// Cuts the relay hop a -> b (until `heal`). Messages sent over a cut
     /// hop wait (TCP holds them); a relay whose source connection is cut
     /// gives it up after two probe intervals without hearing from the
     /// other side, and connects to the next remote it can reach.
-    pub(super) fn relay_link_cut(&mut self, a: Node, b: Node, on: bool) {
+    pub(super) fn relay_link_cut(&mut self, a: Node, b: Node) {
         let (x, y) = (a.index(), b.index());
         if self.relay_links.is_empty() || x >= NODES || y >= NODES {
             return;
         }
         let l = &mut self.relay_links[x * NODES + y];
-        if l.cut == on {
+        if l.cut {
             return;
         }
-        l.cut = on;
-        if let (true, Some(k)) = (on, self.connection_of(a, b)) {
+        l.cut = true;
+        if let Some(k) = self.connection_of(a, b) {
             let session = self.relays[k].session;
             self.push(
                 self.now + 2 * SOURCE_PROBE,
@@ -435,8 +437,7 @@ impl Sim {
         }
         for m in std::mem::take(&mut self.glue.stalled) {
             if self.relay_links[m.li].epoch == m.epoch {
-                let bytes = m.msg.wire_bytes(self.knobs.storage);
-                self.relay_transmit(m.li, m.from, m.to, m.msg, self.now, bytes);
+                self.relay_transmit(m.li, m.from, m.to, m.msg, self.now, m.bytes);
             }
         }
     }
