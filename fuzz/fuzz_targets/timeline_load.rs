@@ -1,7 +1,8 @@
 //! Fuzz a load's one pass and the parsers around it: arbitrary bytes as a
 //! database file go through `timeline::load` whole and in chunks (same
 //! timeline, never a panic); two copies as one cluster load the same with
-//! and without sharing the size replay; the lane's entries survive the `timeline::wire`
+//! and without sharing the size replay, and the check run alone gives the
+//! load's check; the lane's entries survive the `timeline::wire`
 //! round trip; `wire::decode_entries` of the raw bytes is an error or a
 //! value, never a panic; `ovsdb_log::canon` of the bytes, when it answers,
 //! gives the JSON tree's canonical text.
@@ -14,6 +15,12 @@ use libfuzzer_sys::fuzz_target;
 use timeline::load::{FileEnd, TimelineLoad};
 
 fn load_all(mut load: TimelineLoad, files: &[&[u8]], step: usize) -> timeline::Timeline {
+    feed(&mut load, files, step);
+    load.finish()
+}
+
+/// Every file's walk into `load`, in chunks of `step` bytes.
+fn feed(load: &mut TimelineLoad, files: &[&[u8]], step: usize) {
     for data in files {
         let mut f = load.begin("f");
         for c in data.chunks(step) {
@@ -30,7 +37,6 @@ fn load_all(mut load: TimelineLoad, files: &[&[u8]], step: usize) -> timeline::T
         };
         load.add(l);
     }
-    load.finish()
 }
 
 fn chunked(data: &[u8], step: usize) -> timeline::Timeline {
@@ -48,6 +54,21 @@ fuzz_target!(|data: &[u8]| {
         load_all(TimelineLoad::new(true), &twice, step),
         load_all(TimelineLoad::new(true).without_sharing(), &twice, step)
     );
+    // The check alone (the page's second worker) puts on a load without
+    // its own check what the load's check puts on its timeline.
+    let mut alone = TimelineLoad::check_only();
+    feed(&mut alone, &twice, step);
+    let mut apart = load_all(TimelineLoad::new(false), &twice, step);
+    apart.apply_check(alone.finish_check());
+    let with = load_all(TimelineLoad::new(true), &twice, step);
+    assert_eq!(apart.cluster, with.cluster);
+    let markers = |t: &timeline::Timeline| {
+        t.lanes
+            .iter()
+            .map(|l| l.markers.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(markers(&apart), markers(&with));
 
     let mut light = whole.clone();
     let blobs = timeline::wire::split(&mut light);
