@@ -54,7 +54,7 @@ impl DatabaseAt {
     /// one walk over the bytes from [`DatabaseAt::start`] on. Without
     /// checkpoints, [`DatabaseAt::new`].
     pub fn from_checkpoints(ck: Option<&Checkpoints>, index: u64) -> DatabaseAt {
-        match ck.and_then(|c| c.jump(index)) {
+        match ck.and_then(|c| c.jump_database(index)) {
             Some(j) => DatabaseAt {
                 state: State::Jump(Box::new(j), false),
             },
@@ -134,7 +134,11 @@ impl DatabaseAt {
                 // A second walk always ends the replay.
                 ReplayEnd::Again(_) => State::Taken,
             },
-            State::Jump(j, true) => State::Done(Box::new(j.end(scan))),
+            State::Jump(j, true) => match j.end(scan) {
+                Ok(r) => State::Done(Box::new(r)),
+                // The net change did not apply: walk again, plainly.
+                Err(plain) => State::Jump(plain, false),
+            },
             s => s,
         };
     }

@@ -92,6 +92,11 @@ struct Sealed {
     records: usize,
     format: Format,
     damage: Option<LogError>,
+    /// The replay applied every entry up to this index without error.
+    clean_to: u64,
+    /// The database's [`ovsdb::Database::implicit_changes`] at the end of
+    /// the replay (None when it did not keep it).
+    end_implicit: Option<u64>,
 }
 
 /// The checkpoints of one replay (see the module documentation).
@@ -292,6 +297,7 @@ impl Checkpoints {
         format: Format,
         damage: Option<LogError>,
         end_db: Option<&Db>,
+        clean_to: u64,
     ) {
         if let (Some(last), Some(db)) = (self.list.last_mut(), end_db) {
             if last.db.is_some() {
@@ -306,6 +312,8 @@ impl Checkpoints {
             records: plan.records,
             format,
             damage,
+            clean_to,
+            end_implicit: end_db.map(|d| d.core().implicit_changes()),
         });
     }
 
@@ -314,6 +322,31 @@ impl Checkpoints {
     /// `applied` a replay from the start to `index` has; its `entries`
     /// are those from the checkpoint on. None before the replay ended.
     pub fn jump(&self, index: u64) -> Option<Jump> {
+        self.jump_with(index, false)
+    }
+
+    /// Like [`Checkpoints::jump`], for the database alone: when the
+    /// replay that kept the checkpoints went through `index` without an
+    /// error, and no commit between the checkpoint and the next one (or
+    /// the end) deleted or changed a row on its own (garbage collection,
+    /// weak references: [`ovsdb::Database::implicit_changes`]), the jump
+    /// reaches the database by the records' net change ([`crate::net`]),
+    /// skipping the rows they add and delete again. Its `entries` then
+    /// keep their stored sizes in every mode.
+    pub fn jump_database(&self, index: u64) -> Option<Jump> {
+        let s = self.sealed.as_ref()?;
+        let i = self.list.partition_point(|c| c.applied <= index);
+        let implicit = |c: &Checkpoint| c.db.as_ref().map_or(0, |d| d.core().implicit_changes());
+        let base = implicit(&self.list[i.saturating_sub(1)]);
+        let next = match self.list.get(i) {
+            Some(c) => Some(implicit(c)),
+            None => s.end_implicit,
+        };
+        let exact = index <= s.clean_to && next == Some(base);
+        self.jump_with(index, exact)
+    }
+
+    fn jump_with(&self, index: u64, net: bool) -> Option<Jump> {
         let s = self.sealed.as_ref()?;
         let cp = self.nearest(index);
         let upto = Upto::Index(index);
@@ -328,8 +361,13 @@ impl Checkpoints {
             Format::Standalone => ReplayPass::first(upto),
         };
         pass.resume_at(&cp.at, cp.db.clone(), cp.applied);
+        let (pass, fallback) = if net {
+            (pass.net(), self.jump_with(index, false).map(Box::new))
+        } else {
+            (pass, None)
+        };
         let opts = ScanOptions {
-            txn: true,
+            txn: !net,
             ..ScanOptions::default()
         };
         Some(Jump {
@@ -337,6 +375,7 @@ impl Checkpoints {
             pass,
             start: cp.at,
             damage: s.damage.clone(),
+            fallback,
         })
     }
 }
@@ -347,12 +386,24 @@ pub struct Jump {
     pass: ReplayPass,
     start: ScanPoint,
     damage: Option<LogError>,
+    /// A jump by net change: the plain jump to walk again with if
+    /// applying the net change fails.
+    fallback: Option<Box<Jump>>,
 }
+
+/// The end of a [`Jump`]'s walk.
+pub type Landing = Result<Replay, Box<Jump>>;
 
 impl Jump {
     /// The byte offset the chunks pushed must start at.
     pub fn offset(&self) -> u64 {
         self.start.offset
+    }
+
+    /// Whether it reaches the database by the records' net change
+    /// ([`Checkpoints::jump_database`] found that exact).
+    pub fn by_net_change(&self) -> bool {
+        self.fallback.is_some()
     }
 
     /// The checkpoint it resumed at.
@@ -364,9 +415,8 @@ impl Jump {
     /// that made the checkpoints verified them).
     pub fn trust_sha1(mut self) -> Jump {
         let opts = ScanOptions {
-            txn: true,
             trust_sha1: true,
-            ..ScanOptions::default()
+            ..self.scan_options()
         };
         self.scan = LogScan::resume(opts, &self.start);
         self
@@ -385,8 +435,10 @@ impl Jump {
         pass.reached()
     }
 
-    /// The replay (to the end of the file if it came first).
-    pub fn finish(self) -> Replay {
+    /// The replay (to the end of the file if it came first); `Err`: a jump
+    /// by net change that failed, and the plain jump to walk again with
+    /// (from [`Jump::offset`]).
+    pub fn finish(self) -> Landing {
         let Jump {
             mut scan, mut pass, ..
         } = self;
@@ -404,7 +456,7 @@ impl Jump {
     /// [`Jump::offset`]): the scanner's options.
     pub fn scan_options(&self) -> ScanOptions {
         ScanOptions {
-            txn: true,
+            txn: self.fallback.is_none(),
             ..ScanOptions::default()
         }
     }
@@ -421,18 +473,23 @@ impl Jump {
         self.pass.reached()
     }
 
-    /// The replay, after the caller's walk `scan`.
-    pub fn end(self, scan: &LogScan) -> Replay {
+    /// The replay, after the caller's walk `scan` (`Err`: as
+    /// [`Jump::finish`]).
+    pub fn end(self, scan: &LogScan) -> Landing {
         self.end_with(Some(scan))
     }
 
-    fn end_with(self, scan: Option<&LogScan>) -> Replay {
+    fn end_with(self, scan: Option<&LogScan>) -> Landing {
         let Jump {
             scan: own,
             pass,
             damage,
+            fallback,
             ..
         } = self;
+        let mut pass = pass;
+        pass.flush_net();
+        let failed = pass.net_failed();
         let mut r = if pass.is_second() {
             pass.finish(damage.clone())
         } else {
@@ -442,10 +499,15 @@ impl Jump {
                 ReplayEnd::Again(p) => p.finish(damage.clone()),
             }
         };
+        if failed {
+            if let Some(plain) = fallback {
+                return Err(plain);
+            }
+        }
         // The walk may have stopped before the damage the load met.
         if r.error.is_none() {
             r.error = damage;
         }
-        r
+        Ok(r)
     }
 }

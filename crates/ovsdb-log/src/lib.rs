@@ -11,6 +11,7 @@ pub mod convert;
 pub mod error;
 pub mod facts;
 pub mod framing;
+pub mod net;
 pub mod raft;
 mod rawtxn;
 pub mod record;

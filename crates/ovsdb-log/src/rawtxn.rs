@@ -427,9 +427,9 @@ fn parse_rows(b: &[u8], i: usize) -> Option<(Rows<'_>, usize)> {
     }
 }
 
-type Cols<'a> = Vec<(Cow<'a, str>, ColSrc<'a>)>;
+pub(crate) type Cols<'a> = Vec<(Cow<'a, str>, ColSrc<'a>)>;
 
-fn parse_cols(b: &[u8], i: usize) -> Option<(Cols<'_>, usize)> {
+pub(crate) fn parse_cols(b: &[u8], i: usize) -> Option<(Cols<'_>, usize)> {
     let mut i = ws(b, i + 1);
     let mut cols: Cols<'_> = Vec::new();
     if b.get(i) == Some(&b'}') {

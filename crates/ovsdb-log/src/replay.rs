@@ -33,9 +33,9 @@ pub struct Db {
 }
 
 /// (table index, row, operation).
-type RowOp = (usize, Uuid, Op);
+pub(crate) type RowOp = (usize, Uuid, Op);
 
-enum Op {
+pub(crate) enum Op {
     Delete,
     Insert(Vec<(usize, Datum)>),
     /// (column index, new value) for the changed columns.
@@ -49,7 +49,7 @@ impl Db {
         Db { schema, core }
     }
 
-    fn row(&self, ti: usize, u: &Uuid) -> Option<&[Datum]> {
+    pub(crate) fn row(&self, ti: usize, u: &Uuid) -> Option<&[Datum]> {
         self.core
             .table_at(ti)?
             .rows
@@ -109,7 +109,7 @@ impl Db {
     }
 
     fn parse_ops(&self, txn: &TxnSrc<'_>) -> Result<(Vec<RowOp>, SizeDelta), String> {
-        parse_ops_in(&self.schema, &|ti, u| self.row(ti, u), txn, None)
+        parse_ops_in(&self.schema, &|ti, u| self.row(ti, u), txn, None, true)
     }
 
     /// Applies one txn record (the JSON object of §2.3) to the database:
@@ -203,6 +203,13 @@ impl Db {
         t.commit().map(|_| ()).map_err(|e| e.to_string())
     }
 
+    /// Puts rows in place as given (None: absent), without a transaction
+    /// ([`ovsdb::Database::place_rows`]): for the net change of records
+    /// ([`crate::net`]).
+    pub(crate) fn place_rows(&mut self, rows: Vec<(usize, Uuid, Option<Vec<Datum>>)>) {
+        self.core.place_rows(rows);
+    }
+
     /// Rewrites a txn record for `mode`, given the database state *before*
     /// the record (call before [`Db::apply_txn`]). Modified composite
     /// columns get diffs (Diff) or full values (Full); `_is_diff` is
@@ -254,11 +261,12 @@ impl Db {
 /// The operations of one txn record against the rows `row` gives (the
 /// database before the record), with the record's size in each storage
 /// mode; `only`: consider these rows alone (the others are not looked at).
-fn parse_ops_in<'r>(
+pub(crate) fn parse_ops_in<'r>(
     schema: &DatabaseSchema,
     row: &dyn Fn(usize, &Uuid) -> Option<&'r [Datum]>,
     txn: &TxnSrc<'_>,
     only: Option<&HashSet<(usize, Uuid)>>,
+    sizes: bool,
 ) -> Result<(Vec<RowOp>, SizeDelta), String> {
     let diff_mode = txn.diff_mode;
     let mut ops = Vec::new();
@@ -281,69 +289,15 @@ fn parse_ops_in<'r>(
             if only.is_some_and(|o| !o.contains(&(ti, uuid))) {
                 continue;
             }
-            let existing = row(ti, &uuid);
-            let cols = match rs {
-                RowSrc::Delete => {
-                    if existing.is_none() {
-                        return Err(format!("transaction deletes row {us} that does not exist"));
-                    }
-                    ops.push((ti, uuid, Op::Delete));
-                    continue;
-                }
-                RowSrc::Bad => return Err(format!("row {us}: object or null expected")),
-                RowSrc::Cols(c) => c,
-            };
-            match existing {
-                None => {
-                    let mut row = Vec::with_capacity(cols.len());
-                    for (cn, src) in cols {
-                        let ci = user_column(ts, cn)?;
-                        let ty = &ts.columns[ci].ty;
-                        let d = Db::datum_of(src, ty, false)
-                            .map_err(|e| format!("{name} column {cn}: {e}"))?;
-                        d.check(ty)
-                            .map_err(|e| format!("{name} column {cn}: {e}"))?;
-                        row.retain(|(c, _)| *c != ci);
-                        row.push((ci, d));
-                    }
-                    ops.push((ti, uuid, Op::Insert(row)));
-                }
-                Some(old) => {
-                    let mut changes = Vec::with_capacity(cols.len());
-                    for (cn, src) in cols {
-                        let ci = user_column(ts, cn)?;
-                        let ty = &ts.columns[ci].ty;
-                        let stored_len = src.stored_len()? as i64;
-                        let new = if diff_mode && ty.is_composite() {
-                            let d = Db::datum_of(src, ty, true)
-                                .map_err(|e| format!("{name} column {cn}: {e}"))?;
-                            let mut n = old[ci].clone();
-                            n.apply_diff(&d, ty)
-                                .map_err(|e| format!("{name} column {cn}: {e}"))?;
-                            n.check(ty)
-                                .map_err(|e| format!("{name} column {cn}: {e}"))?;
-                            n
-                        } else {
-                            let d = Db::datum_of(src, ty, false)
-                                .map_err(|e| format!("{name} column {cn}: {e}"))?;
-                            d.check(ty)
-                                .map_err(|e| format!("{name} column {cn}: {e}"))?;
-                            d
-                        };
-                        let full_len = new.json_len() as i64;
-                        let diff_len = if ty.is_composite() {
-                            Datum::diff(&old[ci], &new, ty).json_len() as i64
-                        } else {
-                            full_len
-                        };
-                        delta.full += full_len - stored_len;
-                        delta.diff += diff_len - stored_len;
-                        changes.retain(|(c, _)| *c != ci);
-                        changes.push((ci, new));
-                    }
-                    ops.push((ti, uuid, Op::Modify(changes)));
-                }
-            }
+            let op = row_op(
+                ts,
+                us,
+                row(ti, &uuid),
+                rs,
+                diff_mode,
+                sizes.then_some(&mut delta),
+            )?;
+            ops.push((ti, uuid, op));
         }
     }
     // `"_is_diff":true` alone in the object has no comma before it.
@@ -354,6 +308,86 @@ fn parse_ops_in<'r>(
         delta.diff += flag_len(txn.members.is_empty());
     }
     Ok((ops, delta))
+}
+
+/// The operation a record's row `us` of table `ts` makes on the row as
+/// it is (`existing`), read as a replay reads it; with `sizes`, adds the
+/// row's size change in each storage mode.
+pub(crate) fn row_op(
+    ts: &TableSchema,
+    us: &str,
+    existing: Option<&[Datum]>,
+    rs: &RowSrc<'_>,
+    diff_mode: bool,
+    mut sizes: Option<&mut SizeDelta>,
+) -> Result<Op, String> {
+    let name = &ts.name;
+    let cols = match rs {
+        RowSrc::Delete => {
+            if existing.is_none() {
+                return Err(format!("transaction deletes row {us} that does not exist"));
+            }
+            return Ok(Op::Delete);
+        }
+        RowSrc::Bad => return Err(format!("row {us}: object or null expected")),
+        RowSrc::Cols(c) => c,
+    };
+    match existing {
+        None => {
+            let mut row = Vec::with_capacity(cols.len());
+            for (cn, src) in cols {
+                let ci = user_column(ts, cn)?;
+                let ty = &ts.columns[ci].ty;
+                let d =
+                    Db::datum_of(src, ty, false).map_err(|e| format!("{name} column {cn}: {e}"))?;
+                d.check(ty)
+                    .map_err(|e| format!("{name} column {cn}: {e}"))?;
+                row.retain(|(c, _)| *c != ci);
+                row.push((ci, d));
+            }
+            Ok(Op::Insert(row))
+        }
+        Some(old) => {
+            let mut changes = Vec::with_capacity(cols.len());
+            for (cn, src) in cols {
+                let ci = user_column(ts, cn)?;
+                let ty = &ts.columns[ci].ty;
+                let stored_len = match sizes {
+                    Some(_) => src.stored_len()? as i64,
+                    None => 0,
+                };
+                let new = if diff_mode && ty.is_composite() {
+                    let d = Db::datum_of(src, ty, true)
+                        .map_err(|e| format!("{name} column {cn}: {e}"))?;
+                    let mut n = old[ci].clone();
+                    n.apply_diff(&d, ty)
+                        .map_err(|e| format!("{name} column {cn}: {e}"))?;
+                    n.check(ty)
+                        .map_err(|e| format!("{name} column {cn}: {e}"))?;
+                    n
+                } else {
+                    let d = Db::datum_of(src, ty, false)
+                        .map_err(|e| format!("{name} column {cn}: {e}"))?;
+                    d.check(ty)
+                        .map_err(|e| format!("{name} column {cn}: {e}"))?;
+                    d
+                };
+                if let Some(delta) = sizes.as_deref_mut() {
+                    let full_len = new.json_len() as i64;
+                    let diff_len = if ty.is_composite() {
+                        Datum::diff(&old[ci], &new, ty).json_len() as i64
+                    } else {
+                        full_len
+                    };
+                    delta.full += full_len - stored_len;
+                    delta.diff += diff_len - stored_len;
+                }
+                changes.retain(|(c, _)| *c != ci);
+                changes.push((ci, new));
+            }
+            Ok(Op::Modify(changes))
+        }
+    }
 }
 
 /// [`Db::transform_txn`] against the rows `row` gives.
@@ -608,29 +642,21 @@ impl RowsAt {
         let Some(only) = self.only.as_ref() else {
             return self.base.apply_src(t).map(|_| ());
         };
-        let (ops, _) = parse_ops_in(&self.base.schema, &|ti, u| self.row(ti, u), t, Some(only))?;
+        let (ops, _) = parse_ops_in(
+            &self.base.schema,
+            &|ti, u| self.row(ti, u),
+            t,
+            Some(only),
+            false,
+        )?;
         for (ti, u, op) in ops {
             let ts = &self.base.schema.tables[ti];
-            let new = match op {
-                Op::Delete => None,
-                Op::Insert(vals) => {
-                    let mut row = ovsdb::db::Row::new_default(ts, u).columns;
-                    for (ci, d) in vals {
-                        row[ci] = d;
-                    }
-                    Some(row)
-                }
-                Op::Modify(ch) => {
-                    let mut row = self.row(ti, &u).map(<[Datum]>::to_vec).unwrap_or_default();
-                    for (ci, d) in ch {
-                        if let Some(slot) = row.get_mut(ci) {
-                            *slot = d;
-                        }
-                    }
-                    Some(row)
-                }
+            let mut row = match op {
+                Op::Modify(_) => self.row(ti, &u).map(<[Datum]>::to_vec),
+                _ => None,
             };
-            self.changed.insert((ti, u), new);
+            apply_row_op(ts, u, &mut row, op);
+            self.changed.insert((ti, u), row);
         }
         Ok(())
     }
@@ -638,6 +664,28 @@ impl RowsAt {
     /// [`Db::transform_txn`] against these rows (the state before `txn`).
     pub fn transform_txn(&self, txn: &Json, mode: StorageMode) -> Result<Json, String> {
         transform_txn_in(&self.base.schema, &|ti, u| self.row(ti, u), txn, mode)
+    }
+}
+
+/// Applies one operation to a row's values (None: absent).
+pub(crate) fn apply_row_op(ts: &TableSchema, u: Uuid, row: &mut Option<Vec<Datum>>, op: Op) {
+    match op {
+        Op::Delete => *row = None,
+        Op::Insert(vals) => {
+            let mut new = ovsdb::db::Row::new_default(ts, u).columns;
+            for (ci, d) in vals {
+                new[ci] = d;
+            }
+            *row = Some(new);
+        }
+        Op::Modify(ch) => {
+            let row = row.get_or_insert_with(Vec::new);
+            for (ci, d) in ch {
+                if let Some(slot) = row.get_mut(ci) {
+                    *slot = d;
+                }
+            }
+        }
     }
 }
 

@@ -383,7 +383,7 @@ pub(crate) struct Stream {
     pending_bytes: usize,
     /// Index of the last applied entry: replacing it or anything before it
     /// cannot be undone in one pass.
-    applied: u64,
+    pub(crate) applied: u64,
     /// Checkpoints of the replay ([`crate::checkpoint`]), when asked for:
     /// taken when an entry is applied, at the end of its record.
     pub ckpt: Option<Box<Checkpoints>>,
@@ -914,6 +914,11 @@ pub struct ReplayPass {
     through_damage: bool,
     r: Replay,
     ckpt: Option<Box<Checkpoints>>,
+    /// [`ReplayPass::net`]: the records' net change, applied at the end.
+    net: Option<crate::net::NetChange>,
+    /// Applying the net change failed (the walk must be made again
+    /// without it).
+    net_failed: bool,
 }
 
 impl ReplayPass {
@@ -988,7 +993,42 @@ impl ReplayPass {
                 checkpoints: None,
             },
             ckpt: None,
+            net: None,
+            net_failed: false,
         }
+    }
+
+    /// Reaches the database by the records' net change
+    /// ([`crate::net`]): the entries' sizes in other modes are not
+    /// computed (they keep their stored size), and the database is the
+    /// same as a replay's when every record names every row its
+    /// transaction changed, as ovsdb-server writes them.
+    pub(crate) fn net(mut self) -> ReplayPass {
+        self.net = Some(crate::net::NetChange::new());
+        self
+    }
+
+    /// Applying the net change failed: the walk must be made again
+    /// without it.
+    pub(crate) fn net_failed(&self) -> bool {
+        self.net_failed
+    }
+
+    /// Applies the net change taken so far; false when that failed (the
+    /// walk is over).
+    pub(crate) fn flush_net(&mut self) -> bool {
+        let (Some(net), Some(db)) = (self.net.as_mut(), self.r.db.as_mut()) else {
+            return true;
+        };
+        if net.records() == 0 {
+            return true;
+        }
+        if net.apply(db).is_err() {
+            self.net_failed = true;
+            self.done = true;
+            return false;
+        }
+        true
     }
 
     /// Keeps checkpoints of the database on the way (see
@@ -1080,6 +1120,9 @@ impl ReplayPass {
             self.done = true;
             return;
         }
+        if matches!(ev, Event::Schema { .. } | Event::Header { .. }) && !self.flush_net() {
+            return;
+        }
         match ev {
             Event::Schema { raw, schema } => match schema_from(raw, schema) {
                 Ok(s) => self.r.db = Some(Db::new(s)),
@@ -1127,6 +1170,18 @@ impl ReplayPass {
             diff: stored,
             superseded: false,
         };
+        if self.r.applied < self.limit {
+            if let (Some(net), Some(db)) = (self.net.as_mut(), self.r.db.as_ref()) {
+                if net.take(db, raw.body, false) {
+                    self.r.entries.push(plain);
+                    self.r.applied += 1;
+                    return;
+                }
+                if !self.flush_net() {
+                    return;
+                }
+            }
+        }
         let j = match raw.json() {
             Ok(j) => j,
             Err(e) => return self.fail(e),
@@ -1180,6 +1235,18 @@ impl ReplayPass {
             self.r.entries.push(plain(false));
             return;
         }
+        if let (Some(net), Some(db)) = (self.net.as_mut(), self.r.db.as_ref()) {
+            if net.take(db, data_bytes, true) {
+                self.r.entries.push(plain(false));
+                self.r.applied = index;
+                return;
+            }
+            // Not a plain transaction: what was taken, then this record
+            // as a replay applies it.
+            if !self.flush_net() {
+                return;
+            }
+        }
         let res = match (self.r.db.as_mut(), txn) {
             (Some(db), Some(t)) => Some(db.apply_scanned(t)),
             (Some(db), None) => db.apply_data_bytes(data_bytes),
@@ -1215,7 +1282,7 @@ impl ReplayPass {
         if self.plan.records == 0 && self.plan.skipped.is_empty() {
             let mut r = self.r;
             r.db = None;
-            r.checkpoints = seal(self.ckpt, &self.plan, r.format, &self.plan.damage, None);
+            r.checkpoints = seal(self.ckpt, &self.plan, r.format, &self.plan.damage, None, 0);
             r.error = self.plan.damage;
             return ReplayEnd::Done(Box::new(r));
         }
@@ -1242,6 +1309,8 @@ impl ReplayPass {
                     format: Some(format),
                     ..ReplayPass::first(self.upto).r
                 },
+                // What the first walk took went with its database.
+                net: self.net.as_ref().map(|_| crate::net::NetChange::new()),
                 ..self
             }));
         }
@@ -1254,7 +1323,8 @@ impl ReplayPass {
     /// [`ReplayPass::standalone`] whose walk is over; `error` is the error
     /// that ended the walk, if any (kept unless a replay error came
     /// first).
-    pub fn finish(self, error: Option<LogError>) -> Replay {
+    pub fn finish(mut self, error: Option<LogError>) -> Replay {
+        self.flush_net();
         let mut r = self.r;
         if r.format == Some(Format::Clustered) {
             r.commit_index = Some(self.plan.commit_index());
@@ -1262,12 +1332,21 @@ impl ReplayPass {
         if r.error.is_none() {
             r.error = error;
         }
-        r.checkpoints = seal(self.ckpt, &self.plan, r.format, &r.error, r.db.as_ref());
+        let clean_to = r.applied;
+        r.checkpoints = seal(
+            self.ckpt,
+            &self.plan,
+            r.format,
+            &r.error,
+            r.db.as_ref(),
+            clean_to,
+        );
         r
     }
 
     /// The replay of a pass whose walk is over.
-    pub(crate) fn into_replay(self) -> Replay {
+    pub(crate) fn into_replay(mut self) -> Replay {
+        self.flush_net();
         let mut r = self.r;
         let format = r.format.or(self.plan.format).unwrap_or(Format::Clustered);
         r.format = Some(format);
@@ -1283,6 +1362,7 @@ impl ReplayPass {
             Some(format),
             &self.plan.damage,
             r.db.as_ref(),
+            r.applied,
         );
         r.skipped = self.plan.skipped;
         r
@@ -1297,6 +1377,7 @@ fn seal(
     format: Option<Format>,
     damage: &Option<LogError>,
     end_db: Option<&Db>,
+    clean_to: u64,
 ) -> Option<Box<Checkpoints>> {
     let mut c = ckpt?;
     c.seal(
@@ -1304,6 +1385,7 @@ fn seal(
         format.unwrap_or(Format::Clustered),
         damage.clone(),
         end_db,
+        clean_to,
     );
     Some(c)
 }

@@ -594,6 +594,7 @@ impl Summarizer {
                         Format::Clustered,
                         s.truncated.clone(),
                         end_db.as_ref(),
+                        stream.applied,
                     );
                     *ckpt = Some(c);
                 }

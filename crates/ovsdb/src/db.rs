@@ -129,12 +129,12 @@ impl Table {
         Some(Arc::make_mut(r))
     }
 
-    fn remove_row(&mut self, uuid: &Uuid) -> Option<Row> {
+    fn remove_row(&mut self, uuid: &Uuid) -> Option<Arc<Row>> {
         let r = self.rows.remove(uuid)?;
         if Arc::strong_count(&r) > 1 {
             self.detached += r.approx_bytes() as u64;
         }
-        Some(Arc::unwrap_or_clone(r))
+        Some(r)
     }
     /// Number of strong references to `uuid` (0 if none).
     pub fn strong_refs(&self, uuid: &Uuid) -> u32 {
@@ -168,6 +168,9 @@ pub struct Database {
     schema: Arc<DatabaseSchema>,
     tables: Vec<Table>,
     meta: Vec<TableMeta>,
+    /// Rows that commits deleted or changed on their own (garbage
+    /// collection, weak references dropped), over all commits.
+    implicit: u64,
 }
 
 /// How a transaction's modifications are encoded (§4). The default is
@@ -291,11 +294,11 @@ enum ColTrack {
 #[derive(Debug, Default)]
 struct RowTrack {
     inserted: bool,
-    /// Set when a pre-existing row was deleted: its value before the txn.
-    /// Boxed to keep `TxnState::rows` B-tree nodes under 1 KiB: larger
-    /// allocations take glibc's slow path (fastbin consolidation) on every
-    /// small transaction.
-    deleted_original: Option<Box<Row>>,
+    /// Set when a pre-existing row was deleted: its value before the txn,
+    /// shared (a pointer also keeps `TxnState::rows` B-tree nodes under
+    /// 1 KiB: larger allocations take glibc's slow path, fastbin
+    /// consolidation, on every small transaction).
+    deleted_original: Option<Arc<Row>>,
     cols: BTreeMap<usize, ColTrack>,
 }
 
@@ -316,6 +319,8 @@ struct TxnState {
     atoms_checked: bool,
     /// Set while rolling back: no tracking.
     replaying_undo: bool,
+    /// Rows garbage collection deleted or weak references changed.
+    implicit: u64,
 }
 
 /// A transaction in progress on a [`Database`]. Dropping it without
@@ -360,6 +365,7 @@ impl Database {
             tables: vec![Table::default(); schema.tables.len()],
             schema,
             meta,
+            implicit: 0,
         }
     }
 
@@ -389,6 +395,14 @@ impl Database {
     /// along the way hold that the database itself no longer does.
     pub fn detached_bytes(&self) -> u64 {
         self.tables.iter().map(|t| t.detached).sum()
+    }
+
+    /// How many rows commits deleted or changed on their own so far
+    /// (garbage collection, weak references dropped): a replay of records
+    /// that name every row they change, as ovsdb-server writes them,
+    /// keeps it at 0.
+    pub fn implicit_changes(&self) -> u64 {
+        self.implicit
     }
 
     /// Total number of rows.
@@ -717,6 +731,50 @@ impl Database {
     /// Converts the database to `new_schema` (§3.3 "convert yourself"):
     /// common tables keep their rows; common columns keep values (re-parsed
     /// through JSON when the type changed); new columns get defaults.
+    /// Puts rows in place as given (table index, UUID, values in schema
+    /// column order; None: absent), reference counts kept, without a
+    /// transaction: nothing is checked, collected or cleaned. For a state
+    /// known to be consistent, such as the net change of log records a
+    /// replay already applied without error (`ovsdb_log::net`).
+    pub fn place_rows(&mut self, rows: Vec<(usize, Uuid, Option<Vec<Datum>>)>) {
+        // Reference counts only: no transaction tracks what they touch.
+        let mut st = TxnState {
+            replaying_undo: true,
+            ..TxnState::default()
+        };
+        for (ti, u, new) in rows {
+            let Some(table) = self.tables.get_mut(ti) else {
+                continue;
+            };
+            let old = table.remove_row(&u);
+            if let (Some(o), Some(n)) = (&old, &new) {
+                if o.columns == *n {
+                    table.rows.insert(u, o.clone());
+                    continue;
+                }
+            }
+            for k in 0..self.meta[ti].ref_cols.len() {
+                let ci = self.meta[ti].ref_cols[k].col;
+                match (&old, &new) {
+                    (Some(o), Some(n)) if o.columns[ci] != n[ci] => {
+                        self.adjust_refs_delta(&mut st, (ti, u), ci, &o.columns[ci], &n[ci]);
+                    }
+                    (Some(_), Some(_)) => {}
+                    (Some(o), None) => {
+                        self.adjust_datum_refs(&mut st, (ti, u), ci, &o.columns[ci], -1)
+                    }
+                    (None, Some(n)) => self.adjust_datum_refs(&mut st, (ti, u), ci, &n[ci], 1),
+                    (None, None) => {}
+                }
+            }
+            if let Some(columns) = new {
+                self.tables[ti]
+                    .rows
+                    .insert(u, Arc::new(Row { uuid: u, columns }));
+            }
+        }
+    }
+
     pub fn convert(&self, new_schema: Arc<DatabaseSchema>) -> Result<Database> {
         let mut db = Database::new(new_schema.clone());
         {
@@ -749,6 +807,7 @@ impl Database {
             }
             t.commit()?;
         }
+        db.implicit = self.implicit;
         Ok(db)
     }
 
@@ -1390,14 +1449,14 @@ impl<'a> Txn<'a> {
     }
 
     fn remove_row(&mut self, ti: usize, u: Uuid) {
+        // Shared with the checkpoints a replay keeps: the row is not copied.
         let Some(mut row) = self.db.tables[ti].remove_row(&u) else {
             return;
         };
         for ci in 0..row.columns.len() {
             if self.db.has_refs(ti, ci) {
-                let d = std::mem::take(&mut row.columns[ci]);
-                self.db.adjust_datum_refs(&mut self.st, (ti, u), ci, &d, -1);
-                row.columns[ci] = d;
+                self.db
+                    .adjust_datum_refs(&mut self.st, (ti, u), ci, &row.columns[ci], -1);
             }
         }
         if self.st.replaying_undo {
@@ -1411,13 +1470,14 @@ impl<'a> Txn<'a> {
         }
         // Restore the pre-transaction value of touched columns.
         for (ci, track) in std::mem::take(&mut rt.cols) {
-            let cur = std::mem::take(&mut row.columns[ci]);
-            row.columns[ci] = match track {
+            let r = Arc::make_mut(&mut row);
+            let cur = std::mem::take(&mut r.columns[ci]);
+            r.columns[ci] = match track {
                 ColTrack::Old(o) => o,
                 ColTrack::Keys(keys) => restore_keys(cur, &keys),
             };
         }
-        rt.deleted_original = Some(Box::new(row));
+        rt.deleted_original = Some(row);
     }
 
     /// Removes every atom referring to (`tt`, `tu`) from row (`ti`, `u`)'s
@@ -1461,6 +1521,7 @@ impl<'a> Txn<'a> {
                 }
             };
             let ty = self.db.schema.tables[ti].columns[rc.col].ty.clone();
+            self.st.implicit += 1;
             if !ty.is_composite() {
                 // A scalar or optional column (max 1): a "diff" of such a
                 // column is its new value, so `apply_diff_at` would write
@@ -1746,6 +1807,7 @@ impl<'a> Txn<'a> {
         match self.finish() {
             Ok(c) => {
                 self.done = true;
+                self.db.implicit += self.st.implicit;
                 Ok(c)
             }
             Err(e) => {
@@ -1771,6 +1833,7 @@ impl<'a> Txn<'a> {
                     && self.db.tables[tt].strong_refs(&tu) == 0
                 {
                     self.remove_row(tt, tu);
+                    self.st.implicit += 1;
                 }
             }
             if !self.st.deleted_queue.is_empty() {
@@ -1909,7 +1972,9 @@ impl<'a> Txn<'a> {
                 }
                 ChangeKind::Insert
             } else if let Some(old) = rt.deleted_original {
-                ChangeKind::Delete { old: *old }
+                ChangeKind::Delete {
+                    old: Arc::unwrap_or_clone(old),
+                }
             } else {
                 let Some(row) = self.db.tables[*ti].rows.get(u) else {
                     continue;
@@ -1983,15 +2048,13 @@ impl<'a> Txn<'a> {
                 continue;
             }
             if let Some(orig) = rt.deleted_original {
-                let mut orig = *orig;
                 for ci in 0..orig.columns.len() {
                     if self.db.has_refs(ti, ci) {
-                        let d = std::mem::take(&mut orig.columns[ci]);
-                        self.db.adjust_datum_refs(&mut self.st, (ti, u), ci, &d, 1);
-                        orig.columns[ci] = d;
+                        self.db
+                            .adjust_datum_refs(&mut self.st, (ti, u), ci, &orig.columns[ci], 1);
                     }
                 }
-                self.db.tables[ti].rows.insert(u, Arc::new(orig));
+                self.db.tables[ti].rows.insert(u, orig);
                 continue;
             }
             for (ci, track) in rt.cols {
