@@ -366,8 +366,12 @@ impl Checkpoints {
         } else {
             (pass, None)
         };
+        // A jump by net change in a file without damage reads records
+        // the replay that kept the checkpoints verified: their hashes are
+        // trusted, as a replay's second walk trusts its first's.
         let opts = ScanOptions {
             txn: !net,
+            trust_sha1: net && s.damage.is_none(),
             ..ScanOptions::default()
         };
         Some(Jump {
@@ -457,6 +461,7 @@ impl Jump {
     pub fn scan_options(&self) -> ScanOptions {
         ScanOptions {
             txn: self.fallback.is_none(),
+            trust_sha1: self.fallback.is_some() && self.damage.is_none(),
             ..ScanOptions::default()
         }
     }

@@ -38,8 +38,11 @@ pub struct NetChange {
     at: HashMap<(usize, Uuid), u32, BuildFold>,
     /// In the order rows were first written.
     held: Vec<Held>,
-    /// The column objects of the operations held, back to back.
-    bytes: Vec<u8>,
+    /// The column objects of the operations held, back to back in chunks
+    /// of [`CHUNK`] bytes or more (never moved once written).
+    bytes: Vec<Vec<u8>>,
+    /// Bytes in `bytes`.
+    stored: usize,
     /// The operations held; each row's form a list in record order.
     ops: Vec<HeldOp>,
     /// Bytes of `bytes` no operation holds any more (rows deleted since).
@@ -49,6 +52,9 @@ pub struct NetChange {
 }
 
 const NONE: u32 = u32::MAX;
+
+/// The size of the chunks of held bytes.
+const CHUNK: usize = 1 << 20;
 
 #[derive(Debug)]
 struct Held {
@@ -64,7 +70,8 @@ struct Held {
 
 #[derive(Debug, Clone, Copy)]
 struct HeldOp {
-    start: usize,
+    chunk: u32,
+    start: u32,
     len: u32,
     /// The record's `_is_diff`.
     diff: bool,
@@ -169,13 +176,14 @@ impl NetChange {
                 }
                 Some(cols) => {
                     let k = self.ops.len() as u32;
+                    let (chunk, start) = self.store(cols);
                     self.ops.push(HeldOp {
-                        start: self.bytes.len(),
+                        chunk,
+                        start,
                         len: cols.len() as u32,
                         diff,
                         next: NONE,
                     });
-                    self.bytes.extend_from_slice(cols);
                     let h = &mut self.held[i];
                     match h.last {
                         NONE => h.first = k,
@@ -186,40 +194,69 @@ impl NetChange {
             }
         }
         self.records += 1;
-        if self.dead > (1 << 20) && self.dead > self.bytes.len() / 2 {
+        if self.dead > CHUNK && self.dead > self.stored / 2 {
             self.compact();
         }
         true
     }
 
+    /// Copies `b` into the chunks: where it went.
+    fn store(&mut self, b: &[u8]) -> (u32, u32) {
+        let fits = |c: &Vec<u8>| c.capacity() - c.len() >= b.len();
+        if !self.bytes.last().is_some_and(fits) {
+            self.bytes.push(Vec::with_capacity(CHUNK.max(b.len())));
+        }
+        let n = self.bytes.len() - 1;
+        let c = &mut self.bytes[n];
+        let start = c.len();
+        c.extend_from_slice(b);
+        self.stored += b.len();
+        (n as u32, start as u32)
+    }
+
+    /// The bytes of a held operation.
+    fn bytes_of(&self, o: HeldOp) -> &[u8] {
+        let start = o.start as usize;
+        &self.bytes[o.chunk as usize][start..start + o.len as usize]
+    }
+
     /// Drops the bytes and operations of deleted rows.
     fn compact(&mut self) {
-        let mut bytes = Vec::with_capacity(self.bytes.len() - self.dead);
-        let mut ops = Vec::new();
-        for h in &mut self.held {
+        let old = NetChange {
+            at: HashMap::default(),
+            held: Vec::new(),
+            bytes: std::mem::take(&mut self.bytes),
+            stored: 0,
+            ops: std::mem::take(&mut self.ops),
+            dead: 0,
+            records: 0,
+        };
+        self.stored = 0;
+        self.dead = 0;
+        let mut held = std::mem::take(&mut self.held);
+        for h in &mut held {
             let mut k = h.first;
             let mut prev = NONE;
             while k != NONE {
-                let o = self.ops[k as usize];
-                let n = ops.len() as u32;
-                ops.push(HeldOp {
-                    start: bytes.len(),
+                let o = old.ops[k as usize];
+                let n = self.ops.len() as u32;
+                let (chunk, start) = self.store(old.bytes_of(o));
+                self.ops.push(HeldOp {
+                    chunk,
+                    start,
                     next: NONE,
                     ..o
                 });
-                bytes.extend_from_slice(&self.bytes[o.start..o.start + o.len as usize]);
                 match prev {
                     NONE => h.first = n,
-                    p => ops[p as usize].next = n,
+                    p => self.ops[p as usize].next = n,
                 }
                 prev = n;
                 k = o.next;
             }
             h.last = prev;
         }
-        self.bytes = bytes;
-        self.ops = ops;
-        self.dead = 0;
+        self.held = held;
     }
 
     /// Whether the row is there after the records taken.
@@ -234,9 +271,8 @@ impl NetChange {
     /// empties it. On error (a value that does not read) `db` is
     /// unchanged.
     pub fn apply(&mut self, db: &mut Db) -> Result<(), String> {
-        let NetChange {
-            held, bytes, ops, ..
-        } = std::mem::take(self);
+        let mut all = std::mem::take(self);
+        let held = std::mem::take(&mut all.held);
         let mut rows = Vec::with_capacity(held.len());
         for h in held {
             if h.deleted && h.first == NONE && db.row(h.ti, &h.uuid).is_none() {
@@ -251,8 +287,8 @@ impl NetChange {
             };
             let mut k = h.first;
             while k != NONE {
-                let o = ops[k as usize];
-                let cols = &bytes[o.start..o.start + o.len as usize];
+                let o = all.ops[k as usize];
+                let cols = all.bytes_of(o);
                 let op = one_row_op(db, h.ti, row.as_deref(), cols, o.diff)?;
                 apply_row_op(ts, h.uuid, &mut row, op);
                 k = o.next;
@@ -379,7 +415,7 @@ fn table_rows<'a>(b: &'a [u8], i: usize, ti: usize, rows: &mut Vec<RowRef<'a>>) 
     }
     loop {
         let (text, k) = crate::rawtxn::name_at(b, ws(b, i))?;
-        let u = Uuid::parse(text).filter(|_| text.len() == 36)?;
+        let u = crate::rawtxn::parse_uuid_bytes(text.as_bytes())?;
         i = ws(b, k);
         if b.get(i) != Some(&b':') {
             return None;
@@ -391,7 +427,7 @@ fn table_rows<'a>(b: &'a [u8], i: usize, ti: usize, rows: &mut Vec<RowRef<'a>>) 
                 i += 4;
             }
             Some(b'{') => {
-                let end = skip_value(b, i).ok()?;
+                let end = object_end(b, i)?;
                 rows.push((ti, u, Some(&b[i..end])));
                 i = end;
             }
@@ -402,6 +438,69 @@ fn table_rows<'a>(b: &'a [u8], i: usize, ti: usize, rows: &mut Vec<RowRef<'a>>) 
             Some(b',') => i += 1,
             Some(b'}') => return Some(i + 1),
             _ => return None,
+        }
+    }
+}
+
+/// End (exclusive) of the JSON object at `b[i] == '{'`, found by its
+/// quotes, escapes and braces alone (SIMD searches). The records a net
+/// change takes are ones a replay already parsed, so they are known to be
+/// well-formed JSON; anything unbalanced gives None.
+fn object_end(b: &[u8], i: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut j = i;
+    loop {
+        j += memchr::memchr3(b'"', b'{', b'}', b.get(j..)?)?;
+        match b[j] {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(j + 1);
+                }
+            }
+            _ => loop {
+                // In a string: to its closing quote, past escapes.
+                j += 1;
+                j += memchr::memchr2(b'"', b'\\', b.get(j..)?)?;
+                if b[j] == b'"' {
+                    break;
+                }
+                j += 1;
+            },
+        }
+        j += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn object_end_agrees_with_the_skimmer() {
+        let cases: [&[u8]; 7] = [
+            br#"{}"#,
+            br#"{"a":1}"#,
+            br#"{"a":"}{","b":{"c":[1,{"d":"\"}"}]}}"#,
+            br#"{"s":"\\","t":"\\\"}"}"#,
+            br#"{"m":["map",[["k","v{"],["}","x"]]]}"#,
+            br#"{ "x" : { } , "y" : "\u007d" }"#,
+            br#"{"a":{"b":{"c":{}}},"z":"]"}"#,
+        ];
+        for c in cases {
+            let mut b = c.to_vec();
+            b.extend_from_slice(br#","after":{"x":1}}"#);
+            assert_eq!(
+                object_end(&b, 0),
+                skip_value(&b, 0).ok(),
+                "{}",
+                String::from_utf8_lossy(c)
+            );
+        }
+        // Unbalanced or cut short: no end.
+        for c in [&br#"{"a":1"#[..], br#"{"a":"}"#, br#"{"a":"\"#] {
+            assert_eq!(object_end(c, 0), None, "{}", String::from_utf8_lossy(c));
         }
     }
 }

@@ -148,7 +148,7 @@ const HEX: [u8; 256] = {
 };
 
 /// Canonical 36-byte UUID text (either case) to a UUID.
-fn parse_uuid_bytes(t: &[u8]) -> Option<Uuid> {
+pub(crate) fn parse_uuid_bytes(t: &[u8]) -> Option<Uuid> {
     if t.len() != 36 || t[8] != b'-' || t[13] != b'-' || t[18] != b'-' || t[23] != b'-' {
         return None;
     }
