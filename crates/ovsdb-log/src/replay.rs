@@ -321,7 +321,6 @@ pub(crate) fn row_op(
     diff_mode: bool,
     mut sizes: Option<&mut SizeDelta>,
 ) -> Result<Op, String> {
-    let name = &ts.name;
     let cols = match rs {
         RowSrc::Delete => {
             if existing.is_none() {
@@ -332,62 +331,53 @@ pub(crate) fn row_op(
         RowSrc::Bad => return Err(format!("row {us}: object or null expected")),
         RowSrc::Cols(c) => c,
     };
-    match existing {
-        None => {
-            let mut row = Vec::with_capacity(cols.len());
-            for (cn, src) in cols {
-                let ci = user_column(ts, cn)?;
-                let ty = &ts.columns[ci].ty;
-                let d =
-                    Db::datum_of(src, ty, false).map_err(|e| format!("{name} column {cn}: {e}"))?;
-                d.check(ty)
-                    .map_err(|e| format!("{name} column {cn}: {e}"))?;
-                row.retain(|(c, _)| *c != ci);
-                row.push((ci, d));
-            }
-            Ok(Op::Insert(row))
+    // An insert's columns over the defaults, or a modify's new values.
+    let mut vals: Vec<(usize, Datum)> = Vec::with_capacity(cols.len());
+    for (cn, src) in cols {
+        let ci = user_column(ts, cn)?;
+        let ty = &ts.columns[ci].ty;
+        let old = existing.map(|o| &o[ci]);
+        // (Read first: a value that is not JSON fails here, as before.)
+        let stored_len = match (&sizes, old) {
+            (Some(_), Some(_)) => src.stored_len()? as i64,
+            _ => 0,
+        };
+        let new = column_value(src, ty, old.filter(|_| diff_mode))
+            .map_err(|e| format!("{} column {cn}: {e}", ts.name))?;
+        if let (Some(delta), Some(old)) = (sizes.as_deref_mut(), old) {
+            let full_len = new.json_len() as i64;
+            let diff_len = if ty.is_composite() {
+                Datum::diff(old, &new, ty).json_len() as i64
+            } else {
+                full_len
+            };
+            delta.full += full_len - stored_len;
+            delta.diff += diff_len - stored_len;
         }
-        Some(old) => {
-            let mut changes = Vec::with_capacity(cols.len());
-            for (cn, src) in cols {
-                let ci = user_column(ts, cn)?;
-                let ty = &ts.columns[ci].ty;
-                let stored_len = match sizes {
-                    Some(_) => src.stored_len()? as i64,
-                    None => 0,
-                };
-                let new = if diff_mode && ty.is_composite() {
-                    let d = Db::datum_of(src, ty, true)
-                        .map_err(|e| format!("{name} column {cn}: {e}"))?;
-                    let mut n = old[ci].clone();
-                    n.apply_diff(&d, ty)
-                        .map_err(|e| format!("{name} column {cn}: {e}"))?;
-                    n.check(ty)
-                        .map_err(|e| format!("{name} column {cn}: {e}"))?;
-                    n
-                } else {
-                    let d = Db::datum_of(src, ty, false)
-                        .map_err(|e| format!("{name} column {cn}: {e}"))?;
-                    d.check(ty)
-                        .map_err(|e| format!("{name} column {cn}: {e}"))?;
-                    d
-                };
-                if let Some(delta) = sizes.as_deref_mut() {
-                    let full_len = new.json_len() as i64;
-                    let diff_len = if ty.is_composite() {
-                        Datum::diff(&old[ci], &new, ty).json_len() as i64
-                    } else {
-                        full_len
-                    };
-                    delta.full += full_len - stored_len;
-                    delta.diff += diff_len - stored_len;
-                }
-                changes.retain(|(c, _)| *c != ci);
-                changes.push((ci, new));
-            }
-            Ok(Op::Modify(changes))
-        }
+        vals.retain(|(c, _)| *c != ci);
+        vals.push((ci, new));
     }
+    Ok(match existing {
+        None => Op::Insert(vals),
+        Some(_) => Op::Modify(vals),
+    })
+}
+
+/// A column's value as a record gives it: the value itself, or, given
+/// the value before (`diff_before`, in a diff-mode record), that value
+/// with the record's diff applied to a set or map.
+fn column_value(src: &ColSrc<'_>, ty: &Type, diff_before: Option<&Datum>) -> Result<Datum, String> {
+    let new = match diff_before.filter(|_| ty.is_composite()) {
+        Some(old) => {
+            let d = Db::datum_of(src, ty, true)?;
+            let mut n = old.clone();
+            n.apply_diff(&d, ty).map_err(|e| e.to_string())?;
+            n
+        }
+        None => Db::datum_of(src, ty, false)?,
+    };
+    new.check(ty).map_err(|e| e.to_string())?;
+    Ok(new)
 }
 
 /// [`Db::transform_txn`] against the rows `row` gives.
