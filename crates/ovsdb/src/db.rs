@@ -26,6 +26,8 @@ use crate::sets::AtomMap;
 use crate::types::{RefType, Type};
 use crate::uuid::Uuid;
 
+mod server;
+
 /// One row: its UUID and one datum per column of the table schema, indexed
 /// like [`TableSchema::columns`]. The `_uuid` and `_version` slots are kept
 /// empty (the UUID is [`Row::uuid`]): a one-element datum is a B-tree node
@@ -277,12 +279,21 @@ pub struct ReplayOptions {
     /// column type (as the log replay does while it reads the record), so
     /// inserts and replaced columns skip that check.
     pub atoms_checked: bool,
+    /// The transaction is a live `transact` of the ovsdb-server model
+    /// (crate `ovsdb-server`): strong references are checked before garbage
+    /// collection and reported, like weak references whose removal leaves
+    /// a column too small, in the words ovsdb-server's reply uses; rows the
+    /// operations touched without changing them still take their slot in
+    /// the weak-reference assessment's hash tables; and rows that join the
+    /// assessment later, and a deleted row's referrers, join in table-name
+    /// and UUID order (see `db/server.rs`).
+    pub server_checks: bool,
 }
 
 // ---------------------------------------------------------------------------
 // Transaction state
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum ColTrack {
     /// The column's value before the transaction.
     Old(Datum),
@@ -291,7 +302,7 @@ enum ColTrack {
     Keys(BTreeMap<Atom, Option<Atom>>),
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct RowTrack {
     inserted: bool,
     /// Set when a pre-existing row was deleted: its value before the txn,
@@ -317,6 +328,7 @@ struct TxnState {
     skip_changes: bool,
     file_record_order: bool,
     atoms_checked: bool,
+    server_checks: bool,
     /// Set while rolling back: no tracking.
     replaying_undo: bool,
     /// Rows garbage collection deleted or weak references changed.
@@ -428,6 +440,7 @@ impl Database {
         t.st.skip_changes = opts.skip_changes;
         t.st.file_record_order = opts.file_record_order;
         t.st.atoms_checked = opts.atoms_checked;
+        t.st.server_checks = opts.server_checks;
         t
     }
 
@@ -1481,14 +1494,24 @@ impl<'a> Txn<'a> {
     }
 
     /// Removes every atom referring to (`tt`, `tu`) from row (`ti`, `u`)'s
-    /// weak-reference columns.
-    fn drop_weak_refs(&mut self, ti: usize, u: Uuid, tt: usize, tu: Uuid) -> Result<()> {
+    /// weak-reference columns (with `optional_only`, its max-1 ones).
+    fn drop_weak_refs(
+        &mut self,
+        ti: usize,
+        u: Uuid,
+        tt: usize,
+        tu: Uuid,
+        optional_only: bool,
+    ) -> Result<()> {
         let cols: Vec<RefCol> = self.db.meta[ti]
             .ref_cols
             .iter()
             .filter(|rc| {
                 rc.key.is_some_and(|k| k.weak && k.table == tt)
                     || rc.value.is_some_and(|v| v.weak && v.table == tt)
+            })
+            .filter(|rc| {
+                !optional_only || !self.db.schema.tables[ti].columns[rc.col].ty.is_composite()
             })
             .cloned()
             .collect();
@@ -1531,6 +1554,7 @@ impl<'a> Txn<'a> {
                 let mut v = cur.clone();
                 v.subtract(&diff);
                 self.set_at(ti, u, rc.col, v)?;
+                self.server_weak_size_check(ti, u, rc.col)?;
                 continue;
             }
             // Removing never grows the value; a min violation is reported at
@@ -1544,6 +1568,7 @@ impl<'a> Txn<'a> {
                 v.subtract(&diff);
                 self.set_at(ti, u, rc.col, v)
             })?;
+            self.server_weak_size_check(ti, u, rc.col)?;
         }
         Ok(())
     }
@@ -1666,8 +1691,20 @@ impl<'a> Txn<'a> {
         for &(ti, u) in &self.st.order[..n_ops_rows] {
             op_rows.entry(ti).or_default().push(u);
         }
-        let mut per_table: Vec<(usize, Vec<Uuid>)> = Vec::new();
+        // Each table's rows, with their place in the assessment.
+        #[derive(Clone, Copy, PartialEq)]
+        enum Place {
+            /// An operation's row that is assessed.
+            Stays,
+            /// An operation's row that only takes a slot in the hash table
+            /// (`ReplayOptions::server_checks`).
+            Slot,
+            /// A row that joins after the operations' rows.
+            Later,
+        }
+        let mut per_table: Vec<(usize, Vec<(Uuid, Place)>)> = Vec::new();
         let mut placed: BTreeSet<(usize, Uuid)> = BTreeSet::new();
+        let server = self.st.server_checks;
         for ti in op_tables {
             let rows = op_rows.remove(&ti).unwrap_or_default();
             if !rows.iter().any(|u| changed(&self.st, self.db, ti, u)) {
@@ -1684,7 +1721,9 @@ impl<'a> Txn<'a> {
                 let u = rows[i];
                 if changed(&self.st, self.db, ti, &u) && in_txn(&self.st, self.db, ti, &u) {
                     placed.insert((ti, u));
-                    v.push(u);
+                    v.push((u, Place::Stays));
+                } else if server {
+                    v.push((u, Place::Slot));
                 }
             }
             per_table.push((ti, v));
@@ -1692,25 +1731,48 @@ impl<'a> Txn<'a> {
         // Then rows whose strong reference count changed (collected ones
         // among them), appended to their table or, for tables not placed
         // yet, to new tables at the end.
-        let later: Vec<(usize, Uuid)> = self.st.order[n_ops_rows..]
+        let mut later: Vec<(usize, Uuid)> = self.st.order[n_ops_rows..]
             .iter()
             .chain(self.st.strong_touched.iter())
             .copied()
             .collect();
+        if server {
+            self.server_order(&mut later);
+        }
         for (ti, u) in later {
             if placed.contains(&(ti, u)) || !in_txn(&self.st, self.db, ti, &u) {
                 continue;
             }
             placed.insert((ti, u));
             match per_table.iter_mut().find(|(t, _)| *t == ti) {
-                Some((_, v)) => v.push(u),
-                None => per_table.push((ti, vec![u])),
+                Some((_, v)) => v.push((u, Place::Later)),
+                None => per_table.push((ti, vec![(u, Place::Later)])),
             }
         }
         // A table whose rows are all gone (collected inserts) was dropped.
-        for (ti, rows) in per_table {
-            for u in rows {
-                o.add(ti, u);
+        // The operations' rows first, then (`Later`) the others.
+        for pass in [Place::Stays, Place::Later] {
+            for (ti, rows) in &per_table {
+                let mut slots = Vec::new();
+                for &(u, place) in rows {
+                    if (place == Place::Later) != (pass == Place::Later) {
+                        continue;
+                    }
+                    let id = o.add(*ti, u);
+                    if place == Place::Slot {
+                        slots.push((u, id));
+                    }
+                }
+                // The rows that only took a slot leave again (as
+                // ovsdb-server drops its unchanged rows), having grown the
+                // hash table.
+                for (u, id) in slots {
+                    o.index.remove(&(*ti, u));
+                    o.done[id] = true;
+                    if let Some(&tp) = o.table_pos.get(ti) {
+                        o.tables[tp].1.remove(u.first_word(), id);
+                    }
+                }
             }
         }
         // for_each_txn_row: passes until no table has unassessed rows.
@@ -1731,11 +1793,14 @@ impl<'a> Txn<'a> {
                             did = true;
                             any = true;
                             if deleted.contains(&(ti, u)) {
-                                let referrers: Vec<(usize, Uuid)> = self.db.tables[ti]
+                                let mut referrers: Vec<(usize, Uuid)> = self.db.tables[ti]
                                     .weak_in
                                     .get(&u)
                                     .map(|m| m.keys().copied().collect())
                                     .unwrap_or_default();
+                                if server {
+                                    self.server_order(&mut referrers);
+                                }
                                 for (si, su) in referrers {
                                     if !exists(self.db, si, &su) {
                                         continue;
@@ -1746,10 +1811,15 @@ impl<'a> Txn<'a> {
                                     }
                                 }
                             } else if exists(self.db, ti, &u) {
-                                let mut targets = queued.remove(&(ti, u)).unwrap_or_default();
-                                targets.extend(self.missing_scalar_weak_targets(ti, u));
-                                for (tt, tu) in targets {
-                                    self.drop_weak_refs(ti, u, tt, tu)?;
+                                // Queued references go from every column;
+                                // a missing target of an optional column
+                                // only from those columns (a set or map
+                                // keeps what it had).
+                                for (tt, tu) in queued.remove(&(ti, u)).unwrap_or_default() {
+                                    self.drop_weak_refs(ti, u, tt, tu, false)?;
+                                }
+                                for (tt, tu) in self.missing_scalar_weak_targets(ti, u) {
+                                    self.drop_weak_refs(ti, u, tt, tu, true)?;
                                 }
                             }
                         }
@@ -1821,6 +1891,10 @@ impl<'a> Txn<'a> {
     fn finish(&mut self) -> Result<TxnChanges> {
         // Tables and rows the operations touched (GC appends after them).
         let (n_ops_tables, n_ops_rows) = (self.st.table_order.len(), self.st.order.len());
+        if self.st.server_checks {
+            // ovsdb-server counts references before it collects garbage.
+            self.server_strong_ref_check()?;
+        }
         // GC and weak-reference cleanup to a fixpoint.
         loop {
             let mut progressed = false;
@@ -1849,7 +1923,7 @@ impl<'a> Txn<'a> {
                 if self.db.tables[si].rows.contains_key(&su)
                     && !self.db.tables[tt].rows.contains_key(&tu)
                 {
-                    self.drop_weak_refs(si, su, tt, tu)?;
+                    self.drop_weak_refs(si, su, tt, tu, false)?;
                 }
             }
             if !progressed {
