@@ -282,7 +282,10 @@ pub struct ReplayOptions {
     /// The transaction is a live `transact` of the ovsdb-server model
     /// (crate `ovsdb-server`): strong references are checked before garbage
     /// collection and reported, like weak references whose removal leaves
-    /// a column too small, in the words ovsdb-server's reply uses; rows the
+    /// a column too small, in the words ovsdb-server's reply uses; column
+    /// sizes are not checked again (the model checks each value as it
+    /// parses or mutates it, and may leave columns without references
+    /// empty: only references matter here); rows the
     /// operations touched without changing them still take their slot in
     /// the weak-reference assessment's hash tables; and rows that join the
     /// assessment later, and a deleted row's referrers, join in table-name
@@ -1950,8 +1953,15 @@ impl<'a> Txn<'a> {
                 });
             }
         }
-        // Sizes of changed columns; maxRows.
-        for (&(ti, u), rt) in &self.st.rows {
+        // Sizes of changed columns (the server model checks each value as
+        // it parses or mutates it, and weak removals as they happen);
+        // maxRows.
+        let sized = if self.st.server_checks {
+            None
+        } else {
+            Some(&self.st.rows)
+        };
+        for (&(ti, u), rt) in sized.into_iter().flatten() {
             let ts = &self.db.schema.tables[ti];
             let Some(row) = self.db.tables[ti].rows.get(&u) else {
                 continue;
