@@ -46,6 +46,7 @@ impl Txn<'_> {
     /// its outcome.
     pub fn keep(mut self) {
         self.done = true;
+        self.db.implicit += self.st.implicit;
     }
 
     /// Commits without garbage collection, weak-reference removal or any
