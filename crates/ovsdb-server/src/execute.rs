@@ -1,9 +1,10 @@
 //! Executing a `transact`: named UUIDs, the operations (insert, select,
 //! update, mutate, delete, wait, commit, abort, comment, assert) against a
-//! working copy of the rows ([`Work`]), then the commit-time checks
-//! (references, `maxRows`, unique indexes) and the real changes, which are
-//! installed at once ([`Server::transact`]) or later
-//! ([`Server::prepare`], then [`Server::apply_commit`]).
+//! working copy of the rows ([`Work`]), then the commit: the core's
+//! transaction (references, garbage collection, weak references,
+//! `maxRows`; `core.rs`), the unique indexes and the real changes, which
+//! are kept at once ([`Server::transact`]) or rolled back and installed
+//! later ([`Server::prepare`], then [`Server::apply_commit`]).
 
 use crate::cond::{resolve_column, ColRef, Condition, RowView};
 use crate::dispatch::{err_json, uuid_json};
@@ -499,8 +500,8 @@ fn execute_op(
                 // ovsdb-server (execution.c, `update_row_cb`) leaves a row
                 // out of the transaction when an update writes the values
                 // it already has: it does not decide where the row's table
-                // joins the transaction (weak references, see
-                // `assess_weak_refs_3_1`). A mutation always joins.
+                // joins the transaction (weak references, see the core's
+                // `server_checks`). A mutation always joins.
                 if name == "update" && updates.iter().all(|(ci, d)| row.cols[*ci] == *d) {
                     w.stats.rows_touched += 1;
                     continue;
