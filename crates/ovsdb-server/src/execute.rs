@@ -1,9 +1,10 @@
 //! Executing a `transact`: named UUIDs, the operations (insert, select,
 //! update, mutate, delete, wait, commit, abort, comment, assert) against a
-//! working copy of the rows ([`Work`]), then the commit-time checks
-//! (references, `maxRows`, unique indexes) and the real changes, which are
-//! installed at once ([`Server::transact`]) or later
-//! ([`Server::prepare`], then [`Server::apply_commit`]).
+//! working copy of the rows ([`Work`]), then the commit: the core's
+//! transaction (references, garbage collection, weak references,
+//! `maxRows`; `core.rs`), the unique indexes and the real changes, which
+//! are kept at once ([`Server::transact`]) or rolled back and installed
+//! later ([`Server::prepare`], then [`Server::apply_commit`]).
 
 use crate::cond::{resolve_column, ColRef, Condition, RowView};
 use crate::dispatch::{err_json, uuid_json};
@@ -17,7 +18,7 @@ use ovsdb::error::{Error, Result};
 use ovsdb::json::{Json, Object};
 use ovsdb::types::{AtomicType, Type};
 use ovsdb::uuid::Uuid;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// Working state of a transaction being executed.
@@ -26,8 +27,6 @@ struct Work<'a> {
     committed: &'a [BTreeMap<Uuid, RowRef>],
     /// Rows written by the transaction: `None` = deleted.
     changed: Vec<BTreeMap<Uuid, Option<Row>>>,
-    /// Rows inserted by this transaction.
-    inserted: HashSet<Uuid>,
     /// Rows in the order the operations first touched them (the order
     /// ovsdb-server adds them, and their tables, to its transaction).
     order: Vec<(usize, Uuid)>,
@@ -181,7 +180,6 @@ impl Server {
             meta: &meta,
             committed: &self.tables,
             changed: vec![BTreeMap::new(); meta.tables.len()],
-            inserted: HashSet::new(),
             order: Vec::new(),
             named: HashMap::new(),
             comment: Vec::new(),
@@ -238,14 +236,9 @@ impl Server {
         } else {
             Some(work.comment.join("\n"))
         };
-        let Work {
-            changed,
-            inserted,
-            order,
-            ..
-        } = work;
+        let Work { changed, order, .. } = work;
         let txn_id = self.rng.uuid();
-        match self.finish_commit(changed, &inserted, &order, txn_id, comment, install) {
+        match self.finish_commit(changed, &order, txn_id, comment, install) {
             Ok(commit) => {
                 let mut stats = stats_before;
                 stats.rows_changed = commit.as_ref().map(|c| c.changes.len()).unwrap_or(0);
@@ -266,43 +259,23 @@ impl Server {
         }
     }
 
-    /// Commit-time work: weak reference cleanup, referential integrity,
-    /// garbage collection, row-count and index constraints, dropping
-    /// no-op rows, new `_version`s, history.
+    /// Commit-time work: the core's (references, garbage collection, weak
+    /// references, sizes, `maxRows`; [`Server::precommit`]), then the
+    /// unique indexes, new `_version`s, and the install.
     fn finish_commit(
         &mut self,
         mut changed: Vec<BTreeMap<Uuid, Option<Row>>>,
-        inserted: &HashSet<Uuid>,
         order: &[(usize, Uuid)],
         txn_id: Uuid,
         comment: Option<String>,
         install: bool,
     ) -> Result<Option<Commit>> {
         let meta = self.meta.clone();
-        if self.any_refs {
-            self.check_references(&mut changed, order)?;
-        }
-        // maxRows and unique indexes.
+        let (txn, found) = Server::precommit(&self.tables, &mut self.core, &mut changed, order)?;
+        // Unique indexes, over the rows as the commit leaves them.
         for (ti, t) in meta.tables.iter().enumerate() {
             if changed[ti].is_empty() {
                 continue;
-            }
-            if let Some(max) = t.max_rows {
-                let mut n = self.tables[ti].len() as i64;
-                for (u, r) in &changed[ti] {
-                    let was = self.tables[ti].contains_key(u);
-                    match (was, r.is_some()) {
-                        (false, true) => n += 1,
-                        (true, false) => n -= 1,
-                        _ => {}
-                    }
-                }
-                if n > max as i64 {
-                    return Err(Error::constraint(format!(
-                        "transaction causes \"{}\" table to contain {} rows, greater than the schema-defined limit of {} row(s)",
-                        t.name, n, max
-                    )));
-                }
             }
             for (ix, idx) in t.indexes.iter().enumerate() {
                 let keys = &self.keys[ti][ix];
@@ -321,49 +294,21 @@ impl Server {
                 }
             }
         }
-        // Determine the real changes (installed below, or later by
-        // `apply_commit` for a prepared transaction).
-        let mut changes = Vec::new();
-        for (ti, rows) in changed.into_iter().enumerate() {
-            for (u, r) in rows {
-                let old = self.tables[ti].get(&u).cloned();
-                match (old, r) {
-                    (None, None) => {}
-                    (None, Some(mut r)) => {
-                        r.version = self.rng.uuid();
-                        let rr = Arc::new(r);
-                        changes.push(RowChange {
-                            table: ti,
-                            uuid: u,
-                            old: None,
-                            new: Some(rr),
-                        });
-                    }
-                    (Some(o), None) => {
-                        changes.push(RowChange {
-                            table: ti,
-                            uuid: u,
-                            old: Some(o),
-                            new: None,
-                        });
-                    }
-                    (Some(o), Some(mut r)) => {
-                        if o.cols == r.cols {
-                            continue; // no-op row: dropped
-                        }
-                        r.version = self.rng.uuid();
-                        let rr = Arc::new(r);
-                        changes.push(RowChange {
-                            table: ti,
-                            uuid: u,
-                            old: Some(o),
-                            new: Some(rr),
-                        });
-                    }
-                }
-            }
+        // The real changes (installed below, or later by `apply_commit`
+        // for a prepared transaction), in table and UUID order.
+        let mut changes = Vec::with_capacity(found.len());
+        for ((ti, u), old) in found {
+            let new = changed[ti].remove(&u).flatten().map(|mut r| {
+                r.version = self.rng.uuid();
+                Arc::new(r)
+            });
+            changes.push(RowChange {
+                table: ti,
+                uuid: u,
+                old,
+                new,
+            });
         }
-        let _ = inserted;
         if changes.is_empty() {
             return Ok(None);
         }
@@ -373,6 +318,7 @@ impl Server {
             comment,
         };
         if install {
+            txn.keep();
             self.install(&commit);
         }
         Ok(Some(commit))
@@ -437,7 +383,6 @@ fn execute_op(
                     cols,
                 }),
             );
-            w.inserted.insert(u);
             w.stats.rows_touched += 1;
             let mut r = Object::new();
             r.insert("uuid", uuid_json(u));
@@ -555,8 +500,8 @@ fn execute_op(
                 // ovsdb-server (execution.c, `update_row_cb`) leaves a row
                 // out of the transaction when an update writes the values
                 // it already has: it does not decide where the row's table
-                // joins the transaction (weak references, see
-                // `assess_weak_refs_3_1`). A mutation always joins.
+                // joins the transaction (weak references, see the core's
+                // `server_checks`). A mutation always joins.
                 if name == "update" && updates.iter().all(|(ci, d)| row.cols[*ci] == *d) {
                     w.stats.rows_touched += 1;
                     continue;

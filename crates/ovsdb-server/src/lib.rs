@@ -24,10 +24,10 @@
 //!
 //! It is checked against the real ovsdb-server 3.1 by differential tests
 //! (random transactions; results and `update`/`update2` messages
-//! identical), and reproduces 3.1's weak-reference behaviour by default
-//! ([`ServerOptions::weak_refs_as_ovs_3_1`]: which references to a row
-//! deleted in a transaction survive depends on the hash order in which
-//! ovsdb-server assesses the transaction's rows; checked against the real
+//! identical), and reproduces 3.1's weak-reference behaviour (which
+//! references to a row deleted in a transaction survive depends on the
+//! hash order in which ovsdb-server assesses the transaction's rows; the
+//! commit engine, `ovsdb::Database`, models it; checked against the real
 //! server by `tests/weak_refs_real_server.rs`). Waiting transactions are
 //! checked by `tests/triggers_real_server.rs`; the `_Server` database
 //! ([`Server::enable_server_db`]) by the `idl` crate's
@@ -35,8 +35,10 @@
 //!
 //! One file per job: this one holds the public types and the [`Server`]
 //! state; `dispatch` the JSON-RPC methods, sessions and locks; `execute`
-//! the operations of a `transact` and its commit; `integrity` references,
-//! garbage collection and unique indexes; `monitor` monitors and the
+//! the operations of a `transact` and its commit; `core` the commit
+//! engine (the rows again in an `ovsdb::Database`, whose transaction checks
+//! references, collects garbage and removes weak references); `integrity`
+//! unique indexes; `monitor` monitors and the
 //! updates they send; `replay` installing commits and log records (and
 //! [`commit_record`]/[`entry_data`], the records a log holds); `triggers`
 //! transactions that wait; `server_db` the `_Server` database.
@@ -45,6 +47,7 @@ pub mod cond;
 pub mod meta;
 pub mod rng;
 
+mod core;
 mod dispatch;
 mod execute;
 mod integrity;
@@ -59,7 +62,6 @@ pub use server_db::{DatabaseStatus, DbModel, SERVER_SCHEMA};
 pub use triggers::PendingTransaction;
 
 use crate::cond::RowView;
-use crate::integrity::{has_ref, RefCol};
 use crate::monitor::Monitor;
 use crate::rng::SplitMix64;
 use ovsdb::datum::Datum;
@@ -153,23 +155,6 @@ pub struct ServerOptions {
     /// `monitor_cond_change` (like `ovsdb-server/disable-monitor-cond`), so
     /// clients fall back to `monitor`.
     pub disable_monitor_cond: bool,
-    /// Reproduce ovsdb-server 3.1's weak-reference assessment (on by
-    /// default, since the interop tests run 3.1). After garbage
-    /// collection, the transaction's rows are assessed table by table (in
-    /// the order the operations first touched the tables) and within a
-    /// table in OVS `hmap` order of the UUID's first 32-bit word (the
-    /// [`ovsdb::json::Hmap`] that `ovsdb::Database` uses for the same rule
-    /// on log replay). A row of the transaction (really modified, inserted,
-    /// or with a changed strong reference count) that is assessed *before*
-    /// a row deleted in the same transaction keeps its set or map weak
-    /// reference to it, which then dangles; one assessed after it, and
-    /// every referrer outside the transaction, loses it. References a row
-    /// adds are always checked, and optional (max 1) weak columns count as
-    /// added whole, so they never keep a reference to a deleted row.
-    /// Checked against the real server by `tests/weak_refs_real_server.rs`
-    /// (a few random transactions still differ, see there). Off: every
-    /// weak reference to a missing row is removed at once.
-    pub weak_refs_as_ovs_3_1: bool,
 }
 
 impl Default for ServerOptions {
@@ -179,7 +164,6 @@ impl Default for ServerOptions {
             seed: 1,
             history_max: 100,
             disable_monitor_cond: false,
-            weak_refs_as_ovs_3_1: true,
         }
     }
 }
@@ -202,16 +186,8 @@ pub struct Server {
     /// Atoms held by the history's row versions, and by the database.
     history_atoms: usize,
     db_atoms: usize,
-    /// Strong references to each committed row from committed rows,
-    /// kept up to date at every install so that a commit only looks at
-    /// the rows it changes (as ovsdb-server does), not the whole database.
-    strong_refs: HashMap<Uuid, u32>,
-    /// Per table: its strong-reference columns with their target tables.
-    strong_cols: Vec<Vec<RefCol>>,
-    /// Per table: its columns holding weak references.
-    weak_cols: Vec<Vec<usize>>,
-    /// Whether any column of the schema holds references at all.
-    any_refs: bool,
+    /// The committed rows again, in the commit engine ([`core::Core`]).
+    core: core::Core,
     sessions: BTreeMap<SessionId, Session>,
     next_session: SessionId,
     lock_owners: HashMap<String, SessionId>,
@@ -234,49 +210,7 @@ impl Server {
     /// simulated cluster), without copying it.
     pub fn with_meta(meta: Arc<DbMeta>, opts: ServerOptions) -> Server {
         let n = meta.tables.len();
-        let any_refs = meta
-            .tables
-            .iter()
-            .any(|t| t.columns.iter().any(|c| has_ref(&c.ty)));
-        let weak_cols = meta
-            .tables
-            .iter()
-            .map(|t| {
-                t.columns
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, c)| {
-                        c.ty.key.is_weak_ref()
-                            || c.ty.value.as_ref().is_some_and(|v| v.is_weak_ref())
-                    })
-                    .map(|(i, _)| i)
-                    .collect()
-            })
-            .collect();
-        let strong_cols = meta
-            .tables
-            .iter()
-            .map(|t| {
-                t.columns
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, c)| {
-                        let key = if c.ty.key.is_strong_ref() {
-                            c.ty.key.ref_table.as_ref().and_then(|n| meta.table(n))
-                        } else {
-                            None
-                        };
-                        let value =
-                            c.ty.value
-                                .as_ref()
-                                .filter(|v| v.is_strong_ref())
-                                .and_then(|v| v.ref_table.as_ref())
-                                .and_then(|n| meta.table(n));
-                        (key.is_some() || value.is_some()).then_some(RefCol { col: i, key, value })
-                    })
-                    .collect()
-            })
-            .collect();
+        let core = core::Core::new(&meta);
         let keys = meta
             .tables
             .iter()
@@ -292,10 +226,7 @@ impl Server {
             history: VecDeque::new(),
             history_atoms: 0,
             db_atoms: 0,
-            strong_refs: HashMap::new(),
-            strong_cols,
-            weak_cols,
-            any_refs,
+            core,
             sessions: BTreeMap::new(),
             next_session: 1,
             lock_owners: HashMap::new(),

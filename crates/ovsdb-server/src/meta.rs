@@ -7,6 +7,7 @@ use ovsdb::json::Json;
 use ovsdb::schema::{ColumnSchema, DatabaseSchema, TableSchema};
 use ovsdb::types::Type;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 #[derive(Debug, Clone)]
 pub struct ColumnMeta {
@@ -40,6 +41,9 @@ pub struct DbMeta {
     pub table_index: HashMap<String, usize>,
     /// The schema's JSON as given (returned by `get_schema`).
     pub json: Json,
+    /// The parsed schema (the server keeps its rows in an
+    /// `ovsdb::Database` of it).
+    pub schema: Arc<DatabaseSchema>,
 }
 
 impl DbMeta {
@@ -119,6 +123,7 @@ impl DbMeta {
             tables,
             table_index,
             json,
+            schema: Arc::new(schema.clone()),
         })
     }
 }

@@ -1,11 +1,10 @@
 //! Installing commits and log records: [`Server::apply_commit`] (a
 //! prepared commit), [`Server::apply_record`] (a transaction record as a
 //! database log stores it, how every cluster member applies an entry), the
-//! install itself (rows, strong-reference counts, atom counts, the history
+//! install itself (rows, unique-index keys, atom counts, the history
 //! for `monitor_cond_since`), and the other direction: [`commit_record`]
 //! and [`entry_data`], the record a log holds for a commit.
 
-use crate::integrity::each_strong_ref;
 use crate::{Commit, DbMeta, Outbox, Row, RowChange, Server, SessionId};
 use ovsdb::datum::Datum;
 use ovsdb::error::{Error, Result};
@@ -38,6 +37,7 @@ impl Server {
                 ));
             }
         }
+        self.core.write(&commit.changes)?;
         self.install(commit);
         Ok(self.distribute(commit))
     }
@@ -138,6 +138,7 @@ impl Server {
             changes,
             comment,
         };
+        self.core.write(&commit.changes)?;
         self.install(&commit);
         let msgs = self.distribute(&commit);
         Ok((Some(commit), msgs))
@@ -146,27 +147,6 @@ impl Server {
     /// Makes `commit` the database's newest state: its rows, the
     /// transaction id, the atom counts and the history.
     pub(crate) fn install(&mut self, commit: &Commit) {
-        for ch in &commit.changes {
-            let refcols = &self.strong_cols[ch.table];
-            if !refcols.is_empty() {
-                let refs = &mut self.strong_refs;
-                if let Some(o) = &ch.old {
-                    each_strong_ref(refcols, &o.cols, |_, x| {
-                        if let Some(c) = refs.get_mut(&x) {
-                            *c = c.saturating_sub(1);
-                            if *c == 0 {
-                                refs.remove(&x);
-                            }
-                        }
-                    });
-                }
-                if let Some(n) = &ch.new {
-                    each_strong_ref(refcols, &n.cols, |_, x| {
-                        *refs.entry(x).or_insert(0) += 1;
-                    });
-                }
-            }
-        }
         for ch in &commit.changes {
             match &ch.new {
                 Some(r) => {

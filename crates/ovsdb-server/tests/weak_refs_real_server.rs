@@ -31,10 +31,11 @@
 //! model had made A the first table.
 //!
 //! Known gap beyond these 80: seeds 81..=400 diverge at 143 (step 115),
-//! 161 (39), 176 (9) and 273 (28), each on an A row's reference to an A
-//! row deleted in the transaction. ovsdb-server adds a deleted row's
+//! 176 (9) and 273 (28), each on an A row's reference to an A row deleted
+//! in the transaction (161, step 39, also diverged until the model
+//! committed through `ovsdb::Database`). ovsdb-server adds a deleted row's
 //! referrers to the transaction in the order of the row's `dst_refs` hmap,
-//! which depends on its history; both models use table/UUID order. Seed 176 is
+//! which depends on its history; the model uses table/UUID order. Seed 176 is
 //! that case, reproduced by the ignored
 //! `referrers_join_in_the_order_of_the_deleted_rows_dst_refs` (OVS source
 //! lines there); the other three look alike but are not worked through.

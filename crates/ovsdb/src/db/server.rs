@@ -1,0 +1,182 @@
+//! What the ovsdb-server model (crate `ovsdb-server`) needs from a
+//! transaction beyond a file replay's: its checks and their words
+//! ([`ReplayOptions::server_checks`]), a commit in two steps whose first
+//! can be undone ([`Txn::precommit`], then [`Txn::keep`] or a rollback: the
+//! dry run with which a clustered server prepares a transaction it proposes
+//! to Raft), a commit of a result already checked
+//! ([`Txn::commit_unchecked`]), and a row joining a transaction without a
+//! change ([`Txn::join`]).
+
+use super::{Result, RowTrack, Txn, TxnChanges};
+use crate::atom::Atom;
+use crate::datum::Datum;
+use crate::error::Error;
+use crate::uuid::Uuid;
+use std::collections::{BTreeMap, BTreeSet};
+
+#[cfg(doc)]
+use super::ReplayOptions;
+
+impl Txn<'_> {
+    /// The commit's work and checks (garbage collection, weak references,
+    /// integrity; ovsdb-server's `ovsdb_txn_precommit`) without ending the
+    /// transaction: the database holds the outcome and the changes are
+    /// returned; [`Txn::keep`] then makes it final, and dropping the
+    /// transaction rolls it back (a dry run: how a clustered server
+    /// prepares a transaction it proposes to Raft). On error the caller
+    /// drops it.
+    pub fn precommit(&mut self) -> Result<TxnChanges> {
+        let skip = self.st.skip_changes;
+        self.st.skip_changes = true;
+        let out = self.finish();
+        self.st.skip_changes = skip;
+        out?;
+        if skip {
+            return Ok(TxnChanges::default());
+        }
+        // `build_changes` consumes the tracking a rollback needs.
+        let (order, rows) = (self.st.order.clone(), self.st.rows.clone());
+        let changes = self.build_changes();
+        self.st.order = order;
+        self.st.rows = rows;
+        Ok(changes)
+    }
+
+    /// Ends a transaction after a successful [`Txn::precommit`], keeping
+    /// its outcome.
+    pub fn keep(mut self) {
+        self.done = true;
+        self.db.implicit += self.st.implicit;
+    }
+
+    /// Commits without garbage collection, weak-reference removal or any
+    /// check: for a transaction that writes the outcome of one already
+    /// checked (a prepared commit, a record a log holds), whose effects it
+    /// carries.
+    pub fn commit_unchecked(mut self) -> TxnChanges {
+        self.done = true;
+        if self.st.skip_changes {
+            TxnChanges::default()
+        } else {
+            self.build_changes()
+        }
+    }
+
+    /// Row `u` of table `ti` joins the transaction without a change, as a
+    /// row an ovsdb-server operation touched (a `mutate` whose result
+    /// equals the old value): it takes its place in the weak-reference
+    /// assessment's order and leaves no change.
+    pub fn join(&mut self, ti: usize, u: Uuid) -> Result<()> {
+        self.check_row(ti, u)?;
+        let _: &mut RowTrack = self.touch(ti, u);
+        Ok(())
+    }
+
+    /// [`ReplayOptions::server_checks`]: before garbage collection, a
+    /// strong reference to a missing row (added by the operations, or left
+    /// to a row they deleted) fails the transaction with the words of
+    /// ovsdb-server's reply, naming the first such reference: tables in
+    /// name order, the rows the operations left alone before the ones they
+    /// wrote (each in UUID order), columns in name order.
+    pub(super) fn server_strong_ref_check(&self) -> Result<()> {
+        let db = &*self.db;
+        let missing = |t: usize, u: &Uuid| !db.tables[t].rows.contains_key(u);
+        let broken = self
+            .st
+            .strong_touched
+            .iter()
+            .chain(self.st.explicitly_deleted.iter())
+            .any(|(t, u)| db.tables[*t].strong_refs(u) > 0 && missing(*t, u));
+        if !broken {
+            return Ok(());
+        }
+        for ti in self.by_name() {
+            let ts = &db.schema.tables[ti];
+            let mut cols: Vec<(&str, usize)> = db.meta[ti]
+                .ref_cols
+                .iter()
+                .enumerate()
+                .filter(|(_, rc)| {
+                    rc.key.is_some_and(|k| !k.weak) || rc.value.is_some_and(|v| !v.weak)
+                })
+                .map(|(i, rc)| (ts.columns[rc.col].name.as_str(), i))
+                .collect();
+            if cols.is_empty() {
+                continue;
+            }
+            crate::order::sort_by_key(&mut cols, |c| c.0);
+            let written = |u: &Uuid| self.st.rows.contains_key(&(ti, *u));
+            let untouched = db.tables[ti].rows.iter().filter(|(u, _)| !written(u));
+            let touched = db.tables[ti].rows.iter().filter(|(u, _)| written(u));
+            for (src, row) in untouched.chain(touched) {
+                for &(name, i) in &cols {
+                    let rc = &db.meta[ti].ref_cols[i];
+                    let strong = |t: Option<super::RefTarget>| t.filter(|t| !t.weak);
+                    let hit = |t: Option<super::RefTarget>, a: &Atom| {
+                        strong(t).and_then(|t| match a {
+                            Atom::Uuid(x) if missing(t.table, x) => Some((t.table, *x)),
+                            _ => None,
+                        })
+                    };
+                    let first = match &row.columns[rc.col] {
+                        Datum::Set(s) => s.iter().find_map(|a| hit(rc.key, a)),
+                        Datum::Map(m) => m
+                            .iter()
+                            .find_map(|(k, v)| hit(rc.key, k).or_else(|| hit(rc.value, v))),
+                    };
+                    if let Some((tt, x)) = first {
+                        return Err(Error::referential(format!(
+                            "Table {} column {} row {} references nonexistent row {} in table {}.",
+                            ts.name, name, src, x, db.schema.tables[tt].name
+                        )));
+                    }
+                }
+            }
+        }
+        Err(Error::referential("reference to a deleted row"))
+    }
+
+    /// [`ReplayOptions::server_checks`]: removing weak references left
+    /// column `ci` of row `u` below its minimum size.
+    pub(super) fn server_weak_size_check(&self, ti: usize, u: Uuid, ci: usize) -> Result<()> {
+        if !self.st.server_checks {
+            return Ok(());
+        }
+        let ts = &self.db.schema.tables[ti];
+        let c = &ts.columns[ci];
+        match self.db.tables[ti].rows.get(&u) {
+            Some(r) if (r.columns[ci].len() as u64) < u64::from(c.ty.min) => {
+                Err(Error::constraint(format!(
+                    "Deletion of weak reference(s) leaves column {}.{} with too few elements.",
+                    ts.name, c.name
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// [`ReplayOptions::server_checks`]: rows in table-name and UUID order,
+    /// each once.
+    pub(super) fn server_order(&self, rows: &mut Vec<(usize, Uuid)>) {
+        let rank: BTreeMap<usize, usize> = self
+            .by_name()
+            .into_iter()
+            .enumerate()
+            .map(|(r, t)| (t, r))
+            .collect();
+        let sorted: BTreeSet<(usize, Uuid, usize)> =
+            rows.iter().map(|&(t, u)| (rank[&t], u, t)).collect();
+        *rows = sorted.into_iter().map(|(_, u, t)| (t, u)).collect();
+    }
+
+    /// Table indexes in table-name order.
+    fn by_name(&self) -> Vec<usize> {
+        let tables = &self.db.schema.tables;
+        let names: BTreeMap<&str, usize> = tables
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.as_str(), i))
+            .collect();
+        names.into_values().collect()
+    }
+}
