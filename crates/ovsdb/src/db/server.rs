@@ -158,25 +158,25 @@ impl Txn<'_> {
     /// [`ReplayOptions::server_checks`]: rows in table-name and UUID order,
     /// each once.
     pub(super) fn server_order(&self, rows: &mut Vec<(usize, Uuid)>) {
-        let rank: BTreeMap<usize, usize> = self
-            .by_name()
-            .into_iter()
-            .enumerate()
-            .map(|(r, t)| (t, r))
-            .collect();
-        let sorted: BTreeSet<(usize, Uuid, usize)> =
-            rows.iter().map(|&(t, u)| (rank[&t], u, t)).collect();
+        // (Inserted one by one: collecting into a B-tree sorts, and each
+        // element type's sort is one more instance in the browser's wasm.)
+        let mut rank = vec![0usize; self.db.schema.tables.len()];
+        for (r, t) in self.by_name().into_iter().enumerate() {
+            rank[t] = r;
+        }
+        let mut sorted = BTreeSet::new();
+        for &(t, u) in rows.iter() {
+            sorted.insert((rank[t], u, t));
+        }
         *rows = sorted.into_iter().map(|(_, u, t)| (t, u)).collect();
     }
 
     /// Table indexes in table-name order.
     fn by_name(&self) -> Vec<usize> {
-        let tables = &self.db.schema.tables;
-        let names: BTreeMap<&str, usize> = tables
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.name.as_str(), i))
-            .collect();
+        let mut names = BTreeMap::new();
+        for (i, t) in self.db.schema.tables.iter().enumerate() {
+            names.insert(t.name.as_str(), i);
+        }
         names.into_values().collect()
     }
 }
