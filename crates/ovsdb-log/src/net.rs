@@ -23,7 +23,7 @@
 //! the start (the rows and the reference counts) on every sample, fixture
 //! and damaged copy.
 
-use crate::rawtxn::{ColSrc, RowSrc};
+use crate::rawtxn::{ws, ColSrc, RowSrc};
 use crate::replay::{apply_row_op, row_op, Db};
 use crate::skim::skip_value;
 use ovsdb::{Datum, Uuid};
@@ -80,13 +80,6 @@ struct HeldOp {
 
 /// One row of a record: its table, UUID and column object (None: deleted).
 type RowRef<'a> = (usize, Uuid, Option<&'a [u8]>);
-
-fn ws(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
-        i += 1;
-    }
-    i
-}
 
 /// A hasher for keys that hold a UUID, random already: it folds the
 /// words written with one multiplication each.
@@ -333,21 +326,10 @@ fn one_row_op(
 /// The rows a transaction writes and its diff flag, or None when it is
 /// not a plain one (see [`NetChange::take`]).
 fn rows_of<'a>(db: &Db, b: &'a [u8], wrapped: bool) -> Option<(Vec<RowRef<'a>>, bool)> {
-    let mut i = ws(b, 0);
-    if wrapped {
-        if b.get(i) != Some(&b'[') {
-            return None;
-        }
-        i = ws(b, i + 1);
-        if b.get(i..i + 4) != Some(b"null") {
-            return None;
-        }
-        i = ws(b, i + 4);
-        if b.get(i) != Some(&b',') {
-            return None;
-        }
-        i = ws(b, i + 1);
-    }
+    let mut i = match wrapped {
+        true => ws(b, crate::rawtxn::after_null_schema(b, 0)?),
+        false => ws(b, 0),
+    };
     if b.get(i) != Some(&b'{') {
         return None;
     }

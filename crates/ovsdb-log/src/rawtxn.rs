@@ -96,7 +96,7 @@ impl<'a> TxnSrc<'a> {
     }
 }
 
-fn ws(b: &[u8], mut i: usize) -> usize {
+pub(crate) fn ws(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
         i += 1;
     }
@@ -489,8 +489,9 @@ pub(crate) fn parse_raw_data(b: &[u8]) -> Option<TxnSrc<'_>> {
     (ws(b, end) == b.len()).then_some(t)
 }
 
-/// Like [`parse_raw_data`] for the value at `b[i]`; returns the end offset.
-pub(crate) fn parse_raw_data_at(b: &[u8], i: usize) -> Option<(TxnSrc<'_>, usize)> {
+/// Where the txn of a Raft `data` value `[null, txn]` at `b[i]` starts
+/// (after the comma), or None when the value does not start `[null,`.
+pub(crate) fn after_null_schema(b: &[u8], i: usize) -> Option<usize> {
     let mut i = ws(b, i);
     if b.get(i) != Some(&b'[') {
         return None;
@@ -500,10 +501,12 @@ pub(crate) fn parse_raw_data_at(b: &[u8], i: usize) -> Option<(TxnSrc<'_>, usize
         return None;
     }
     i = ws(b, i + 4);
-    if b.get(i) != Some(&b',') {
-        return None;
-    }
-    let (t, end) = parse_raw_txn(b, i + 1)?;
+    (b.get(i) == Some(&b',')).then_some(i + 1)
+}
+
+/// Like [`parse_raw_data`] for the value at `b[i]`; returns the end offset.
+pub(crate) fn parse_raw_data_at(b: &[u8], i: usize) -> Option<(TxnSrc<'_>, usize)> {
+    let (t, end) = parse_raw_txn(b, after_null_schema(b, i)?)?;
     let i = ws(b, end);
     if b.get(i) != Some(&b']') {
         return None;
