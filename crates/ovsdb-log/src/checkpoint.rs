@@ -366,21 +366,26 @@ impl Checkpoints {
         } else {
             (pass, None)
         };
-        // A jump by net change in a file without damage reads records
-        // the replay that kept the checkpoints verified: their hashes are
-        // trusted, as a replay's second walk trusts its first's.
-        let opts = ScanOptions {
-            txn: !net,
-            trust_sha1: net && s.damage.is_none(),
-            ..ScanOptions::default()
-        };
         Some(Jump {
-            scan: LogScan::resume(opts, &cp.at),
+            scan: LogScan::resume(jump_options(net, &s.damage), &cp.at),
             pass,
             start: cp.at,
             damage: s.damage.clone(),
             fallback,
         })
+    }
+}
+
+/// The scanner options of a jump's walk: a plain jump reads each txn on
+/// the way; a jump by net change (`net`) reads the bytes itself and, in a
+/// file without damage, trusts the hashes (the replay that kept the
+/// checkpoints verified them, as a replay's second walk trusts its
+/// first's).
+fn jump_options(net: bool, damage: &Option<LogError>) -> ScanOptions {
+    ScanOptions {
+        txn: !net,
+        trust_sha1: net && damage.is_none(),
+        ..ScanOptions::default()
     }
 }
 
@@ -459,11 +464,7 @@ impl Jump {
     /// [`Jump::start`] with these options, over the bytes from
     /// [`Jump::offset`]): the scanner's options.
     pub fn scan_options(&self) -> ScanOptions {
-        ScanOptions {
-            txn: self.fallback.is_none(),
-            trust_sha1: self.fallback.is_some() && self.damage.is_none(),
-            ..ScanOptions::default()
-        }
+        jump_options(self.fallback.is_some(), &self.damage)
     }
 
     /// Takes one event of the caller's walk.

@@ -23,11 +23,10 @@
 //! the start (the rows and the reference counts) on every sample, fixture
 //! and damaged copy.
 
-use crate::rawtxn::{ws, ColSrc, RowSrc};
+use crate::rawtxn::{ws, RowSrc};
 use crate::replay::{apply_row_op, row_op, Db};
 use crate::skim::skip_value;
 use ovsdb::{Datum, Uuid};
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// The net change of records read since a database (see the module
@@ -308,14 +307,7 @@ fn one_row_op(
         Some((c, _)) => RowSrc::Cols(c),
         None => {
             json = crate::rawtxn::parse_slice(cols)?;
-            match json.as_object() {
-                Some(o) => RowSrc::Cols(
-                    o.iter()
-                        .map(|(c, v)| (Cow::Borrowed(c), ColSrc::Json(v)))
-                        .collect(),
-                ),
-                None => RowSrc::Bad,
-            }
+            RowSrc::from_json(&json)
         }
     };
     // Held rows are objects, never deletes: the UUID's text (for the
@@ -352,14 +344,13 @@ fn rows_of<'a>(db: &Db, b: &'a [u8], wrapped: bool) -> Option<(Vec<RowRef<'a>>, 
             }
             i = ws(b, i + 1);
             if name.starts_with('_') {
+                // What a replay passes over, read as it reads it.
                 let end = skip_value(b, i).ok()?;
-                match (name, &b[i..end]) {
-                    ("_is_diff", b"true") => diff = true,
-                    ("_is_diff", b"false") => {}
-                    ("_comment", _) => {}
-                    ("_date", v) if !v.is_empty() && v.iter().all(u8::is_ascii_digit) => {}
-                    _ => return None,
+                let v = crate::rawtxn::parse_slice(&b[i..end]).ok()?;
+                if !crate::rawtxn::is_special(name, &v) {
+                    return None;
                 }
+                diff |= name == "_is_diff" && v == ovsdb::json::Json::Bool(true);
                 i = end;
             } else {
                 let ti = db.schema.table_index(name)?;

@@ -46,6 +46,31 @@ pub(crate) enum RowSrc<'a> {
     Bad,
 }
 
+impl<'a> RowSrc<'a> {
+    /// A row of a txn record given as JSON: null, or an object of columns.
+    pub(crate) fn from_json(r: &'a Json) -> RowSrc<'a> {
+        match r {
+            Json::Null => RowSrc::Delete,
+            Json::Object(cols) => RowSrc::Cols(
+                cols.iter()
+                    .map(|(c, v)| (Cow::Borrowed(c), ColSrc::Json(v)))
+                    .collect(),
+            ),
+            _ => RowSrc::Bad,
+        }
+    }
+}
+
+/// Whether a txn record's member `name` with value `v` is one a replay
+/// passes over: `_date` (an integer), `_is_diff` (a boolean) or
+/// `_comment`.
+pub(crate) fn is_special(name: &str, v: &Json) -> bool {
+    matches!(
+        (name, v),
+        ("_date", Json::Integer(_)) | ("_is_diff", Json::Bool(_)) | ("_comment", _)
+    )
+}
+
 pub(crate) enum MemberSrc<'a> {
     /// `_date` (integer), `_is_diff` (boolean) or `_comment`: ignored.
     Special,
@@ -68,24 +93,11 @@ impl<'a> TxnSrc<'a> {
             has_flag: o.contains_key("_is_diff"),
         };
         for (name, v) in o.iter() {
-            let m = match (name, v) {
-                ("_date", Json::Integer(_)) | ("_is_diff", Json::Bool(_)) | ("_comment", _) => {
-                    MemberSrc::Special
-                }
-                (_, Json::Object(rows)) => MemberSrc::Table(
+            let m = match v {
+                _ if is_special(name, v) => MemberSrc::Special,
+                Json::Object(rows) => MemberSrc::Table(
                     rows.iter()
-                        .map(|(u, r)| {
-                            let rs = match r {
-                                Json::Null => RowSrc::Delete,
-                                Json::Object(cols) => RowSrc::Cols(
-                                    cols.iter()
-                                        .map(|(c, v)| (Cow::Borrowed(c), ColSrc::Json(v)))
-                                        .collect(),
-                                ),
-                                _ => RowSrc::Bad,
-                            };
-                            (Cow::Borrowed(u), rs)
-                        })
+                        .map(|(u, r)| (Cow::Borrowed(u), RowSrc::from_json(r)))
                         .collect(),
                 ),
                 _ => MemberSrc::Other,
@@ -355,18 +367,14 @@ pub(crate) fn parse_raw_txn(b: &[u8], i: usize) -> Option<(TxnSrc<'_>, usize)> {
             let end = skip_value(b, i).ok()?;
             let v = parse_slice(&b[i..end]).ok()?;
             i = end;
-            match (name, &v) {
-                ("_is_diff", Json::Bool(f)) => {
-                    t.has_flag = true;
-                    t.diff_mode = *f;
-                    MemberSrc::Special
-                }
-                ("_is_diff", _) => {
-                    t.has_flag = true;
-                    MemberSrc::Other
-                }
-                ("_date", Json::Integer(_)) | ("_comment", _) => MemberSrc::Special,
-                _ => MemberSrc::Other,
+            if name == "_is_diff" {
+                t.has_flag = true;
+                t.diff_mode = matches!(v, Json::Bool(true));
+            }
+            if is_special(name, &v) {
+                MemberSrc::Special
+            } else {
+                MemberSrc::Other
             }
         } else if b.get(i) == Some(&b'{') {
             let (rows, end) = parse_rows(b, i)?;

@@ -33,7 +33,7 @@ pub struct Db {
 }
 
 /// (table index, row, operation).
-pub(crate) type RowOp = (usize, Uuid, Op);
+type RowOp = (usize, Uuid, Op);
 
 pub(crate) enum Op {
     Delete,
@@ -261,7 +261,7 @@ impl Db {
 /// The operations of one txn record against the rows `row` gives (the
 /// database before the record), with the record's size in each storage
 /// mode; `only`: consider these rows alone (the others are not looked at).
-pub(crate) fn parse_ops_in<'r>(
+fn parse_ops_in<'r>(
     schema: &DatabaseSchema,
     row: &dyn Fn(usize, &Uuid) -> Option<&'r [Datum]>,
     txn: &TxnSrc<'_>,

@@ -1014,6 +1014,21 @@ impl ReplayPass {
         self.net_failed
     }
 
+    /// Offers a record's txn to the net change (`wrapped`: a Raft `data`
+    /// value). Some(true): taken. Some(false): not taken (no net change,
+    /// or not a plain transaction, and what was taken is applied): apply
+    /// the record as a replay does. None: applying failed, the walk is
+    /// over.
+    fn offer_net(&mut self, bytes: &[u8], wrapped: bool) -> Option<bool> {
+        let (Some(net), Some(db)) = (self.net.as_mut(), self.r.db.as_ref()) else {
+            return Some(false);
+        };
+        if net.take(db, bytes, wrapped) {
+            return Some(true);
+        }
+        self.flush_net().then_some(false)
+    }
+
     /// Applies the net change taken so far; false when that failed (the
     /// walk is over).
     pub(crate) fn flush_net(&mut self) -> bool {
@@ -1171,15 +1186,14 @@ impl ReplayPass {
             superseded: false,
         };
         if self.r.applied < self.limit {
-            if let (Some(net), Some(db)) = (self.net.as_mut(), self.r.db.as_ref()) {
-                if net.take(db, raw.body, false) {
+            match self.offer_net(raw.body, false) {
+                Some(true) => {
                     self.r.entries.push(plain);
                     self.r.applied += 1;
                     return;
                 }
-                if !self.flush_net() {
-                    return;
-                }
+                Some(false) => {}
+                None => return,
             }
         }
         let j = match raw.json() {
@@ -1235,17 +1249,14 @@ impl ReplayPass {
             self.r.entries.push(plain(false));
             return;
         }
-        if let (Some(net), Some(db)) = (self.net.as_mut(), self.r.db.as_ref()) {
-            if net.take(db, data_bytes, true) {
+        match self.offer_net(data_bytes, true) {
+            Some(true) => {
                 self.r.entries.push(plain(false));
                 self.r.applied = index;
                 return;
             }
-            // Not a plain transaction: what was taken, then this record
-            // as a replay applies it.
-            if !self.flush_net() {
-                return;
-            }
+            Some(false) => {}
+            None => return,
         }
         let res = match (self.r.db.as_mut(), txn) {
             (Some(db), Some(t)) => Some(db.apply_scanned(t)),

@@ -763,13 +763,13 @@ impl Database {
             let Some(table) = self.tables.get_mut(ti) else {
                 continue;
             };
-            let old = table.remove_row(&u);
-            if let (Some(o), Some(n)) = (&old, &new) {
+            // A row left as it was stays (and stays shared).
+            if let (Some(o), Some(n)) = (table.rows.get(&u), &new) {
                 if o.columns == *n {
-                    table.rows.insert(u, o.clone());
                     continue;
                 }
             }
+            let old = table.remove_row(&u);
             for k in 0..self.meta[ti].ref_cols.len() {
                 let ci = self.meta[ti].ref_cols[k].col;
                 match (&old, &new) {
