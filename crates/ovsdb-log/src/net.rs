@@ -34,7 +34,7 @@ use std::collections::HashMap;
 #[derive(Debug, Default)]
 pub struct NetChange {
     /// Row → its place in `held`.
-    at: HashMap<(usize, Uuid), u32, BuildFold>,
+    at: HashMap<(usize, Uuid), u32>,
     /// In the order rows were first written.
     held: Vec<Held>,
     /// The column objects of the operations held, back to back in chunks
@@ -79,39 +79,6 @@ struct HeldOp {
 
 /// One row of a record: its table, UUID and column object (None: deleted).
 type RowRef<'a> = (usize, Uuid, Option<&'a [u8]>);
-
-/// A hasher for keys that hold a UUID, random already: it folds the
-/// words written with one multiplication each.
-#[derive(Debug, Default, Clone, Copy)]
-struct BuildFold;
-
-struct Fold(u64);
-
-impl std::hash::BuildHasher for BuildFold {
-    type Hasher = Fold;
-    fn build_hasher(&self) -> Fold {
-        Fold(0)
-    }
-}
-
-impl std::hash::Hasher for Fold {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for c in bytes.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..c.len()].copy_from_slice(c);
-            self.write_u64(u64::from_le_bytes(w));
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(23) ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-    fn write_usize(&mut self, x: usize) {
-        self.write_u64(x as u64);
-    }
-}
 
 impl NetChange {
     pub fn new() -> NetChange {
