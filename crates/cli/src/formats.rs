@@ -175,6 +175,7 @@ fn summarize_file(path: &str, shared: &mut ovsdb_log::SharedReplay) -> Result<Fi
     });
     let mut sum = Summarizer::new(true);
     sum.share(std::mem::take(shared));
+    sum.read_ahead(Box::new(ReaderThread::start()));
     let mut scan = LogScan::new(ScanOptions {
         trust_sha1: true,
         ..sum.options()
@@ -211,6 +212,67 @@ fn summarize_file(path: &str, shared: &mut ovsdb_log::SharedReplay) -> Result<Fi
                 Verdict::Keep
             })?;
             Ok((*pass).finish().0)
+        }
+    }
+}
+
+/// Reads the size replay's transactions ahead on a thread of its own
+/// (`ovsdb_log::ahead`): the summarizing thread applies them, the reader
+/// thread verifies hashes, and this one reads the transactions, so a
+/// summary uses a second core for more than SHA-1.
+struct ReaderThread {
+    to: Option<std::sync::mpsc::Sender<(u64, Vec<u8>)>>,
+    from: std::sync::mpsc::Receiver<(u64, ovsdb_log::ahead::Prepared)>,
+    /// A read received before the one asked for was due.
+    early: Option<(u64, ovsdb_log::ahead::Prepared)>,
+}
+
+impl ReaderThread {
+    fn start() -> ReaderThread {
+        use std::sync::mpsc::channel;
+        let (to, work) = channel::<(u64, Vec<u8>)>();
+        let (done, from) = channel();
+        std::thread::spawn(move || {
+            for (seq, data) in work {
+                if done
+                    .send((seq, ovsdb_log::ahead::Prepared::new(data)))
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        });
+        ReaderThread {
+            to: Some(to),
+            from,
+            early: None,
+        }
+    }
+}
+
+impl ovsdb_log::ahead::ReadAhead for ReaderThread {
+    fn submit(&mut self, seq: u64, data: Vec<u8>) {
+        if let Some(to) = &self.to {
+            if to.send((seq, data)).is_err() {
+                self.to = None;
+            }
+        }
+    }
+
+    fn take(&mut self, seq: u64, wait: bool) -> Option<ovsdb_log::ahead::Prepared> {
+        loop {
+            let (s, p) = match self.early.take() {
+                Some(r) => r,
+                None if wait => self.from.recv().ok()?,
+                None => self.from.try_recv().ok()?,
+            };
+            if s == seq {
+                return Some(p);
+            }
+            if s > seq {
+                self.early = Some((s, p));
+                return None;
+            }
         }
     }
 }

@@ -4,6 +4,7 @@
 //!
 //! Sans-IO: every function works on byte slices; the CLI does the I/O.
 
+pub mod ahead;
 pub mod canon;
 pub mod check;
 pub mod checkpoint;

@@ -16,8 +16,12 @@ pub(crate) enum ColSrc<'a> {
     Json(&'a Json),
     Raw {
         slice: &'a [u8],
-        /// Pre-decoded UUID set (canonical form), if the value had that shape.
-        fast: Option<Datum>,
+        /// Pre-decoded UUID set (canonical form), if the value had that
+        /// shape: taken (not copied) by the one read of the value, which
+        /// reads `slice` again if it is gone.
+        fast: std::cell::Cell<Option<Datum>>,
+        /// The value had that shape (`slice` is its canonical text).
+        canonical: bool,
     },
 }
 
@@ -28,9 +32,10 @@ impl ColSrc<'_> {
             ColSrc::Json(j) => Ok(j.serialized_len()),
             ColSrc::Raw {
                 slice,
-                fast: Some(_),
+                canonical: true,
+                ..
             } => Ok(slice.len()),
-            ColSrc::Raw { slice, fast: None } => Ok(parse_slice(slice)?.serialized_len()),
+            ColSrc::Raw { slice, .. } => Ok(parse_slice(slice)?.serialized_len()),
         }
     }
 }
@@ -478,7 +483,8 @@ pub(crate) fn parse_cols(b: &[u8], i: usize) -> Option<(Cols<'_>, usize)> {
             Cow::Borrowed(name),
             ColSrc::Raw {
                 slice: &b[i..end],
-                fast,
+                canonical: fast.is_some(),
+                fast: std::cell::Cell::new(fast),
             },
         ));
         i = ws(b, end);

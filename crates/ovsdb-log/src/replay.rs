@@ -77,6 +77,9 @@ impl Db {
         self.core.row_count()
     }
 
+    /// A column's value from its source. A pre-decoded UUID set is taken,
+    /// not copied (the one read of the value); without it the bytes are
+    /// read.
     fn datum_of(src: &ColSrc<'_>, ty: &Type, relaxed: bool) -> Result<Datum, String> {
         let from_json = |j: &Json| {
             if relaxed {
@@ -86,26 +89,38 @@ impl Db {
             }
             .map_err(|e| e.to_string())
         };
-        match src {
-            ColSrc::Json(j) => from_json(j),
-            ColSrc::Raw { fast: Some(d), .. }
-                if ty.key.atomic == ovsdb::AtomicType::Uuid && !ty.is_map() =>
-            {
-                if !relaxed {
-                    d.check_size(ty).map_err(|e| e.to_string())?;
-                }
-                Ok(d.clone())
-            }
-            ColSrc::Raw { slice, .. } => match crate::rawtxn::plain_datum(slice, ty) {
-                Some(d) => {
-                    if !relaxed {
-                        d.check_size(ty).map_err(|e| e.to_string())?;
-                    }
-                    Ok(d)
-                }
-                None => from_json(&crate::rawtxn::parse_slice(slice)?),
+        let (fast, slice) = match src {
+            ColSrc::Json(j) => return from_json(j),
+            ColSrc::Raw { fast, slice, .. } => (fast, slice),
+        };
+        let uuid_set = ty.key.atomic == ovsdb::AtomicType::Uuid && !ty.is_map();
+        let d = match fast.take().filter(|_| uuid_set) {
+            Some(d) => d,
+            None => match crate::rawtxn::plain_datum(slice, ty) {
+                Some(d) => d,
+                None => return from_json(&crate::rawtxn::parse_slice(slice)?),
             },
+        };
+        if !relaxed {
+            d.check_size(ty).map_err(|e| e.to_string())?;
         }
+        Ok(d)
+    }
+
+    /// Whether a value [`Db::datum_of`] read from `src` already satisfies
+    /// `ty` atom by atom: a decoded UUID set (every atom a UUID) of a
+    /// UUID column without an enumeration, whose atoms have nothing else
+    /// to check ([`ovsdb::Atom::check_constraints`]).
+    fn atoms_known_good(src: &ColSrc<'_>, ty: &Type) -> bool {
+        matches!(
+            src,
+            ColSrc::Raw {
+                canonical: true,
+                ..
+            }
+        ) && ty.key.atomic == ovsdb::AtomicType::Uuid
+            && ty.key.enum_.is_none()
+            && !ty.is_map()
     }
 
     fn parse_ops(&self, txn: &TxnSrc<'_>) -> Result<(Vec<RowOp>, SizeDelta), String> {
@@ -134,6 +149,18 @@ impl Db {
             self.commit(ops)?;
             Ok(delta)
         }))
+    }
+
+    /// [`Db::apply_data_bytes`] on bytes that may have been read ahead
+    /// ([`crate::ahead::Prepared`]): their read is used, not made again.
+    pub(crate) fn apply_prepared(
+        &mut self,
+        p: &mut crate::ahead::Prepared,
+    ) -> Option<Result<SizeDelta, String>> {
+        match p.take_src() {
+            Some(t) => Some(self.apply_src(&t)),
+            None => self.apply_data_bytes(p.data()),
+        }
     }
 
     /// Applies a Raft `data` value `[schema|null, txn|null]`: a
@@ -374,7 +401,14 @@ fn column_value(src: &ColSrc<'_>, ty: &Type, diff_before: Option<&Datum>) -> Res
             n.apply_diff(&d, ty).map_err(|e| e.to_string())?;
             n
         }
-        None => Db::datum_of(src, ty, false)?,
+        None => {
+            // Its size was checked as it was read.
+            let d = Db::datum_of(src, ty, false)?;
+            if !Db::atoms_known_good(src, ty) {
+                d.check_atoms(ty).map_err(|e| e.to_string())?;
+            }
+            return Ok(d);
+        }
     };
     new.check(ty).map_err(|e| e.to_string())?;
     Ok(new)

@@ -5,6 +5,7 @@
 //! sizes use `Stream`); [`replay`] and [`replay_database`] are wrappers for
 //! a file held in memory.
 
+use crate::ahead::ReadAhead;
 use crate::checkpoint::{Checkpoints, Policy};
 use crate::error::{ErrorKind, LogError};
 use crate::framing::{Format, RawRecord, Skip};
@@ -381,6 +382,17 @@ pub(crate) struct Stream {
     /// them), in index order, with a copy of their data bytes.
     pending: std::collections::VecDeque<Pending>,
     pending_bytes: usize,
+    /// Entries known final but not applied yet, because their reads ahead
+    /// ([`Stream::ahead`]) are not done: at most [`MAX_DUE`] entries or
+    /// [`MAX_DUE_BYTES`], else the replay waits for the read.
+    due: std::collections::VecDeque<Pending>,
+    due_bytes: usize,
+    /// The highest index known final (`applied` or the last of `due`).
+    final_to: u64,
+    /// Where entries' data are read ahead of their replay, if anywhere
+    /// ([`crate::ahead`]); the number of the last entry handed over.
+    pub(crate) ahead: Option<Box<dyn ReadAhead>>,
+    ahead_seq: u64,
     /// Index of the last applied entry: replacing it or anything before it
     /// cannot be undone in one pass.
     pub(crate) applied: u64,
@@ -404,9 +416,30 @@ struct Pending {
     term: u64,
     sha1: [u8; 20],
     header_len: usize,
-    data: Vec<u8>,
+    data: Data,
     body_len: usize,
 }
+
+/// A pending entry's data: the bytes, or the number they were handed to
+/// the read ahead under (with their length).
+enum Data {
+    Bytes(Vec<u8>),
+    Ahead(u64, usize),
+}
+
+impl Data {
+    fn len(&self) -> usize {
+        match self {
+            Data::Bytes(b) => b.len(),
+            Data::Ahead(_, n) => *n,
+        }
+    }
+}
+
+/// Final entries the replay lets wait for their reads ahead (see
+/// [`Stream::due`]).
+const MAX_DUE: usize = 256;
+const MAX_DUE_BYTES: usize = 32 << 20;
 
 /// Data bytes held for entries not known final before the one-pass replay
 /// gives up (a second pass then gives the sizes).
@@ -432,6 +465,11 @@ impl Stream {
             entries: Vec::new(),
             pending: Default::default(),
             pending_bytes: 0,
+            due: Default::default(),
+            due_bytes: 0,
+            final_to: 0,
+            ahead: None,
+            ahead_seq: 0,
             applied: 0,
             ckpt: None,
             seen: 0,
@@ -477,6 +515,7 @@ impl Stream {
         }
         self.log_end = h.prev_index().saturating_add(1);
         self.applied = h.prev_index();
+        self.final_to = h.prev_index();
         self.db_at = h.prev_index();
         let key = Some((h.name.clone(), h.cluster_id));
         if self.shared.key != key {
@@ -522,6 +561,8 @@ impl Stream {
         self.ok = false;
         self.pending.clear();
         self.pending_bytes = 0;
+        self.due.clear();
+        self.due_bytes = 0;
         // Checkpoints taken before may hold entries the log replaces later;
         // the second walk's replay, if any, makes its own.
         self.ckpt = None;
@@ -543,7 +584,7 @@ impl Stream {
             return;
         }
         if e.index < self.log_end {
-            if e.index <= self.applied {
+            if e.index <= self.applied.max(self.final_to) {
                 // Replaces an entry already applied.
                 return self.give_up();
             }
@@ -565,6 +606,20 @@ impl Stream {
         if self.pending_bytes > MAX_PENDING_BYTES {
             return self.give_up();
         }
+        // Read ahead unless an earlier file's replay knows the entry (then
+        // it is taken, not read).
+        let known = self
+            .shared
+            .get(e.index)
+            .is_some_and(|k| k.term == e.term && k.sha1 == raw.sha1);
+        let data = match self.ahead.as_mut().filter(|_| !known) {
+            Some(ahead) => {
+                self.ahead_seq += 1;
+                ahead.submit(self.ahead_seq, data.to_vec());
+                Data::Ahead(self.ahead_seq, data.len())
+            }
+            None => Data::Bytes(data.to_vec()),
+        };
         self.pending.push_back(Pending {
             end: raw.end(),
             seen: self.seen,
@@ -573,7 +628,7 @@ impl Stream {
             term: e.term,
             sha1: raw.sha1,
             header_len: raw.header_len,
-            data: data.to_vec(),
+            data,
             body_len: raw.body.len(),
         });
     }
@@ -582,18 +637,48 @@ impl Stream {
     pub(crate) fn commit(&mut self, c: u64) {
         while self.ok && self.pending.front().is_some_and(|p| p.index <= c) {
             let p = self.pending.pop_front().expect("checked");
-            self.apply(p);
+            self.pending_bytes -= p.data.len();
+            self.final_to = p.index;
+            self.due_bytes += p.data.len();
+            self.due.push_back(p);
+        }
+        self.apply_due(false);
+    }
+
+    /// Applies the final entries in order, as long as their reads ahead
+    /// are done (`all`, or more than the replay lets wait: waits for them).
+    fn apply_due(&mut self, all: bool) {
+        while self.ok {
+            let Some(front) = self.due.front() else {
+                return;
+            };
+            let read = match front.data {
+                Data::Bytes(_) => None,
+                Data::Ahead(seq, _) => {
+                    let wait = all || self.due.len() > MAX_DUE || self.due_bytes > MAX_DUE_BYTES;
+                    let ahead = self.ahead.as_mut().expect("entries read ahead have it");
+                    match ahead.take(seq, wait) {
+                        Some(r) => Some(r),
+                        None if wait => return self.give_up(),
+                        None => return,
+                    }
+                }
+            };
+            let p = self.due.pop_front().expect("checked");
+            self.due_bytes -= p.data.len();
+            self.apply(p, read);
         }
     }
 
     /// The end of the file: every entry left is final.
     pub(crate) fn finish(&mut self) {
         self.commit(u64::MAX);
+        self.apply_due(true);
         self.entries.sort_by_key(|e| e.record);
     }
 
-    fn apply(&mut self, p: Pending) {
-        self.pending_bytes -= p.data.len();
+    /// Applies entry `p` (`read`: its read ahead, if it was handed over).
+    fn apply(&mut self, mut p: Pending, read: Option<crate::ahead::Prepared>) {
         // The same record as an earlier file's, at the same place in the
         // log the earlier replay went through: its sizes are known.
         if let Some(k) = self.shared.get(p.index) {
@@ -630,19 +715,27 @@ impl Stream {
         let Some(db) = self.db.as_mut() else {
             return self.give_up();
         };
-        let res = match db.apply_data_bytes(&p.data) {
+        let mut prepared = match (read, std::mem::replace(&mut p.data, Data::Ahead(0, 0))) {
+            (Some(r), _) => r,
+            (None, Data::Bytes(b)) => crate::ahead::Prepared::plain(b),
+            // Taken from `shared` above, or read: not both missing.
+            (None, Data::Ahead(..)) => return self.give_up(),
+        };
+        let res = match db.apply_prepared(&mut prepared) {
             Some(r) => r.is_ok().then(|| r.ok()).flatten(),
-            None => crate::rawtxn::parse_slice(&p.data).ok().and_then(|data| {
-                let raw = RawRecord {
-                    index: p.record,
-                    offset: 0,
-                    header_len: p.header_len,
-                    line: &[],
-                    body: &[],
-                    sha1: [0; 20],
-                };
-                apply_data(&mut self.db, &raw, &data).ok()
-            }),
+            None => crate::rawtxn::parse_slice(prepared.data())
+                .ok()
+                .and_then(|data| {
+                    let raw = RawRecord {
+                        index: p.record,
+                        offset: 0,
+                        header_len: p.header_len,
+                        line: &[],
+                        body: &[],
+                        sha1: [0; 20],
+                    };
+                    apply_data(&mut self.db, &raw, &data).ok()
+                }),
         };
         let Some(delta) = res else {
             return self.give_up();

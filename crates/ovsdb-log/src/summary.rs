@@ -510,8 +510,20 @@ impl Summarizer {
     /// (see [`crate::SharedReplay`]); call before the walk.
     pub fn share(&mut self, shared: crate::SharedReplay) {
         let ckpt = self.stream.ckpt.take();
+        let ahead = self.stream.ahead.take();
         self.stream = crate::sizes::Stream::with_shared(shared);
         self.stream.ckpt = ckpt;
+        self.stream.ahead = ahead;
+    }
+
+    /// Hands each entry's data to `ahead` as the walk meets it, and takes
+    /// its read back when the size replay applies the entry
+    /// ([`crate::ahead`]): a caller with a spare core reads transactions
+    /// there. The summary is the same with or without it. While reads are
+    /// not done, up to a few hundred final entries wait, so
+    /// [`Summarizer::so_far`] may show fewer entries' sizes.
+    pub fn read_ahead(&mut self, ahead: Box<dyn crate::ahead::ReadAhead>) {
+        self.stream.ahead = Some(ahead);
     }
 
     /// Ends the summary of a walk that `scan` made (for its format and
