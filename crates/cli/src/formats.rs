@@ -139,6 +139,8 @@ fn summarize_file(path: &str, shared: &mut ovsdb_log::SharedReplay) -> Result<Fi
     use ovsdb_log::{Event, LogScan, ScanOptions, Verdict};
     use std::sync::{mpsc, Arc};
     let (tx, rx) = mpsc::sync_channel::<Arc<Vec<u8>>>(4);
+    // Chunks come back to be read into again (no new zeroed pages).
+    let (back, spare) = mpsc::channel::<Vec<u8>>();
     let owned = path.to_string();
     let verifier = std::thread::spawn(move || -> Result<bool, String> {
         use std::io::Read;
@@ -154,8 +156,14 @@ fn summarize_file(path: &str, shared: &mut ovsdb_log::SharedReplay) -> Result<Fi
             }
             Verdict::Keep
         };
+        let mut mine: Option<Vec<u8>> = None;
         loop {
-            let mut buf = vec![0u8; CHUNK];
+            // The chunk whichever side pushed last let go of.
+            let mut buf = mine
+                .take()
+                .or_else(|| spare.try_recv().ok())
+                .unwrap_or_default();
+            buf.resize(CHUNK, 0);
             let n = match file.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => n,
@@ -168,6 +176,7 @@ fn summarize_file(path: &str, shared: &mut ovsdb_log::SharedReplay) -> Result<Fi
             // The summarizing side may have stopped; keep verifying.
             let _ = tx.send(Arc::clone(&chunk));
             scan.push(&chunk, &mut f);
+            mine = Arc::try_unwrap(chunk).ok();
         }
         drop(tx);
         scan.finish(&mut f);
@@ -182,6 +191,9 @@ fn summarize_file(path: &str, shared: &mut ovsdb_log::SharedReplay) -> Result<Fi
     });
     for chunk in rx.iter() {
         scan.push(&chunk, &mut |ev| sum.on_event(&ev));
+        if let Ok(buf) = Arc::try_unwrap(chunk) {
+            let _ = back.send(buf);
+        }
     }
     scan.finish(&mut |ev| sum.on_event(&ev));
     let clean = verifier

@@ -261,6 +261,8 @@ pub struct LogScan {
     /// Log end (next index) for truncation events.
     log_end: u64,
     bytes: u64,
+    /// Bytes copied into `buf` (what straddles chunks).
+    copied: u64,
 }
 
 impl Default for LogScan {
@@ -286,6 +288,7 @@ impl LogScan {
             ahead: None,
             log_end: 1,
             bytes: 0,
+            copied: 0,
         }
     }
 
@@ -316,6 +319,13 @@ impl LogScan {
         self.bytes
     }
 
+    /// Bytes of those copied into the scanner's own buffer (records that
+    /// straddle chunks, damage being searched through), the rest read
+    /// where they were pushed.
+    pub fn copied(&self) -> u64 {
+        self.copied
+    }
+
     /// Offset just past the last good record before the first damage (see
     /// [`Framer::good_end`]).
     pub fn good_end(&self) -> u64 {
@@ -324,27 +334,59 @@ impl LogScan {
 
     /// Bytes held right now (the partial record).
     pub fn buffered(&self) -> usize {
-        self.buf.len() - self.keep_from()
+        self.buf.len() - self.keep_from(self.buf.len())
     }
 
     /// Feeds the next chunk of the file.
+    ///
+    /// The chunk is read where it is: only what a record that straddles
+    /// chunks needs is copied (the end of the chunk it starts in, then as
+    /// much of the next as completes it, in pieces that double), so a walk
+    /// copies each byte about once less than it reads it.
     pub fn push(&mut self, chunk: &[u8], f: &mut dyn FnMut(Event<'_>) -> Verdict) {
         self.bytes += chunk.len() as u64;
-        if self.ended {
-            return;
+        let mut rest = chunk;
+        while !self.ended && !rest.is_empty() {
+            self.compact();
+            if self.buf.is_empty() {
+                self.run(rest, f);
+                let k = self.keep_from(rest.len());
+                self.shift(k);
+                self.buf.extend_from_slice(&rest[k..]);
+                self.copied += (rest.len() - k) as u64;
+                return;
+            }
+            let n = rest.len().min(self.buf.len().max(64 << 10));
+            self.buf.extend_from_slice(&rest[..n]);
+            self.copied += n as u64;
+            self.run_held(f);
+            // What is still held and all came from this piece goes back to
+            // be read where it is.
+            let held = self.buf.len() - self.keep_from(self.buf.len());
+            if held <= n {
+                self.buf.truncate(self.buf.len() - held);
+                self.copied -= held as u64;
+                rest = &rest[n - held..];
+            } else {
+                rest = &rest[n..];
+            }
         }
-        self.compact();
-        self.buf.extend_from_slice(chunk);
-        self.run(f);
     }
 
     /// The end of the file: decides what was put off and ends the walk.
     pub fn finish(&mut self, f: &mut dyn FnMut(Event<'_>) -> Verdict) {
         self.finished = true;
         if !self.ended {
-            self.run(f);
+            self.run_held(f);
         }
         self.buf = Vec::new();
+    }
+
+    /// [`LogScan::run`] over the bytes held.
+    fn run_held(&mut self, f: &mut dyn FnMut(Event<'_>) -> Verdict) {
+        let buf = std::mem::take(&mut self.buf);
+        self.run(&buf, f);
+        self.buf = buf;
     }
 
     /// Scans a whole file held in memory.
@@ -354,7 +396,9 @@ impl LogScan {
         s.finish(f);
     }
 
-    fn keep_from(&self) -> usize {
+    /// Where the bytes still needed start, in a buffer of `len` bytes
+    /// that the walk has read.
+    fn keep_from(&self, len: usize) -> usize {
         let mut k = self.pos;
         if let Some((_, _, from)) = &self.damage {
             k = k.min(*from);
@@ -362,15 +406,20 @@ impl LogScan {
         if let Some(Step::Record(d)) = &self.ahead {
             k = k.min(d.at);
         }
-        k.min(self.buf.len())
+        k.min(len)
     }
 
     fn compact(&mut self) {
-        let k = self.keep_from();
+        let k = self.keep_from(self.buf.len());
         if k == 0 {
             return;
         }
         self.buf.drain(..k);
+        self.shift(k);
+    }
+
+    /// The buffer's first `k` bytes are gone: positions move back.
+    fn shift(&mut self, k: usize) {
         self.base += k as u64;
         self.pos -= k;
         if let Some((_, _, from)) = self.damage.as_mut() {
@@ -382,12 +431,12 @@ impl LogScan {
     }
 
     /// One salvage step (the logic of `Framer::read_salvaging`).
-    fn read_salvaging(&mut self) -> Step {
+    fn read_salvaging(&mut self, buf: &[u8]) -> Step {
         let partial = !self.finished;
         loop {
             if let Some((start, err, from)) = self.damage.take() {
                 let fr = Framer::window(
-                    &self.buf[from..],
+                    &buf[from..],
                     self.base + from as u64,
                     self.record,
                     self.magic.as_deref(),
@@ -416,7 +465,7 @@ impl LogScan {
             }
             let start = self.pos;
             let mut fr = Framer::window(
-                &self.buf[start..],
+                &buf[start..],
                 self.base + start as u64,
                 self.record,
                 self.magic.as_deref(),
@@ -463,10 +512,10 @@ impl LogScan {
     }
 
     /// One step of `Framer::next_frame`.
-    fn next_frame(&mut self) -> Step {
+    fn next_frame(&mut self, buf: &[u8]) -> Step {
         let next = match self.ahead.take() {
             Some(s) => s,
-            None => self.read_salvaging(),
+            None => self.read_salvaging(buf),
         };
         if matches!(next, Step::NeedMore) {
             return next;
@@ -483,21 +532,22 @@ impl LogScan {
         }
     }
 
-    fn raw(&self, d: &Desc) -> RawRecord<'_> {
+    fn raw<'b>(&self, buf: &'b [u8], d: &Desc) -> RawRecord<'b> {
         let b = d.at + d.header_len;
         RawRecord {
             index: d.index,
             offset: self.base + d.at as u64,
             header_len: d.header_len,
-            line: &self.buf[d.at..b],
-            body: &self.buf[b..b + d.body_len],
+            line: &buf[d.at..b],
+            body: &buf[b..b + d.body_len],
             sha1: d.sha1,
         }
     }
 
-    fn run(&mut self, f: &mut dyn FnMut(Event<'_>) -> Verdict) {
+    /// Walks `buf` (the bytes from `base` on) as far as it goes.
+    fn run(&mut self, buf: &[u8], f: &mut dyn FnMut(Event<'_>) -> Verdict) {
         while !self.ended {
-            let d = match self.next_frame() {
+            let d = match self.next_frame(buf) {
                 Step::NeedMore => return,
                 Step::End => {
                     self.ended = true;
@@ -515,7 +565,7 @@ impl LogScan {
                 Step::Record(d) => d,
             };
             let format = self.format().unwrap_or(Format::Clustered);
-            let raw = self.raw(&d);
+            let raw = self.raw(buf, &d);
             if self.opts.frames_only {
                 f(Event::Frame { raw });
                 continue;

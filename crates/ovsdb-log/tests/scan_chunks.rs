@@ -230,3 +230,57 @@ fn buffer_is_bounded_by_the_largest_record() {
         );
     }
 }
+
+/// Chunks are read where they were pushed: only records that straddle two
+/// chunks are copied, so a walk in chunks much larger than its records
+/// copies a small part of the file (and one in tiny chunks, all of it).
+#[test]
+fn chunks_are_read_in_place() {
+    let name = "static/samples/acl-portgroup-full/s1.db";
+    let b = std::fs::read(root().join(name)).unwrap();
+    assert!(b.len() > 200_000, "{name}: {} bytes", b.len());
+    let largest = Framer::new(&b)
+        .map_while(Result::ok)
+        .map(|r| r.total_len())
+        .max()
+        .unwrap_or(0);
+    let chunk = 128 << 10;
+    let mut scan = LogScan::new(ScanOptions::default());
+    let mut n = 0;
+    for c in b.chunks(chunk) {
+        scan.push(c, &mut |_| {
+            n += 1;
+            Verdict::Keep
+        });
+    }
+    scan.finish(&mut |_| {
+        n += 1;
+        Verdict::Keep
+    });
+    let chunks = b.len().div_ceil(chunk) as u64;
+    // At most one straddling record (and the piece of the next chunk that
+    // completes it, doubled) per chunk boundary.
+    assert!(
+        scan.copied() <= chunks * 3 * (largest as u64).max(64 << 10),
+        "{name}: copied {} of {}",
+        scan.copied(),
+        b.len()
+    );
+    assert!(
+        scan.copied() < b.len() as u64 / 2,
+        "{name}: copied {} of {}",
+        scan.copied(),
+        b.len()
+    );
+    let mut tiny = LogScan::new(ScanOptions::default());
+    for c in b.chunks(7) {
+        tiny.push(c, &mut |_| Verdict::Keep);
+    }
+    tiny.finish(&mut |_| Verdict::Keep);
+    assert!(
+        tiny.copied() > b.len() as u64 / 2,
+        "{name}: tiny chunks copied {}",
+        tiny.copied()
+    );
+    assert!(n > 10);
+}
