@@ -231,25 +231,37 @@ fn summarize_file(path: &str, shared: &mut ovsdb_log::SharedReplay) -> Result<Fi
 /// Reads the size replay's transactions ahead on a thread of its own
 /// (`ovsdb_log::ahead`): the summarizing thread applies them, the reader
 /// thread verifies hashes, and this one reads the transactions, so a
-/// summary uses a second core for more than SHA-1.
+/// summary uses a second core for more than SHA-1. Entries cross in
+/// batches: a wake-up of the other thread per entry cost more than a
+/// small entry's read.
 struct ReaderThread {
-    to: Option<std::sync::mpsc::Sender<(u64, Vec<u8>)>>,
-    from: std::sync::mpsc::Receiver<(u64, ovsdb_log::ahead::Prepared)>,
-    /// A read received before the one asked for was due.
-    early: Option<(u64, ovsdb_log::ahead::Prepared)>,
+    to: Option<std::sync::mpsc::Sender<Batch<Vec<u8>>>>,
+    from: std::sync::mpsc::Receiver<Batch<ovsdb_log::ahead::Prepared>>,
+    /// Entries handed over, not sent yet, and their bytes.
+    out: Batch<Vec<u8>>,
+    out_bytes: usize,
+    /// Reads received, not taken yet.
+    done: std::collections::VecDeque<(u64, ovsdb_log::ahead::Prepared)>,
 }
+
+type Batch<T> = Vec<(u64, T)>;
+
+/// A batch goes at this many entries or bytes (or when a read is awaited).
+const BATCH_ENTRIES: usize = 32;
+const BATCH_BYTES: usize = 1 << 20;
 
 impl ReaderThread {
     fn start() -> ReaderThread {
         use std::sync::mpsc::channel;
-        let (to, work) = channel::<(u64, Vec<u8>)>();
+        let (to, work) = channel::<Batch<Vec<u8>>>();
         let (done, from) = channel();
         std::thread::spawn(move || {
-            for (seq, data) in work {
-                if done
-                    .send((seq, ovsdb_log::ahead::Prepared::new(data)))
-                    .is_err()
-                {
+            for batch in work {
+                let read: Batch<_> = batch
+                    .into_iter()
+                    .map(|(seq, data)| (seq, ovsdb_log::ahead::Prepared::new(data)))
+                    .collect();
+                if done.send(read).is_err() {
                     return;
                 }
             }
@@ -257,34 +269,55 @@ impl ReaderThread {
         ReaderThread {
             to: Some(to),
             from,
-            early: None,
+            out: Vec::new(),
+            out_bytes: 0,
+            done: Default::default(),
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.out.is_empty() {
+            return;
+        }
+        let batch = std::mem::take(&mut self.out);
+        self.out_bytes = 0;
+        if let Some(to) = &self.to {
+            if to.send(batch).is_err() {
+                self.to = None;
+            }
         }
     }
 }
 
 impl ovsdb_log::ahead::ReadAhead for ReaderThread {
     fn submit(&mut self, seq: u64, data: Vec<u8>) {
-        if let Some(to) = &self.to {
-            if to.send((seq, data)).is_err() {
-                self.to = None;
-            }
+        self.out_bytes += data.len();
+        self.out.push((seq, data));
+        if self.out.len() >= BATCH_ENTRIES || self.out_bytes >= BATCH_BYTES {
+            self.flush();
         }
     }
 
     fn take(&mut self, seq: u64, wait: bool) -> Option<ovsdb_log::ahead::Prepared> {
+        if wait {
+            self.flush();
+        }
         loop {
-            let (s, p) = match self.early.take() {
-                Some(r) => r,
-                None if wait => self.from.recv().ok()?,
-                None => self.from.try_recv().ok()?,
+            while let Some((s, p)) = self.done.pop_front() {
+                if s == seq {
+                    return Some(p);
+                }
+                if s > seq {
+                    self.done.push_front((s, p));
+                    return None;
+                }
+            }
+            let batch = if wait {
+                self.from.recv().ok()?
+            } else {
+                self.from.try_recv().ok()?
             };
-            if s == seq {
-                return Some(p);
-            }
-            if s > seq {
-                self.early = Some((s, p));
-                return None;
-            }
+            self.done.extend(batch);
         }
     }
 }

@@ -72,6 +72,7 @@ impl Prepared {
 
     /// The transaction read ahead, borrowing the bytes (the decoded sets
     /// move into it): None when it was not read.
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     pub(crate) fn take_src(&mut self) -> Option<TxnSrc<'_>> {
         let t = self.txn.take()?;
         t.into_src(&self.data)

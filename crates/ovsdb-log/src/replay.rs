@@ -153,6 +153,7 @@ impl Db {
 
     /// [`Db::apply_data_bytes`] on bytes that may have been read ahead
     /// ([`crate::ahead::Prepared`]): their read is used, not made again.
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn apply_prepared(
         &mut self,
         p: &mut crate::ahead::Prepared,

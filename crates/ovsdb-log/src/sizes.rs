@@ -5,6 +5,7 @@
 //! sizes use `Stream`); [`replay`] and [`replay_database`] are wrappers for
 //! a file held in memory.
 
+#[cfg(not(target_arch = "wasm32"))]
 use crate::ahead::ReadAhead;
 use crate::checkpoint::{Checkpoints, Policy};
 use crate::error::{ErrorKind, LogError};
@@ -382,17 +383,12 @@ pub(crate) struct Stream {
     /// them), in index order, with a copy of their data bytes.
     pending: std::collections::VecDeque<Pending>,
     pending_bytes: usize,
-    /// Entries known final but not applied yet, because their reads ahead
-    /// ([`Stream::ahead`]) are not done: at most [`MAX_DUE`] entries or
-    /// [`MAX_DUE_BYTES`], else the replay waits for the read.
-    due: std::collections::VecDeque<Pending>,
-    due_bytes: usize,
-    /// The highest index known final (`applied` or the last of `due`).
+    /// The highest index known final (`applied` or the last entry waiting
+    /// for its read ahead).
     final_to: u64,
-    /// Where entries' data are read ahead of their replay, if anywhere
-    /// ([`crate::ahead`]); the number of the last entry handed over.
-    pub(crate) ahead: Option<Box<dyn ReadAhead>>,
-    ahead_seq: u64,
+    /// Where entries' data are read ahead of their replay (native only).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) ahead: Ahead,
     /// Index of the last applied entry: replacing it or anything before it
     /// cannot be undone in one pass.
     pub(crate) applied: u64,
@@ -424,6 +420,7 @@ struct Pending {
 /// the read ahead under (with their length).
 enum Data {
     Bytes(Vec<u8>),
+    #[cfg(not(target_arch = "wasm32"))]
     Ahead(u64, usize),
 }
 
@@ -431,14 +428,37 @@ impl Data {
     fn len(&self) -> usize {
         match self {
             Data::Bytes(b) => b.len(),
+            #[cfg(not(target_arch = "wasm32"))]
             Data::Ahead(_, n) => *n,
         }
     }
 }
 
-/// Final entries the replay lets wait for their reads ahead (see
-/// [`Stream::due`]).
+/// What [`Stream::apply`] gets with an entry besides its bytes: its read
+/// ahead, if it was handed over (native only, see [`Ahead`]).
+#[cfg(not(target_arch = "wasm32"))]
+type Read = Option<crate::ahead::Prepared>;
+#[cfg(target_arch = "wasm32")]
+type Read = ();
+
+/// The one-pass replay's reads ahead ([`crate::ahead`]): where they run,
+/// the number of the last entry handed over, and the final entries not
+/// applied yet because their reads are not done (at most [`MAX_DUE`]
+/// entries or [`MAX_DUE_BYTES`], else the replay waits for the read).
+/// Native only: the browser's worker has no thread for them, and its wasm
+/// stays smaller without this code.
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Default)]
+pub(crate) struct Ahead {
+    pub(crate) to: Option<Box<dyn ReadAhead>>,
+    seq: u64,
+    due: std::collections::VecDeque<Pending>,
+    due_bytes: usize,
+}
+
+#[cfg(not(target_arch = "wasm32"))]
 const MAX_DUE: usize = 256;
+#[cfg(not(target_arch = "wasm32"))]
 const MAX_DUE_BYTES: usize = 32 << 20;
 
 /// Data bytes held for entries not known final before the one-pass replay
@@ -465,11 +485,9 @@ impl Stream {
             entries: Vec::new(),
             pending: Default::default(),
             pending_bytes: 0,
-            due: Default::default(),
-            due_bytes: 0,
             final_to: 0,
-            ahead: None,
-            ahead_seq: 0,
+            #[cfg(not(target_arch = "wasm32"))]
+            ahead: Ahead::default(),
             applied: 0,
             ckpt: None,
             seen: 0,
@@ -561,8 +579,11 @@ impl Stream {
         self.ok = false;
         self.pending.clear();
         self.pending_bytes = 0;
-        self.due.clear();
-        self.due_bytes = 0;
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            self.ahead.due.clear();
+            self.ahead.due_bytes = 0;
+        }
         // Checkpoints taken before may hold entries the log replaces later;
         // the second walk's replay, if any, makes its own.
         self.ckpt = None;
@@ -612,14 +633,7 @@ impl Stream {
             .shared
             .get(e.index)
             .is_some_and(|k| k.term == e.term && k.sha1 == raw.sha1);
-        let data = match self.ahead.as_mut().filter(|_| !known) {
-            Some(ahead) => {
-                self.ahead_seq += 1;
-                ahead.submit(self.ahead_seq, data.to_vec());
-                Data::Ahead(self.ahead_seq, data.len())
-            }
-            None => Data::Bytes(data.to_vec()),
-        };
+        let data = self.hand_over(known, data);
         self.pending.push_back(Pending {
             end: raw.end(),
             seen: self.seen,
@@ -639,35 +653,9 @@ impl Stream {
             let p = self.pending.pop_front().expect("checked");
             self.pending_bytes -= p.data.len();
             self.final_to = p.index;
-            self.due_bytes += p.data.len();
-            self.due.push_back(p);
+            self.make_due(p);
         }
         self.apply_due(false);
-    }
-
-    /// Applies the final entries in order, as long as their reads ahead
-    /// are done (`all`, or more than the replay lets wait: waits for them).
-    fn apply_due(&mut self, all: bool) {
-        while self.ok {
-            let Some(front) = self.due.front() else {
-                return;
-            };
-            let read = match front.data {
-                Data::Bytes(_) => None,
-                Data::Ahead(seq, _) => {
-                    let wait = all || self.due.len() > MAX_DUE || self.due_bytes > MAX_DUE_BYTES;
-                    let ahead = self.ahead.as_mut().expect("entries read ahead have it");
-                    match ahead.take(seq, wait) {
-                        Some(r) => Some(r),
-                        None if wait => return self.give_up(),
-                        None => return,
-                    }
-                }
-            };
-            let p = self.due.pop_front().expect("checked");
-            self.due_bytes -= p.data.len();
-            self.apply(p, read);
-        }
     }
 
     /// The end of the file: every entry left is final.
@@ -677,8 +665,72 @@ impl Stream {
         self.entries.sort_by_key(|e| e.record);
     }
 
+    /// An entry's data as the replay keeps it: handed to the read ahead,
+    /// if there is one and the entry is not `known` from another file.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn hand_over(&mut self, known: bool, data: &[u8]) -> Data {
+        match self.ahead.to.as_mut().filter(|_| !known) {
+            Some(to) => {
+                self.ahead.seq += 1;
+                to.submit(self.ahead.seq, data.to_vec());
+                Data::Ahead(self.ahead.seq, data.len())
+            }
+            None => Data::Bytes(data.to_vec()),
+        }
+    }
+
+    /// A final entry: applied now without a read ahead, else queued.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn make_due(&mut self, p: Pending) {
+        if self.ahead.to.is_none() {
+            return self.apply(p, None);
+        }
+        self.ahead.due_bytes += p.data.len();
+        self.ahead.due.push_back(p);
+    }
+
+    /// Applies the final entries in order, as long as their reads ahead
+    /// are done (`all`, or more than the replay lets wait: waits for them).
+    #[cfg(not(target_arch = "wasm32"))]
+    fn apply_due(&mut self, all: bool) {
+        while self.ok {
+            let Some(front) = self.ahead.due.front() else {
+                return;
+            };
+            let read = match front.data {
+                Data::Bytes(_) => None,
+                Data::Ahead(seq, _) => {
+                    let q = &mut self.ahead;
+                    let wait = all || q.due.len() > MAX_DUE || q.due_bytes > MAX_DUE_BYTES;
+                    let to = q.to.as_mut().expect("entries read ahead have it");
+                    match to.take(seq, wait) {
+                        Some(r) => Some(r),
+                        None if wait => return self.give_up(),
+                        None => return,
+                    }
+                }
+            };
+            let p = self.ahead.due.pop_front().expect("checked");
+            self.ahead.due_bytes -= p.data.len();
+            self.apply(p, read);
+        }
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn hand_over(&mut self, _known: bool, data: &[u8]) -> Data {
+        Data::Bytes(data.to_vec())
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn make_due(&mut self, p: Pending) {
+        self.apply(p, ());
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn apply_due(&mut self, _all: bool) {}
+
     /// Applies entry `p` (`read`: its read ahead, if it was handed over).
-    fn apply(&mut self, mut p: Pending, read: Option<crate::ahead::Prepared>) {
+    fn apply(&mut self, mut p: Pending, read: Read) {
         // The same record as an earlier file's, at the same place in the
         // log the earlier replay went through: its sizes are known.
         if let Some(k) = self.shared.get(p.index) {
@@ -715,27 +767,33 @@ impl Stream {
         let Some(db) = self.db.as_mut() else {
             return self.give_up();
         };
-        let mut prepared = match (read, std::mem::replace(&mut p.data, Data::Ahead(0, 0))) {
+        let data = std::mem::replace(&mut p.data, Data::Bytes(Vec::new()));
+        #[cfg(not(target_arch = "wasm32"))]
+        let mut held = match (read, data) {
             (Some(r), _) => r,
             (None, Data::Bytes(b)) => crate::ahead::Prepared::plain(b),
             // Taken from `shared` above, or read: not both missing.
             (None, Data::Ahead(..)) => return self.give_up(),
         };
-        let res = match db.apply_prepared(&mut prepared) {
+        #[cfg(not(target_arch = "wasm32"))]
+        let (first, bytes) = (db.apply_prepared(&mut held), held.data());
+        #[cfg(target_arch = "wasm32")]
+        let (Data::Bytes(held), ()) = (data, read);
+        #[cfg(target_arch = "wasm32")]
+        let (first, bytes) = (db.apply_data_bytes(&held), &held[..]);
+        let res = match first {
             Some(r) => r.is_ok().then(|| r.ok()).flatten(),
-            None => crate::rawtxn::parse_slice(prepared.data())
-                .ok()
-                .and_then(|data| {
-                    let raw = RawRecord {
-                        index: p.record,
-                        offset: 0,
-                        header_len: p.header_len,
-                        line: &[],
-                        body: &[],
-                        sha1: [0; 20],
-                    };
-                    apply_data(&mut self.db, &raw, &data).ok()
-                }),
+            None => crate::rawtxn::parse_slice(bytes).ok().and_then(|data| {
+                let raw = RawRecord {
+                    index: p.record,
+                    offset: 0,
+                    header_len: p.header_len,
+                    line: &[],
+                    body: &[],
+                    sha1: [0; 20],
+                };
+                apply_data(&mut self.db, &raw, &data).ok()
+            }),
         };
         let Some(delta) = res else {
             return self.give_up();

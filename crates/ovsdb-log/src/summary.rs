@@ -510,10 +510,14 @@ impl Summarizer {
     /// (see [`crate::SharedReplay`]); call before the walk.
     pub fn share(&mut self, shared: crate::SharedReplay) {
         let ckpt = self.stream.ckpt.take();
-        let ahead = self.stream.ahead.take();
+        #[cfg(not(target_arch = "wasm32"))]
+        let ahead = self.stream.ahead.to.take();
         self.stream = crate::sizes::Stream::with_shared(shared);
         self.stream.ckpt = ckpt;
-        self.stream.ahead = ahead;
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            self.stream.ahead.to = ahead;
+        }
     }
 
     /// Hands each entry's data to `ahead` as the walk meets it, and takes
@@ -521,9 +525,11 @@ impl Summarizer {
     /// ([`crate::ahead`]): a caller with a spare core reads transactions
     /// there. The summary is the same with or without it. While reads are
     /// not done, up to a few hundred final entries wait, so
-    /// [`Summarizer::so_far`] may show fewer entries' sizes.
+    /// [`Summarizer::so_far`] may show fewer entries' sizes. Native only:
+    /// the browser's worker has no thread to read on.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn read_ahead(&mut self, ahead: Box<dyn crate::ahead::ReadAhead>) {
-        self.stream.ahead = Some(ahead);
+        self.stream.ahead.to = Some(ahead);
     }
 
     /// Ends the summary of a walk that `scan` made (for its format and
