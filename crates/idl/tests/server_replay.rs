@@ -19,7 +19,7 @@ use dump::{replica_rows, Rows};
 use idl::timetravel::Timeline;
 use ovsdb::json::{self, Json};
 use ovsdb_server::DbMeta;
-use ovsdb_server::{entry_data, Server, ServerOptions};
+use ovsdb_server::{entry_data, Server, ServerOptions, ServerRow};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -31,7 +31,7 @@ fn server_rows(s: &Server) -> Rows {
                 .columns
                 .iter()
                 .enumerate()
-                .map(|(ci, c)| (c.name.clone(), r.cols[ci].clone()))
+                .map(|(ci, c)| (c.name.clone(), r.cols()[ci].clone()))
                 .collect();
             out.entry(tm.name.clone()).or_default().insert(r.uuid, cols);
         }

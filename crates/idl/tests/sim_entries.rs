@@ -18,6 +18,7 @@
 use idl::timetravel::Timeline;
 use ovsdb::datum::Datum;
 use ovsdb::uuid::Uuid;
+use ovsdb_server::ServerRow;
 use raft_sim::logs::write_logs;
 use raft_sim::{preset, Sim};
 use std::collections::BTreeMap;
@@ -30,7 +31,7 @@ fn model_rows(m: &ovsdb_server::Server) -> Rows {
         for r in m.rows(t) {
             out.entry(tm.name.clone())
                 .or_default()
-                .insert(r.uuid, r.cols.clone());
+                .insert(r.uuid, r.cols().to_vec());
         }
     }
     out

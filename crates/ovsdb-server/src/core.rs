@@ -16,7 +16,7 @@
 //! the rows its transaction changed). Mirroring the rows whole cost the
 //! simulator's one-hour run a fifth of its time.
 
-use crate::{DbMeta, Row, RowChange, RowRef, Server};
+use crate::{cols_mut, DbMeta, Row, RowChange, RowRef, Server, ServerRow};
 use ovsdb::atom::Atom;
 use ovsdb::datum::Datum;
 use ovsdb::db::{ChangeKind, Database, ReplayOptions, Txn};
@@ -134,8 +134,8 @@ impl Core {
                 (_, None) if held => txn.delete_at(t.ti, u)?,
                 (Some(o), Some(n)) => {
                     for &(ci, x) in &t.refs {
-                        if o.cols[ci] != n.cols[ci] {
-                            txn.set_at(t.ti, u, x, n.cols[ci].clone())?;
+                        if o.cols()[ci] != n.cols()[ci] {
+                            txn.set_at(t.ti, u, x, n.cols()[ci].clone())?;
                         }
                     }
                 }
@@ -155,14 +155,14 @@ fn has_row(txn: &Txn<'_>, ti: usize, u: Uuid) -> bool {
 impl CoreTable {
     /// Whether the core must hold row `r` of this table.
     fn holds(&self, r: &Row) -> bool {
-        !self.sparse || self.refs.iter().any(|&(ci, _)| !r.cols[ci].is_empty())
+        !self.sparse || self.refs.iter().any(|&(ci, _)| !r.cols()[ci].is_empty())
     }
 
     /// Row `r`'s reference columns, as the core's columns.
     fn references(&self, r: &Row) -> Vec<(usize, Datum)> {
         self.refs
             .iter()
-            .map(|&(ci, x)| (x, r.cols[ci].clone()))
+            .map(|&(ci, x)| (x, r.cols()[ci].clone()))
             .collect()
     }
 }
@@ -213,14 +213,14 @@ impl Server {
                 // A row the core does not hold, deleted or written.
                 (Some(_), Some(None)) | (_, Some(Some(_))) if !held => outside.push((mt, u)),
                 (Some(o), Some(Some(r))) => {
-                    if o.cols == r.cols {
+                    if o.cols() == r.cols() {
                         txn.join(t.ti, u)?;
                         continue;
                     }
                     txn.set_at(t.ti, u, t.mark, mark.clone())?;
                     for &(ci, x) in &t.refs {
-                        if o.cols[ci] != r.cols[ci] {
-                            txn.set_at(t.ti, u, x, r.cols[ci].clone())?;
+                        if o.cols()[ci] != r.cols()[ci] {
+                            txn.set_at(t.ti, u, x, r.cols()[ci].clone())?;
                         }
                     }
                 }
@@ -245,11 +245,11 @@ impl Server {
                         // Only weak references can have changed; if that
                         // undid the operations' change, nothing changed.
                         for &(ci, x) in &t.weak {
-                            if r.cols[ci] != now.columns[x] {
-                                r.cols[ci] = now.columns[x].clone();
+                            if r.cols()[ci] != now.columns[x] {
+                                cols_mut(r)[ci] = now.columns[x].clone();
                             }
                         }
-                        if old.as_ref().is_some_and(|o| o.cols == r.cols) {
+                        if old.as_ref().is_some_and(|o| o.cols() == r.cols()) {
                             continue;
                         }
                     }
@@ -259,7 +259,7 @@ impl Server {
                         let mut r = (**o).clone();
                         for c in columns {
                             if let Some(&(ci, x)) = t.refs.iter().find(|r| r.1 == c.column) {
-                                r.cols[ci] = now.columns[x].clone();
+                                cols_mut(&mut r)[ci] = now.columns[x].clone();
                             }
                         }
                         written[mt].insert(u, Some(r));
@@ -274,7 +274,7 @@ impl Server {
             let old = tables[mt].get(&u);
             let new = written[mt].get(&u).and_then(Option::as_ref);
             let same = match (old, new) {
-                (Some(o), Some(n)) => o.cols == n.cols,
+                (Some(o), Some(n)) => o.cols() == n.cols(),
                 (o, n) => o.is_none() && n.is_none(),
             };
             if !same {

@@ -11,7 +11,10 @@ use crate::dispatch::{err_json, uuid_json};
 use crate::integrity::first_duplicate_indexed;
 use crate::meta::{DbMeta, TableMeta};
 use crate::triggers::{self, WaitMode};
-use crate::{Commit, Row, RowChange, RowRef, Server, SessionId, TransactOutcome, TxnStats};
+use crate::{
+    cols_mut, default_row, set_version, Commit, Row, RowChange, RowRef, Server, ServerRow,
+    SessionId, TransactOutcome, TxnStats,
+};
 use ovsdb::atom::Atom;
 use ovsdb::datum::{Datum, ParseOptions};
 use ovsdb::error::{Error, Result};
@@ -299,7 +302,7 @@ impl Server {
         let mut changes = Vec::with_capacity(found.len());
         for ((ti, u), old) in found {
             let new = changed[ti].remove(&u).flatten().map(|mut r| {
-                r.version = self.rng.uuid();
+                set_version(&mut r, self.rng.uuid());
                 Arc::new(r)
             });
             changes.push(RowChange {
@@ -352,11 +355,8 @@ fn execute_op(
                     format!("This UUID would duplicate a UUID already present within the table or deleted within the same transaction: {u}"),
                 ));
             }
-            let mut cols: Vec<Datum> = t
-                .columns
-                .iter()
-                .map(|c| Datum::default_for(&c.ty))
-                .collect();
+            let mut new = default_row(u, t);
+            let cols = cols_mut(&mut new);
             if let Some(row) = o.get("row") {
                 let ro = shash_ordered(
                     row.as_object()
@@ -375,14 +375,7 @@ fn execute_op(
                 }
             }
             w.touch(ti, u);
-            w.changed[ti].insert(
-                u,
-                Some(Row {
-                    uuid: u,
-                    version: Uuid::NIL,
-                    cols,
-                }),
-            );
+            w.changed[ti].insert(u, Some(new));
             w.stats.rows_touched += 1;
             let mut r = Object::new();
             r.insert("uuid", uuid_json(u));
@@ -502,16 +495,17 @@ fn execute_op(
                 // it already has: it does not decide where the row's table
                 // joins the transaction (weak references, see the core's
                 // `server_checks`). A mutation always joins.
-                if name == "update" && updates.iter().all(|(ci, d)| row.cols[*ci] == *d) {
+                if name == "update" && updates.iter().all(|(ci, d)| row.cols()[*ci] == *d) {
                     w.stats.rows_touched += 1;
                     continue;
                 }
+                let cols = cols_mut(&mut row);
                 for (ci, d) in &updates {
-                    row.cols[*ci] = d.clone();
+                    cols[*ci] = d.clone();
                 }
                 for (ci, mutator, arg, cn) in &mutations {
                     let ty = &t.columns[*ci].ty;
-                    mutate(&mut row.cols[*ci], ty, mutator, arg)
+                    mutate(&mut cols[*ci], ty, mutator, arg)
                         .map_err(|e| e.context(format!("column {cn}")))?;
                 }
                 w.touch(ti, u);

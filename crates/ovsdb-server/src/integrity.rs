@@ -3,7 +3,7 @@
 //! reports the pair of rows in ovsdb-server's words. (References, garbage
 //! collection and weak references are the commit engine's, `core`.)
 
-use crate::{Row, RowRef};
+use crate::{Row, RowRef, ServerRow};
 use ovsdb::atom::Atom;
 use ovsdb::datum::Datum;
 use ovsdb::uuid::Uuid;
@@ -15,15 +15,15 @@ use std::collections::BTreeMap;
 fn rows_after<'a>(
     committed: &'a BTreeMap<Uuid, RowRef>,
     changed: &'a BTreeMap<Uuid, Option<Row>>,
-) -> impl Iterator<Item = (Uuid, &'a Vec<Datum>)> + 'a {
+) -> impl Iterator<Item = (Uuid, &'a [Datum])> + 'a {
     committed
         .iter()
         .filter(|(u, _)| !changed.contains_key(u))
-        .map(|(u, r)| (*u, &r.cols))
+        .map(|(u, r)| (*u, r.cols()))
         .chain(
             changed
                 .iter()
-                .filter_map(|(u, r)| r.as_ref().map(|r| (*u, &r.cols))),
+                .filter_map(|(u, r)| r.as_ref().map(|r| (*u, r.cols()))),
         )
 }
 
@@ -83,7 +83,7 @@ fn key_hash(idx: &[usize], cols: &[Datum]) -> Uuid {
 impl KeyIndex {
     /// Row `old` lets go of its key (an install's first pass).
     pub(crate) fn remove(&mut self, idx: &[usize], old: &RowRef) {
-        let h = key_hash(idx, &old.cols);
+        let h = key_hash(idx, old.cols());
         if self.rows.get(&h).is_some_and(|r| r.uuid == old.uuid) {
             self.rows.remove(&h);
         }
@@ -91,7 +91,7 @@ impl KeyIndex {
 
     /// Row `new` holds its key (an install's second pass).
     pub(crate) fn insert(&mut self, idx: &[usize], new: &RowRef) {
-        if let Some(other) = self.rows.insert(key_hash(idx, &new.cols), new.clone()) {
+        if let Some(other) = self.rows.insert(key_hash(idx, new.cols()), new.clone()) {
             if other.uuid != new.uuid {
                 self.pure = false;
             }
@@ -122,10 +122,7 @@ pub(crate) fn first_duplicate_indexed(
     }
     let written: Vec<(Uuid, Uuid, &[Datum])> = changed
         .iter()
-        .filter_map(|(u, r)| {
-            r.as_ref()
-                .map(|r| (key_hash(idx, &r.cols), *u, &r.cols[..]))
-        })
+        .filter_map(|(u, r)| r.as_ref().map(|r| (key_hash(idx, r.cols()), *u, r.cols())))
         .collect();
     if !keys.pure || written.len() > 32 {
         return first_duplicate(idx, committed, changed);
@@ -135,7 +132,7 @@ pub(crate) fn first_duplicate_indexed(
         let held = keys
             .rows
             .get(h)
-            .filter(|r| !changed.contains_key(&r.uuid) && same(&r.cols, cols))
+            .filter(|r| !changed.contains_key(&r.uuid) && same(r.cols(), cols))
             .map(|r| r.uuid)
             .or_else(|| {
                 written[..i]
@@ -168,9 +165,9 @@ pub(crate) fn first_duplicate(
         idx.iter()
             .all(|&c| a[c].cmp(&b[c]) == std::cmp::Ordering::Equal)
     };
-    let written: Vec<&Vec<Datum>> = changed
+    let written: Vec<&[Datum]> = changed
         .values()
-        .filter_map(|r| r.as_ref().map(|r| &r.cols))
+        .filter_map(|r| r.as_ref().map(|r| r.cols()))
         .collect();
     if written.len() > 32 {
         let mut seen: BTreeMap<Vec<&Datum>, Uuid> = BTreeMap::new();
@@ -207,12 +204,17 @@ mod tests {
     use std::collections::BTreeMap;
     use std::sync::Arc;
 
+    /// A row whose one column is `name`.
+    fn new_row(uuid: Uuid, name: Datum) -> Row {
+        let columns = vec![name, Datum::default(), Datum::default()];
+        Row { uuid, columns }
+    }
+
     #[test]
     fn first_duplicate_finds_the_earlier_and_the_later_row() {
-        let row = |u: &str, name: &str| Row {
-            uuid: Uuid::parse(u).unwrap(),
-            version: Uuid::NIL,
-            cols: vec![Datum::scalar(ovsdb::atom::Atom::String(name.into()))],
+        let row = |u: &str, name: &str| {
+            let name = Datum::scalar(ovsdb::atom::Atom::String(name.into()));
+            new_row(Uuid::parse(u).unwrap(), name)
         };
         let (u1, u2, u3) = (
             Uuid::parse(U1).unwrap(),
@@ -248,11 +250,7 @@ mod tests {
             let mut committed = BTreeMap::new();
             let mut keys = KeyIndex::default();
             for (i, k) in (0..rows).map(|i| (i, i * 3)) {
-                let r = Row {
-                    uuid: uuid(i * 7 + 1),
-                    version: Uuid::NIL,
-                    cols: vec![name(k)],
-                };
+                let r = new_row(uuid(i * 7 + 1), name(k));
                 let r = Arc::new(r);
                 keys.insert(&[0], &r);
                 committed.insert(r.uuid, r);
@@ -260,11 +258,7 @@ mod tests {
             let mut changed = BTreeMap::new();
             for _ in 0..1 + below(6) {
                 let u = uuid(1 + below(rows * 7 + 8));
-                let row = (below(5) > 0).then(|| Row {
-                    uuid: u,
-                    version: Uuid::NIL,
-                    cols: vec![name(below(rows * 3 + 2))],
-                });
+                let row = (below(5) > 0).then(|| new_row(u, name(below(rows * 3 + 2))));
                 changed.insert(u, row);
             }
             let scan = first_duplicate(&[0], &committed, &changed);

@@ -64,32 +64,77 @@ pub use triggers::PendingTransaction;
 use crate::cond::RowView;
 use crate::monitor::Monitor;
 use crate::rng::SplitMix64;
+use ovsdb::atom::Atom;
 use ovsdb::datum::Datum;
+/// A committed row: the core's row type ([`ovsdb::db::Row`]), its columns
+/// the metadata's, in the metadata's order, then the `_uuid` slot (empty)
+/// and `_version` (the layout of a core table whose columns are the
+/// metadata's, so that the rows can move into the core's `Database`).
+/// [`ServerRow`] reads them.
+pub use ovsdb::db::Row;
 use ovsdb::error::Result;
 use ovsdb::json::{Json, Object};
 use ovsdb::uuid::Uuid;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 use triggers::Trigger;
-/// A committed row version.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Row {
-    pub uuid: Uuid,
-    pub version: Uuid,
-    pub cols: Vec<Datum>,
+
+pub type RowRef = Arc<Row>;
+
+/// How the server reads its rows ([`Row`]): the metadata's columns and the
+/// `_version`.
+pub trait ServerRow {
+    /// The columns, numbered as in the table's [`meta::TableMeta`].
+    fn cols(&self) -> &[Datum];
+    /// The row's `_version` (zero in a transaction's row not yet committed).
+    fn version(&self) -> Uuid;
+    /// The row as conditions see it.
+    fn view(&self) -> RowView<'_>;
 }
 
-impl Row {
+impl ServerRow for Row {
+    fn cols(&self) -> &[Datum] {
+        &self.columns[..self.columns.len() - 2]
+    }
+
+    fn version(&self) -> Uuid {
+        match self.columns.last().and_then(Datum::as_scalar) {
+            Some(Atom::Uuid(u)) => *u,
+            _ => Uuid::NIL,
+        }
+    }
+
     fn view(&self) -> RowView<'_> {
         RowView {
             uuid: self.uuid,
-            version: self.version,
-            cols: &self.cols,
+            version: self.version(),
+            cols: self.cols(),
         }
     }
 }
 
-pub type RowRef = Arc<Row>;
+/// A new row with every column at its default: the table's columns, then
+/// the `_uuid` and `_version` slots, both empty.
+pub(crate) fn default_row(uuid: Uuid, t: &meta::TableMeta) -> Row {
+    let mut columns = Vec::with_capacity(t.columns.len() + 2);
+    columns.extend(t.columns.iter().map(|c| Datum::default_for(&c.ty)));
+    columns.push(Datum::default());
+    columns.push(Datum::default());
+    Row { uuid, columns }
+}
+
+/// The columns of a row, to change.
+pub(crate) fn cols_mut(r: &mut Row) -> &mut [Datum] {
+    let n = r.columns.len() - 2;
+    &mut r.columns[..n]
+}
+
+/// Gives a row its `_version`.
+pub(crate) fn set_version(r: &mut Row, version: Uuid) {
+    if let Some(v) = r.columns.last_mut() {
+        *v = Datum::scalar(Atom::Uuid(version));
+    }
+}
 
 /// One row changed by a committed transaction.
 #[derive(Debug, Clone)]
@@ -282,7 +327,7 @@ impl Server {
             for (u, r) in &self.tables[ti] {
                 let mut ro = Object::new();
                 for (ci, c) in t.columns.iter().enumerate() {
-                    ro.insert(c.name.clone(), r.cols[ci].to_json());
+                    ro.insert(c.name.clone(), r.cols()[ci].to_json());
                 }
                 rows.insert(u.to_string(), Json::Object(ro));
             }

@@ -7,7 +7,7 @@
 use crate::cond::Condition;
 use crate::dispatch::{err_json, notification, uuid_json};
 use crate::meta::TableMeta;
-use crate::{Commit, Row, RowChange, RowRef, Server, SessionId};
+use crate::{Commit, Row, RowChange, RowRef, Server, ServerRow, SessionId};
 use ovsdb::datum::Datum;
 use ovsdb::json::{Json, Object};
 use ovsdb::uuid::Uuid;
@@ -61,10 +61,10 @@ fn row_to_json_cols(t: &TableMeta, r: &Row, cols: &[MonCol], skip_default: bool)
     for c in cols {
         match c {
             MonCol::Version => {
-                o.insert("_version", uuid_json(r.version));
+                o.insert("_version", uuid_json(r.version()));
             }
             MonCol::Col(i) => {
-                let d = &r.cols[*i];
+                let d = &r.cols()[*i];
                 if skip_default && d.is_default(&t.columns[*i].ty) {
                     continue;
                 }
@@ -77,8 +77,8 @@ fn row_to_json_cols(t: &TableMeta, r: &Row, cols: &[MonCol], skip_default: bool)
 
 fn col_changed(old: &Row, new: &Row, c: MonCol) -> bool {
     match c {
-        MonCol::Version => old.version != new.version,
-        MonCol::Col(i) => old.cols[i] != new.cols[i],
+        MonCol::Version => old.version() != new.version(),
+        MonCol::Col(i) => old.cols()[i] != new.cols()[i],
     }
 }
 
@@ -537,7 +537,7 @@ fn compose_row(
                 .cond
                 .columns()
                 .iter()
-                .any(|&c| !mt.columns.contains(&MonCol::Col(c)) && o.cols[c] != n.cols[c]);
+                .any(|&c| !mt.columns.contains(&MonCol::Col(c)) && o.cols()[c] != n.cols()[c]);
             if !mt.select.modify || !(changed_data(o, n, &mt.columns) || cond_changed) {
                 return None;
             }
@@ -545,16 +545,16 @@ fn compose_row(
             for c in &mt.columns {
                 match c {
                     MonCol::Version => {
-                        if o.version != n.version {
-                            diff.insert("_version", uuid_json(n.version));
+                        if o.version() != n.version() {
+                            diff.insert("_version", uuid_json(n.version()));
                         }
                     }
                     MonCol::Col(i) => {
-                        if o.cols[*i] != n.cols[*i] {
+                        if o.cols()[*i] != n.cols()[*i] {
                             let ty = &t.columns[*i].ty;
                             diff.insert(
                                 t.columns[*i].name.clone(),
-                                Datum::diff(&o.cols[*i], &n.cols[*i], ty).to_json(),
+                                Datum::diff(&o.cols()[*i], &n.cols()[*i], ty).to_json(),
                             );
                         }
                     }
@@ -570,7 +570,7 @@ fn compose_row(
 /// e.g. a row changed and changed back, is not reported.)
 fn changed_data(o: &Row, n: &Row, cols: &[MonCol]) -> bool {
     cols.iter().any(|c| match c {
-        MonCol::Col(i) => o.cols[*i] != n.cols[*i],
+        MonCol::Col(i) => o.cols()[*i] != n.cols()[*i],
         MonCol::Version => false,
     })
 }

@@ -5,7 +5,10 @@
 //! for `monitor_cond_since`), and the other direction: [`commit_record`]
 //! and [`entry_data`], the record a log holds for a commit.
 
-use crate::{Commit, DbMeta, Outbox, Row, RowChange, Server, SessionId};
+use crate::{
+    cols_mut, default_row, set_version, Commit, DbMeta, Outbox, Row, RowChange, Server, ServerRow,
+    SessionId,
+};
 use ovsdb::datum::Datum;
 use ovsdb::error::{Error, Result};
 use ovsdb::json::{Json, Object};
@@ -27,7 +30,7 @@ impl Server {
                 .get(&ch.uuid);
             let same = match (now, &ch.old) {
                 (None, None) => true,
-                (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a.cols == b.cols,
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a.cols() == b.cols(),
                 _ => false,
             };
             if !same {
@@ -87,33 +90,26 @@ impl Server {
                     }
                     Json::Object(cols) => {
                         let mut row = match &old {
-                            Some(o) => (**o).clone(),
-                            None => Row {
-                                uuid,
-                                version: Uuid::NIL,
-                                cols: t
-                                    .columns
-                                    .iter()
-                                    .map(|c| Datum::default_for(&c.ty))
-                                    .collect(),
-                            },
+                            Some(o) => Row::clone(o),
+                            None => default_row(uuid, t),
                         };
                         for (cname, v) in cols.iter() {
                             let ci = t.column(cname).ok_or_else(|| {
                                 Error::syntax(format!("No column {cname} in table {tname}."))
                             })?;
                             let ty = &t.columns[ci].ty;
+                            let col = &mut cols_mut(&mut row)[ci];
                             if is_diff && old.is_some() && ty.is_composite() {
                                 let d = Datum::diff_from_json(v, ty)?;
-                                row.cols[ci].apply_diff(&d, ty)?;
+                                col.apply_diff(&d, ty)?;
                             } else {
-                                row.cols[ci] = Datum::from_json(v, ty)?;
+                                *col = Datum::from_json(v, ty)?;
                             }
                         }
-                        if old.as_ref().is_some_and(|o| o.cols == row.cols) {
+                        if old.as_ref().is_some_and(|o| o.cols() == row.cols()) {
                             continue;
                         }
-                        row.version = self.rng.uuid();
+                        set_version(&mut row, self.rng.uuid());
                         Some(Arc::new(row))
                     }
                     _ => {
@@ -207,7 +203,7 @@ impl Server {
 
 /// Atoms in a row (map pairs count twice).
 fn row_atoms(r: &Row) -> usize {
-    r.cols
+    r.cols()
         .iter()
         .map(|d| if d.is_map() { 2 * d.len() } else { d.len() })
         .sum()
@@ -242,8 +238,8 @@ pub fn commit_record(meta: &DbMeta, commit: &Commit, diff: bool) -> Json {
             (None, Some(n)) => {
                 let mut ro = Object::new();
                 for (i, c) in t.columns.iter().enumerate() {
-                    if !n.cols[i].is_default(&c.ty) {
-                        ro.insert(c.name.clone(), n.cols[i].to_json());
+                    if !n.cols()[i].is_default(&c.ty) {
+                        ro.insert(c.name.clone(), n.cols()[i].to_json());
                     }
                 }
                 Json::Object(ro)
@@ -251,11 +247,12 @@ pub fn commit_record(meta: &DbMeta, commit: &Commit, diff: bool) -> Json {
             (Some(old), Some(n)) => {
                 let mut ro = Object::new();
                 for (i, c) in t.columns.iter().enumerate() {
-                    if old.cols[i] != n.cols[i] {
+                    let (o, n) = (&old.cols()[i], &n.cols()[i]);
+                    if o != n {
                         let v = if diff && c.ty.is_composite() {
-                            Datum::diff(&old.cols[i], &n.cols[i], &c.ty)
+                            Datum::diff(o, n, &c.ty)
                         } else {
-                            n.cols[i].clone()
+                            n.clone()
                         };
                         ro.insert(c.name.clone(), v.to_json());
                     }
@@ -297,7 +294,7 @@ pub fn entry_data(meta: &DbMeta, commit: &Commit, diff: bool, date_ms: i64) -> J
 mod tests {
     use super::{commit_record, entry_data};
     use crate::testkit::{json, server, tx, U1, U2};
-    use crate::ServerOptions;
+    use crate::{ServerOptions, ServerRow};
 
     #[test]
     fn a_commit_is_recorded_as_column_diffs_or_full_values() {
@@ -361,7 +358,7 @@ mod tests {
             )
         );
         assert_eq!(
-            s.get_row(1, U1.parse().unwrap()).unwrap().cols[4]
+            s.get_row(1, U1.parse().unwrap()).unwrap().cols()[4]
                 .to_json()
                 .to_string_compact(),
             "2"
@@ -369,7 +366,7 @@ mod tests {
         let rec = json(&format!(r#"{{"R":{{"{U1}":{{"s":["set",[5,6]]}}}}}}"#));
         s.apply_record(&rec).unwrap();
         assert_eq!(
-            s.get_row(1, U1.parse().unwrap()).unwrap().cols[4]
+            s.get_row(1, U1.parse().unwrap()).unwrap().cols()[4]
                 .to_json()
                 .to_string_compact(),
             r#"["set",[5,6]]"#
@@ -403,7 +400,7 @@ mod tests {
             format!("row {U1} changed since the commit was prepared")
         );
         assert_eq!(
-            s.get_row(1, U1.parse().unwrap()).unwrap().cols[2]
+            s.get_row(1, U1.parse().unwrap()).unwrap().cols()[2]
                 .to_json()
                 .to_string_compact(),
             "2"

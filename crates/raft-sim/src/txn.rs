@@ -16,7 +16,7 @@ use crate::rng::Rng;
 use ovsdb::json::{object, Json};
 use ovsdb::StorageMode;
 use ovsdb_server::DbMeta;
-use ovsdb_server::{commit_record, Commit};
+use ovsdb_server::{commit_record, Commit, ServerRow};
 use std::fmt::Write as _;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -441,7 +441,7 @@ fn row_snapshot_len(meta: &DbMeta, table: usize, row: &ovsdb_server::Row) -> u64
     };
     let mut n = 38 + 1 + 2 + 1; // quoted uuid, ':', braces, ','
     let mut members = 0;
-    for (c, d) in t.columns.iter().zip(&row.cols) {
+    for (c, d) in t.columns.iter().zip(row.cols()) {
         if !d.is_default(&c.ty) {
             n += c.name.len() + 3 + d.json_len();
             members += 1;
@@ -461,7 +461,7 @@ pub fn switch_numbers(m: &ovsdb_server::Server) -> Vec<u64> {
         .map(|(t, name)| {
             m.rows(t)
                 .filter_map(|r| {
-                    r.cols[name]
+                    r.cols()[name]
                         .as_scalar()?
                         .as_str()?
                         .strip_prefix("ls")?
@@ -497,7 +497,7 @@ pub fn snapshot_record(model: &ovsdb_server::Server) -> Json {
         let mut rows = Object::new();
         for r in model.rows(ti) {
             let mut o = Object::new();
-            for (c, d) in t.columns.iter().zip(&r.cols) {
+            for (c, d) in t.columns.iter().zip(r.cols()) {
                 if !d.is_default(&c.ty) {
                     o.insert(c.name.clone(), d.to_json());
                 }

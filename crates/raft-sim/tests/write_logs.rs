@@ -4,6 +4,7 @@
 //! accept them (interop part: installs the Debian packages when missing,
 //! skips with a message outside CI if that fails).
 
+use ovsdb_server::ServerRow;
 use raft_sim::logs::write_logs;
 use raft_sim::{preset, Sim};
 use std::process::Command;
@@ -248,7 +249,7 @@ fn real_ovsdb_tool_and_server_accept_simulated_logs() {
                     for (ci, c) in tm.columns.iter().enumerate() {
                         let real =
                             ovsdb::datum::Datum::from_json(r.get(&c.name).unwrap(), &c.ty).unwrap();
-                        assert_eq!(real, ours.cols[ci], "{f} {t} {u} {}", c.name);
+                        assert_eq!(real, ours.cols()[ci], "{f} {t} {u} {}", c.name);
                     }
                 }
             }
