@@ -241,7 +241,7 @@ struct ReaderThread {
     out: Batch<Vec<u8>>,
     out_bytes: usize,
     /// Reads received, not taken yet.
-    done: std::collections::VecDeque<(u64, ovsdb_log::ahead::Prepared)>,
+    done: ovsdb_log::ahead::Reads,
 }
 
 type Batch<T> = Vec<(u64, T)>;
@@ -302,15 +302,12 @@ impl ovsdb_log::ahead::ReadAhead for ReaderThread {
         if wait {
             self.flush();
         }
+        use ovsdb_log::ahead::Taken;
         loop {
-            while let Some((s, p)) = self.done.pop_front() {
-                if s == seq {
-                    return Some(p);
-                }
-                if s > seq {
-                    self.done.push_front((s, p));
-                    return None;
-                }
+            match self.done.take(seq) {
+                Taken::Read(p) => return Some(p),
+                Taken::Gone => return None,
+                Taken::NotYet => {}
             }
             let batch = if wait {
                 self.from.recv().ok()?

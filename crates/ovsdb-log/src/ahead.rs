@@ -199,6 +199,45 @@ pub trait ReadAhead {
     fn take(&mut self, seq: u64, wait: bool) -> Option<Prepared>;
 }
 
+/// Reads done, in the order their entries were handed over: what a
+/// [`ReadAhead`] keeps until the replay takes them.
+#[derive(Default)]
+pub struct Reads(std::collections::VecDeque<(u64, Prepared)>);
+
+/// What [`Reads::take`] finds.
+pub enum Taken {
+    Read(Prepared),
+    /// A later entry's read is there: this one's will never come.
+    Gone,
+    /// Not done yet.
+    NotYet,
+}
+
+impl Reads {
+    pub fn push(&mut self, seq: u64, read: Prepared) {
+        self.0.push_back((seq, read));
+    }
+
+    pub fn extend(&mut self, reads: impl IntoIterator<Item = (u64, Prepared)>) {
+        self.0.extend(reads);
+    }
+
+    /// The read of entry `seq`, dropping the reads of earlier entries (the
+    /// replay skipped them).
+    pub fn take(&mut self, seq: u64) -> Taken {
+        while let Some((s, p)) = self.0.pop_front() {
+            if s == seq {
+                return Taken::Read(p);
+            }
+            if s > seq {
+                self.0.push_front((s, p));
+                return Taken::Gone;
+            }
+        }
+        Taken::NotYet
+    }
+}
+
 /// A [`ReadAhead`] that reads each entry when it is handed over, on the
 /// caller's thread (for tests: the replay's results must not depend on
 /// where or when the reads are made). `lag`: a read is done only once
@@ -206,7 +245,7 @@ pub trait ReadAhead {
 #[derive(Default)]
 pub struct InlineReadAhead {
     queue: std::collections::VecDeque<(u64, Vec<u8>)>,
-    done: std::collections::VecDeque<(u64, Prepared)>,
+    done: Reads,
     pub lag: usize,
     /// Reads made (for tests).
     pub reads: u64,
@@ -226,7 +265,7 @@ impl InlineReadAhead {
             return false;
         };
         self.reads += 1;
-        self.done.push_back((seq, Prepared::new(data)));
+        self.done.push(seq, Prepared::new(data));
         true
     }
 }
@@ -241,14 +280,10 @@ impl ReadAhead for InlineReadAhead {
 
     fn take(&mut self, seq: u64, wait: bool) -> Option<Prepared> {
         loop {
-            while let Some((s, p)) = self.done.pop_front() {
-                if s == seq {
-                    return Some(p);
-                }
-                if s > seq {
-                    self.done.push_front((s, p));
-                    return None;
-                }
+            match self.done.take(seq) {
+                Taken::Read(p) => return Some(p),
+                Taken::Gone => return None,
+                Taken::NotYet => {}
             }
             if !wait || !self.read_one() {
                 return None;
