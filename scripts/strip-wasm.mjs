@@ -14,8 +14,10 @@ if (!dir) {
   process.exit(1);
 }
 
-/** Custom sections dropped. */
+/** Custom sections dropped. `KEEP_WASM_NAMES=1 trunk build --release` keeps
+ * the function names, for a profile of the release build (BENCHMARKS.md). */
 const DROPPED = new Set(["name", "producers", "target_features"]);
+if (process.env.KEEP_WASM_NAMES === "1") DROPPED.delete("name");
 
 function leb(buf, pos) {
   let value = 0;

@@ -189,20 +189,37 @@ pub fn draw(ctx: &Ctx, sc: &Scene, ratio: f64) -> Drawn {
         // Entry ticks (aggregated per pixel column) and commit progress.
         let Some(ix) = index.get(li) else { continue };
         let cols = ax.columns(li, ix, vp, pw, mode);
+        // One rectangle per run of neighbouring columns of one kind: a
+        // zoomed-out lane of a million entries has an entry in every
+        // column, and each canvas call costs more than the fold.
+        let kind = |c: &timeline::view::PixelColumn| {
+            if c.any_superseded {
+                2u8
+            } else if c.any_data {
+                1
+            } else {
+                0
+            }
+        };
         for (color, pick) in [(NODATA, 0u8), (DATA, 1u8), (SUPERSEDED, 2u8)] {
             ctx.set_fill_style_str(color);
-            for c in &cols {
-                let kind = if c.any_superseded {
-                    2
-                } else if c.any_data {
-                    1
-                } else {
-                    0
-                };
-                if kind == pick {
-                    ctx.fill_rect(gx + c.x as f64, tick_y + 3.0, 1.5, layout.ticks - 10.0);
+            let mut run: Option<(u32, u32)> = None;
+            let flush = |run: Option<(u32, u32)>| {
+                if let Some((a, b)) = run {
+                    let w = f64::from(b - a) + 1.5;
+                    ctx.fill_rect(gx + f64::from(a), tick_y + 3.0, w, layout.ticks - 10.0);
                 }
+            };
+            for c in cols.iter().filter(|c| kind(c) == pick) {
+                run = match run {
+                    Some((a, b)) if c.x <= b + 1 => Some((a, c.x)),
+                    other => {
+                        flush(other);
+                        Some((c.x, c.x))
+                    }
+                };
             }
+            flush(run);
         }
         if let Some((p0, p1)) = la.committed {
             let x0 = x_of(p0);
@@ -239,7 +256,7 @@ pub fn draw(ctx: &Ctx, sc: &Scene, ratio: f64) -> Drawn {
         }
         ctx.fill();
         let cum = ix.cumulative(mode);
-        if let Some(&cmax) = cum.iter().max() {
+        if let Some(cmax) = ix.cumulative_max(mode) {
             let cmax = cmax.max(1) as f64;
             ctx.set_stroke_style_str(CUMULATIVE);
             ctx.set_line_width(1.5);

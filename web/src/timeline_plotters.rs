@@ -106,7 +106,7 @@ pub fn draw(canvas: &HtmlCanvasElement, sc: &Scene) -> Result<(), String> {
             }))
             .map_err(err)?;
         let cum = ix.cumulative(sc.mode);
-        if let Some(&cmax) = cum.iter().max() {
+        if let Some(cmax) = ix.cumulative_max(sc.mode) {
             let cmax = cmax.max(1) as f64;
             chart
                 .draw_series(LineSeries::new(

@@ -278,6 +278,9 @@ pub struct LaneIndex {
     pub size: [Vec<u32>; 3],
     /// Cumulative file size after each entry, per mode (`Lane::cumulative`).
     pub cumulative: [Vec<u64>; 3],
+    /// The largest of `cumulative`, per mode (the line's scale: a frame
+    /// must not fold a million entries to find it).
+    cumulative_max: [u64; 3],
     /// Largest entry per mode.
     pub max_size: [u64; 3],
     /// Bit 0: has data; bit 1: superseded.
@@ -296,24 +299,28 @@ const BLOCK: usize = 32;
 /// over the blocks (level k: the best of 2^k blocks from each one). A
 /// pixel column that holds thousands of entries then costs two short
 /// scans and two lookups, so a frame's work is set by its pixels, not by
-/// the entries in view. 4 bytes per block and level: about 2 bytes an
+/// the entries in view. 9 bytes per block and level: about 4 bytes an
 /// entry at 1M entries.
 #[derive(Clone, Debug, PartialEq, Default)]
 struct RangeMax {
-    /// `best[k][b]`: the largest entry of blocks `b .. b + 2^k`.
-    best: Vec<Vec<u32>>,
+    /// `best[k][b]`: the largest entry of blocks `b .. b + 2^k`, as its
+    /// [`key`] (a lookup then reads no entry's size: on a lane of a
+    /// million entries each such read is a cache miss).
+    best: Vec<Vec<u64>>,
     /// `any[k][b]`: the OR of their flags.
     any: Vec<Vec<u8>>,
 }
 
-/// The better of entries `a` and `b`: the larger, the first of equals.
-fn better(sizes: &[u32], a: u32, b: u32) -> u32 {
-    let (sa, sb) = (sizes[a as usize], sizes[b as usize]);
-    if sb > sa || (sb == sa && b < a) {
-        b
-    } else {
-        a
-    }
+/// Entry `i` of size `size` as a number that orders entries as
+/// [`fold_column`] prefers them: the larger first, then the first of
+/// equals.
+fn key(size: u32, i: usize) -> u64 {
+    (u64::from(size) << 32) | u64::from(u32::MAX - i as u32)
+}
+
+/// The entry a [`key`] stands for.
+fn entry_of(key: u64) -> u32 {
+    u32::MAX - key as u32
 }
 
 impl RangeMax {
@@ -324,8 +331,12 @@ impl RangeMax {
         for b in 0..n {
             let r = b * BLOCK..(b + 1) * BLOCK;
             best[0].push(
-                r.clone()
-                    .fold(r.start as u32, |m, i| better(sizes, m, i as u32)),
+                sizes[r.clone()]
+                    .iter()
+                    .zip(r.clone())
+                    .map(|(&s, i)| key(s, i))
+                    .max()
+                    .unwrap_or(0),
             );
             any[0].push(flags[r].iter().fold(0, |a, f| a | f));
         }
@@ -334,7 +345,7 @@ impl RangeMax {
             let half = 1usize << (k - 1);
             let (pb, pa) = (&best[k - 1], &any[k - 1]);
             let nb = (0..=n - (1 << k))
-                .map(|b| better(sizes, pb[b], pb[b + half]))
+                .map(|b| pb[b].max(pb[b + half]))
                 .collect();
             let na = (0..=n - (1 << k)).map(|b| pa[b] | pa[b + half]).collect();
             best.push(nb);
@@ -346,25 +357,25 @@ impl RangeMax {
 
     /// The largest entry of `lo..=hi` and the OR of their flags.
     fn query(&self, sizes: &[u32], flags: &[u8], lo: usize, hi: usize) -> (u32, u8) {
-        let scan = |a: usize, b: usize, (m, f): (u32, u8)| {
-            (a..b).fold((m, f), |(m, f), i| {
-                (better(sizes, m, i as u32), f | flags[i])
-            })
+        let scan = |a: usize, b: usize, (m, f): (u64, u8)| {
+            let m = sizes[a..b]
+                .iter()
+                .zip(a..b)
+                .fold(m, |m, (&s, i)| m.max(key(s, i)));
+            (m, flags[a..b].iter().fold(f, |f, &g| f | g))
         };
         let (bl, br) = (lo.div_ceil(BLOCK), (hi + 1) / BLOCK);
         if bl >= br {
-            return scan(lo + 1, hi + 1, (lo as u32, flags[lo]));
+            let (m, f) = scan(lo, hi + 1, (0, 0));
+            return (entry_of(m), f);
         }
-        let acc = scan(lo + 1, bl * BLOCK, (lo as u32, flags[lo]));
+        let acc = scan(lo, bl * BLOCK, (0, 0));
         let k = (br - bl).ilog2() as usize;
         let (x, y) = (bl, br - (1 << k));
-        let m = better(
-            sizes,
-            acc.0,
-            better(sizes, self.best[k][x], self.best[k][y]),
-        );
+        let m = acc.0.max(self.best[k][x]).max(self.best[k][y]);
         let f = acc.1 | self.any[k][x] | self.any[k][y];
-        scan(br * BLOCK, hi + 1, (m, f))
+        let (m, f) = scan(br * BLOCK, hi + 1, (m, f));
+        (entry_of(m), f)
     }
 }
 
@@ -414,9 +425,11 @@ impl LaneIndex {
             .map(|e| u8::from(e.has_data) | (u8::from(e.superseded) << 1))
             .collect();
         let ranges = [0, 1, 2].map(|k| RangeMax::new(&size[k], &flags));
+        let cumulative = SizeView::ALL.map(|m| lane.cumulative(m));
         LaneIndex {
             index: lane.entries.iter().map(|e| e.index).collect(),
-            cumulative: SizeView::ALL.map(|m| lane.cumulative(m)),
+            cumulative_max: [0, 1, 2].map(|k| cumulative[k].iter().copied().max().unwrap_or(0)),
+            cumulative,
             size,
             max_size,
             flags,
@@ -440,10 +453,34 @@ impl LaneIndex {
         let (sizes, flags) = (&self.size[k], &self.flags);
         let mut out = Vec::new();
         let mut i = lo;
+        // Entries in the last column: where the next one likely ends.
+        let mut width = 1;
         while i < hi {
             let x = x_of(i);
-            // The first entry past column x (x_of never decreases).
+            // The first entry past column x (x_of never decreases): a
+            // search that starts from the last column's width and doubles,
+            // then halves, so that it reads only entries near `i` (a
+            // search over all of `i..hi` misses the cache at every step
+            // on a lane of a million entries).
             let (mut a, mut b) = (i + 1, hi);
+            let mut step = width;
+            while a < b {
+                let probe = i.saturating_add(step);
+                if probe >= b {
+                    break;
+                }
+                if x_of(probe) <= x {
+                    a = probe + 1;
+                    step = step.saturating_mul(2);
+                } else {
+                    b = probe;
+                    // Most columns hold as many entries as the last one.
+                    if b > a && x_of(b - 1) <= x {
+                        a = b;
+                    }
+                    break;
+                }
+            }
             while a < b {
                 let mid = a + (b - a) / 2;
                 if x_of(mid) <= x {
@@ -462,6 +499,7 @@ impl LaneIndex {
                 any_data: any & 1 != 0,
                 any_superseded: any & 2 != 0,
             });
+            width = a - i;
             i = a;
         }
         out
@@ -469,6 +507,12 @@ impl LaneIndex {
 
     pub fn cumulative(&self, mode: SizeView) -> &[u64] {
         &self.cumulative[mode_slot(mode)]
+    }
+
+    /// The largest cumulative size in `mode` (None without entries).
+    pub fn cumulative_max(&self, mode: SizeView) -> Option<u64> {
+        let k = mode_slot(mode);
+        (!self.cumulative[k].is_empty()).then_some(self.cumulative_max[k])
     }
 
     pub fn max_size(&self, mode: SizeView) -> u64 {
@@ -555,6 +599,7 @@ mod tests {
         LaneIndex {
             index: (1..=n as u64).collect(),
             cumulative: Default::default(),
+            cumulative_max: [0; 3],
             max_size: [0; 3],
             size,
             flags,
@@ -601,5 +646,42 @@ mod tests {
             }
         }
         assert!(columns > 10_000, "{columns}");
+    }
+
+    /// Columns of very uneven widths (a time axis: bursts of entries, then
+    /// gaps), where the search from the last column's width overshoots and
+    /// undershoots: the same columns as the entry-by-entry fold.
+    #[test]
+    fn uneven_columns_give_the_columns_of_the_entry_by_entry_fold() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15;
+        for n in [1, 2, 33, 500, 20_000] {
+            let ix = index(n, &mut seed);
+            for _ in 0..20 {
+                // Non-decreasing columns with runs of 1 to ~2 000 entries.
+                let mut x = 0u32;
+                let mut xs = Vec::with_capacity(n);
+                while xs.len() < n {
+                    let run = 1 + (rng(&mut seed) % [3, 40, 2_000][(rng(&mut seed) % 3) as usize]);
+                    for _ in 0..run.min((n - xs.len()) as u64) {
+                        xs.push(x);
+                    }
+                    x += 1 + (rng(&mut seed) % 4) as u32;
+                }
+                let lo = (rng(&mut seed) % n as u64) as usize;
+                let hi = lo + (rng(&mut seed) % (n - lo + 1) as u64) as usize;
+                for mode in SizeView::ALL {
+                    let sizes = &ix.size[mode_slot(mode)];
+                    let mut want = Vec::new();
+                    for i in lo..hi {
+                        fold_column(&mut want, xs[i], i, sizes[i] as u64, ix.flags[i]);
+                    }
+                    assert_eq!(
+                        ix.fold_runs(lo, hi, mode, |i| xs[i]),
+                        want,
+                        "n {n} {lo}..{hi}"
+                    );
+                }
+            }
+        }
     }
 }
