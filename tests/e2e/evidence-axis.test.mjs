@@ -241,9 +241,9 @@ test("hovering a term band highlights its elections in the logs and its findings
   c = await canvas(page);
   // s2 wins term 2 after the pause; s1 and s3 log its leadership.
   const won = read("s2.ovsdb-server.log").split("\n").find((l) => /term 2: elected leader/.test(l));
-  const t1 = await hoverTracksAt(page, c, lineMs(won), (tip) => /term: \d+/.test(tip));
+  const t1 = await hoverTracksAt(page, c, lineMs(won), (tip) => / · term \d+/.test(tip));
   assert.match(t1, /election|leader/);
-  const termOf = t1.match(/term: (\d+)/)[1];
+  const termOf = t1.match(/ · term (\d+)/)[1];
   assert.equal(termOf, "2");
   c = await canvas(page);
   assert.equal(c.term, termOf);

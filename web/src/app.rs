@@ -44,6 +44,9 @@ const CHECK_WORKER_CORES: f64 = 3.0;
 pub enum Msg {
     /// The URL's hash was changed by hand.
     HashChanged,
+    /// Write the view's pan and zoom into the URL's hash (see
+    /// [`App::update_view_hash`]).
+    WriteViewHash,
     PickFiles(Vec<Named>),
     /// Dropped files and folders, still to be walked.
     Dropped(Vec<files::Dropped>),
@@ -186,6 +189,10 @@ pub struct App {
     drag_from: Option<f64>,
     dragged: bool,
     pending_view: Option<HashState>,
+    /// When the URL's hash was last written (ms), and the write of the
+    /// view's pan and zoom waiting for its turn.
+    hash_written: f64,
+    view_hash: Option<gloo_render::AnimationFrame>,
     dirty: bool,
     load_started: f64,
     first_frame: bool,
@@ -239,6 +246,10 @@ pub struct App {
     loads: u32,
 }
 
+/// The shortest time between two writes of the view into the URL's hash
+/// while panning and zooming (ms).
+const VIEW_HASH_MS: f64 = 150.0;
+
 fn now() -> f64 {
     web_sys::window()
         .and_then(|w| w.performance())
@@ -252,7 +263,7 @@ fn js_get(o: &JsValue, key: &str) -> JsValue {
 impl App {
     fn load_sample(&mut self, ctx: &Context<Self>, name: String) {
         let Some(files) = samples::files(&name) else {
-            self.error = Some(format!("There is no bundled sample called {name:?}."));
+            self.error = Some(format!("There is no bundled sample called \"{name}\"."));
             return;
         };
         let generation = self.begin_load(format!("Fetching sample {name}…"), 0.0);
@@ -675,7 +686,29 @@ impl App {
         true
     }
 
-    fn update_hash(&self) {
+    /// The URL's hash after a pan or zoom: written at once when the last
+    /// write is older than [`VIEW_HASH_MS`], else at the first animation
+    /// frame after that time.
+    /// Holding an arrow key pans 30 times a second, and each
+    /// `history.replaceState` costs a few ms; Chromium also ignores them
+    /// past a few hundred in 10 s.
+    fn update_view_hash(&mut self, ctx: &Context<Self>) {
+        if self.view_hash.is_some() {
+            return;
+        }
+        if now() - self.hash_written >= VIEW_HASH_MS {
+            self.update_hash();
+            return;
+        }
+        // Asked again at the next frames until the time is up.
+        let link = ctx.link().clone();
+        self.view_hash = Some(gloo_render::request_animation_frame(move |_| {
+            link.send_message(Msg::WriteViewHash)
+        }));
+    }
+
+    fn update_hash(&mut self) {
+        self.hash_written = now();
         let state = HashState {
             sample: self.sample.clone(),
             mode: Some(self.mode),
@@ -1122,6 +1155,8 @@ impl Component for App {
             drag_from: None,
             dragged: false,
             pending_view: Some(hash_state.clone()),
+            hash_written: 0.0,
+            view_hash: None,
             dirty: false,
             load_started: now(),
             first_frame: false,
@@ -1342,15 +1377,20 @@ impl Component for App {
                 self.vp.zoom(factor, anchor);
                 self.dirty = true;
                 self.tooltip = None;
-                self.update_hash();
+                self.update_view_hash(ctx);
                 true
             }
             Msg::Pan(f) => {
                 self.vp.pan(f);
                 self.dirty = true;
                 self.tooltip = None;
-                self.update_hash();
+                self.update_view_hash(ctx);
                 true
+            }
+            Msg::WriteViewHash => {
+                self.view_hash = None;
+                self.update_view_hash(ctx);
+                false
             }
             Msg::Reset => {
                 self.vp.reset();

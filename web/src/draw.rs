@@ -192,34 +192,27 @@ pub fn draw(ctx: &Ctx, sc: &Scene, ratio: f64) -> Drawn {
         // One rectangle per run of neighbouring columns of one kind: a
         // zoomed-out lane of a million entries has an entry in every
         // column, and each canvas call costs more than the fold.
-        let kind = |c: &timeline::view::PixelColumn| {
-            if c.any_superseded {
-                2u8
-            } else if c.any_data {
-                1
+        let mut run: Option<(usize, u32, u32)> = None;
+        let ends = cols.iter().map(|c| {
+            let kind = if c.any_superseded {
+                2
             } else {
-                0
-            }
-        };
-        for (color, pick) in [(NODATA, 0u8), (DATA, 1u8), (SUPERSEDED, 2u8)] {
-            ctx.set_fill_style_str(color);
-            let mut run: Option<(u32, u32)> = None;
-            let flush = |run: Option<(u32, u32)>| {
-                if let Some((a, b)) = run {
-                    let w = f64::from(b - a) + 1.5;
-                    ctx.fill_rect(gx + f64::from(a), tick_y + 3.0, w, layout.ticks - 10.0);
-                }
+                usize::from(c.any_data)
             };
-            for c in cols.iter().filter(|c| kind(c) == pick) {
-                run = match run {
-                    Some((a, b)) if c.x <= b + 1 => Some((a, c.x)),
-                    other => {
-                        flush(other);
-                        Some((c.x, c.x))
+            (kind, c.x)
+        });
+        for (kind, x) in ends.chain([(usize::MAX, u32::MAX)]) {
+            match run {
+                Some((k, a, b)) if k == kind && x <= b + 1 => run = Some((k, a, x)),
+                _ => {
+                    if let Some((k, a, b)) = run {
+                        ctx.set_fill_style_str([NODATA, DATA, SUPERSEDED][k]);
+                        let w = f64::from(b - a) + 1.5;
+                        ctx.fill_rect(gx + f64::from(a), tick_y + 3.0, w, layout.ticks - 10.0);
                     }
-                };
+                    run = Some((kind, x, x));
+                }
             }
-            flush(run);
         }
         if let Some((p0, p1)) = la.committed {
             let x0 = x_of(p0);

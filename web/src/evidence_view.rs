@@ -62,7 +62,7 @@ pub struct EventView {
     pub time_ms: i64,
     /// `EventKind::name`.
     pub kind: String,
-    /// `"{name}: {kind:?}"`, the mark's tooltip.
+    /// The mark's tooltip: the name, term, peer and amount.
     pub text: String,
     /// The term of an election event.
     pub term: Option<u64>,

@@ -51,7 +51,14 @@ fn read_from(path: &str, offset: u64, push: &mut dyn FnMut(&[u8]) -> bool) -> u6
 fn load(path: &str, keep: bool) -> Replay {
     let mut pass = ReplayPass::first(Upto::All);
     if keep {
-        pass = pass.with_checkpoints(Policy::default());
+        let mut policy = Policy::default();
+        if let Some(mb) = std::env::var("BUDGET_MB")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+        {
+            policy.budget_bytes = mb << 20;
+        }
+        pass = pass.with_checkpoints(policy);
     }
     let walk = |pass: &mut ReplayPass| {
         let mut scan = LogScan::new(pass.options());
@@ -117,6 +124,10 @@ fn main() {
     );
     let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
     let mut times = Vec::new();
+    // Per jump: the walk (reading, framing, taking the records) and the
+    // landing (building and placing the rows, or the replay's end).
+    let mut walks = Vec::new();
+    let mut lands = Vec::new();
     let mut read_total = 0u64;
     for _ in 0..jumps {
         seed ^= seed << 13;
@@ -131,8 +142,13 @@ fn main() {
         }
         .expect("sealed");
         let got = loop {
+            let w = Instant::now();
             read_total += read_from(&path, j.offset(), &mut |c| j.push(c));
-            match j.finish() {
+            walks.push(w.elapsed().as_secs_f64() * 1e3);
+            let l = Instant::now();
+            let landed = j.finish();
+            lands.push(l.elapsed().as_secs_f64() * 1e3);
+            match landed {
                 Ok(r) => break r,
                 Err(again) => j = *again,
             }
@@ -141,10 +157,19 @@ fn main() {
         assert_eq!(got.applied.min(index), got.applied, "index {index}");
     }
     times.sort_by(f64::total_cmp);
+    walks.sort_by(f64::total_cmp);
+    lands.sort_by(f64::total_cmp);
     if let (Some(&max), Some(&median)) = (times.last(), times.get(times.len() / 2)) {
         println!(
             "{jumps} random jumps: median {median:.1} ms, max {max:.1} ms, {:.1} MB read per jump on average",
             read_total as f64 / jumps as f64 / 1e6
+        );
+        println!(
+            "  of which the walk: median {:.1} ms, max {:.1} ms; the landing: median {:.1} ms, max {:.1} ms",
+            walks[walks.len() / 2],
+            walks[walks.len() - 1],
+            lands[lands.len() / 2],
+            lands[lands.len() - 1]
         );
     }
     // The load's rows go with the process, not one by one.

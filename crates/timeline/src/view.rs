@@ -299,28 +299,24 @@ const BLOCK: usize = 32;
 /// over the blocks (level k: the best of 2^k blocks from each one). A
 /// pixel column that holds thousands of entries then costs two short
 /// scans and two lookups, so a frame's work is set by its pixels, not by
-/// the entries in view. 9 bytes per block and level: about 4 bytes an
+/// the entries in view. 4 bytes per block and level: about 2 bytes an
 /// entry at 1M entries.
 #[derive(Clone, Debug, PartialEq, Default)]
 struct RangeMax {
-    /// `best[k][b]`: the largest entry of blocks `b .. b + 2^k`, as its
-    /// [`key`] (a lookup then reads no entry's size: on a lane of a
-    /// million entries each such read is a cache miss).
-    best: Vec<Vec<u64>>,
+    /// `best[k][b]`: the largest entry of blocks `b .. b + 2^k`.
+    best: Vec<Vec<u32>>,
     /// `any[k][b]`: the OR of their flags.
     any: Vec<Vec<u8>>,
 }
 
-/// Entry `i` of size `size` as a number that orders entries as
-/// [`fold_column`] prefers them: the larger first, then the first of
-/// equals.
-fn key(size: u32, i: usize) -> u64 {
-    (u64::from(size) << 32) | u64::from(u32::MAX - i as u32)
-}
-
-/// The entry a [`key`] stands for.
-fn entry_of(key: u64) -> u32 {
-    u32::MAX - key as u32
+/// The better of entries `a` and `b`: the larger, the first of equals.
+fn better(sizes: &[u32], a: u32, b: u32) -> u32 {
+    let (sa, sb) = (sizes[a as usize], sizes[b as usize]);
+    if sb > sa || (sb == sa && b < a) {
+        b
+    } else {
+        a
+    }
 }
 
 impl RangeMax {
@@ -331,12 +327,8 @@ impl RangeMax {
         for b in 0..n {
             let r = b * BLOCK..(b + 1) * BLOCK;
             best[0].push(
-                sizes[r.clone()]
-                    .iter()
-                    .zip(r.clone())
-                    .map(|(&s, i)| key(s, i))
-                    .max()
-                    .unwrap_or(0),
+                r.clone()
+                    .fold(r.start as u32, |m, i| better(sizes, m, i as u32)),
             );
             any[0].push(flags[r].iter().fold(0, |a, f| a | f));
         }
@@ -345,7 +337,7 @@ impl RangeMax {
             let half = 1usize << (k - 1);
             let (pb, pa) = (&best[k - 1], &any[k - 1]);
             let nb = (0..=n - (1 << k))
-                .map(|b| pb[b].max(pb[b + half]))
+                .map(|b| better(sizes, pb[b], pb[b + half]))
                 .collect();
             let na = (0..=n - (1 << k)).map(|b| pa[b] | pa[b + half]).collect();
             best.push(nb);
@@ -357,25 +349,25 @@ impl RangeMax {
 
     /// The largest entry of `lo..=hi` and the OR of their flags.
     fn query(&self, sizes: &[u32], flags: &[u8], lo: usize, hi: usize) -> (u32, u8) {
-        let scan = |a: usize, b: usize, (m, f): (u64, u8)| {
-            let m = sizes[a..b]
-                .iter()
-                .zip(a..b)
-                .fold(m, |m, (&s, i)| m.max(key(s, i)));
-            (m, flags[a..b].iter().fold(f, |f, &g| f | g))
+        let scan = |a: usize, b: usize, (m, f): (u32, u8)| {
+            (a..b).fold((m, f), |(m, f), i| {
+                (better(sizes, m, i as u32), f | flags[i])
+            })
         };
         let (bl, br) = (lo.div_ceil(BLOCK), (hi + 1) / BLOCK);
         if bl >= br {
-            let (m, f) = scan(lo, hi + 1, (0, 0));
-            return (entry_of(m), f);
+            return scan(lo + 1, hi + 1, (lo as u32, flags[lo]));
         }
-        let acc = scan(lo, bl * BLOCK, (0, 0));
+        let acc = scan(lo + 1, bl * BLOCK, (lo as u32, flags[lo]));
         let k = (br - bl).ilog2() as usize;
         let (x, y) = (bl, br - (1 << k));
-        let m = acc.0.max(self.best[k][x]).max(self.best[k][y]);
+        let m = better(
+            sizes,
+            acc.0,
+            better(sizes, self.best[k][x], self.best[k][y]),
+        );
         let f = acc.1 | self.any[k][x] | self.any[k][y];
-        let (m, f) = scan(br * BLOCK, hi + 1, (m, f));
-        (entry_of(m), f)
+        scan(br * BLOCK, hi + 1, (m, f))
     }
 }
 
