@@ -302,20 +302,15 @@ impl ovsdb_log::ahead::ReadAhead for ReaderThread {
         if wait {
             self.flush();
         }
-        use ovsdb_log::ahead::Taken;
-        loop {
-            match self.done.take(seq) {
-                Taken::Read(p) => return Some(p),
-                Taken::Gone => return None,
-                Taken::NotYet => {}
-            }
+        let from = &self.from;
+        self.done.take_or(seq, |done| {
             let batch = if wait {
-                self.from.recv().ok()?
+                from.recv().ok()
             } else {
-                self.from.try_recv().ok()?
+                from.try_recv().ok()
             };
-            self.done.extend(batch);
-        }
+            batch.map(|b| done.extend(b)).is_some()
+        })
     }
 }
 

@@ -205,7 +205,7 @@ pub trait ReadAhead {
 pub struct Reads(std::collections::VecDeque<(u64, Prepared)>);
 
 /// What [`Reads::take`] finds.
-pub enum Taken {
+enum Taken {
     Read(Prepared),
     /// A later entry's read is there: this one's will never come.
     Gone,
@@ -222,9 +222,28 @@ impl Reads {
         self.0.extend(reads);
     }
 
+    /// The read of entry `seq` as [`ReadAhead::take`] gives it: while it
+    /// is not there, `more` adds reads (false: none came, give up).
+    pub fn take_or(
+        &mut self,
+        seq: u64,
+        mut more: impl FnMut(&mut Reads) -> bool,
+    ) -> Option<Prepared> {
+        loop {
+            match self.take(seq) {
+                Taken::Read(p) => return Some(p),
+                Taken::Gone => return None,
+                Taken::NotYet => {}
+            }
+            if !more(self) {
+                return None;
+            }
+        }
+    }
+
     /// The read of entry `seq`, dropping the reads of earlier entries (the
     /// replay skipped them).
-    pub fn take(&mut self, seq: u64) -> Taken {
+    fn take(&mut self, seq: u64) -> Taken {
         while let Some((s, p)) = self.0.pop_front() {
             if s == seq {
                 return Taken::Read(p);
@@ -261,13 +280,22 @@ impl InlineReadAhead {
     }
 
     fn read_one(&mut self) -> bool {
-        let Some((seq, data)) = self.queue.pop_front() else {
-            return false;
-        };
-        self.reads += 1;
-        self.done.push(seq, Prepared::new(data));
-        true
+        read_next(&mut self.queue, &mut self.reads, &mut self.done)
     }
+}
+
+/// Reads the first entry of `queue` into `done`; false when it is empty.
+fn read_next(
+    queue: &mut std::collections::VecDeque<(u64, Vec<u8>)>,
+    reads: &mut u64,
+    done: &mut Reads,
+) -> bool {
+    let Some((seq, data)) = queue.pop_front() else {
+        return false;
+    };
+    *reads += 1;
+    done.push(seq, Prepared::new(data));
+    true
 }
 
 impl ReadAhead for InlineReadAhead {
@@ -279,16 +307,9 @@ impl ReadAhead for InlineReadAhead {
     }
 
     fn take(&mut self, seq: u64, wait: bool) -> Option<Prepared> {
-        loop {
-            match self.done.take(seq) {
-                Taken::Read(p) => return Some(p),
-                Taken::Gone => return None,
-                Taken::NotYet => {}
-            }
-            if !wait || !self.read_one() {
-                return None;
-            }
-        }
+        let (queue, reads) = (&mut self.queue, &mut self.reads);
+        self.done
+            .take_or(seq, |done| wait && read_next(queue, reads, done))
     }
 }
 

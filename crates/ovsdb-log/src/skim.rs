@@ -284,7 +284,6 @@ mod tests {
 
     /// `skip_value` for containers without the one-step UUID atom.
     fn skip_value_bytewise(b: &[u8], i: usize) -> Result<usize, ()> {
-        let mut depth = 0usize;
         let mut stack = Vec::new();
         let mut j = i;
         while j < b.len() {
@@ -294,17 +293,15 @@ mod tests {
                     continue;
                 }
                 b'{' | b'[' => {
-                    if depth >= MAX_NESTING {
+                    if stack.len() >= MAX_NESTING {
                         return Err(());
                     }
-                    depth += 1;
                     stack.push(if b[j] == b'{' { b'}' } else { b']' });
                 }
                 c @ (b'}' | b']') => {
                     if stack.pop() != Some(c) {
                         return Err(());
                     }
-                    depth -= 1;
                     if stack.is_empty() {
                         return Ok(j + 1);
                     }
