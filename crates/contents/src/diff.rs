@@ -38,7 +38,7 @@ pub fn diff(from: &Database, to: &Database) -> Vec<TableDiff> {
         .chain(to.schema().tables.iter())
         .map(|t| t.name.clone())
         .collect();
-    names.sort();
+    ovsdb::order::sort(&mut names);
     names.dedup();
     let empty = ovsdb::Table::default();
     let mut out = Vec::new();
@@ -71,7 +71,7 @@ pub fn diff(from: &Database, to: &Database) -> Vec<TableDiff> {
                 .filter(|c| !c.is_implicit())
                 .map(|c| c.name.as_str())
                 .collect();
-            cols.sort();
+            ovsdb::order::sort(&mut cols);
             for (u, rb) in &b.rows {
                 let Some(ra) = a.rows.get(u) else { continue };
                 let mut changes = Vec::new();

@@ -312,7 +312,7 @@ pub fn headings(ts: &TableSchema) -> Vec<(String, Option<usize>)> {
         .filter(|(_, c)| !c.is_implicit())
         .map(|(i, c)| (c.name.clone(), Some(i)))
         .collect();
-    cols.sort();
+    ovsdb::order::sort(&mut cols);
     cols.insert(0, ("_uuid".into(), None));
     cols
 }

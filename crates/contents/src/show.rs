@@ -91,7 +91,7 @@ pub fn show_summary(db: &Database) -> String {
     let s = db.schema();
     let mut out = format!("database {} (schema {})\n", s.name, s.version);
     let mut names: Vec<&String> = s.tables.iter().map(|t| &t.name).collect();
-    names.sort();
+    ovsdb::order::sort(&mut names);
     for n in names {
         let len = db.table(n).map_or(0, |t| t.len());
         out.push_str(&format!("    table {n}: {len} rows\n"));

@@ -198,7 +198,12 @@ impl SizesPass {
             every: counted.div_ceil(GROWTH_POINTS).max(1),
             since: 0,
             last: None,
-            per_entry: replay.entries.iter().map(|e| (e.record, *e)).collect(),
+            // By insertion: a `collect` adds a stable sort of its own
+            // (`ovsdb::order`'s documentation).
+            per_entry: replay.entries.iter().fold(BTreeMap::new(), |mut m, e| {
+                m.insert(e.record, *e);
+                m
+            }),
             db: log
                 .schema
                 .as_ref()

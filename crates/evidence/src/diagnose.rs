@@ -308,7 +308,7 @@ pub fn diagnose_read(collected: Collected, read: DatabasesRead, opts: &Options) 
         .iter()
         .filter_map(|l| l.summary.cluster_id.clone())
         .collect();
-    file_clusters.sort();
+    ovsdb::order::sort(&mut file_clusters);
     file_clusters.dedup();
     for f in &files {
         let lane_i = f.lane;

@@ -1230,7 +1230,7 @@ fn membership(servers: &[ServerInput<'_>], lk: &[Lookup], out: &mut Vec<Finding>
             }
         }
     }
-    clusters.sort();
+    ovsdb::order::sort(&mut clusters);
     clusters.dedup_by(|a, b| a.0 == b.0);
     if clusters.len() > 1 {
         let mut f = Finding::new(

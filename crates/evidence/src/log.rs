@@ -741,7 +741,7 @@ pub fn join(parts: Vec<LogFile>) -> LogFile {
         prev = k;
         keyed.push((k, i, p));
     }
-    keyed.sort_by_key(|(k, i, _)| (*k, *i));
+    ovsdb::order::sort_by_key(&mut keyed, |(k, i, _)| (*k, *i));
 
     let mut out = LogFile::default();
     let mut names: HashMap<String, u16> = HashMap::new();

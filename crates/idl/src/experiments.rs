@@ -190,7 +190,7 @@ pub fn write_changed_only(p: WcoParams, clock: Clock<'_>) -> WcoReport {
                 )
             })
             .collect();
-        rows.sort();
+        ovsdb::order::sort(&mut rows);
         // Pass 1: nothing changed (expected: UNCHANGED everywhere).
         let nothing = {
             let idl = &mut hub.clients[ci].idl;
@@ -1189,7 +1189,11 @@ pub fn diff_apply(sizes: &[usize], diffs: usize, clock: Clock<'_>) -> DiffApplyR
         });
     }
     let n = sizes.iter().copied().max().unwrap_or(0);
-    let base: BTreeSet<Counted> = (0..n).map(|i| Counted(Atom::Uuid(uuid_n(i)))).collect();
+    // By insertion: a `collect` adds a sort of its own (`ovsdb::order`).
+    let base = (0..n).fold(BTreeSet::new(), |mut s, i| {
+        s.insert(Counted(Atom::Uuid(uuid_n(i))));
+        s
+    });
     let diff_sizes = DIFF_SIZES
         .iter()
         .map(|&d| {

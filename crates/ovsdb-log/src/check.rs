@@ -481,7 +481,7 @@ impl Checker {
             (&self.leaders, &self.leader_log_end, &self.commits);
         let mut committed = 0u64;
         let mut all_terms: Vec<u64> = leaders.keys().chain(commits.keys()).copied().collect();
-        all_terms.sort_unstable();
+        ovsdb::order::sort(&mut all_terms);
         all_terms.dedup();
         for t in all_terms {
             if let (Some((l, f)), Some(&le)) = (leaders.get(&t), leader_log_end.get(&t)) {

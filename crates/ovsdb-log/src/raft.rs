@@ -24,7 +24,7 @@ impl Servers {
     /// Sorted by server ID (as `show-log` prints them).
     pub fn sorted(&self) -> Vec<(Uuid, String)> {
         let mut v = self.0.clone();
-        v.sort();
+        ovsdb::order::sort(&mut v);
         v
     }
 }

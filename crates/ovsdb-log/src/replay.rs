@@ -555,7 +555,7 @@ impl RowsAt {
             .iter()
             .filter_map(|u| u.to_string().into_bytes().try_into().ok())
             .collect();
-        texts.sort_unstable();
+        ovsdb::order::sort(&mut texts);
         RowsAt {
             base,
             uuids,

@@ -569,7 +569,7 @@ impl Stream {
                 .iter()
                 .filter_map(|cp| Some((cp.applied, cp.db()?.clone())));
             sh.checkpoints.extend(mine);
-            sh.checkpoints.sort_by_key(|(i, _)| *i);
+            ovsdb::order::sort_by_key(&mut sh.checkpoints, |(i, _)| *i);
             sh.checkpoints.dedup_by_key(|(i, _)| *i);
         }
         sh

@@ -252,7 +252,7 @@ impl Condition {
                 _ => None,
             })
             .collect();
-        v.sort_unstable();
+        ovsdb::order::sort(&mut v);
         v.dedup();
         v
     }

@@ -93,7 +93,7 @@ impl<'a> Work<'a> {
                 }
             }
         }
-        out.sort_unstable();
+        ovsdb::order::sort(&mut out);
         out
     }
 }
@@ -584,9 +584,9 @@ fn execute_op(
             }
             // Compared as sets of projected rows, as ovsdb-server does
             // (each side must contain all rows of the other).
-            expected.sort();
+            ovsdb::order::sort(&mut expected);
             expected.dedup();
-            actual.sort();
+            ovsdb::order::sort(&mut actual);
             actual.dedup();
             let equal = expected == actual;
             let ok = if until == "==" { equal } else { !equal };

@@ -72,11 +72,11 @@ impl DbMeta {
     /// (also when tables say `"isRoot": false`).
     pub fn from_schema(schema: &DatabaseSchema, json: Json) -> Result<DbMeta> {
         let mut sorted: Vec<&TableSchema> = schema.tables.iter().collect();
-        sorted.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        ovsdb::order::sort_by(&mut sorted, |a, b| a.name.cmp(&b.name));
         let mut tables = Vec::new();
         for ts in sorted {
             let mut cols: Vec<&ColumnSchema> = ts.user_columns().collect();
-            cols.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+            ovsdb::order::sort_by(&mut cols, |a, b| a.name.cmp(&b.name));
             let columns: Vec<ColumnMeta> = cols
                 .into_iter()
                 .map(|c| ColumnMeta {

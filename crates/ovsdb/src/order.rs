@@ -6,15 +6,30 @@
 //! "Gzipped wasm under 1 MB again"). Same results as `slice::sort_by`
 //! (stable, same order), at the cost of a `dyn` comparison of two indices:
 //! keep `slice::sort*` where a sort is hot.
+//!
+//! The same cost hides in `collect`: `BTreeMap`'s `FromIterator` sorts
+//! the pairs with a closure of its own per iterator type, so maps off the
+//! hot paths are built by insertion (`schema::name_index`, `sets::tree_of`),
+//! and `AtomMap`'s `FromIterator` hands its vector to one non-generic
+//! function.
 
 use std::cmp::Ordering;
 
 /// `v` sorted stably by `cmp`, as `v.sort_by(cmp)`.
 pub fn sort_by<T>(v: &mut Vec<T>, cmp: impl Fn(&T, &T) -> Ordering) {
+    if v.len() < 2 {
+        return;
+    }
     let mut order: Vec<usize> = (0..v.len()).collect();
     sort_indices(&mut order, &|a, b| cmp(&v[a], &v[b]));
     let mut items: Vec<Option<T>> = std::mem::take(v).into_iter().map(Some).collect();
     v.extend(order.into_iter().filter_map(|i| items[i].take()));
+}
+
+/// `v` sorted, as `v.sort()` (and as `v.sort_unstable()`: elements that
+/// compare equal are equal).
+pub fn sort<T: Ord>(v: &mut Vec<T>) {
+    sort_by(v, T::cmp);
 }
 
 /// `v` sorted stably by `key`, as `v.sort_by_key(key)`.
@@ -41,8 +56,14 @@ mod tests {
         // Descending, ties kept in order (not the reverse of the above).
         let mut want = items.clone();
         want.sort_by_key(|x| std::cmp::Reverse(x.0));
-        let mut got = items;
+        let mut got = items.clone();
         super::sort_by(&mut got, |a, b| b.0.cmp(&a.0));
+        assert_eq!(got, want);
+        // By the elements' own order.
+        let mut want = items.clone();
+        want.sort_unstable();
+        let mut got = items;
+        super::sort(&mut got);
         assert_eq!(got, want);
     }
 }

@@ -107,11 +107,7 @@ impl TableSchema {
         let mut slots: Vec<Option<ColumnSchema>> = all.into_iter().map(Some).collect();
         let columns: Vec<ColumnSchema> =
             order.into_iter().filter_map(|i| slots[i].take()).collect();
-        let index = columns
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.name.clone(), i))
-            .collect();
+        let index = name_index(columns.iter().map(|c| c.name.as_str()));
         TableSchema {
             name: name.to_string(),
             columns,
@@ -263,6 +259,17 @@ pub struct DatabaseSchema {
     index: BTreeMap<String, usize>,
 }
 
+/// Name → position; of equal names the last counts, as a `collect` gives.
+/// Built by insertion: each `collect` into a `BTreeMap` instantiates a
+/// stable sort of its own (`order`'s module documentation).
+fn name_index<'a>(names: impl Iterator<Item = &'a str>) -> BTreeMap<String, usize> {
+    let mut index = BTreeMap::new();
+    for (i, n) in names.enumerate() {
+        index.insert(n.to_string(), i);
+    }
+    index
+}
+
 fn valid_version(v: &str) -> bool {
     let parts: Vec<&str> = v.split('.').collect();
     parts.len() == 3
@@ -324,11 +331,7 @@ impl DatabaseSchema {
         let order = shash_order(&parsed.iter().map(|t| t.name.as_str()).collect::<Vec<_>>());
         let mut slots: Vec<Option<TableSchema>> = parsed.into_iter().map(Some).collect();
         let tables: Vec<TableSchema> = order.into_iter().filter_map(|i| slots[i].take()).collect();
-        let index: BTreeMap<String, usize> = tables
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.name.clone(), i))
-            .collect();
+        let index = name_index(tables.iter().map(|t| t.name.as_str()));
         let mut schema = DatabaseSchema {
             name: name.as_str().unwrap_or("").to_string(),
             version,
@@ -338,18 +341,16 @@ impl DatabaseSchema {
         };
         // Reference targets must exist; ephemeral strong refs to non-root
         // tables become persistent.
-        let roots: BTreeMap<String, bool> = schema
-            .tables
-            .iter()
-            .map(|t| (t.name.clone(), t.is_root))
-            .collect();
+        // Each table's `is_root`, by the table's name.
+        let roots: Vec<bool> = schema.tables.iter().map(|t| t.is_root).collect();
+        let root = |name: &str| schema.index.get(name).map(|&i| roots[i]);
         for t in &mut schema.tables {
             for c in &mut t.columns {
                 let bases = std::iter::once(("key", &c.ty.key))
                     .chain(c.ty.value.iter().map(|v| ("value", v)));
                 for (which, b) in bases {
                     if let Some(rt) = &b.ref_table {
-                        if !roots.contains_key(rt) {
+                        if root(rt).is_none() {
                             return Err(Error::syntax(format!(
                                 "column {} {} refers to undefined table {}",
                                 c.name, which, rt
@@ -365,7 +366,7 @@ impl DatabaseSchema {
                                 b.is_strong_ref()
                                     && b.ref_table
                                         .as_ref()
-                                        .is_some_and(|rt| roots.get(rt) == Some(&false))
+                                        .is_some_and(|rt| root(rt) == Some(false))
                             });
                     if strong_nonroot {
                         c.persistent = true;

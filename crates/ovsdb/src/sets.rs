@@ -524,7 +524,7 @@ impl MapBuilder {
                 if k == *l {
                     return false;
                 }
-                let mut t: BTreeMap<Atom, Atom> = std::mem::take(&mut self.v).into_iter().collect();
+                let mut t = tree_of(std::mem::take(&mut self.v));
                 let fresh = !t.contains_key(&k);
                 if fresh {
                     t.insert(k, v);
@@ -574,7 +574,7 @@ impl AtomMap {
     /// `None` if two keys are equal.
     pub fn try_from_vec(mut v: Vec<(Atom, Atom)>) -> Option<AtomMap> {
         if !v.windows(2).all(|w| w[0].0 < w[1].0) {
-            v.sort_by(|a, b| a.0.cmp(&b.0));
+            sort_pairs(&mut v);
             if v.windows(2).any(|w| w[0].0 == w[1].0) {
                 return None;
             }
@@ -587,7 +587,7 @@ impl AtomMap {
         if v.len() <= SMALL_MAX {
             AtomMap(MapRepr::Small(v.into_boxed_slice()))
         } else {
-            AtomMap(MapRepr::Large(Box::new(v.into_iter().collect())))
+            AtomMap(MapRepr::Large(Box::new(tree_of(v))))
         }
     }
 
@@ -673,7 +673,7 @@ impl AtomMap {
                 Err(pos) => {
                     let mut p = std::mem::take(b).into_vec();
                     if p.len() >= SMALL_MAX {
-                        let mut m: BTreeMap<Atom, Atom> = p.into_iter().collect();
+                        let mut m = tree_of(p);
                         m.insert(k, v);
                         self.0 = MapRepr::Large(Box::new(m));
                     } else {
@@ -772,13 +772,36 @@ impl FromIterator<(Atom, Atom)> for AtomMap {
     /// Sorted by key; of pairs with equal keys the last is kept, as
     /// `BTreeMap::from_iter` does.
     fn from_iter<I: IntoIterator<Item = (Atom, Atom)>>(iter: I) -> AtomMap {
-        let mut v: Vec<(Atom, Atom)> = iter.into_iter().collect();
+        AtomMap::from_vec_keep_last(iter.into_iter().collect())
+    }
+}
+
+impl AtomMap {
+    /// [`FromIterator`]'s work, apart from the iterator's type (one
+    /// instance of the sort for all of them).
+    fn from_vec_keep_last(mut v: Vec<(Atom, Atom)>) -> AtomMap {
         if !v.windows(2).all(|w| w[0].0 < w[1].0) {
-            v.sort_by(|a, b| a.0.cmp(&b.0));
+            sort_pairs(&mut v);
             dedup_keep_last(&mut v, |a, b| a.0 == b.0);
         }
         AtomMap::from_sorted_unique(v)
     }
+}
+
+/// The tree of pairs with unique keys, built by insertion: a `collect`
+/// would add a stable sort of its own (`crate::order`'s documentation).
+fn tree_of(v: Vec<(Atom, Atom)>) -> BTreeMap<Atom, Atom> {
+    let mut t = BTreeMap::new();
+    for (k, x) in v {
+        t.insert(k, x);
+    }
+    t
+}
+
+/// Pairs sorted stably by key.
+#[inline(never)]
+fn sort_pairs(v: &mut [(Atom, Atom)]) {
+    v.sort_by(|a, b| a.0.cmp(&b.0));
 }
 
 impl<const N: usize> From<[(Atom, Atom); N]> for AtomMap {

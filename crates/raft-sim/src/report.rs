@@ -26,7 +26,7 @@ fn pctf(sorted: &[f64], p: f64) -> f64 {
 /// The figures the CLI prints, in output order.
 pub fn figures(m: &Metrics) -> Vec<Figure> {
     let mut lat = m.txn_latencies_us.clone();
-    lat.sort_unstable();
+    ovsdb::order::sort(&mut lat);
     let ms = |v: Option<f64>| v.map(|x| x / 1000.0);
     let mean = if lat.is_empty() {
         None
@@ -75,7 +75,7 @@ pub fn figures(m: &Metrics) -> Vec<Figure> {
 fn sb_figures(m: &Metrics) -> Vec<Figure> {
     let sb = &m.sb;
     let mut v = sb.bringup_us.clone();
-    v.sort_unstable();
+    ovsdb::order::sort(&mut v);
     let mean = (!v.is_empty()).then(|| v.iter().sum::<u64>() as f64 / v.len() as f64);
     let ms = |x: Option<f64>| x.map(|x| x / 1000.0);
     let per = |x: &[u64]| x.iter().copied().max().map(|x| x as f64);
@@ -188,7 +188,7 @@ fn relay_figures(m: &Metrics) -> Vec<Figure> {
     let r = &m.relay;
     let stat = |v: &[u64]| {
         let mut v = v.to_vec();
-        v.sort_unstable();
+        ovsdb::order::sort(&mut v);
         let mean = (!v.is_empty()).then(|| v.iter().sum::<u64>() as f64 / v.len() as f64);
         let ms = |x: Option<f64>| x.map(|x| x / 1000.0);
         (ms(mean), ms(pct(&v, 50.0)), ms(pct(&v, 99.0)))
@@ -363,7 +363,7 @@ impl Aggregate {
             return None;
         }
         let mut s = col.clone();
-        s.sort_by(|a, b| a.total_cmp(b));
+        ovsdb::order::sort_by(&mut s, |a, b| a.total_cmp(b));
         Some((
             s.iter().sum::<f64>() / s.len() as f64,
             pctf(&s, 50.0),

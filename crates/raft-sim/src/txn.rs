@@ -303,7 +303,7 @@ impl NbState {
         let comment = match op {
             Op::AclDelBatch(b) => {
                 let mut sorted = self.acls.clone();
-                sorted.sort();
+                ovsdb::order::sort(&mut sorted);
                 let mut c = comment_prefix.to_string();
                 for (p, _) in sorted.iter().take(*b as usize) {
                     let _ = write!(c, " -- acl-del pg1 from-lport {p} udp");
@@ -358,7 +358,7 @@ impl NbState {
             Op::AclDelBatch(b) => {
                 let pg = need_pg()?;
                 let mut sorted = self.acls.clone();
-                sorted.sort();
+                ovsdb::order::sort(&mut sorted);
                 let gone: Vec<&Uuid> = sorted.iter().take(*b as usize).map(|(_, u)| u).collect();
                 // Removing them from the group garbage-collects the rows.
                 ops.push(mutate("Port_Group", &pg, "acls", "delete", uuid_set(&gone)));
@@ -421,7 +421,7 @@ impl NbState {
                 }
             }
             Op::AclDelBatch(b) => {
-                self.acls.sort();
+                ovsdb::order::sort(&mut self.acls);
                 let k = (*b as usize).min(self.acls.len());
                 self.acls.drain(..k);
             }
@@ -754,7 +754,7 @@ mod tests {
                 None => 0,
             })
             .collect();
-        sizes.sort();
+        ovsdb::order::sort(&mut sizes);
         assert_eq!(sizes, vec![2, 2, 3]);
     }
 }

@@ -879,7 +879,7 @@ fn log_query(msg: &JsValue) {
             }
         }
         if sort {
-            rows.sort_by_key(|r| r.0);
+            ovsdb::order::sort_by_key(&mut rows, |r| r.0);
         }
         Selection::Rows(rows.into_iter().map(|(_, s, l)| (s, l)).collect())
     });

@@ -116,7 +116,7 @@ impl Idl {
     pub fn disconnect(&mut self) -> Vec<Event> {
         let mut ev = Vec::new();
         let mut ids: Vec<String> = self.pending_txns.keys().cloned().collect();
-        ids.sort();
+        ovsdb::order::sort(&mut ids);
         for k in ids {
             self.pending_txns.remove(&k);
             ev.push(Event::TxnDone {

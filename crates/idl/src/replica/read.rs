@@ -71,9 +71,9 @@ impl Idl {
                 .filter(|(t, _)| *t == table)
                 .map(|(_, u)| *u)
                 .collect();
-            ins.sort_unstable();
+            ovsdb::order::sort(&mut ins);
             v.extend(ins);
-            v.sort_unstable();
+            ovsdb::order::sort(&mut v);
         }
         v
     }
