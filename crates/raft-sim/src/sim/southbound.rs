@@ -9,7 +9,10 @@
 //! * The Southbound cluster is not a second Raft cluster in the loop. It
 //!   runs on the same hosts; its commit of northd's transaction is taken to
 //!   take as long as the Northbound cluster took to commit the port (from
-//!   the request's arrival to the commit), the same servers and links.
+//!   the request's arrival to the commit), the same servers and links. A
+//!   port whose entry commits while its client is between two attempts
+//!   (the dead leader had replicated it) takes the last port's time
+//!   instead: the Southbound had no outage.
 //! * The Southbound ovsdb-server processes that serve controllers (the
 //!   members, or the relays when `relays > 0`) are separate processes: each
 //!   has its own CPU time line here, apart from the Northbound server's.
@@ -180,6 +183,8 @@ pub(super) struct SbGlue {
     ctrls: Vec<Controller>,
     /// Ports northd has been asked to bind (by NB port number).
     pending: Vec<Port>,
+    /// The last port's NB commit time.
+    last_commit: Time,
     /// Bytes of the global tables (SB_Global, Chassis, Encap, the
     /// switch's Datapath_Binding) as an update carries them.
     global: u64,
@@ -583,21 +588,29 @@ impl Sim {
         let (Op::LspAdd(k) | Op::PodAdd(k)) = txn.op else {
             return;
         };
-        let Some((start, arrived)) = self
+        let Some((start, arrived, relay)) = self
             .requests
             .iter()
             .rev()
             .find(|r| r.op == txn.op)
-            .map(|r| (r.start, r.arrived))
+            .map(|r| (r.start, r.arrived, r.relay.is_some()))
         else {
             return;
         };
         // The commit of the attempt that got through: a command sent again
         // after its server died does not charge the outage to the
-        // Southbound commit (the proxy below).
-        let arrived =
-            arrived.unwrap_or(start + self.knobs.client_overhead + self.knobs.client_delay);
-        let nb_commit = self.now.saturating_sub(arrived);
+        // Southbound commit (the proxy below). One that commits while the
+        // client is between attempts (the dead leader had replicated it)
+        // takes the last commit time measured: the Southbound cluster had
+        // no outage.
+        let nb_commit = match arrived {
+            Some(a) => self.now.saturating_sub(a),
+            None if !relay && !self.sb.pending.is_empty() => self.sb.last_commit,
+            None => self
+                .now
+                .saturating_sub(start + self.knobs.client_overhead + self.knobs.client_delay),
+        };
+        self.sb.last_commit = nb_commit;
         let chassis = (k % self.knobs.chassis as u64) as usize;
         let (pb, lf) = port_rows(k, chassis, self.knobs.lflows_per_port);
         let (routes, status) = route_rows(
