@@ -196,16 +196,20 @@ fn trace_line(e: &raft_sim::SimEvent) -> String {
         K::Joined { server } => format!("\"kind\":\"joined\",\"server\":{}", server + 1),
         K::Left { server } => format!("\"kind\":\"left\",\"server\":{}", server + 1),
         K::Snapshot { server, index } => format!("\"kind\":\"snapshot\",\"server\":{},\"index\":{index}", server + 1),
-        K::SbUpdate { served, last, bytes, binding } => {
-            let binding = binding.map_or("null".to_string(), |b| {
-                format!(
-                    "{{\"chassis\":{},\"start_us\":{},\"seen_us\":{}}}",
-                    b.chassis + 1,
-                    b.start,
-                    b.seen.map_or("null".to_string(), |t| t.to_string())
-                )
-            });
-            format!("\"kind\":\"sb_update\",\"served\":{served},\"last_us\":{last},\"bytes\":{bytes},\"binding\":{binding}")
+        K::SbUpdate { served, last, bytes, bindings } => {
+            let bindings: Vec<String> = bindings
+                .iter()
+                .map(|b| {
+                    format!(
+                        "{{\"chassis\":{},\"start_us\":{},\"seen_us\":{}}}",
+                        b.chassis + 1,
+                        b.start,
+                        b.seen.map_or("null".to_string(), |t| t.to_string())
+                    )
+                })
+                .collect();
+            let bindings = bindings.join(",");
+            format!("\"kind\":\"sb_update\",\"served\":{served},\"last_us\":{last},\"bytes\":{bytes},\"bindings\":[{bindings}]")
         }
         K::SbDownload { chassis, ready, bytes } => format!(
             "\"kind\":\"sb_download\",\"chassis\":{},\"ready_us\":{ready},\"bytes\":{bytes}",

@@ -97,8 +97,9 @@ pub struct Knobs {
     /// ovn-controller clients of the Southbound database (0 = none; see
     /// `sim::southbound`).
     pub chassis: usize,
-    /// ovn-northd's compute time from seeing an NB commit to sending its
-    /// Southbound transaction, µs.
+    /// ovn-northd's compute time per iteration of its loop, from reading
+    /// the NB changes to sending the one Southbound transaction that holds
+    /// them all, µs.
     pub northd_delay: u64,
     /// Logical flows northd writes per new logical switch port.
     pub lflows_per_port: u64,

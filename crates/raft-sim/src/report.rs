@@ -82,6 +82,11 @@ fn sb_figures(m: &Metrics) -> Vec<Figure> {
     let mut figs = vec![
         ("sb.chassis", Some(sb.chassis as f64)),
         ("sb.txns", Some(sb.txns as f64)),
+        (
+            "sb.northd.ports_per_txn.mean",
+            (sb.txns > 0).then(|| sb.ports as f64 / sb.txns as f64),
+        ),
+        ("sb.northd.ports_per_txn.max", Some(sb.ports_max as f64)),
         ("sb.port_binding_bytes", Some(sb.port_binding_bytes as f64)),
         ("sb.update_bytes", Some(sb.update_bytes as f64)),
         ("sb.controller_bytes.max", per(&sb.received)),

@@ -228,7 +228,10 @@ fn a_leader_killed_mid_writes_loses_no_port() {
         let m = Sim::from_text(&t, None, &[], 1).unwrap().run();
         assert!(m.violations.is_empty(), "{at}: {:?}", m.violations);
         assert_eq!(m.txn_latencies_us.len(), 102, "kill at {at} ms");
-        assert_eq!(m.sb.txns, 100, "kill at {at} ms");
+        // Every port once, in fewer transactions: northd batches the
+        // ports that reach it while its last one is in flight.
+        assert_eq!(m.sb.ports, 100, "kill at {at} ms");
+        assert!(m.sb.txns < 20, "kill at {at} ms: {}", m.sb.txns);
         assert_eq!(m.sb.bringup_us.len(), 100, "kill at {at} ms");
         let slow = m.sb.bringup_us.iter().filter(|b| **b > 500_000).count();
         assert_eq!(slow, 1, "kill at {at} ms: {:?}", m.sb.bringup_us);
@@ -263,7 +266,7 @@ fn controllers_with_no_server_wait_and_get_the_missed_ports_when_it_returns() {
     let m = s.run();
     assert!(m.violations.is_empty(), "{:?}", m.violations);
     assert!((0..n).all(|c| s.sb_controller_node(c) == Some(raft_sim::relay::Node::Relay(0))));
-    assert_eq!(m.sb.txns, 100);
+    assert_eq!(m.sb.ports, 100);
     assert_eq!(m.sb.bringup_us.len(), 100);
     assert_eq!(m.sb.reconnects, n as u64);
     // Ports bound while the relay was down waited for its return.

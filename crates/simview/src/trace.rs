@@ -602,7 +602,7 @@ impl Recorder {
                 served,
                 last,
                 bytes,
-                binding,
+                bindings,
             } => {
                 tr.sb.updates.push(SbUpdate {
                     t,
@@ -610,7 +610,7 @@ impl Recorder {
                     served,
                     bytes,
                 });
-                if let Some(b) = binding {
+                for b in bindings {
                     if b.seen.is_none() {
                         self.unseen
                             .entry(b.chassis as u32)

@@ -89,10 +89,16 @@ enum Ev {
         relay: usize,
         session: u64,
     },
-    /// Northd's Southbound transaction for a port commits (see
-    /// `sim::southbound`).
+    /// Northd's Southbound transaction holding pending ports
+    /// `first..end` commits (see `sim::southbound`).
     SbCommit {
-        port: usize,
+        first: usize,
+        end: usize,
+    },
+    /// northd's loop wakes: a port's NB commit reached it, or (None) the
+    /// reply to its Southbound transaction did.
+    SbNorthd {
+        port: Option<usize>,
     },
     /// The status rows a chassis wrote for that port's routes commit.
     SbStatus {
@@ -118,6 +124,7 @@ impl Ev {
             Ev::SbCommit { .. } => 13,
             Ev::SbStatus { .. } => 14,
             Ev::RelayProbe { .. } => 15,
+            Ev::SbNorthd { .. } => 16,
         }
     }
 }
@@ -228,15 +235,15 @@ pub enum EventKind {
         index: u64,
     },
     /// A Southbound transaction reached the controllers (`chassis > 0`):
-    /// `served` of them got `bytes` in all, the last at `last`; with
-    /// `binding`, chassis `chassis` got its new port's `Port_Binding`
-    /// (NB write started at `start`, seen at `seen`; None: it had no
-    /// server and gets it with its next download).
+    /// `served` of them got `bytes` in all, the last at `last`; each of
+    /// `bindings` is a new port's `Port_Binding` its chassis got (NB write
+    /// started at `start`, seen at `seen`; None: it had no server and gets
+    /// it with its next download). northd's transaction may bind several.
     SbUpdate {
         served: u32,
         last: Time,
         bytes: u64,
-        binding: Option<SbBinding>,
+        bindings: Vec<SbBinding>,
     },
     /// Controller `chassis` connected to a server and downloaded what it
     /// monitors (`bytes`), complete at `ready`.
@@ -657,7 +664,8 @@ impl Sim {
             Ev::RelayWake { relay, gen } => self.relay_wake(relay, gen),
             Ev::RelayConnect { relay, inc } => self.relay_connect(relay, inc),
             Ev::RelayProbe { relay, session } => self.relay_probe(relay, session),
-            Ev::SbCommit { port } => self.sb_commit(port),
+            Ev::SbCommit { first, end } => self.sb_commit(first, end),
+            Ev::SbNorthd { port } => self.sb_northd(port),
             Ev::SbStatus { port } => self.sb_status(port),
         }
         let n = self.servers.len();

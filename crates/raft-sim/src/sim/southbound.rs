@@ -1,15 +1,53 @@
-//! Southbound workloads in ovn-heater's shape: ovn-northd turns each
-//! committed `lsp-add` into a Southbound transaction (a `Port_Binding` for
-//! the port, bound to chassis `k mod chassis`, and `lflows_per_port`
-//! `Logical_Flow` rows), and `chassis` ovn-controller clients with
-//! conditional monitors receive it from the server they are connected to.
-//! None of it runs with `chassis = 0`.
+//! Southbound workloads in ovn-heater's shape: ovn-northd writes the rows
+//! of each committed `lsp-add` (a `Port_Binding` for the port, bound to
+//! chassis `k mod chassis`, and `lflows_per_port` `Logical_Flow` rows) to
+//! the Southbound, and `chassis` ovn-controller clients with conditional
+//! monitors receive them from the server they are connected to. None of it
+//! runs with `chassis = 0`.
 //!
 //! The smallest honest model (`scenarios/README.md`, "Southbound"):
+//! * northd batches. Its main loop runs one iteration at a time; an
+//!   iteration computes (`northd_delay`) and sends one Southbound
+//!   transaction with the rows of every port whose NB commit reached
+//!   northd since the last one, and no iteration starts while that
+//!   transaction is in flight: the ports that arrive while northd computes
+//!   or waits for the reply all go into the next one, which starts when
+//!   the reply arrives. Always on, as in every ovn-northd. What it rests
+//!   on (OVN main 2411e964d, OVS main d6a632a9b):
+//!   - OVS `lib/ovsdb-idl.c`, `ovsdb_idl_loop_run` (the `open_txn`
+//!     assignment, l. 4584): a loop opens no new transaction while its
+//!     `committing_txn` is set, that is from `ovsdb_idl_loop_commit_and_wait`
+//!     (l. 4695–4713), which makes the open transaction the committing
+//!     one, until `ovsdb_idl_try_commit_loop_txn` sees it complete (it
+//!     stays set while the status is `TXN_INCOMPLETE`, l. 4669) and asks
+//!     for an immediate wake-up on success (l. 4640–4647, 4708).
+//!   - OVN `northd/ovn-northd.c`, `main` (its loop, l. 1023–1225): each
+//!     iteration gets both transactions from `run_idl_loop`, and runs the
+//!     incremental engine (`inc_proc_northd_run`, l. 1090–1098), which
+//!     writes the Southbound, only when both exist; otherwise it keeps the
+//!     IDLs' tracked changes (`clear_idl_track = false`, l. 1117) for the
+//!     next run, so every change since the last run goes into the one next
+//!     transaction. OVN 22.03 has the same gate in `inc_proc_northd_run`
+//!     (`northd/inc-proc-northd.c`, l. 271–273), where a change that came
+//!     meanwhile made the next run a full recompute (still one
+//!     transaction); 0c1bde1c4 (2023) keeps the tracked changes instead.
+//!     The engine's backoff
+//!     (`northd-backoff-interval-ms`, `inc_proc_northd_can_run`) is 0 by
+//!     default and not modelled.
+//!   - OVN `lib/ovn-util.c`, `run_idl_loop` (l. 77–108): at the start of
+//!     an iteration northd reads every update its IDL has received (up to
+//!     `IDL_LOOP_MAX_DURATION_MS`, 500 ms), so a change that arrives while
+//!     it computes is read by the next iteration.
+//!
+//!   northd's own Northbound transaction (`nb_cfg`, ports' `up`), whose
+//!   being in flight gates an iteration too, is not modelled.
 //! * The Southbound cluster is not a second Raft cluster in the loop. It
 //!   runs on the same hosts; its commit of northd's transaction is taken to
 //!   take as long as the Northbound cluster took to commit the port (from
-//!   the request's arrival to the commit), the same servers and links.
+//!   the request's arrival to the commit; for a batch, its slowest port),
+//!   the same servers and links. A port whose entry commits while its
+//!   client is between two attempts (the dead leader had replicated it)
+//!   takes the last port's time instead: the Southbound had no outage.
 //! * The Southbound ovsdb-server processes that serve controllers (the
 //!   members, or the relays when `relays > 0`) are separate processes: each
 //!   has its own CPU time line here, apart from the Northbound server's.
@@ -39,19 +77,22 @@
 //! The two seeds (`scenarios/README.md`, "The two seeds"), off by default:
 //! * `sb_ports`: bound ports (with their flows) the Southbound holds at the
 //!   start, so that it has a realistic size.
-//! * `write_changed_only = false`: northd's transaction for a new port also
-//!   rewrites its 6 columns of every `Port_Binding` row (they are
-//!   read/write, as it tracks them); the leader finds them unchanged, so the
-//!   log and the updates stay the same, but northd builds it
-//!   (`northd_write_ns` per column, `cpu_ns_per_byte` per byte), sends it and
-//!   the leader parses it before the commit.
+//! * `write_changed_only = false`: each of northd's transactions also
+//!   rewrites its 6 columns of every `Port_Binding` row already written,
+//!   once per transaction whatever the ports in it (they are read/write,
+//!   as it tracks them); the leader finds them unchanged, so the log and
+//!   the updates stay the same, but northd builds it (`northd_write_ns` per
+//!   column, `cpu_ns_per_byte` per byte), sends it and the leader parses it
+//!   before the commit.
 //! * `routes_per_port`, `route_status`: `Advertised_Route` rows with each
 //!   port, and one `Advertised_Route_Status` row per route from the chassis
 //!   advertising it; every controller gets every row of both tables.
 //!
 //! The first version's proxy stays: the Southbound commit of a port's rows
 //! takes as long as the port's Northbound commit; only the bytes beyond
-//! them (the rewrite, the routes, the status writes) are costed.
+//! them (the rewrite, the routes, the status writes) are costed. A
+//! chassis writes the status of each port's routes in a transaction of
+//! their own, even when one update brought it several ports.
 
 use super::{Ev, EventKind, SbBinding, Sim};
 use crate::relay::Node;
@@ -72,8 +113,13 @@ pub struct SbMetrics {
     /// Per port: from the NB write's start to the moment its chassis's
     /// controller holds its `Port_Binding`.
     pub bringup_us: Vec<u64>,
-    /// Southbound transactions northd wrote.
+    /// Southbound transactions northd wrote (committed): one per
+    /// iteration of its loop, each holding every port it had heard of
+    /// since the one before.
     pub txns: u64,
+    /// Ports those transactions held, and the most one of them held.
+    pub ports: u64,
+    pub ports_max: u64,
     /// Bytes of the `Port_Binding` row updates northd's transactions made
     /// (each once, as all chassis together would need them).
     pub port_binding_bytes: u64,
@@ -144,12 +190,20 @@ const HISTORY: u64 = 100;
 
 /// One Southbound transaction in the servers' history: what a controller
 /// that missed it gets when it resumes.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Past {
-    owner: Option<usize>,
+    /// What every controller gets.
     common: u64,
-    owned: u64,
-    /// The owner's `Port_Binding` bytes in it.
+    /// The chassis with new ports in it, and what each of them gets.
+    owners: Vec<Owned>,
+}
+
+/// A chassis's update from a transaction that binds ports to it.
+#[derive(Clone, Copy, Debug, Default)]
+struct Owned {
+    chassis: usize,
+    bytes: u64,
+    /// Its `Port_Binding` bytes in it.
     pb: u64,
 }
 
@@ -168,6 +222,12 @@ struct Port {
     /// How long the NB cluster took to commit the port: the commit time the
     /// model takes for a Southbound transaction.
     commit: Time,
+    /// Its rows as northd's operations (`Port_Binding`, flows and routes),
+    /// the routes' alone, and the `update` that rewrites its
+    /// `Port_Binding` in later transactions.
+    ops: Written,
+    route_ops: Written,
+    rewrite: u64,
 }
 
 /// The Southbound side's state.
@@ -178,8 +238,17 @@ pub(super) struct SbGlue {
     /// Per node: when its serving CPU is free again.
     busy_until: Vec<Time>,
     ctrls: Vec<Controller>,
-    /// Ports northd has been asked to bind (by NB port number).
+    /// Ports northd has been asked to bind, in the order of their NB
+    /// commits (so also of their arrival at northd).
     pending: Vec<Port>,
+    /// northd's loop: the ports that reached it are `pending[..heard]`,
+    /// those its transactions took `pending[..sent]`; the rest wait while
+    /// an iteration runs or its transaction is in flight (`busy`).
+    heard: usize,
+    sent: usize,
+    busy: bool,
+    /// The last port's NB commit time.
+    last_commit: Time,
     /// Bytes of the global tables (SB_Global, Chassis, Encap, the
     /// switch's Datapath_Binding) as an update carries them.
     global: u64,
@@ -235,6 +304,37 @@ struct Written {
     /// Columns written.
     columns: u64,
     rows: u64,
+}
+
+impl Written {
+    fn add(&mut self, o: &Written) {
+        self.update += o.update;
+        self.insert_ops += o.insert_ops;
+        self.columns += o.columns;
+        self.rows += o.rows;
+    }
+}
+
+/// Several ports' `{"TABLE":{…}}` update objects of one table merged into
+/// one: each after the first loses its `{"TABLE":{` and `}}` and adds a
+/// comma.
+#[derive(Clone, Copy, Debug, Default)]
+struct Join {
+    bytes: u64,
+    parts: u64,
+}
+
+impl Join {
+    fn add(&mut self, bytes: u64) {
+        if bytes > 0 {
+            self.bytes += bytes;
+            self.parts += 1;
+        }
+    }
+
+    fn of(&self, table: &str) -> u64 {
+        self.bytes - self.parts.saturating_sub(1) * (table.len() as u64 + 6)
+    }
 }
 
 fn written(table: &str, kind: u32, rows: Vec<(u64, Json)>) -> Written {
@@ -574,7 +674,7 @@ impl Sim {
     }
 
     /// Entry `index` committed for the first time (at `server`): an
-    /// `lsp-add` wakes northd.
+    /// `lsp-add` reaches northd one hop later ([`Sim::sb_northd`]).
     pub(super) fn sb_nb_committed(&mut self, server: Sid, index: u64) {
         let Some(EntryKind::Data { txn, .. }) = self.servers[server].entry(index).map(|e| &e.kind)
         else {
@@ -583,21 +683,36 @@ impl Sim {
         let (Op::LspAdd(k) | Op::PodAdd(k)) = txn.op else {
             return;
         };
-        let Some((start, arrived)) = self
+        let Some((start, arrived, relay)) = self
             .requests
             .iter()
             .rev()
             .find(|r| r.op == txn.op)
-            .map(|r| (r.start, r.arrived))
+            .map(|r| (r.start, r.arrived, r.relay.is_some()))
         else {
             return;
         };
         // The commit of the attempt that got through: a command sent again
         // after its server died does not charge the outage to the
-        // Southbound commit (the proxy below).
-        let arrived =
-            arrived.unwrap_or(start + self.knobs.client_overhead + self.knobs.client_delay);
-        let nb_commit = self.now.saturating_sub(arrived);
+        // Southbound commit (the proxy below). One that commits while the
+        // client is between attempts (the dead leader had replicated it)
+        // takes the last commit time measured: the Southbound cluster had
+        // no outage, and northd's one transaction in flight would carry it
+        // to every port behind.
+        let nb_commit = match arrived {
+            Some(a) => self.now.saturating_sub(a),
+            None if !relay && !self.sb.pending.is_empty() => self.sb.last_commit,
+            None => self
+                .now
+                .saturating_sub(start + self.knobs.client_overhead + self.knobs.client_delay),
+        };
+        self.sb.last_commit = nb_commit;
+        self.sb_port(k, start, nb_commit);
+    }
+
+    /// Port `k` (whose NB write started at `start` and took `nb_commit` to
+    /// commit) committed now: northd hears of it one hop later.
+    fn sb_port(&mut self, k: u64, start: Time, nb_commit: Time) {
         let chassis = (k % self.knobs.chassis as u64) as usize;
         let (pb, lf) = port_rows(k, chassis, self.knobs.lflows_per_port);
         let (routes, status) = route_rows(
@@ -606,7 +721,9 @@ impl Sim {
             self.knobs.routes_per_port,
             self.knobs.route_status,
         );
-        let extra = self.northd_txn(&pb, &lf, &routes);
+        let mut ops = pb;
+        ops.add(&lf);
+        ops.add(&routes);
         let port = self.sb.pending.len();
         self.sb.pending.push(Port {
             chassis,
@@ -617,25 +734,68 @@ impl Sim {
             status_req: RPC + DB_NAME + status.insert_ops,
             status: status.update,
             commit: nb_commit,
+            ops,
+            route_ops: routes,
+            rewrite: rewrite_op(k),
         });
-        self.sb.pb_rows += 1;
-        self.sb.rewrite += rewrite_op(k);
-        // northd hears the commit from its NB server, computes, sends its
-        // transaction to the SB leader, which commits it.
-        let at =
-            self.now + 2 * self.knobs.client_delay + self.knobs.northd_delay + nb_commit + extra;
-        self.push(at, Ev::SbCommit { port });
+        // northd hears of the commit from its NB server.
+        let at = self.now + self.knobs.client_delay;
+        self.push(at, Ev::SbNorthd { port: Some(port) });
     }
 
-    /// Figures of northd's transaction for a new port's rows, and the time
-    /// it takes beyond the first version's model, µs. That model takes the
-    /// Southbound commit of the port's rows to take as long as the
-    /// Northbound commit of the port; what this adds are the bytes beyond
-    /// them: the rewritten columns of every other `Port_Binding` row
-    /// (without `write_changed_only`) and the routes, which northd builds
-    /// and serializes, sends, and the leader parses, and their results in
-    /// the reply.
-    fn northd_txn(&mut self, pb: &Written, lf: &Written, routes: &Written) -> Time {
+    /// northd's loop wakes: pending port `port`'s NB commit reached it, or
+    /// (None) the reply to its transaction in flight did. It starts an
+    /// iteration unless one runs or its transaction is in flight
+    /// (`ovsdb_idl_loop_run` opens no transaction while one commits); the
+    /// ports that came meanwhile wait for the next one.
+    pub(super) fn sb_northd(&mut self, port: Option<usize>) {
+        match port {
+            Some(p) => self.sb.heard = self.sb.heard.max(p + 1),
+            None => self.sb.busy = false,
+        }
+        if !self.sb.busy && self.sb.sent < self.sb.heard {
+            self.northd_run();
+        }
+    }
+
+    /// One iteration of northd's loop: it computes (`northd_delay`), builds
+    /// one transaction holding the rows of every port it heard of since
+    /// the last one, and sends it to the leader, which commits it
+    /// ([`Sim::sb_commit`]); the reply reaches northd one hop after the
+    /// commit, and only then can the next iteration start.
+    fn northd_run(&mut self) {
+        let (first, end) = (self.sb.sent, self.sb.heard);
+        self.sb.sent = end;
+        self.sb.busy = true;
+        let (mut ops, mut routes, mut commit, mut rewrite) =
+            (Written::default(), Written::default(), 0, 0);
+        for p in &self.sb.pending[first..end] {
+            ops.add(&p.ops);
+            routes.add(&p.route_ops);
+            commit = commit.max(p.commit);
+            rewrite += p.rewrite;
+        }
+        let extra = self.northd_txn(&ops, &routes);
+        // Later transactions rewrite these rows too.
+        self.sb.pb_rows += (end - first) as u64;
+        self.sb.rewrite += rewrite;
+        // The proxy: the Southbound commit of the transaction takes as long
+        // as the slowest NB commit among its ports.
+        let at = self.now + self.knobs.northd_delay + self.knobs.client_delay + commit + extra;
+        self.push(at, Ev::SbCommit { first, end });
+        self.push(at + self.knobs.client_delay, Ev::SbNorthd { port: None });
+    }
+
+    /// Figures of northd's transaction holding the operations `ops` (of
+    /// which `routes` are the routes'), and the time it takes beyond the
+    /// first version's model, µs. That model takes the Southbound commit
+    /// of the rows to take as long as a Northbound commit; what this adds
+    /// are the bytes beyond them: the rewritten columns of every
+    /// `Port_Binding` row already written (without `write_changed_only`,
+    /// once per transaction) and the routes, which northd builds and
+    /// serializes, sends, and the leader parses, and their results in the
+    /// reply.
+    fn northd_txn(&mut self, ops: &Written, routes: &Written) -> Time {
         if !self.metrics.sb.extended {
             return 0;
         }
@@ -650,11 +810,9 @@ impl Sim {
         } else {
             (self.sb.rewrite, self.sb.pb_rows)
         };
-        let ops = pb.insert_ops + lf.insert_ops + routes.insert_ops;
-        let request = RPC + NORTHD_TXN_EXTRA + ops + rewrite;
-        let inserts = pb.rows + lf.rows + routes.rows;
-        let reply = RPC + 2 * 3 + inserts * INSERT_RESULT + rewritten * UPDATE_RESULT;
-        let columns = pb.columns + lf.columns + routes.columns + rewritten * NORTHD_PB_COLUMNS;
+        let request = RPC + NORTHD_TXN_EXTRA + ops.insert_ops + rewrite;
+        let reply = RPC + 2 * 3 + ops.rows * INSERT_RESULT + rewritten * UPDATE_RESULT;
+        let columns = ops.columns + rewritten * NORTHD_PB_COLUMNS;
         let per_byte = cpu_ns / 1000.0;
         let build =
             |cols: u64, bytes: u64| cols as f64 * write_ns / 1000.0 + bytes as f64 * per_byte;
@@ -716,29 +874,14 @@ impl Sim {
         c
     }
 
-    /// Every connected controller gets an update: `common` bytes, and
-    /// chassis `owner`'s `owned` bytes (its new port, whose NB write
-    /// started at `start`). Returns when `owner` holds it.
-    fn sb_fan_out(
-        &mut self,
-        owner: Option<(usize, Time)>,
-        common: u64,
-        owned: u64,
-        pb: u64,
-    ) -> Option<Time> {
-        let (mut seen, mut served, mut last, mut sent) = (None, 0u32, 0, 0);
-        let owner_start = owner.map(|o| o.1);
-        let owner = owner.map(|o| o.0);
+    /// Every connected controller gets transaction `tx`'s update: its
+    /// `common` bytes, or those of its chassis among `tx.owners`. `ports`
+    /// are the pending ports it binds (for the timeline). Returns when each
+    /// owner holds it (None: it has no server).
+    fn sb_fan_out(&mut self, tx: Past, ports: std::ops::Range<usize>) -> Vec<Option<Time>> {
+        let (mut served, mut last, mut sent) = (0u32, 0, 0);
+        let mut seen = vec![None; tx.owners.len()];
         self.sb.txns += 1;
-        if self.sb.past.len() as u64 == HISTORY {
-            self.sb.past.pop_front();
-        }
-        self.sb.past.push_back(Past {
-            owner,
-            common,
-            owned,
-            pb,
-        });
         for ni in 0..self.sb.nodes.len() {
             let node = self.sb.nodes[ni];
             if !self.sb_node_up(node) {
@@ -752,8 +895,8 @@ impl Sim {
                 if self.sb.ctrls[c].node != ni || self.sb.ctrls[c].stranded {
                     continue;
                 }
-                let mine = Some(c) == owner;
-                let bytes = if mine { owned } else { common };
+                let own = tx.owners.iter().position(|o| o.chassis == c);
+                let bytes = own.map_or(tx.common, |o| tx.owners[o].bytes);
                 t += self.cpu(bytes);
                 burst += bytes;
                 served += 1;
@@ -762,11 +905,11 @@ impl Sim {
                 last = last.max(t as Time + self.wire(bytes));
                 self.metrics.sb.update_bytes += bytes;
                 self.metrics.sb.received[c] += bytes;
-                if mine {
-                    self.metrics.sb.port_binding_received[c] += pb;
+                if let Some(o) = own {
+                    self.metrics.sb.port_binding_received[c] += tx.owners[o].pb;
                     // A controller still downloading gets it after.
                     let got = (t as Time + self.wire(bytes)).max(self.sb.ctrls[c].ready_at);
-                    seen = Some(got);
+                    seen[o] = Some(got);
                 }
             }
             self.sb.busy_until[ni] = t as Time;
@@ -775,52 +918,105 @@ impl Sim {
             }
         }
         if self.record_events {
-            let binding = owner.zip(owner_start).map(|(chassis, start)| SbBinding {
-                chassis,
-                start,
-                seen,
-            });
+            let bindings = ports
+                .map(|i| {
+                    let p = &self.sb.pending[i];
+                    let o = tx.owners.iter().position(|o| o.chassis == p.chassis);
+                    SbBinding {
+                        chassis: p.chassis,
+                        start: p.start,
+                        seen: o.and_then(|o| seen[o]),
+                    }
+                })
+                .collect();
             self.note(EventKind::SbUpdate {
                 served,
                 last,
                 bytes: sent,
-                binding,
+                bindings,
             });
         }
+        if self.sb.past.len() as u64 == HISTORY {
+            self.sb.past.pop_front();
+        }
+        self.sb.past.push_back(tx);
         seen
     }
 
-    /// Northd's transaction for pending port `port` commits: every
-    /// connected controller gets its update.
-    pub(super) fn sb_commit(&mut self, port: usize) {
-        let Some(p) = self.sb.pending.get(port).cloned() else {
+    /// northd's transaction holding pending ports `first..end` commits:
+    /// every connected controller gets one update with their flows and
+    /// routes, and each of their chassis its own ports' bindings too.
+    pub(super) fn sb_commit(&mut self, first: usize, end: usize) {
+        if first >= end || end > self.sb.pending.len() {
             return;
-        };
-        self.metrics.sb.txns += 1;
-        self.metrics.sb.port_binding_bytes += p.pb;
-        self.sb.lflows += p.lf;
-        self.sb.pbs += p.pb;
-        self.sb.routes += p.routes;
-        self.sb.ctrls[p.chassis].own_pb += p.pb;
-        self.hash.add(0x5B00 ^ port as u64);
+        }
+        let n = (end - first) as u64;
+        let m = &mut self.metrics.sb;
+        m.txns += 1;
+        m.ports += n;
+        m.ports_max = m.ports_max.max(n);
+        let (mut lf, mut routes) = (Join::default(), Join::default());
+        let mut pbs: Vec<(usize, Join)> = Vec::new();
+        for i in first..end {
+            let p = &self.sb.pending[i];
+            let (c, pb) = (p.chassis, p.pb);
+            lf.add(p.lf);
+            routes.add(p.routes);
+            self.sb.lflows += p.lf;
+            self.sb.routes += p.routes;
+            self.sb.pbs += pb;
+            self.metrics.sb.port_binding_bytes += pb;
+            self.sb.ctrls[c].own_pb += pb;
+            match pbs.iter_mut().find(|x| x.0 == c) {
+                Some(x) => x.1.add(pb),
+                None => pbs.push((
+                    c,
+                    Join {
+                        bytes: pb,
+                        parts: 1,
+                    },
+                )),
+            }
+            self.hash.add(0x5B00 ^ i as u64);
+        }
         // The tables merged into one update object.
-        let common = RPC + merged(&[p.lf, p.routes]);
-        let owned = RPC + merged(&[p.pb, p.lf, p.routes]);
-        let Some(got) = self.sb_fan_out(Some((p.chassis, p.start)), common, owned, p.pb) else {
-            // Its controller has no server: it gets the binding with its
-            // next download.
-            self.sb.ctrls[p.chassis].missed.push(p.start);
-            return;
+        let (lf, routes) = (lf.of("Logical_Flow"), routes.of("Advertised_Route"));
+        let owners = pbs
+            .iter()
+            .map(|&(chassis, pb)| {
+                let pb = pb.of("Port_Binding");
+                Owned {
+                    chassis,
+                    bytes: RPC + merged(&[pb, lf, routes]),
+                    pb,
+                }
+            })
+            .collect();
+        let tx = Past {
+            common: RPC + merged(&[lf, routes]),
+            owners,
         };
-        self.metrics.sb.bringup_us.push(got.saturating_sub(p.start));
-        if p.status > 0 {
-            // The chassis writes its routes' status through its server
-            // to the leader, which parses and commits it.
-            let req = p.status_req;
-            let parse = req as f64 * self.knobs.cpu_ns_per_byte / 1000.0;
-            self.metrics.sb.parse_us += parse;
-            let at = got + self.wire(req) + self.knobs.delay + parse as Time + p.commit;
-            self.push(at, Ev::SbStatus { port });
+        let seen = self.sb_fan_out(tx, first..end);
+        for i in first..end {
+            let (c, start) = (self.sb.pending[i].chassis, self.sb.pending[i].start);
+            let o = pbs.iter().position(|x| x.0 == c).unwrap_or(0);
+            let Some(got) = seen[o] else {
+                // Its controller has no server: it gets the binding with
+                // its next download.
+                self.sb.ctrls[c].missed.push(start);
+                continue;
+            };
+            self.metrics.sb.bringup_us.push(got.saturating_sub(start));
+            let p = &self.sb.pending[i];
+            if p.status > 0 {
+                // The chassis writes its routes' status through its server
+                // to the leader, which parses and commits it.
+                let req = p.status_req;
+                let parse = req as f64 * self.knobs.cpu_ns_per_byte / 1000.0;
+                let at = got + self.wire(req) + self.knobs.delay + parse as Time + p.commit;
+                self.metrics.sb.parse_us += parse;
+                self.push(at, Ev::SbStatus { port: i });
+            }
         }
     }
 
@@ -828,17 +1024,22 @@ impl Sim {
     /// commit: every controller monitors the table (no condition, as for
     /// `Service_Monitor`), and northd gets them from the leader.
     pub(super) fn sb_status(&mut self, port: usize) {
-        let Some(p) = self.sb.pending.get(port).cloned() else {
+        let Some(p) = self.sb.pending.get(port) else {
             return;
         };
+        let (req, status) = (p.status_req, p.status);
         self.metrics.sb.status_txns += 1;
-        self.metrics.sb.status_bytes += p.status_req;
-        self.sb.status += p.status;
+        self.metrics.sb.status_bytes += req;
+        self.sb.status += status;
         self.hash.add(0x5B57 ^ port as u64);
-        let bytes = RPC + p.status;
+        let bytes = RPC + status;
         // northd's copy.
         self.cpu(bytes);
-        self.sb_fan_out(None, bytes, bytes, 0);
+        let tx = Past {
+            common: bytes,
+            owners: Vec::new(),
+        };
+        self.sb_fan_out(tx, 0..0);
     }
 
     /// Serving node `n` went away: its controllers connect to their next
@@ -907,11 +1108,12 @@ impl Sim {
         let skip = self.sb.past.len() - missed;
         let (mut bytes, mut pb) = (RPC, 0);
         for p in self.sb.past.iter().skip(skip) {
-            if p.owner == Some(c) {
-                bytes += p.owned;
-                pb += p.pb;
-            } else {
-                bytes += p.common;
+            match p.owners.iter().find(|o| o.chassis == c) {
+                Some(o) => {
+                    bytes += o.bytes;
+                    pb += o.pb;
+                }
+                None => bytes += p.common,
             }
         }
         Some((bytes, pb))
@@ -972,5 +1174,127 @@ impl Sim {
             self.hash.add(0x5B5B ^ last);
             self.metrics.sb.converge_us.push(last - self.now);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{EventKind, Sim};
+    use super::{port_rows, table_update, Join};
+    use crate::server::Time;
+
+    /// Four chassis, northd taking 50 ms an iteration, no NB workload:
+    /// each test hands northd its ports itself. One-way client hop 20 µs.
+    fn sim(knobs: &str) -> Sim {
+        let text = format!(
+            "name = t\nprofile = v3.1\nuntil_ms = 10000\n[knobs]\nchassis = 4\n\
+             northd_delay = 50\n{knobs}\n[workload]\ntype = none\n"
+        );
+        let mut s = Sim::from_text(&text, None, &[], 1).unwrap();
+        s.record_events = true;
+        s
+    }
+
+    /// At each time, port `k` (NB write started at `k` µs) commits on the
+    /// NB side after 5 ms; then the run goes on to 1 s.
+    fn ports_at(s: &mut Sim, at: &[(Time, u64)]) {
+        for &(t, k) in at {
+            s.run_until(t);
+            s.now = t;
+            s.sb_port(k, k, 5_000);
+        }
+        s.run_until(1_000_000);
+    }
+
+    /// northd's transactions as they commit: time, and the ports they bind
+    /// (by their start).
+    fn txns(s: &mut Sim) -> Vec<String> {
+        s.take_events()
+            .into_iter()
+            .filter_map(|e| match e.kind {
+                EventKind::SbUpdate { bindings, .. } if !bindings.is_empty() => {
+                    let ks: Vec<Time> = bindings.iter().map(|b| b.start).collect();
+                    Some(format!("{} {ks:?}", e.t))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_port_that_finds_northd_idle_is_one_transaction_as_before() {
+        let mut s = sim("");
+        ports_at(&mut s, &[(100_000, 1)]);
+        // Heard at +20 µs, 50 ms of compute, 20 µs to the leader, the
+        // port's 5 ms commit: the first version's time.
+        assert_eq!(txns(&mut s), ["155040 [1]"]);
+        let m = &s.metrics.sb;
+        assert_eq!((m.txns, m.ports, m.ports_max), (1, 1, 1));
+        assert_eq!(m.bringup_us.len(), 1);
+    }
+
+    #[test]
+    fn ports_that_reach_northd_while_its_transaction_is_in_flight_all_go_into_the_next_one() {
+        let mut s = sim("");
+        // Port 1 starts an iteration (commit at 155 040, reply at 155 060).
+        // Ports 2 and 3 come while it computes, port 4 after the commit but
+        // before the reply: all three wait and go in the next transaction,
+        // which starts at the reply. Port 5 finds northd idle again.
+        ports_at(
+            &mut s,
+            &[
+                (100_000, 1),
+                (120_000, 2),
+                (130_000, 3),
+                (155_030, 4),
+                (300_000, 5),
+            ],
+        );
+        assert_eq!(
+            txns(&mut s),
+            ["155040 [1]", "210080 [2, 3, 4]", "355040 [5]"]
+        );
+        let m = &s.metrics.sb;
+        assert_eq!((m.txns, m.ports, m.ports_max), (3, 5, 3));
+        // Bring-up still per port, from its own start.
+        assert_eq!(m.bringup_us.len(), 5);
+    }
+
+    #[test]
+    fn without_write_changed_only_northd_rewrites_every_row_once_per_transaction() {
+        let mut s = sim("sb_ports = 10\nwrite_changed_only = false");
+        ports_at(
+            &mut s,
+            &[(100_000, 1), (120_000, 2), (130_000, 3), (140_000, 4)],
+        );
+        let cols = |k: u64| {
+            let (pb, lf) = port_rows(k, (k % 4) as usize, 8);
+            pb.columns + lf.columns
+        };
+        // Two transactions: port 1 with the 10 earlier rows rewritten, then
+        // ports 2–4 with those and port 1's, 6 columns each, once.
+        assert_eq!(s.metrics.sb.txns, 2);
+        assert_eq!(
+            s.metrics.sb.northd_columns,
+            cols(1) + 10 * 6 + cols(2) + cols(3) + cols(4) + 11 * 6
+        );
+    }
+
+    #[test]
+    fn a_joined_update_is_the_update_of_all_its_rows() {
+        let rows = |ks: &[u64]| {
+            ks.iter()
+                .map(|&k| (k, super::pb_row(k, Some(1))))
+                .collect::<Vec<_>>()
+        };
+        let mut j = Join::default();
+        for k in [7, 80, 900] {
+            j.add(table_update("Port_Binding", 0xb, rows(&[k])));
+        }
+        let all = table_update("Port_Binding", 0xb, rows(&[7, 80, 900]));
+        assert_eq!(j.of("Port_Binding"), all);
+        // An empty part is no part.
+        j.add(0);
+        assert_eq!(j.of("Port_Binding"), all);
     }
 }
