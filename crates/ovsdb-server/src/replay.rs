@@ -6,10 +6,10 @@
 //! and [`entry_data`], the record a log holds for a commit.
 
 use crate::{
-    cols_mut, default_row, set_version, Commit, DbMeta, Outbox, Row, RowChange, Server, ServerRow,
-    SessionId,
+    cols_mut, default_row, set_version, Commit, DbMeta, Outbox, Row, Server, ServerRow, SessionId,
 };
 use ovsdb::datum::Datum;
+use ovsdb::db::{RowChange, TxnChanges};
 use ovsdb::error::{Error, Result};
 use ovsdb::json::{Json, Object};
 use ovsdb::uuid::Uuid;
@@ -22,10 +22,10 @@ impl Server {
     /// commit was prepared against (the prerequisite check of a clustered
     /// commit).
     pub fn apply_commit(&mut self, commit: &Commit) -> Result<Vec<(SessionId, Json)>> {
-        for ch in &commit.changes {
+        for (table, ch) in commit.changes.rows() {
             let now = self
                 .tables
-                .get(ch.table)
+                .get(table)
                 .ok_or_else(|| Error::syntax("commit names an unknown table"))?
                 .get(&ch.uuid);
             let same = match (now, &ch.old) {
@@ -63,7 +63,7 @@ impl Server {
             .and_then(Json::as_str)
             .map(str::to_string);
         let meta = self.meta.clone();
-        let mut changes = Vec::new();
+        let mut changes = TxnChanges::default();
         for (tname, rows) in obj.iter() {
             if tname.starts_with('_') {
                 continue;
@@ -118,12 +118,10 @@ impl Server {
                         )))
                     }
                 };
-                changes.push(RowChange {
-                    table: ti,
-                    uuid,
-                    old,
-                    new,
-                });
+                // (Never absent on both sides: a delete needs the row.)
+                if let Some(ch) = RowChange::between(uuid, old, new) {
+                    changes.push(ti, &t.name, ch);
+                }
             }
         }
         if changes.is_empty() {
@@ -143,13 +141,13 @@ impl Server {
     /// Makes `commit` the database's newest state: its rows, the
     /// transaction id, the atom counts and the history.
     pub(crate) fn install(&mut self, commit: &Commit) {
-        for ch in &commit.changes {
+        for (table, ch) in commit.changes.rows() {
             match &ch.new {
                 Some(r) => {
-                    self.tables[ch.table].insert(ch.uuid, r.clone());
+                    self.tables[table].insert(ch.uuid, r.clone());
                 }
                 None => {
-                    self.tables[ch.table].remove(&ch.uuid);
+                    self.tables[table].remove(&ch.uuid);
                 }
             }
         }
@@ -157,7 +155,7 @@ impl Server {
             self.install_keys(commit);
         }
         self.last_txn_id = commit.txn_id;
-        for ch in &commit.changes {
+        for (_, ch) in commit.changes.rows() {
             self.db_atoms += ch.new.as_deref().map(row_atoms).unwrap_or(0);
             self.db_atoms = self
                 .db_atoms
@@ -184,17 +182,17 @@ impl Server {
     /// to another).
     fn install_keys(&mut self, commit: &Commit) {
         let meta = self.meta.clone();
-        for ch in &commit.changes {
+        for (table, ch) in commit.changes.rows() {
             if let Some(o) = &ch.old {
-                for (ix, idx) in meta.tables[ch.table].indexes.iter().enumerate() {
-                    self.keys[ch.table][ix].remove(idx, o);
+                for (ix, idx) in meta.tables[table].indexes.iter().enumerate() {
+                    self.keys[table][ix].remove(idx, o);
                 }
             }
         }
-        for ch in &commit.changes {
+        for (table, ch) in commit.changes.rows() {
             if let Some(n) = &ch.new {
-                for (ix, idx) in meta.tables[ch.table].indexes.iter().enumerate() {
-                    self.keys[ch.table][ix].insert(idx, n);
+                for (ix, idx) in meta.tables[table].indexes.iter().enumerate() {
+                    self.keys[table][ix].insert(idx, n);
                 }
             }
         }
@@ -213,8 +211,8 @@ fn row_atoms(r: &Row) -> usize {
 /// ones for deletions).
 fn commit_atoms(c: &Commit) -> usize {
     c.changes
-        .iter()
-        .map(|ch| {
+        .rows()
+        .map(|(_, ch)| {
             ch.new
                 .as_deref()
                 .or(ch.old.as_deref())
@@ -231,8 +229,8 @@ fn commit_atoms(c: &Commit) -> usize {
 /// adds `_date`, `_comment` and `_is_diff` as its log format needs.
 pub fn commit_record(meta: &DbMeta, commit: &Commit, diff: bool) -> Json {
     let mut o = Object::new();
-    for ch in &commit.changes {
-        let t = &meta.tables[ch.table];
+    for (table, ch) in commit.changes.rows() {
+        let t = &meta.tables[table];
         let rowj = match (&ch.old, &ch.new) {
             (_, None) => Json::Null,
             (None, Some(n)) => {
@@ -349,7 +347,7 @@ mod tests {
         // composite column's value replaces the old one.
         let rec = json(&format!(r#"{{"R":{{"{U1}":{{"s":1}}}},"_is_diff":true}}"#));
         let (commit, out) = s.apply_record(&rec).unwrap();
-        assert_eq!(commit.unwrap().changes.len(), 1);
+        assert_eq!(commit.unwrap().changes.row_count(), 1);
         assert_eq!(out.len(), 1);
         assert_eq!(
             out[0].1.to_string_compact(),
