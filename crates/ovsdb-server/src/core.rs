@@ -121,25 +121,27 @@ impl Core {
             skip_index_check: true,
             ..Default::default()
         });
-        for (mt, ch) in changes.rows() {
-            let t = &map[mt];
-            let u = ch.uuid;
-            let held = has_row(&txn, t.ti, u);
-            match (&ch.old, &ch.new) {
-                (_, Some(n)) if !held && t.holds(n) => {
-                    txn.insert_at(t.ti, u, t.references(n))?;
-                }
-                // A row the core does not need.
-                (_, Some(_)) if !held => {}
-                (_, None) if held => txn.delete_at(t.ti, u)?,
-                (Some(o), Some(n)) => {
-                    for &(ci, x) in &t.refs {
-                        if o.cols()[ci] != n.cols()[ci] {
-                            txn.set_at(t.ti, u, x, n.cols()[ci].clone())?;
+        for tc in &changes.tables {
+            let t = &map[tc.table];
+            for ch in &tc.rows {
+                let u = ch.uuid;
+                let held = has_row(&txn, t.ti, u);
+                match (&ch.old, &ch.new) {
+                    (_, Some(n)) if !held && t.holds(n) => {
+                        txn.insert_at(t.ti, u, t.references(n))?;
+                    }
+                    // A row the core does not need.
+                    (_, Some(_)) if !held => {}
+                    (_, None) if held => txn.delete_at(t.ti, u)?,
+                    (Some(o), Some(n)) => {
+                        for &(ci, x) in &t.refs {
+                            if o.cols()[ci] != n.cols()[ci] {
+                                txn.set_at(t.ti, u, x, n.cols()[ci].clone())?;
+                            }
                         }
                     }
+                    _ => {}
                 }
-                _ => {}
             }
         }
         txn.commit_unchecked();

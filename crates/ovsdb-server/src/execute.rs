@@ -308,7 +308,7 @@ impl Server {
                 Arc::new(r)
             });
             if let Some(ch) = RowChange::between(u, old, new) {
-                changes.push(ti, &meta.tables[ti].name, ch);
+                changes.push(ti, ch);
             }
         }
         if changes.is_empty() {

@@ -22,22 +22,23 @@ impl Server {
     /// commit was prepared against (the prerequisite check of a clustered
     /// commit).
     pub fn apply_commit(&mut self, commit: &Commit) -> Result<Vec<(SessionId, Json)>> {
-        for (table, ch) in commit.changes.rows() {
-            let now = self
+        for tc in &commit.changes.tables {
+            let rows = self
                 .tables
-                .get(table)
-                .ok_or_else(|| Error::syntax("commit names an unknown table"))?
-                .get(&ch.uuid);
-            let same = match (now, &ch.old) {
-                (None, None) => true,
-                (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a.cols() == b.cols(),
-                _ => false,
-            };
-            if !same {
-                return Err(Error::new(
-                    "prerequisite check failed",
-                    format!("row {} changed since the commit was prepared", ch.uuid),
-                ));
+                .get(tc.table)
+                .ok_or_else(|| Error::syntax("commit names an unknown table"))?;
+            for ch in &tc.rows {
+                let same = match (rows.get(&ch.uuid), &ch.old) {
+                    (None, None) => true,
+                    (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a.cols() == b.cols(),
+                    _ => false,
+                };
+                if !same {
+                    return Err(Error::new(
+                        "prerequisite check failed",
+                        format!("row {} changed since the commit was prepared", ch.uuid),
+                    ));
+                }
             }
         }
         self.core.write(&commit.changes)?;
@@ -120,7 +121,7 @@ impl Server {
                 };
                 // (Never absent on both sides: a delete needs the row.)
                 if let Some(ch) = RowChange::between(uuid, old, new) {
-                    changes.push(ti, &t.name, ch);
+                    changes.push(ti, ch);
                 }
             }
         }
@@ -141,13 +142,16 @@ impl Server {
     /// Makes `commit` the database's newest state: its rows, the
     /// transaction id, the atom counts and the history.
     pub(crate) fn install(&mut self, commit: &Commit) {
-        for (table, ch) in commit.changes.rows() {
-            match &ch.new {
-                Some(r) => {
-                    self.tables[table].insert(ch.uuid, r.clone());
-                }
-                None => {
-                    self.tables[table].remove(&ch.uuid);
+        for tc in &commit.changes.tables {
+            let rows = &mut self.tables[tc.table];
+            for ch in &tc.rows {
+                match &ch.new {
+                    Some(r) => {
+                        rows.insert(ch.uuid, r.clone());
+                    }
+                    None => {
+                        rows.remove(&ch.uuid);
+                    }
                 }
             }
         }
@@ -155,11 +159,13 @@ impl Server {
             self.install_keys(commit);
         }
         self.last_txn_id = commit.txn_id;
-        for (_, ch) in commit.changes.rows() {
-            self.db_atoms += ch.new.as_deref().map(row_atoms).unwrap_or(0);
-            self.db_atoms = self
-                .db_atoms
-                .saturating_sub(ch.old.as_deref().map(row_atoms).unwrap_or(0));
+        for tc in &commit.changes.tables {
+            for ch in &tc.rows {
+                self.db_atoms += ch.new.as_deref().map(row_atoms).unwrap_or(0);
+                self.db_atoms = self
+                    .db_atoms
+                    .saturating_sub(ch.old.as_deref().map(row_atoms).unwrap_or(0));
+            }
         }
         if self.opts.clustered {
             self.history_atoms += commit_atoms(commit);
@@ -181,18 +187,26 @@ impl Server {
     /// before any new one comes (a transaction may pass a key from one row
     /// to another).
     fn install_keys(&mut self, commit: &Commit) {
-        let meta = self.meta.clone();
-        for (table, ch) in commit.changes.rows() {
-            if let Some(o) = &ch.old {
-                for (ix, idx) in meta.tables[table].indexes.iter().enumerate() {
-                    self.keys[table][ix].remove(idx, o);
+        let tables = &commit.changes.tables;
+        for tc in tables {
+            let (indexes, keys) = (
+                &self.meta.tables[tc.table].indexes,
+                &mut self.keys[tc.table],
+            );
+            for o in tc.rows.iter().filter_map(|ch| ch.old.as_ref()) {
+                for (ix, idx) in indexes.iter().enumerate() {
+                    keys[ix].remove(idx, o);
                 }
             }
         }
-        for (table, ch) in commit.changes.rows() {
-            if let Some(n) = &ch.new {
-                for (ix, idx) in meta.tables[table].indexes.iter().enumerate() {
-                    self.keys[table][ix].insert(idx, n);
+        for tc in tables {
+            let (indexes, keys) = (
+                &self.meta.tables[tc.table].indexes,
+                &mut self.keys[tc.table],
+            );
+            for n in tc.rows.iter().filter_map(|ch| ch.new.as_ref()) {
+                for (ix, idx) in indexes.iter().enumerate() {
+                    keys[ix].insert(idx, n);
                 }
             }
         }
@@ -210,16 +224,15 @@ fn row_atoms(r: &Row) -> usize {
 /// Atoms a history entry keeps alive (its new row versions, or the old
 /// ones for deletions).
 fn commit_atoms(c: &Commit) -> usize {
-    c.changes
-        .rows()
-        .map(|(_, ch)| {
-            ch.new
-                .as_deref()
-                .or(ch.old.as_deref())
-                .map(row_atoms)
-                .unwrap_or(0)
-        })
-        .sum()
+    let rows = c.changes.tables.iter().flat_map(|tc| &tc.rows);
+    rows.map(|ch| {
+        ch.new
+            .as_deref()
+            .or(ch.old.as_deref())
+            .map(row_atoms)
+            .unwrap_or(0)
+    })
+    .sum()
 }
 
 /// Builds the transaction record a database log would hold for `commit`
@@ -229,41 +242,43 @@ fn commit_atoms(c: &Commit) -> usize {
 /// adds `_date`, `_comment` and `_is_diff` as its log format needs.
 pub fn commit_record(meta: &DbMeta, commit: &Commit, diff: bool) -> Json {
     let mut o = Object::new();
-    for (table, ch) in commit.changes.rows() {
-        let t = &meta.tables[table];
-        let rowj = match (&ch.old, &ch.new) {
-            (_, None) => Json::Null,
-            (None, Some(n)) => {
-                let mut ro = Object::new();
-                for (i, c) in t.columns.iter().enumerate() {
-                    if !n.cols()[i].is_default(&c.ty) {
-                        ro.insert(c.name.clone(), n.cols()[i].to_json());
+    for tc in &commit.changes.tables {
+        let t = &meta.tables[tc.table];
+        for ch in &tc.rows {
+            let rowj = match (&ch.old, &ch.new) {
+                (_, None) => Json::Null,
+                (None, Some(n)) => {
+                    let mut ro = Object::new();
+                    for (i, c) in t.columns.iter().enumerate() {
+                        if !n.cols()[i].is_default(&c.ty) {
+                            ro.insert(c.name.clone(), n.cols()[i].to_json());
+                        }
                     }
+                    Json::Object(ro)
                 }
-                Json::Object(ro)
-            }
-            (Some(old), Some(n)) => {
-                let mut ro = Object::new();
-                for (i, c) in t.columns.iter().enumerate() {
-                    let (o, n) = (&old.cols()[i], &n.cols()[i]);
-                    if o != n {
-                        let v = if diff && c.ty.is_composite() {
-                            Datum::diff(o, n, &c.ty)
-                        } else {
-                            n.clone()
-                        };
-                        ro.insert(c.name.clone(), v.to_json());
+                (Some(old), Some(n)) => {
+                    let mut ro = Object::new();
+                    for (i, c) in t.columns.iter().enumerate() {
+                        let (o, n) = (&old.cols()[i], &n.cols()[i]);
+                        if o != n {
+                            let v = if diff && c.ty.is_composite() {
+                                Datum::diff(o, n, &c.ty)
+                            } else {
+                                n.clone()
+                            };
+                            ro.insert(c.name.clone(), v.to_json());
+                        }
                     }
+                    Json::Object(ro)
                 }
-                Json::Object(ro)
+            };
+            if let Some(Json::Object(tab)) = o.get_mut(&t.name) {
+                tab.insert(ch.uuid.to_string(), rowj);
+            } else {
+                let mut tab = Object::new();
+                tab.insert(ch.uuid.to_string(), rowj);
+                o.insert(t.name.clone(), Json::Object(tab));
             }
-        };
-        if let Some(Json::Object(tab)) = o.get_mut(&t.name) {
-            tab.insert(ch.uuid.to_string(), rowj);
-        } else {
-            let mut tab = Object::new();
-            tab.insert(ch.uuid.to_string(), rowj);
-            o.insert(t.name.clone(), Json::Object(tab));
         }
     }
     Json::Object(o)

@@ -261,9 +261,9 @@ impl RowChange {
 #[derive(Debug, Clone, PartialEq)]
 pub struct TableChanges {
     /// Index into [`DatabaseSchema::tables`] (in the ovsdb-server model's
-    /// commits: into its metadata's tables, which are in name order).
+    /// commits: into its metadata's tables, which are in name order), which
+    /// names the table.
     pub table: usize,
-    pub name: String,
     pub rows: Vec<RowChange>,
 }
 
@@ -282,14 +282,13 @@ impl TxnChanges {
             .flat_map(|t| t.rows.iter().map(move |r| (t.table, r)))
     }
 
-    /// Appends a change to table `table` (named `name`): to the last
-    /// table's changes when it is that table, else as the next table's.
-    pub fn push(&mut self, table: usize, name: &str, change: RowChange) {
+    /// Appends a change to table `table`: to the last table's changes when
+    /// it is that table, else as the next table's.
+    pub fn push(&mut self, table: usize, change: RowChange) {
         match self.tables.last_mut() {
             Some(tc) if tc.table == table => tc.rows.push(change),
             _ => self.tables.push(TableChanges {
                 table,
-                name: name.to_string(),
                 rows: vec![change],
             }),
         }
@@ -629,7 +628,7 @@ impl Database {
                 }
             }
             if !rows.is_empty() {
-                out.push_unchecked(tc.name.clone(), Json::Object(rows));
+                out.push_unchecked(ts.name.clone(), Json::Object(rows));
             }
         }
         out
@@ -740,7 +739,7 @@ impl Database {
             }
             if n_rows > 0 {
                 n_tables += 1;
-                total += slen(&tc.name) + 1 + 2 + rows_len + (n_rows - 1);
+                total += slen(&ts.name) + 1 + 2 + rows_len + (n_rows - 1);
             }
         }
         2 + total + n_tables.saturating_sub(1)
@@ -1796,11 +1795,7 @@ impl<'a> Txn<'a> {
         let mut out = TxnChanges::default();
         for &ti in &self.st.table_order {
             if let Some(rows) = by_table.remove(&ti) {
-                out.tables.push(TableChanges {
-                    table: ti,
-                    name: self.db.schema.tables[ti].name.clone(),
-                    rows,
-                });
+                out.tables.push(TableChanges { table: ti, rows });
             }
         }
         out

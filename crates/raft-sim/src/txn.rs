@@ -475,12 +475,14 @@ pub fn switch_numbers(m: &ovsdb_server::Server) -> Vec<u64> {
 
 pub fn grow_db_bytes(bytes: u64, meta: &DbMeta, commit: &Commit) -> u64 {
     let mut b = bytes as i64;
-    for (table, ch) in commit.changes.rows() {
-        if let Some(o) = &ch.old {
-            b -= row_snapshot_len(meta, table, o) as i64;
-        }
-        if let Some(n) = &ch.new {
-            b += row_snapshot_len(meta, table, n) as i64;
+    for tc in &commit.changes.tables {
+        for ch in &tc.rows {
+            if let Some(o) = &ch.old {
+                b -= row_snapshot_len(meta, tc.table, o) as i64;
+            }
+            if let Some(n) = &ch.new {
+                b += row_snapshot_len(meta, tc.table, n) as i64;
+            }
         }
     }
     b.max(0) as u64
