@@ -16,10 +16,10 @@
 //! the rows its transaction changed). Mirroring the rows whole cost the
 //! simulator's one-hour run a fifth of its time.
 
-use crate::{cols_mut, DbMeta, Row, RowChange, RowRef, Server, ServerRow};
+use crate::{cols_mut, DbMeta, Row, RowRef, Server, ServerRow};
 use ovsdb::atom::Atom;
 use ovsdb::datum::Datum;
-use ovsdb::db::{ChangeKind, Database, ReplayOptions, Txn};
+use ovsdb::db::{ChangeKind, Database, ReplayOptions, Txn, TxnChanges};
 use ovsdb::error::Result;
 use ovsdb::schema::TableSchema;
 use ovsdb::types::{BaseType, Type};
@@ -113,7 +113,7 @@ impl Core {
 
     /// Writes already checked changes (a prepared commit, a log record)
     /// without recomputing their effects.
-    pub(crate) fn write(&mut self, changes: &[RowChange]) -> Result<()> {
+    pub(crate) fn write(&mut self, changes: &TxnChanges) -> Result<()> {
         let map = self.map.clone();
         let mut txn = self.db.begin_with(ReplayOptions {
             skip_changes: true,
@@ -121,25 +121,27 @@ impl Core {
             skip_index_check: true,
             ..Default::default()
         });
-        for ch in changes {
-            let t = &map[ch.table];
-            let u = ch.uuid;
-            let held = has_row(&txn, t.ti, u);
-            match (&ch.old, &ch.new) {
-                (_, Some(n)) if !held && t.holds(n) => {
-                    txn.insert_at(t.ti, u, t.references(n))?;
-                }
-                // A row the core does not need.
-                (_, Some(_)) if !held => {}
-                (_, None) if held => txn.delete_at(t.ti, u)?,
-                (Some(o), Some(n)) => {
-                    for &(ci, x) in &t.refs {
-                        if o.cols()[ci] != n.cols()[ci] {
-                            txn.set_at(t.ti, u, x, n.cols()[ci].clone())?;
+        for tc in &changes.tables {
+            let t = &map[tc.table];
+            for ch in &tc.rows {
+                let u = ch.uuid;
+                let held = has_row(&txn, t.ti, u);
+                match (&ch.old, &ch.new) {
+                    (_, Some(n)) if !held && t.holds(n) => {
+                        txn.insert_at(t.ti, u, t.references(n))?;
+                    }
+                    // A row the core does not need.
+                    (_, Some(_)) if !held => {}
+                    (_, None) if held => txn.delete_at(t.ti, u)?,
+                    (Some(o), Some(n)) => {
+                        for &(ci, x) in &t.refs {
+                            if o.cols()[ci] != n.cols()[ci] {
+                                txn.set_at(t.ti, u, x, n.cols()[ci].clone())?;
+                            }
                         }
                     }
+                    _ => {}
                 }
-                _ => {}
             }
         }
         txn.commit_unchecked();
@@ -238,7 +240,7 @@ impl Server {
                 let old = tables[mt].get(&u).cloned();
                 let now = db.table_at(tc.table).and_then(|x| x.get(&u));
                 match (&rc.kind, now, written[mt].get_mut(&u), &old) {
-                    (ChangeKind::Delete { .. }, ..) | (_, None, ..) => {
+                    (ChangeKind::Delete, ..) | (_, None, ..) => {
                         written[mt].insert(u, None);
                     }
                     (_, Some(now), Some(Some(r)), _) => {
@@ -328,15 +330,8 @@ mod tests {
             .commit
             .unwrap()
             .changes
-            .iter()
-            .map(|c| {
-                (
-                    c.table,
-                    c.uuid.to_string(),
-                    c.old.is_some(),
-                    c.new.is_some(),
-                )
-            })
+            .rows()
+            .map(|(t, c)| (t, c.uuid.to_string(), c.old.is_some(), c.new.is_some()))
             .collect();
         changed.sort();
         // Tables by name (K = 0, R = 1): `a` deleted, its only child
@@ -386,7 +381,7 @@ mod tests {
                 .unwrap(),
         );
         // The child went with its only parent.
-        assert_eq!(out.commit.unwrap().changes.len(), 2);
+        assert_eq!(out.commit.unwrap().changes.row_count(), 2);
         assert_eq!((s.row_count("K"), s.core.db.row_count()), (0, 0));
     }
 }

@@ -12,11 +12,12 @@ use crate::integrity::first_duplicate_indexed;
 use crate::meta::{DbMeta, TableMeta};
 use crate::triggers::{self, WaitMode};
 use crate::{
-    cols_mut, default_row, set_version, Commit, Row, RowChange, RowRef, Server, ServerRow,
-    SessionId, TransactOutcome, TxnStats,
+    cols_mut, default_row, set_version, Commit, Row, RowRef, Server, ServerRow, SessionId,
+    TransactOutcome, TxnStats,
 };
 use ovsdb::atom::Atom;
 use ovsdb::datum::{Datum, ParseOptions};
+use ovsdb::db::{RowChange, TxnChanges};
 use ovsdb::error::{Error, Result};
 use ovsdb::json::{Json, Object};
 use ovsdb::types::{AtomicType, Type};
@@ -244,7 +245,7 @@ impl Server {
         match self.finish_commit(changed, &order, txn_id, comment, install) {
             Ok(commit) => {
                 let mut stats = stats_before;
-                stats.rows_changed = commit.as_ref().map(|c| c.changes.len()).unwrap_or(0);
+                stats.rows_changed = commit.as_ref().map_or(0, |c| c.changes.row_count());
                 TransactOutcome {
                     result: Json::Array(results),
                     commit,
@@ -298,19 +299,17 @@ impl Server {
             }
         }
         // The real changes (installed below, or later by `apply_commit`
-        // for a prepared transaction), in table and UUID order.
-        let mut changes = Vec::with_capacity(found.len());
+        // for a prepared transaction), in table and UUID order. (A row
+        // the commit finds absent before and after is never one of them.)
+        let mut changes = TxnChanges::default();
         for ((ti, u), old) in found {
             let new = changed[ti].remove(&u).flatten().map(|mut r| {
                 set_version(&mut r, self.rng.uuid());
                 Arc::new(r)
             });
-            changes.push(RowChange {
-                table: ti,
-                uuid: u,
-                old,
-                new,
-            });
+            if let Some(ch) = RowChange::between(u, old, new) {
+                changes.push(ti, ch);
+            }
         }
         if changes.is_empty() {
             return Ok(None);
@@ -790,7 +789,7 @@ mod tests {
         ));
         let out = s.prepare(ops.as_array().unwrap());
         let commit = out.commit.expect("a real change");
-        assert_eq!(commit.changes.len(), 1);
+        assert_eq!(commit.changes.row_count(), 1);
         assert_eq!(s.row_count("R"), 0);
         s.apply_commit(&commit).unwrap();
         assert_eq!(s.row_count("R"), 1);

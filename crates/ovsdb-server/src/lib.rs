@@ -72,14 +72,16 @@ use ovsdb::datum::Datum;
 /// metadata's, so that the rows can move into the core's `Database`).
 /// [`ServerRow`] reads them.
 pub use ovsdb::db::Row;
+/// A row version, shared by the server's tables, the commits that name it
+/// and the monitors' change sets (the core's [`ovsdb::db::RowRef`]).
+pub use ovsdb::db::RowRef;
+use ovsdb::db::TxnChanges;
 use ovsdb::error::Result;
 use ovsdb::json::{Json, Object};
 use ovsdb::uuid::Uuid;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 use triggers::Trigger;
-
-pub type RowRef = Arc<Row>;
 
 /// How the server reads its rows ([`Row`]): the metadata's columns and the
 /// `_version`.
@@ -136,20 +138,17 @@ pub(crate) fn set_version(r: &mut Row, version: Uuid) {
     }
 }
 
-/// One row changed by a committed transaction.
-#[derive(Debug, Clone)]
-pub struct RowChange {
-    pub table: usize,
-    pub uuid: Uuid,
-    pub old: Option<RowRef>,
-    pub new: Option<RowRef>,
-}
-
-/// What a successful commit changed.
+/// A successful commit: its change list, the core's [`TxnChanges`], in the
+/// server's envelope (the transaction id, the comment).
 #[derive(Debug, Clone)]
 pub struct Commit {
     pub txn_id: Uuid,
-    pub changes: Vec<RowChange>,
+    /// Every row the commit changes, with both its versions
+    /// ([`ovsdb::db::RowChange`]'s `old` and `new`, which monitors,
+    /// triggers, the history and the log records read): tables numbered
+    /// and ordered as the metadata's ([`DbMeta::tables`]), each table's
+    /// rows in UUID order (a log record's in the record's order).
+    pub changes: TxnChanges,
     pub comment: Option<String>,
 }
 

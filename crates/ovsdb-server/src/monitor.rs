@@ -7,8 +7,9 @@
 use crate::cond::Condition;
 use crate::dispatch::{err_json, notification, uuid_json};
 use crate::meta::TableMeta;
-use crate::{Commit, Row, RowChange, RowRef, Server, ServerRow, SessionId};
+use crate::{Commit, Row, RowRef, Server, ServerRow, SessionId};
 use ovsdb::datum::Datum;
+use ovsdb::db::TxnChanges;
 use ovsdb::json::{Json, Object};
 use ovsdb::uuid::Uuid;
 use std::collections::BTreeMap;
@@ -199,7 +200,7 @@ impl Server {
                 if !after {
                     for c in &self.history {
                         if after {
-                            merge_changes(&mut pending, &c.changes);
+                            merge_changes(&mut pending, &c.changes, |_| true);
                         }
                         if c.txn_id == last {
                             after = true;
@@ -286,13 +287,7 @@ impl Server {
         for sid in &ids {
             if let Some(sess) = self.sessions.get_mut(sid) {
                 for m in &mut sess.monitors {
-                    let relevant: Vec<RowChange> = c
-                        .changes
-                        .iter()
-                        .filter(|ch| m.tables.iter().any(|t| t.table == ch.table))
-                        .cloned()
-                        .collect();
-                    merge_changes(&mut m.pending, &relevant);
+                    m.merge(&c.changes);
                 }
             }
         }
@@ -453,21 +448,38 @@ fn merge_table(tu: &mut Object, name: &str, rows: Object) {
     }
 }
 
+impl Monitor {
+    /// Adds a commit's changes to the tables this monitor watches to its
+    /// change set.
+    pub(crate) fn merge(&mut self, changes: &TxnChanges) {
+        let tables = &self.tables;
+        merge_changes(&mut self.pending, changes, |t| {
+            tables.iter().any(|mt| mt.table == t)
+        });
+    }
+}
+
+/// Adds a commit's changes to the tables `watched` accepts to a change
+/// set, each row's coalesced with what the set holds for it (its first
+/// old version, its last new one).
 pub(crate) fn merge_changes(
     pending: &mut BTreeMap<ChangeKey, (Option<RowRef>, Option<RowRef>)>,
-    changes: &[RowChange],
+    changes: &TxnChanges,
+    watched: impl Fn(usize) -> bool,
 ) {
-    for ch in changes {
-        let key = (ch.table, ch.uuid);
-        match pending.get_mut(&key) {
-            Some(entry) => {
-                entry.1 = ch.new.clone();
-                if entry.0.is_none() && entry.1.is_none() {
-                    pending.remove(&key);
+    for tc in changes.tables.iter().filter(|tc| watched(tc.table)) {
+        for ch in &tc.rows {
+            let key = (tc.table, ch.uuid);
+            match pending.get_mut(&key) {
+                Some(entry) => {
+                    entry.1 = ch.new.clone();
+                    if entry.0.is_none() && entry.1.is_none() {
+                        pending.remove(&key);
+                    }
                 }
-            }
-            None => {
-                pending.insert(key, (ch.old.clone(), ch.new.clone()));
+                None => {
+                    pending.insert(key, (ch.old.clone(), ch.new.clone()));
+                }
             }
         }
     }

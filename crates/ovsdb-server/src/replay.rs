@@ -6,10 +6,10 @@
 //! and [`entry_data`], the record a log holds for a commit.
 
 use crate::{
-    cols_mut, default_row, set_version, Commit, DbMeta, Outbox, Row, RowChange, Server, ServerRow,
-    SessionId,
+    cols_mut, default_row, set_version, Commit, DbMeta, Outbox, Row, Server, ServerRow, SessionId,
 };
 use ovsdb::datum::Datum;
+use ovsdb::db::{RowChange, TxnChanges};
 use ovsdb::error::{Error, Result};
 use ovsdb::json::{Json, Object};
 use ovsdb::uuid::Uuid;
@@ -22,22 +22,23 @@ impl Server {
     /// commit was prepared against (the prerequisite check of a clustered
     /// commit).
     pub fn apply_commit(&mut self, commit: &Commit) -> Result<Vec<(SessionId, Json)>> {
-        for ch in &commit.changes {
-            let now = self
+        for tc in &commit.changes.tables {
+            let rows = self
                 .tables
-                .get(ch.table)
-                .ok_or_else(|| Error::syntax("commit names an unknown table"))?
-                .get(&ch.uuid);
-            let same = match (now, &ch.old) {
-                (None, None) => true,
-                (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a.cols() == b.cols(),
-                _ => false,
-            };
-            if !same {
-                return Err(Error::new(
-                    "prerequisite check failed",
-                    format!("row {} changed since the commit was prepared", ch.uuid),
-                ));
+                .get(tc.table)
+                .ok_or_else(|| Error::syntax("commit names an unknown table"))?;
+            for ch in &tc.rows {
+                let same = match (rows.get(&ch.uuid), &ch.old) {
+                    (None, None) => true,
+                    (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a.cols() == b.cols(),
+                    _ => false,
+                };
+                if !same {
+                    return Err(Error::new(
+                        "prerequisite check failed",
+                        format!("row {} changed since the commit was prepared", ch.uuid),
+                    ));
+                }
             }
         }
         self.core.write(&commit.changes)?;
@@ -63,7 +64,7 @@ impl Server {
             .and_then(Json::as_str)
             .map(str::to_string);
         let meta = self.meta.clone();
-        let mut changes = Vec::new();
+        let mut changes = TxnChanges::default();
         for (tname, rows) in obj.iter() {
             if tname.starts_with('_') {
                 continue;
@@ -118,12 +119,10 @@ impl Server {
                         )))
                     }
                 };
-                changes.push(RowChange {
-                    table: ti,
-                    uuid,
-                    old,
-                    new,
-                });
+                // (Never absent on both sides: a delete needs the row.)
+                if let Some(ch) = RowChange::between(uuid, old, new) {
+                    changes.push(ti, ch);
+                }
             }
         }
         if changes.is_empty() {
@@ -143,13 +142,16 @@ impl Server {
     /// Makes `commit` the database's newest state: its rows, the
     /// transaction id, the atom counts and the history.
     pub(crate) fn install(&mut self, commit: &Commit) {
-        for ch in &commit.changes {
-            match &ch.new {
-                Some(r) => {
-                    self.tables[ch.table].insert(ch.uuid, r.clone());
-                }
-                None => {
-                    self.tables[ch.table].remove(&ch.uuid);
+        for tc in &commit.changes.tables {
+            let rows = &mut self.tables[tc.table];
+            for ch in &tc.rows {
+                match &ch.new {
+                    Some(r) => {
+                        rows.insert(ch.uuid, r.clone());
+                    }
+                    None => {
+                        rows.remove(&ch.uuid);
+                    }
                 }
             }
         }
@@ -157,11 +159,13 @@ impl Server {
             self.install_keys(commit);
         }
         self.last_txn_id = commit.txn_id;
-        for ch in &commit.changes {
-            self.db_atoms += ch.new.as_deref().map(row_atoms).unwrap_or(0);
-            self.db_atoms = self
-                .db_atoms
-                .saturating_sub(ch.old.as_deref().map(row_atoms).unwrap_or(0));
+        for tc in &commit.changes.tables {
+            for ch in &tc.rows {
+                self.db_atoms += ch.new.as_deref().map(row_atoms).unwrap_or(0);
+                self.db_atoms = self
+                    .db_atoms
+                    .saturating_sub(ch.old.as_deref().map(row_atoms).unwrap_or(0));
+            }
         }
         if self.opts.clustered {
             self.history_atoms += commit_atoms(commit);
@@ -183,18 +187,26 @@ impl Server {
     /// before any new one comes (a transaction may pass a key from one row
     /// to another).
     fn install_keys(&mut self, commit: &Commit) {
-        let meta = self.meta.clone();
-        for ch in &commit.changes {
-            if let Some(o) = &ch.old {
-                for (ix, idx) in meta.tables[ch.table].indexes.iter().enumerate() {
-                    self.keys[ch.table][ix].remove(idx, o);
+        let tables = &commit.changes.tables;
+        for tc in tables {
+            let (indexes, keys) = (
+                &self.meta.tables[tc.table].indexes,
+                &mut self.keys[tc.table],
+            );
+            for o in tc.rows.iter().filter_map(|ch| ch.old.as_ref()) {
+                for (ix, idx) in indexes.iter().enumerate() {
+                    keys[ix].remove(idx, o);
                 }
             }
         }
-        for ch in &commit.changes {
-            if let Some(n) = &ch.new {
-                for (ix, idx) in meta.tables[ch.table].indexes.iter().enumerate() {
-                    self.keys[ch.table][ix].insert(idx, n);
+        for tc in tables {
+            let (indexes, keys) = (
+                &self.meta.tables[tc.table].indexes,
+                &mut self.keys[tc.table],
+            );
+            for n in tc.rows.iter().filter_map(|ch| ch.new.as_ref()) {
+                for (ix, idx) in indexes.iter().enumerate() {
+                    keys[ix].insert(idx, n);
                 }
             }
         }
@@ -212,16 +224,15 @@ fn row_atoms(r: &Row) -> usize {
 /// Atoms a history entry keeps alive (its new row versions, or the old
 /// ones for deletions).
 fn commit_atoms(c: &Commit) -> usize {
-    c.changes
-        .iter()
-        .map(|ch| {
-            ch.new
-                .as_deref()
-                .or(ch.old.as_deref())
-                .map(row_atoms)
-                .unwrap_or(0)
-        })
-        .sum()
+    let rows = c.changes.tables.iter().flat_map(|tc| &tc.rows);
+    rows.map(|ch| {
+        ch.new
+            .as_deref()
+            .or(ch.old.as_deref())
+            .map(row_atoms)
+            .unwrap_or(0)
+    })
+    .sum()
 }
 
 /// Builds the transaction record a database log would hold for `commit`
@@ -231,41 +242,43 @@ fn commit_atoms(c: &Commit) -> usize {
 /// adds `_date`, `_comment` and `_is_diff` as its log format needs.
 pub fn commit_record(meta: &DbMeta, commit: &Commit, diff: bool) -> Json {
     let mut o = Object::new();
-    for ch in &commit.changes {
-        let t = &meta.tables[ch.table];
-        let rowj = match (&ch.old, &ch.new) {
-            (_, None) => Json::Null,
-            (None, Some(n)) => {
-                let mut ro = Object::new();
-                for (i, c) in t.columns.iter().enumerate() {
-                    if !n.cols()[i].is_default(&c.ty) {
-                        ro.insert(c.name.clone(), n.cols()[i].to_json());
+    for tc in &commit.changes.tables {
+        let t = &meta.tables[tc.table];
+        for ch in &tc.rows {
+            let rowj = match (&ch.old, &ch.new) {
+                (_, None) => Json::Null,
+                (None, Some(n)) => {
+                    let mut ro = Object::new();
+                    for (i, c) in t.columns.iter().enumerate() {
+                        if !n.cols()[i].is_default(&c.ty) {
+                            ro.insert(c.name.clone(), n.cols()[i].to_json());
+                        }
                     }
+                    Json::Object(ro)
                 }
-                Json::Object(ro)
-            }
-            (Some(old), Some(n)) => {
-                let mut ro = Object::new();
-                for (i, c) in t.columns.iter().enumerate() {
-                    let (o, n) = (&old.cols()[i], &n.cols()[i]);
-                    if o != n {
-                        let v = if diff && c.ty.is_composite() {
-                            Datum::diff(o, n, &c.ty)
-                        } else {
-                            n.clone()
-                        };
-                        ro.insert(c.name.clone(), v.to_json());
+                (Some(old), Some(n)) => {
+                    let mut ro = Object::new();
+                    for (i, c) in t.columns.iter().enumerate() {
+                        let (o, n) = (&old.cols()[i], &n.cols()[i]);
+                        if o != n {
+                            let v = if diff && c.ty.is_composite() {
+                                Datum::diff(o, n, &c.ty)
+                            } else {
+                                n.clone()
+                            };
+                            ro.insert(c.name.clone(), v.to_json());
+                        }
                     }
+                    Json::Object(ro)
                 }
-                Json::Object(ro)
+            };
+            if let Some(Json::Object(tab)) = o.get_mut(&t.name) {
+                tab.insert(ch.uuid.to_string(), rowj);
+            } else {
+                let mut tab = Object::new();
+                tab.insert(ch.uuid.to_string(), rowj);
+                o.insert(t.name.clone(), Json::Object(tab));
             }
-        };
-        if let Some(Json::Object(tab)) = o.get_mut(&t.name) {
-            tab.insert(ch.uuid.to_string(), rowj);
-        } else {
-            let mut tab = Object::new();
-            tab.insert(ch.uuid.to_string(), rowj);
-            o.insert(t.name.clone(), Json::Object(tab));
         }
     }
     Json::Object(o)
@@ -349,7 +362,7 @@ mod tests {
         // composite column's value replaces the old one.
         let rec = json(&format!(r#"{{"R":{{"{U1}":{{"s":1}}}},"_is_diff":true}}"#));
         let (commit, out) = s.apply_record(&rec).unwrap();
-        assert_eq!(commit.unwrap().changes.len(), 1);
+        assert_eq!(commit.unwrap().changes.row_count(), 1);
         assert_eq!(out.len(), 1);
         assert_eq!(
             out[0].1.to_string_compact(),

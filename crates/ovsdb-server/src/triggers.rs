@@ -25,8 +25,8 @@
 //! the caller runs them with [`Server::run_triggers`].
 
 use crate::dispatch::{error_reply, reply};
-use crate::monitor::merge_changes;
-use crate::{Json, Object, Outbox, RowChange, Server, SessionId, TransactOutcome};
+use crate::{Json, Object, Outbox, Server, SessionId, TransactOutcome};
+use ovsdb::db::TxnChanges;
 use ovsdb::error::Error;
 
 /// How an unsatisfied `wait` behaves in one execution.
@@ -312,15 +312,10 @@ impl Server {
 
     /// Adds committed changes to every monitor's change set, without
     /// sending anything yet.
-    fn merge_commit(&mut self, changes: &[RowChange]) {
+    fn merge_commit(&mut self, changes: &TxnChanges) {
         for sess in self.sessions.values_mut() {
             for m in &mut sess.monitors {
-                let relevant: Vec<RowChange> = changes
-                    .iter()
-                    .filter(|ch| m.tables.iter().any(|t| t.table == ch.table))
-                    .cloned()
-                    .collect();
-                merge_changes(&mut m.pending, &relevant);
+                m.merge(changes);
             }
         }
     }

@@ -91,11 +91,15 @@ impl Row {
     }
 }
 
+/// One version of a row, shared: a database, its clones and the change
+/// lists ([`RowChange`]) that name the version hold the same allocation.
+pub type RowRef = Arc<Row>;
+
 /// The rows of a table, by UUID: a persistent B-tree whose clone is O(1)
 /// and shares every node (and, through the `Arc`, every row) with the
 /// original, so a copy of a [`Database`] costs O(tables) and only the
 /// nodes and rows one of them changes afterwards are copied.
-pub type RowMap = OrdMap<Uuid, Arc<Row>>;
+pub type RowMap = OrdMap<Uuid, RowRef>;
 
 /// Weak references into a table's rows: target row -> (table, row) -> count.
 type WeakIn = OrdMap<Uuid, OrdMap<(usize, Uuid), u32>>;
@@ -201,27 +205,65 @@ pub struct ColumnChange {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ChangeKind {
-    /// The row was inserted; its values are in the database.
+    /// The row was inserted ([`RowChange::new`]).
     Insert,
-    /// The row was deleted; `old` is its last committed value.
-    Delete { old: Row },
-    /// The row was modified; changed columns in schema column order.
+    /// The row was deleted ([`RowChange::old`]).
+    Delete,
+    /// The row was modified: its changed columns, in schema column order.
+    /// A change list that carries both versions of a modified row (the
+    /// ovsdb-server model's commits, whose monitors compare them column by
+    /// column) lists none.
     Modify { columns: Vec<ColumnChange> },
 }
 
+/// One row a transaction changed: what happened to it, and the row's
+/// versions on either side, shared ([`RowRef`]) rather than copied.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowChange {
     pub uuid: Uuid,
     pub kind: ChangeKind,
+    /// The row before the transaction: a deleted row's last committed
+    /// version, and a modified row's where the change list keeps it (the
+    /// ovsdb-server model's commits do; a core [`Txn`] changes its rows in
+    /// place and keeps a modified row's old values per column instead,
+    /// [`ColumnChange::old`], with [`ReplayOptions::track_old`]).
+    pub old: Option<RowRef>,
+    /// The row the transaction leaves, inserted or modified: the version
+    /// the database holds.
+    pub new: Option<RowRef>,
+}
+
+impl RowChange {
+    /// The change of row `uuid` from version `old` to version `new`
+    /// (`None`: absent), its kind read from them (a modify lists no
+    /// columns: its readers compare the versions); `None` when the row is
+    /// absent on both sides.
+    pub fn between(uuid: Uuid, old: Option<RowRef>, new: Option<RowRef>) -> Option<RowChange> {
+        let kind = match (&old, &new) {
+            (None, None) => return None,
+            (None, Some(_)) => ChangeKind::Insert,
+            (Some(_), None) => ChangeKind::Delete,
+            (Some(_), Some(_)) => ChangeKind::Modify {
+                columns: Vec::new(),
+            },
+        };
+        Some(RowChange {
+            uuid,
+            kind,
+            old,
+            new,
+        })
+    }
 }
 
 /// Changes of one table, rows in the order the transaction first touched
 /// them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TableChanges {
-    /// Index into [`DatabaseSchema::tables`].
+    /// Index into [`DatabaseSchema::tables`] (in the ovsdb-server model's
+    /// commits: into its metadata's tables, which are in name order), which
+    /// names the table.
     pub table: usize,
-    pub name: String,
     pub rows: Vec<RowChange>,
 }
 
@@ -233,6 +275,30 @@ pub struct TxnChanges {
 }
 
 impl TxnChanges {
+    /// Every changed row with its table's index, table by table.
+    pub fn rows(&self) -> impl Iterator<Item = (usize, &RowChange)> + '_ {
+        self.tables
+            .iter()
+            .flat_map(|t| t.rows.iter().map(move |r| (t.table, r)))
+    }
+
+    /// Appends a change to table `table`: to the last table's changes when
+    /// it is that table, else as the next table's.
+    pub fn push(&mut self, table: usize, change: RowChange) {
+        match self.tables.last_mut() {
+            Some(tc) if tc.table == table => tc.rows.push(change),
+            _ => {
+                // A Vec's first capacity (not `vec![change]`'s one): a
+                // one-row list freed at once would leave a fastbin-sized
+                // hole per commit among long-lived rows, which made the
+                // simulator's exit (freeing them) a quarter slower.
+                let mut rows = Vec::with_capacity(4);
+                rows.push(change);
+                self.tables.push(TableChanges { table, rows })
+            }
+        }
+    }
+
     /// Row iteration order the C server would use for this transaction's
     /// rows within each table (an `hmap` keyed by the UUID's first 32 bits,
     /// filled in first-touch order): reorders `changes` in place.
@@ -567,7 +633,7 @@ impl Database {
                 }
             }
             if !rows.is_empty() {
-                out.push_unchecked(tc.name.clone(), Json::Object(rows));
+                out.push_unchecked(ts.name.clone(), Json::Object(rows));
             }
         }
         out
@@ -581,7 +647,7 @@ impl Database {
         mode: StorageMode,
     ) -> Option<Json> {
         match &rc.kind {
-            ChangeKind::Delete { .. } => Some(Json::Null),
+            ChangeKind::Delete => Some(Json::Null),
             ChangeKind::Insert => {
                 let row = self.tables[ti].rows.get(&rc.uuid)?;
                 let mut o = Object::new();
@@ -634,7 +700,7 @@ impl Database {
             let mut rows_len = 0usize;
             for rc in &tc.rows {
                 let row_len = match &rc.kind {
-                    ChangeKind::Delete { .. } => Some(4),
+                    ChangeKind::Delete => Some(4),
                     ChangeKind::Insert => self.tables[tc.table].rows.get(&rc.uuid).map(|row| {
                         let mut n = 0usize;
                         let mut len = 0usize;
@@ -678,7 +744,7 @@ impl Database {
             }
             if n_rows > 0 {
                 n_tables += 1;
-                total += slen(&tc.name) + 1 + 2 + rows_len + (n_rows - 1);
+                total += slen(&ts.name) + 1 + 2 + rows_len + (n_rows - 1);
             }
         }
         2 + total + n_tables.saturating_sub(1)
@@ -1671,17 +1737,14 @@ impl<'a> Txn<'a> {
             let Some(rt) = rows.remove(&(*ti, *u)) else {
                 continue;
             };
-            let exists = self.db.tables[*ti].rows.contains_key(u);
             let ts = &self.db.schema.tables[*ti];
-            let kind = if rt.inserted {
-                if !exists {
+            let (kind, old, new) = if rt.inserted {
+                let Some(row) = self.db.tables[*ti].rows.get(u) else {
                     continue;
-                }
-                ChangeKind::Insert
+                };
+                (ChangeKind::Insert, None, Some(row.clone()))
             } else if let Some(old) = rt.deleted_original {
-                ChangeKind::Delete {
-                    old: Arc::unwrap_or_clone(old),
-                }
+                (ChangeKind::Delete, Some(old), None)
             } else {
                 let Some(row) = self.db.tables[*ti].rows.get(u) else {
                     continue;
@@ -1721,21 +1784,23 @@ impl<'a> Txn<'a> {
                 if cols.is_empty() {
                     continue;
                 }
-                ChangeKind::Modify { columns: cols }
+                (
+                    ChangeKind::Modify { columns: cols },
+                    None,
+                    Some(row.clone()),
+                )
             };
-            by_table
-                .entry(*ti)
-                .or_default()
-                .push(RowChange { uuid: *u, kind });
+            by_table.entry(*ti).or_default().push(RowChange {
+                uuid: *u,
+                kind,
+                old,
+                new,
+            });
         }
         let mut out = TxnChanges::default();
         for &ti in &self.st.table_order {
             if let Some(rows) = by_table.remove(&ti) {
-                out.tables.push(TableChanges {
-                    table: ti,
-                    name: self.db.schema.tables[ti].name.clone(),
-                    rows,
-                });
+                out.tables.push(TableChanges { table: ti, rows });
             }
         }
         out

@@ -39,7 +39,7 @@ pub mod uuid;
 pub use atom::Atom;
 pub use datum::{Datum, ParseOptions};
 pub use db::{
-    ChangeKind, ColumnChange, Database, ReplayOptions, Row, RowChange, StorageMode, Table,
+    ChangeKind, ColumnChange, Database, ReplayOptions, Row, RowChange, RowRef, StorageMode, Table,
     TableChanges, Txn, TxnChanges,
 };
 pub use error::{Error, Result};

@@ -152,7 +152,7 @@ fn deleting_root_cascades() {
         .tables
         .iter()
         .flat_map(|t| &t.rows)
-        .all(|r| matches!(r.kind, ChangeKind::Delete { .. })));
+        .all(|r| matches!(r.kind, ChangeKind::Delete)));
 }
 
 #[test]

@@ -187,8 +187,8 @@ impl Proposal {
         // Only modified rows differ between the modes.
         let modifies = commit
             .changes
-            .iter()
-            .any(|c| c.old.is_some() && c.new.is_some());
+            .rows()
+            .any(|(_, c)| c.old.is_some() && c.new.is_some());
         let diff = storage == StorageMode::Diff;
         let mut record = commit_record(meta, commit, diff);
         let mut table_lens = [record.serialized_len(); 2];
@@ -475,12 +475,14 @@ pub fn switch_numbers(m: &ovsdb_server::Server) -> Vec<u64> {
 
 pub fn grow_db_bytes(bytes: u64, meta: &DbMeta, commit: &Commit) -> u64 {
     let mut b = bytes as i64;
-    for ch in &commit.changes {
-        if let Some(o) = &ch.old {
-            b -= row_snapshot_len(meta, ch.table, o) as i64;
-        }
-        if let Some(n) = &ch.new {
-            b += row_snapshot_len(meta, ch.table, n) as i64;
+    for tc in &commit.changes.tables {
+        for ch in &tc.rows {
+            if let Some(o) = &ch.old {
+                b -= row_snapshot_len(meta, tc.table, o) as i64;
+            }
+            if let Some(n) = &ch.new {
+                b += row_snapshot_len(meta, tc.table, n) as i64;
+            }
         }
     }
     b.max(0) as u64
