@@ -106,20 +106,12 @@ impl KeyIndex {
 /// alone first, then the written ones in UUID order (`rows_after`), so the
 /// first written row with an earlier holder is the scan's answer. Many
 /// written rows, or keys that are not pure, take the scan itself.
-/// Whether commits keep and use [`KeyIndex`]: not in the web worker, whose
-/// gzipped wasm is held under 1 MB (BENCHMARKS.md); there the check scans,
-/// with the same result (`the_key_lookup_finds_the_pair_the_scan_finds`).
-pub(crate) const KEY_INDEX: bool = cfg!(not(target_arch = "wasm32"));
-
 pub(crate) fn first_duplicate_indexed(
     idx: &[usize],
     keys: &KeyIndex,
     committed: &BTreeMap<Uuid, RowRef>,
     changed: &BTreeMap<Uuid, Option<Row>>,
 ) -> Option<(Uuid, Uuid)> {
-    if !KEY_INDEX {
-        return first_duplicate(idx, committed, changed);
-    }
     let written: Vec<(Uuid, Uuid, &[Datum])> = changed
         .iter()
         .filter_map(|(u, r)| r.as_ref().map(|r| (key_hash(idx, r.cols()), *u, r.cols())))

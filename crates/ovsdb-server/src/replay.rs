@@ -155,9 +155,7 @@ impl Server {
                 }
             }
         }
-        if crate::integrity::KEY_INDEX {
-            self.install_keys(commit);
-        }
+        self.install_keys(commit);
         self.last_txn_id = commit.txn_id;
         for tc in &commit.changes.tables {
             for ch in &tc.rows {
