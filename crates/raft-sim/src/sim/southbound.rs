@@ -269,9 +269,51 @@ pub(super) struct SbGlue {
     /// Per node: the first transaction its history can hold (it started,
     /// or loaded its copy, after the ones before).
     history_from: Vec<u64>,
+    /// Sizes of a port's rows ([`port_rows`] and [`rewrite_op`]) by
+    /// [`size_key`]: built once per combination of its numbers' widths.
+    sizes: std::collections::BTreeMap<SizeKey, PortSizes>,
+}
+
+/// Port rows' sizes: `Port_Binding`, `Logical_Flow` and the rewrite.
+type PortSizes = (Written, Written, u64);
+
+/// What the sizes of port `k`'s rows on chassis `c` with `lflows` flows
+/// depend on: the decimal widths of the numbers written in them (the name,
+/// the tunnel key, the MAC's address bytes, the chassis) and the widest
+/// UUID's hex digits (fixed at 12 below 2^48); the rest is the same for
+/// every port.
+type SizeKey = [u32; 8];
+
+fn size_key(k: u64, c: usize, lflows: u64) -> SizeKey {
+    let width = |x: u64| x.checked_ilog10().unwrap_or(0);
+    let hex = |x: u64| x.checked_ilog2().unwrap_or(0) / 4;
+    let widest = k
+        .max(c as u64)
+        .max(k.saturating_mul(1000).saturating_add(lflows));
+    [
+        width(k),
+        width(k + 1),
+        width((k >> 16) & 0xff),
+        width((k >> 8) & 0xff),
+        width(k & 0xff),
+        width(c as u64),
+        hex(widest).max(11),
+        lflows as u32,
+    ]
 }
 
 impl SbGlue {
+    /// [`port_rows`] and [`rewrite_op`] of port `k` on chassis `c`, from
+    /// the rows of an earlier port of the same [`size_key`] when there is
+    /// one: building and measuring them per port was most of the
+    /// Southbound hour's CPU.
+    fn port_sizes(&mut self, k: u64, c: usize, lflows: u64) -> PortSizes {
+        *self.sizes.entry(size_key(k, c, lflows)).or_insert_with(|| {
+            let (pb, lf) = port_rows(k, c, lflows);
+            (pb, lf, rewrite_op(k))
+        })
+    }
+
     /// The database as an update carries it.
     fn db_bytes(&self) -> u64 {
         self.global + self.lflows + self.pbs + self.routes + self.status
@@ -295,7 +337,7 @@ const UPDATE_RESULT: u64 = 12;
 const INSERT_RESULT: u64 = 57;
 
 /// Serialized sizes of rows written as operations of a transaction.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Written {
     /// `{"TABLE":{"UUID":{"insert":ROW},…}}`: what an update carries.
     update: u64,
@@ -619,24 +661,11 @@ impl Sim {
         // sizes depend only on the widths of the numbers in them (the
         // UUIDs and the MAC are fixed-width), so rows are built once per
         // combination of widths.
-        let width = |x: u64| x.checked_ilog10().unwrap_or(0);
-        let mut sizes = std::collections::BTreeMap::new();
         for i in 0..self.knobs.sb_ports {
             let k = EARLIER_PORT + i;
             let c = (i % n as u64) as usize;
-            let key = (
-                width(k),
-                width(k + 1),
-                width((k >> 16) & 0xff),
-                width((k >> 8) & 0xff),
-                width(k & 0xff),
-                width(c as u64),
-            );
-            let lflows = self.knobs.lflows_per_port;
-            let (pb, lf, rewrite) = *sizes.entry(key).or_insert_with(|| {
-                let (pb, lf) = port_rows(k, c, lflows);
-                (pb.update, lf.update, rewrite_op(k))
-            });
+            let (pb, lf, rewrite) = self.sb.port_sizes(k, c, self.knobs.lflows_per_port);
+            let (pb, lf) = (pb.update, lf.update);
             self.sb.ctrls[c].own_pb += pb;
             self.sb.pbs += pb;
             self.sb.lflows += lf;
@@ -714,7 +743,7 @@ impl Sim {
     /// commit) committed now: northd hears of it one hop later.
     fn sb_port(&mut self, k: u64, start: Time, nb_commit: Time) {
         let chassis = (k % self.knobs.chassis as u64) as usize;
-        let (pb, lf) = port_rows(k, chassis, self.knobs.lflows_per_port);
+        let (pb, lf, rewrite) = self.sb.port_sizes(k, chassis, self.knobs.lflows_per_port);
         let (routes, status) = route_rows(
             k,
             chassis,
@@ -736,7 +765,7 @@ impl Sim {
             commit: nb_commit,
             ops,
             route_ops: routes,
-            rewrite: rewrite_op(k),
+            rewrite,
         });
         // northd hears of the commit from its NB server.
         let at = self.now + self.knobs.client_delay;
@@ -1278,6 +1307,26 @@ mod tests {
             s.metrics.sb.northd_columns,
             cols(1) + 10 * 6 + cols(2) + cols(3) + cols(4) + 11 * 6
         );
+    }
+
+    #[test]
+    fn ports_of_one_size_key_have_the_same_sizes() {
+        // Every width boundary of the numbers in a port's rows, and the
+        // UUIDs' growth past 12 hex digits.
+        let mut ks: Vec<u64> = (0..300).collect();
+        for b in [9, 99, 255, 999, 9_999, 65_535, 99_999, 999_999, 16_777_215] {
+            ks.extend(b - 1..b + 3);
+        }
+        ks.extend([(1 << 48) / 1000 - 1, (1 << 48) / 1000, 1 << 48]);
+        let mut glue = super::SbGlue::default();
+        for (i, &k) in ks.iter().enumerate() {
+            for c in [0, 7, 9, 10, 99, 100, 499] {
+                let lflows = [8, 1, 0][i % 3];
+                let (pb, lf) = port_rows(k, c, lflows);
+                let fresh = (pb, lf, super::rewrite_op(k));
+                assert_eq!(glue.port_sizes(k, c, lflows), fresh, "port {k} chassis {c}");
+            }
+        }
     }
 
     #[test]
