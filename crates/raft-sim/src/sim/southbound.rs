@@ -911,6 +911,10 @@ impl Sim {
         let (mut served, mut last, mut sent) = (0u32, 0, 0);
         let mut seen = vec![None; tx.owners.len()];
         self.sb.txns += 1;
+        // What a controller that owns none of the ports gets, and its
+        // cost: the same for most of them.
+        let common_cpu = tx.common as f64 * self.knobs.cpu_ns_per_byte / 1000.0;
+        let common_wire = self.wire(tx.common);
         for ni in 0..self.sb.nodes.len() {
             let node = self.sb.nodes[ni];
             if !self.sb_node_up(node) {
@@ -919,27 +923,45 @@ impl Sim {
             let mut t = self
                 .sb_available(node, self.now)
                 .max(self.sb.busy_until[ni]) as f64;
-            let mut burst = 0;
+            let (mut burst, mut last_common) = (0, None);
             for c in 0..self.sb.ctrls.len() {
-                if self.sb.ctrls[c].node != ni || self.sb.ctrls[c].stranded {
+                let ctrl = &mut self.sb.ctrls[c];
+                if ctrl.node != ni || ctrl.stranded {
                     continue;
                 }
+                ctrl.seen_txns = self.sb.txns;
+                let ready_at = ctrl.ready_at;
                 let own = tx.owners.iter().position(|o| o.chassis == c);
-                let bytes = own.map_or(tx.common, |o| tx.owners[o].bytes);
-                t += self.cpu(bytes);
+                let (bytes, cpu, wire) = match own {
+                    None => (tx.common, common_cpu, common_wire),
+                    Some(o) => {
+                        let bytes = tx.owners[o].bytes;
+                        let cpu = bytes as f64 * self.knobs.cpu_ns_per_byte / 1000.0;
+                        (bytes, cpu, self.wire(bytes))
+                    }
+                };
+                self.metrics.sb.cpu_us += cpu;
+                t += cpu;
                 burst += bytes;
                 served += 1;
                 sent += bytes;
-                self.sb.ctrls[c].seen_txns = self.sb.txns;
-                last = last.max(t as Time + self.wire(bytes));
                 self.metrics.sb.update_bytes += bytes;
                 self.metrics.sb.received[c] += bytes;
-                if let Some(o) = own {
-                    self.metrics.sb.port_binding_received[c] += tx.owners[o].pb;
-                    // A controller still downloading gets it after.
-                    let got = (t as Time + self.wire(bytes)).max(self.sb.ctrls[c].ready_at);
-                    seen[o] = Some(got);
+                match own {
+                    // `t` never decreases (CPU costs are not negative):
+                    // the last of these controllers gets it last.
+                    None => last_common = Some(t),
+                    Some(o) => {
+                        last = last.max(t as Time + wire);
+                        self.metrics.sb.port_binding_received[c] += tx.owners[o].pb;
+                        // A controller still downloading gets it after.
+                        let got = (t as Time + wire).max(ready_at);
+                        seen[o] = Some(got);
+                    }
                 }
+            }
+            if let Some(t) = last_common {
+                last = last.max(t as Time + common_wire);
             }
             self.sb.busy_until[ni] = t as Time;
             if self.metrics.sb.extended {
