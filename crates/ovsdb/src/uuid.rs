@@ -59,7 +59,12 @@ impl Uuid {
                 }
                 continue;
             }
-            let d = (c as char).to_digit(16)?;
+            let d = match c {
+                b'0'..=b'9' => c - b'0',
+                b'a'..=b'f' => c - b'a' + 10,
+                b'A'..=b'F' => c - b'A' + 10,
+                _ => return None,
+            };
             v = (v << 4) | u128::from(d);
         }
         Some(Uuid(v))
@@ -192,5 +197,15 @@ mod tests {
             Uuid(u128::MAX).to_string(),
             "ffffffff-ffff-ffff-ffff-ffffffffffff"
         );
+        let upper = "0123ABCD-89ab-CDEF-fedc-BA9876543210";
+        let want = Uuid(0x0123_abcd_89ab_cdef_fedc_ba98_7654_3210);
+        assert_eq!(Uuid::parse(upper), Some(want));
+        for bad in [
+            "0123abcg-89ab-cdef-fedc-ba9876543210",
+            "0123abc\u{e9}-89ab-cdef-fedc-ba987654321",
+            "0123abcd-89ab-cdef-fedc-ba987654321 ",
+        ] {
+            assert_eq!(Uuid::parse(bad), None, "{bad}");
+        }
     }
 }
