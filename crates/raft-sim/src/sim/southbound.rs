@@ -269,9 +269,51 @@ pub(super) struct SbGlue {
     /// Per node: the first transaction its history can hold (it started,
     /// or loaded its copy, after the ones before).
     history_from: Vec<u64>,
+    /// Sizes of a port's rows ([`port_rows`] and [`rewrite_op`]) by
+    /// [`size_key`]: built once per combination of its numbers' widths.
+    sizes: std::collections::BTreeMap<SizeKey, PortSizes>,
+}
+
+/// Port rows' sizes: `Port_Binding`, `Logical_Flow` and the rewrite.
+type PortSizes = (Written, Written, u64);
+
+/// What the sizes of port `k`'s rows on chassis `c` with `lflows` flows
+/// depend on: the decimal widths of the numbers written in them (the name,
+/// the tunnel key, the MAC's address bytes, the chassis) and the widest
+/// UUID's hex digits (fixed at 12 below 2^48); the rest is the same for
+/// every port.
+type SizeKey = [u32; 8];
+
+fn size_key(k: u64, c: usize, lflows: u64) -> SizeKey {
+    let width = |x: u64| x.checked_ilog10().unwrap_or(0);
+    let hex = |x: u64| x.checked_ilog2().unwrap_or(0) / 4;
+    let widest = k
+        .max(c as u64)
+        .max(k.saturating_mul(1000).saturating_add(lflows));
+    [
+        width(k),
+        width(k + 1),
+        width((k >> 16) & 0xff),
+        width((k >> 8) & 0xff),
+        width(k & 0xff),
+        width(c as u64),
+        hex(widest).max(11),
+        lflows as u32,
+    ]
 }
 
 impl SbGlue {
+    /// [`port_rows`] and [`rewrite_op`] of port `k` on chassis `c`, from
+    /// the rows of an earlier port of the same [`size_key`] when there is
+    /// one: building and measuring them per port was most of the
+    /// Southbound hour's CPU.
+    fn port_sizes(&mut self, k: u64, c: usize, lflows: u64) -> PortSizes {
+        *self.sizes.entry(size_key(k, c, lflows)).or_insert_with(|| {
+            let (pb, lf) = port_rows(k, c, lflows);
+            (pb, lf, rewrite_op(k))
+        })
+    }
+
     /// The database as an update carries it.
     fn db_bytes(&self) -> u64 {
         self.global + self.lflows + self.pbs + self.routes + self.status
@@ -295,7 +337,7 @@ const UPDATE_RESULT: u64 = 12;
 const INSERT_RESULT: u64 = 57;
 
 /// Serialized sizes of rows written as operations of a transaction.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Written {
     /// `{"TABLE":{"UUID":{"insert":ROW},…}}`: what an update carries.
     update: u64,
@@ -619,24 +661,11 @@ impl Sim {
         // sizes depend only on the widths of the numbers in them (the
         // UUIDs and the MAC are fixed-width), so rows are built once per
         // combination of widths.
-        let width = |x: u64| x.checked_ilog10().unwrap_or(0);
-        let mut sizes = std::collections::BTreeMap::new();
         for i in 0..self.knobs.sb_ports {
             let k = EARLIER_PORT + i;
             let c = (i % n as u64) as usize;
-            let key = (
-                width(k),
-                width(k + 1),
-                width((k >> 16) & 0xff),
-                width((k >> 8) & 0xff),
-                width(k & 0xff),
-                width(c as u64),
-            );
-            let lflows = self.knobs.lflows_per_port;
-            let (pb, lf, rewrite) = *sizes.entry(key).or_insert_with(|| {
-                let (pb, lf) = port_rows(k, c, lflows);
-                (pb.update, lf.update, rewrite_op(k))
-            });
+            let (pb, lf, rewrite) = self.sb.port_sizes(k, c, self.knobs.lflows_per_port);
+            let (pb, lf) = (pb.update, lf.update);
             self.sb.ctrls[c].own_pb += pb;
             self.sb.pbs += pb;
             self.sb.lflows += lf;
@@ -714,7 +743,7 @@ impl Sim {
     /// commit) committed now: northd hears of it one hop later.
     fn sb_port(&mut self, k: u64, start: Time, nb_commit: Time) {
         let chassis = (k % self.knobs.chassis as u64) as usize;
-        let (pb, lf) = port_rows(k, chassis, self.knobs.lflows_per_port);
+        let (pb, lf, rewrite) = self.sb.port_sizes(k, chassis, self.knobs.lflows_per_port);
         let (routes, status) = route_rows(
             k,
             chassis,
@@ -736,7 +765,7 @@ impl Sim {
             commit: nb_commit,
             ops,
             route_ops: routes,
-            rewrite: rewrite_op(k),
+            rewrite,
         });
         // northd hears of the commit from its NB server.
         let at = self.now + self.knobs.client_delay;
@@ -882,6 +911,10 @@ impl Sim {
         let (mut served, mut last, mut sent) = (0u32, 0, 0);
         let mut seen = vec![None; tx.owners.len()];
         self.sb.txns += 1;
+        // What a controller that owns none of the ports gets, and its
+        // cost: the same for most of them.
+        let common_cpu = tx.common as f64 * self.knobs.cpu_ns_per_byte / 1000.0;
+        let common_wire = self.wire(tx.common);
         for ni in 0..self.sb.nodes.len() {
             let node = self.sb.nodes[ni];
             if !self.sb_node_up(node) {
@@ -890,27 +923,45 @@ impl Sim {
             let mut t = self
                 .sb_available(node, self.now)
                 .max(self.sb.busy_until[ni]) as f64;
-            let mut burst = 0;
+            let (mut burst, mut last_common) = (0, None);
             for c in 0..self.sb.ctrls.len() {
-                if self.sb.ctrls[c].node != ni || self.sb.ctrls[c].stranded {
+                let ctrl = &mut self.sb.ctrls[c];
+                if ctrl.node != ni || ctrl.stranded {
                     continue;
                 }
+                ctrl.seen_txns = self.sb.txns;
+                let ready_at = ctrl.ready_at;
                 let own = tx.owners.iter().position(|o| o.chassis == c);
-                let bytes = own.map_or(tx.common, |o| tx.owners[o].bytes);
-                t += self.cpu(bytes);
+                let (bytes, cpu, wire) = match own {
+                    None => (tx.common, common_cpu, common_wire),
+                    Some(o) => {
+                        let bytes = tx.owners[o].bytes;
+                        let cpu = bytes as f64 * self.knobs.cpu_ns_per_byte / 1000.0;
+                        (bytes, cpu, self.wire(bytes))
+                    }
+                };
+                self.metrics.sb.cpu_us += cpu;
+                t += cpu;
                 burst += bytes;
                 served += 1;
                 sent += bytes;
-                self.sb.ctrls[c].seen_txns = self.sb.txns;
-                last = last.max(t as Time + self.wire(bytes));
                 self.metrics.sb.update_bytes += bytes;
                 self.metrics.sb.received[c] += bytes;
-                if let Some(o) = own {
-                    self.metrics.sb.port_binding_received[c] += tx.owners[o].pb;
-                    // A controller still downloading gets it after.
-                    let got = (t as Time + self.wire(bytes)).max(self.sb.ctrls[c].ready_at);
-                    seen[o] = Some(got);
+                match own {
+                    // `t` never decreases (CPU costs are not negative):
+                    // the last of these controllers gets it last.
+                    None => last_common = Some(t),
+                    Some(o) => {
+                        last = last.max(t as Time + wire);
+                        self.metrics.sb.port_binding_received[c] += tx.owners[o].pb;
+                        // A controller still downloading gets it after.
+                        let got = (t as Time + wire).max(ready_at);
+                        seen[o] = Some(got);
+                    }
                 }
+            }
+            if let Some(t) = last_common {
+                last = last.max(t as Time + common_wire);
             }
             self.sb.busy_until[ni] = t as Time;
             if self.metrics.sb.extended {
@@ -1278,6 +1329,26 @@ mod tests {
             s.metrics.sb.northd_columns,
             cols(1) + 10 * 6 + cols(2) + cols(3) + cols(4) + 11 * 6
         );
+    }
+
+    #[test]
+    fn ports_of_one_size_key_have_the_same_sizes() {
+        // Every width boundary of the numbers in a port's rows, and the
+        // UUIDs' growth past 12 hex digits.
+        let mut ks: Vec<u64> = (0..300).collect();
+        for b in [9, 99, 255, 999, 9_999, 65_535, 99_999, 999_999, 16_777_215] {
+            ks.extend(b - 1..b + 3);
+        }
+        ks.extend([(1 << 48) / 1000 - 1, (1 << 48) / 1000, 1 << 48]);
+        let mut glue = super::SbGlue::default();
+        for (i, &k) in ks.iter().enumerate() {
+            for c in [0, 7, 9, 10, 99, 100, 499] {
+                let lflows = [8, 1, 0][i % 3];
+                let (pb, lf) = port_rows(k, c, lflows);
+                let fresh = (pb, lf, super::rewrite_op(k));
+                assert_eq!(glue.port_sizes(k, c, lflows), fresh, "port {k} chassis {c}");
+            }
+        }
     }
 
     #[test]
