@@ -198,12 +198,7 @@ impl SizesPass {
             every: counted.div_ceil(GROWTH_POINTS).max(1),
             since: 0,
             last: None,
-            // By insertion: a `collect` adds a stable sort of its own
-            // (`ovsdb::order`'s documentation).
-            per_entry: replay.entries.iter().fold(BTreeMap::new(), |mut m, e| {
-                m.insert(e.record, *e);
-                m
-            }),
+            per_entry: ovsdb::order::btree_map(replay.entries.iter().map(|e| (e.record, *e))),
             db: log
                 .schema
                 .as_ref()

@@ -1189,11 +1189,7 @@ pub fn diff_apply(sizes: &[usize], diffs: usize, clock: Clock<'_>) -> DiffApplyR
         });
     }
     let n = sizes.iter().copied().max().unwrap_or(0);
-    // By insertion: a `collect` adds a sort of its own (`ovsdb::order`).
-    let base = (0..n).fold(BTreeSet::new(), |mut s, i| {
-        s.insert(Counted(Atom::Uuid(uuid_n(i))));
-        s
-    });
+    let base = ovsdb::order::btree_set((0..n).map(|i| Counted(Atom::Uuid(uuid_n(i)))));
     let diff_sizes = DIFF_SIZES
         .iter()
         .map(|&d| {

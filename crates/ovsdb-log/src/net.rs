@@ -355,7 +355,7 @@ fn table_rows<'a>(b: &'a [u8], i: usize, ti: usize, rows: &mut Vec<RowRef<'a>>) 
     }
     loop {
         let (text, k) = crate::rawtxn::name_at(b, ws(b, i))?;
-        let u = crate::rawtxn::parse_uuid_bytes(text.as_bytes())?;
+        let u = Uuid::parse_bytes(text.as_bytes())?;
         i = ws(b, k);
         if b.get(i) != Some(&b':') {
             return None;

@@ -145,55 +145,7 @@ fn uuid_atom_at(b: &[u8], i: usize) -> Option<Uuid> {
     if !s.starts_with(b"[\"uuid\",\"") || !s.ends_with(b"\"]") {
         return None;
     }
-    parse_uuid_bytes(&s[9..45])
-}
-
-const HEX: [u8; 256] = {
-    let mut t = [0xffu8; 256];
-    let mut i = 0;
-    while i < 10 {
-        t[b'0' as usize + i] = i as u8;
-        i += 1;
-    }
-    let mut i = 0;
-    while i < 6 {
-        t[b'a' as usize + i] = 10 + i as u8;
-        t[b'A' as usize + i] = 10 + i as u8;
-        i += 1;
-    }
-    t
-};
-
-/// Where the 32 hex digits of a canonical UUID text are.
-const HEX_AT: [usize; 32] = {
-    let mut at = [0usize; 32];
-    let (mut k, mut i) = (0, 0);
-    while i < 36 {
-        if !(i == 8 || i == 13 || i == 18 || i == 23) {
-            at[k] = i;
-            k += 1;
-        }
-        i += 1;
-    }
-    at
-};
-
-/// Canonical 36-byte UUID text (either case) to a UUID. The two halves
-/// are read as two independent chains (no branch per digit): it runs for
-/// every UUID of every set a replay reads.
-pub(crate) fn parse_uuid_bytes(t: &[u8]) -> Option<Uuid> {
-    if t.len() != 36 || t[8] != b'-' || t[13] != b'-' || t[18] != b'-' || t[23] != b'-' {
-        return None;
-    }
-    let (mut hi, mut lo, mut bad) = (0u64, 0u64, 0u8);
-    for k in 0..16 {
-        let (a, b) = (HEX[t[HEX_AT[k]] as usize], HEX[t[HEX_AT[k + 16]] as usize]);
-        bad |= a | b;
-        hi = (hi << 4) | u64::from(a);
-        lo = (lo << 4) | u64::from(b);
-    }
-    // A digit is at most 15; anything else is 0xff.
-    (bad <= 15).then(|| Uuid::from_u128((u128::from(hi) << 64) | u128::from(lo)))
+    Uuid::parse_bytes(&s[9..45])
 }
 
 /// `["uuid",…]`, `["set",[]]` or `["set",[["uuid",…],…]]` in canonical
@@ -531,25 +483,6 @@ pub(crate) fn parse_raw_data_at(b: &[u8], i: usize) -> Option<(TxnSrc<'_>, usize
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn uuid_bytes_agree_with_ovsdb_parse() {
-        for t in [
-            "6406d516-5d1a-46fc-84a6-77eefe27fd14",
-            "6406D516-5D1A-46FC-84A6-77EEFE27FD14",
-            "00000000-0000-0000-0000-000000000000",
-            "ffffffff-ffff-ffff-ffff-ffffffffffff",
-        ] {
-            assert_eq!(parse_uuid_bytes(t.as_bytes()), Uuid::parse(t), "{t}");
-        }
-        for bad in [
-            "6406d516x5d1a-46fc-84a6-77eefe27fd14",
-            "6406d516-5d1a-46fc-84a6-77eefe27fd1g",
-            "abc",
-        ] {
-            assert_eq!(parse_uuid_bytes(bad.as_bytes()), None);
-        }
-    }
 
     #[test]
     fn plain_datums_agree_with_the_json_path() {

@@ -551,10 +551,7 @@ impl RowsAt {
             }
         }
         let uuids: HashSet<Uuid> = only.iter().map(|(_, u)| *u).collect();
-        let mut texts: Vec<[u8; 36]> = uuids
-            .iter()
-            .filter_map(|u| u.to_string().into_bytes().try_into().ok())
-            .collect();
+        let mut texts: Vec<[u8; 36]> = uuids.iter().map(|u| u.to_ascii()).collect();
         ovsdb::order::sort(&mut texts);
         RowsAt {
             base,

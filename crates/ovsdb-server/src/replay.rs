@@ -157,13 +157,11 @@ impl Server {
         }
         self.install_keys(commit);
         self.last_txn_id = commit.txn_id;
-        for tc in &commit.changes.tables {
-            for ch in &tc.rows {
-                self.db_atoms += ch.new.as_deref().map(row_atoms).unwrap_or(0);
-                self.db_atoms = self
-                    .db_atoms
-                    .saturating_sub(ch.old.as_deref().map(row_atoms).unwrap_or(0));
-            }
+        for (_, ch) in commit.changes.rows() {
+            self.db_atoms += ch.new.as_deref().map(row_atoms).unwrap_or(0);
+            self.db_atoms = self
+                .db_atoms
+                .saturating_sub(ch.old.as_deref().map(row_atoms).unwrap_or(0));
         }
         if self.opts.clustered {
             self.history_atoms += commit_atoms(commit);
@@ -222,15 +220,16 @@ fn row_atoms(r: &Row) -> usize {
 /// Atoms a history entry keeps alive (its new row versions, or the old
 /// ones for deletions).
 fn commit_atoms(c: &Commit) -> usize {
-    let rows = c.changes.tables.iter().flat_map(|tc| &tc.rows);
-    rows.map(|ch| {
-        ch.new
-            .as_deref()
-            .or(ch.old.as_deref())
-            .map(row_atoms)
-            .unwrap_or(0)
-    })
-    .sum()
+    c.changes
+        .rows()
+        .map(|(_, ch)| {
+            ch.new
+                .as_deref()
+                .or(ch.old.as_deref())
+                .map(row_atoms)
+                .unwrap_or(0)
+        })
+        .sum()
 }
 
 /// Builds the transaction record a database log would hold for `commit`

@@ -7,13 +7,14 @@
 //! (stable, same order), at the cost of a `dyn` comparison of two indices:
 //! keep `slice::sort*` where a sort is hot.
 //!
-//! The same cost hides in `collect`: `BTreeMap`'s `FromIterator` sorts
-//! the pairs with a closure of its own per iterator type, so maps off the
-//! hot paths are built by insertion (`schema::name_index`, `sets::tree_of`),
-//! and `AtomMap`'s `FromIterator` hands its vector to one non-generic
-//! function.
+//! The same cost hides in `collect`: `BTreeMap`'s and `BTreeSet`'s
+//! `FromIterator` sort the items with a closure of their own per iterator
+//! type, so maps and sets off the hot paths are built by insertion
+//! ([`btree_map`], [`btree_set`]), and `AtomMap`'s `FromIterator` hands its
+//! vector to one non-generic function.
 
 use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// `v` sorted stably by `cmp`, as `v.sort_by(cmp)`.
 pub fn sort_by<T>(v: &mut Vec<T>, cmp: impl Fn(&T, &T) -> Ordering) {
@@ -35,6 +36,25 @@ pub fn sort<T: Ord>(v: &mut Vec<T>) {
 /// `v` sorted stably by `key`, as `v.sort_by_key(key)`.
 pub fn sort_by_key<T, K: Ord>(v: &mut Vec<T>, key: impl Fn(&T) -> K) {
     sort_by(v, |a, b| key(a).cmp(&key(b)));
+}
+
+/// The map of `items`, as `collect` gives it (of equal keys the last
+/// counts), built by insertion: no sort instance of its own.
+pub fn btree_map<K: Ord, V>(items: impl IntoIterator<Item = (K, V)>) -> BTreeMap<K, V> {
+    let mut m = BTreeMap::new();
+    for (k, v) in items {
+        m.insert(k, v);
+    }
+    m
+}
+
+/// The set of `items`, as `collect` gives it, built by insertion.
+pub fn btree_set<T: Ord>(items: impl IntoIterator<Item = T>) -> BTreeSet<T> {
+    let mut s = BTreeSet::new();
+    for x in items {
+        s.insert(x);
+    }
+    s
 }
 
 /// The one instance of the stable sort.
@@ -65,5 +85,16 @@ mod tests {
         let mut got = items;
         super::sort(&mut got);
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn maps_and_sets_by_insertion_equal_collect() {
+        use std::collections::{BTreeMap, BTreeSet};
+        // Equal keys: the last one's value stays, as `collect` keeps it.
+        let pairs = [(3, 'a'), (1, 'b'), (3, 'c'), (0, 'd'), (1, 'e')];
+        let want: BTreeMap<u32, char> = pairs.into_iter().collect();
+        assert_eq!(super::btree_map(pairs), want);
+        let want: BTreeSet<u32> = pairs.iter().map(|p| p.0).collect();
+        assert_eq!(super::btree_set(pairs.iter().map(|p| p.0)), want);
     }
 }

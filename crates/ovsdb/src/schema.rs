@@ -259,15 +259,9 @@ pub struct DatabaseSchema {
     index: BTreeMap<String, usize>,
 }
 
-/// Name → position; of equal names the last counts, as a `collect` gives.
-/// Built by insertion: each `collect` into a `BTreeMap` instantiates a
-/// stable sort of its own (`order`'s module documentation).
+/// Name → position; of equal names the last counts.
 fn name_index<'a>(names: impl Iterator<Item = &'a str>) -> BTreeMap<String, usize> {
-    let mut index = BTreeMap::new();
-    for (i, n) in names.enumerate() {
-        index.insert(n.to_string(), i);
-    }
-    index
+    crate::order::btree_map(names.enumerate().map(|(i, n)| (n.to_string(), i)))
 }
 
 fn valid_version(v: &str) -> bool {

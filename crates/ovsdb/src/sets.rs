@@ -524,7 +524,7 @@ impl MapBuilder {
                 if k == *l {
                     return false;
                 }
-                let mut t = tree_of(std::mem::take(&mut self.v));
+                let mut t = crate::order::btree_map(std::mem::take(&mut self.v));
                 let fresh = !t.contains_key(&k);
                 if fresh {
                     t.insert(k, v);
@@ -587,7 +587,7 @@ impl AtomMap {
         if v.len() <= SMALL_MAX {
             AtomMap(MapRepr::Small(v.into_boxed_slice()))
         } else {
-            AtomMap(MapRepr::Large(Box::new(tree_of(v))))
+            AtomMap(MapRepr::Large(Box::new(crate::order::btree_map(v))))
         }
     }
 
@@ -673,7 +673,7 @@ impl AtomMap {
                 Err(pos) => {
                     let mut p = std::mem::take(b).into_vec();
                     if p.len() >= SMALL_MAX {
-                        let mut m = tree_of(p);
+                        let mut m = crate::order::btree_map(p);
                         m.insert(k, v);
                         self.0 = MapRepr::Large(Box::new(m));
                     } else {
@@ -786,16 +786,6 @@ impl AtomMap {
         }
         AtomMap::from_sorted_unique(v)
     }
-}
-
-/// The tree of pairs with unique keys, built by insertion: a `collect`
-/// would add a stable sort of its own (`crate::order`'s documentation).
-fn tree_of(v: Vec<(Atom, Atom)>) -> BTreeMap<Atom, Atom> {
-    let mut t = BTreeMap::new();
-    for (k, x) in v {
-        t.insert(k, x);
-    }
-    t
 }
 
 /// Pairs sorted stably by key.
