@@ -15,6 +15,7 @@ use contents::stream::{DatabaseAt, Opener, Range};
 use contents::Log;
 use ovsdb::json::{object, Json};
 use ovsdb::{Database, Uuid};
+use ovsdb_log::checkpoint::Checkpoint;
 use ovsdb_log::{Event, LogScan, Verdict};
 use wasm_bindgen::JsValue;
 
@@ -29,6 +30,20 @@ struct Db {
     referrers: Option<Referrers>,
     /// Each table's searchable text, built on its first substring query.
     texts: TextIndex,
+    /// Where its replay landed: a step forward starts there.
+    landing: Option<Checkpoint>,
+}
+
+impl Db {
+    /// Of `dbs`, the landing closest before `index` (a step forward
+    /// resumes there when it is past the nearest checkpoint).
+    fn nearest_landing(dbs: [Option<&Db>; 2], index: u64) -> Option<&Checkpoint> {
+        dbs.into_iter()
+            .flatten()
+            .filter_map(|d| d.landing.as_ref())
+            .filter(|l| l.applied <= index)
+            .max_by_key(|l| l.applied)
+    }
 }
 
 struct Open {
@@ -132,6 +147,7 @@ fn replay_walks(f: &Loaded, d: &mut DatabaseAt) -> Result<(), String> {
 
 fn database_at(f: &Loaded, mut d: DatabaseAt, at: u64) -> Result<Db, String> {
     replay_walks(f, &mut d)?;
+    let landing = d.landing();
     let (db, err) = d.finish()?;
     Ok(Db {
         at,
@@ -139,6 +155,7 @@ fn database_at(f: &Loaded, mut d: DatabaseAt, at: u64) -> Result<Db, String> {
         error: err.map(|e| e.to_string()),
         referrers: None,
         texts: TextIndex::new(),
+        landing,
     })
 }
 
@@ -173,7 +190,12 @@ pub fn open(msg: &JsValue) {
                     if x.prev.as_ref().is_some_and(|p| p.at == want) {
                         std::mem::swap(&mut x.cur, x.prev.as_mut().unwrap());
                     } else {
-                        let d = DatabaseAt::from_checkpoints(x.checkpoints.as_deref(), want);
+                        let recent = Db::nearest_landing([Some(&x.cur), x.prev.as_ref()], want);
+                        let d = DatabaseAt::from_checkpoints_near(
+                            x.checkpoints.as_deref(),
+                            want,
+                            recent,
+                        );
                         let d = database_at(f, d, want)?;
                         x.prev = Some(std::mem::replace(&mut x.cur, d));
                     }
@@ -196,6 +218,7 @@ pub fn open(msg: &JsValue) {
                         error: err.map(|e| e.to_string()),
                         referrers: None,
                         texts: TextIndex::new(),
+                        landing: None,
                     }
                 }
             };
@@ -577,7 +600,8 @@ pub fn diff(msg: &JsValue) {
     let res = with_open_file(|f, x| {
         let from = from.clamp(x.range.first, x.range.last.max(x.range.first));
         if x.cur.at != from && x.prev.as_ref().is_none_or(|p| p.at != from) {
-            let d = DatabaseAt::from_checkpoints(x.checkpoints.as_deref(), from);
+            let recent = Db::nearest_landing([Some(&x.cur), x.prev.as_ref()], from);
+            let d = DatabaseAt::from_checkpoints_near(x.checkpoints.as_deref(), from, recent);
             let d = database_at(f, d, from)?;
             x.prev = Some(d);
         }

@@ -13,7 +13,7 @@
 //! never the file.
 
 use crate::load::{Loader, Log};
-use ovsdb_log::checkpoint::{Checkpoints, Jump, Policy};
+use ovsdb_log::checkpoint::{Checkpoint, Checkpoints, Jump, Policy};
 use ovsdb_log::sizes::{ReplayEnd, ReplayPass};
 use ovsdb_log::{Event, LogError, LogScan, ScanOptions, ScanPoint, Upto, Verdict};
 
@@ -54,7 +54,19 @@ impl DatabaseAt {
     /// one walk over the bytes from [`DatabaseAt::start`] on. Without
     /// checkpoints, [`DatabaseAt::new`].
     pub fn from_checkpoints(ck: Option<&Checkpoints>, index: u64) -> DatabaseAt {
-        match ck.and_then(|c| c.jump_database(index)) {
+        DatabaseAt::from_checkpoints_near(ck, index, None)
+    }
+
+    /// [`DatabaseAt::from_checkpoints`], starting at `recent` (where an
+    /// earlier one landed: [`DatabaseAt::landing`]) when it is closer
+    /// than the nearest checkpoint, so a step forward reads only the
+    /// records in between.
+    pub fn from_checkpoints_near(
+        ck: Option<&Checkpoints>,
+        index: u64,
+        recent: Option<&Checkpoint>,
+    ) -> DatabaseAt {
+        match ck.and_then(|c| c.jump_database_from(index, recent)) {
             Some(j) => DatabaseAt {
                 state: State::Jump(Box::new(j), false),
             },
@@ -157,6 +169,13 @@ impl DatabaseAt {
             State::Done(r) => Some(*r),
             _ => None,
         }
+    }
+
+    /// Where the replay landed, as a checkpoint a later step forward may
+    /// start from ([`DatabaseAt::from_checkpoints_near`]); None before the
+    /// replay is over, or without a database.
+    pub fn landing(&self) -> Option<Checkpoint> {
+        self.replay().and_then(Checkpoint::after)
     }
 
     /// The database (as [`crate::database_at`] gives it): `Err` when no

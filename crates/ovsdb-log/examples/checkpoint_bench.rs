@@ -5,6 +5,8 @@
 //! (resume at the nearest checkpoint, read from its offset, replay to the
 //! index).
 //!   cargo run --release -p ovsdb-log --example checkpoint_bench -- FILE [JUMPS=50] [none|plain]
+//! Then 5 × 10 steps of one entry forward, each from where the last one
+//! landed (`Checkpoint::after`, the explorer's `]` key).
 //! `none` loads without checkpoints (compare the memory of two runs);
 //! `plain` jumps replay every record, as the inspector's do, instead of
 //! reaching the database by the records' net change (time travel's).
@@ -28,6 +30,15 @@ fn memory_mb() -> (f64, f64) {
             / 1024.0
     };
     (kb("VmRSS:"), kb("VmHWM:"))
+}
+
+/// CPU time of this thread so far, in ms (Linux's schedstat: nanoseconds
+/// on a CPU, whatever else runs on the machine), or 0 elsewhere.
+fn cpu_ms() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(0.0, |ns| ns / 1e6)
 }
 
 /// Feeds the file from `offset` on to `push` until it says stop; bytes read.
@@ -129,6 +140,7 @@ fn main() {
     let mut walks = Vec::new();
     let mut lands = Vec::new();
     let mut read_total = 0u64;
+    let (mut walk_cpu, mut land_cpu) = (0.0, 0.0);
     for _ in 0..jumps {
         seed ^= seed << 13;
         seed ^= seed >> 7;
@@ -143,11 +155,16 @@ fn main() {
         .expect("sealed");
         let got = loop {
             let w = Instant::now();
+            let c0 = cpu_ms();
             read_total += read_from(&path, j.offset(), &mut |c| j.push(c));
             walks.push(w.elapsed().as_secs_f64() * 1e3);
             let l = Instant::now();
+            let c1 = cpu_ms();
             let landed = j.finish();
             lands.push(l.elapsed().as_secs_f64() * 1e3);
+            let c2 = cpu_ms();
+            walk_cpu += c1 - c0;
+            land_cpu += c2 - c1;
             match landed {
                 Ok(r) => break r,
                 Err(again) => j = *again,
@@ -170,6 +187,52 @@ fn main() {
             walks[walks.len() - 1],
             lands[lands.len() / 2],
             lands[lands.len() - 1]
+        );
+        println!(
+            "  CPU time per jump on average (the thread's, whatever else runs): walk {:.1} ms, landing {:.1} ms",
+            walk_cpu / jumps as f64,
+            land_cpu / jumps as f64
+        );
+    }
+    // Stepping forward one entry at a time from where the last jump
+    // landed (the explorer's `]` key): 5 random starts, 10 steps each.
+    if !plain && jumps > 0 {
+        let mut steps = Vec::new();
+        let mut read_steps = 0u64;
+        for _ in 0..5 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let first = seed % (r.applied.saturating_sub(10) + 1);
+            let mut landing = None;
+            for (k, index) in (first..first + 11).enumerate() {
+                let t = Instant::now();
+                let mut j = ck
+                    .jump_database_from(index, landing.as_ref())
+                    .expect("sealed");
+                let got = loop {
+                    let n = read_from(&path, j.offset(), &mut |c| j.push(c));
+                    if k > 0 {
+                        read_steps += n;
+                    }
+                    match j.finish() {
+                        Ok(r) => break r,
+                        Err(again) => j = *again,
+                    }
+                };
+                if k > 0 {
+                    steps.push(t.elapsed().as_secs_f64() * 1e3);
+                }
+                landing = ovsdb_log::checkpoint::Checkpoint::after(&got);
+            }
+        }
+        steps.sort_by(f64::total_cmp);
+        println!(
+            "{} steps forward from the last landing: median {:.1} ms, max {:.1} ms, {:.2} MB read per step on average",
+            steps.len(),
+            steps[steps.len() / 2],
+            steps[steps.len() - 1],
+            read_steps as f64 / steps.len() as f64 / 1e6
         );
     }
     // The load's rows go with the process, not one by one.

@@ -79,6 +79,24 @@ impl Checkpoint {
     pub fn db(&self) -> Option<&Db> {
         self.db.as_ref()
     }
+
+    /// Where a jump (or any replay of a clustered file) ended, as a
+    /// checkpoint a later jump forward may resume from
+    /// ([`Checkpoints::jump_database_from`]): stepping through the entries
+    /// then reads only the records in between. Its rows are the replay's
+    /// database's (shared). None without a database or a clustered entry
+    /// applied.
+    pub fn after(r: &Replay) -> Option<Checkpoint> {
+        Some(Checkpoint {
+            at: r.resume_at?,
+            applied: r.applied,
+            entries: 0,
+            detached_at: 0,
+            held: 0,
+            shared: true,
+            db: Some(r.db.clone()?),
+        })
+    }
 }
 
 /// What a jump needs of the whole replay: which entry records are
@@ -322,7 +340,7 @@ impl Checkpoints {
     /// `applied` a replay from the start to `index` has; its `entries`
     /// are those from the checkpoint on. None before the replay ended.
     pub fn jump(&self, index: u64) -> Option<Jump> {
-        self.jump_with(index, false)
+        self.jump_with(index, false, self.nearest(index))
     }
 
     /// Like [`Checkpoints::jump`], for the database alone: when the
@@ -334,8 +352,30 @@ impl Checkpoints {
     /// skipping the rows they add and delete again. Its `entries` then
     /// keep their stored sizes in every mode.
     pub fn jump_database(&self, index: u64) -> Option<Jump> {
+        self.jump_database_from(index, None)
+    }
+
+    /// [`Checkpoints::jump_database`], starting at `recent` (where an
+    /// earlier jump landed, [`Checkpoint::after`]) instead of the nearest
+    /// checkpoint when that is closer: `recent` at or before `index`, past
+    /// the nearest checkpoint and before the next one (the interval whose
+    /// records the load's replay vouched for).
+    pub fn jump_database_from(&self, index: u64, recent: Option<&Checkpoint>) -> Option<Jump> {
         let s = self.sealed.as_ref()?;
         let i = self.list.partition_point(|c| c.applied <= index);
+        let cp = self.nearest(index);
+        let cp = match recent {
+            Some(r)
+                if r.db.is_some()
+                    && r.applied <= index
+                    && r.applied > cp.applied
+                    && r.at.record > cp.at.record
+                    && self.list.partition_point(|c| c.applied <= r.applied) == i =>
+            {
+                r
+            }
+            _ => cp,
+        };
         let implicit = |c: &Checkpoint| c.db.as_ref().map_or(0, |d| d.core().implicit_changes());
         let base = implicit(&self.list[i.saturating_sub(1)]);
         let next = match self.list.get(i) {
@@ -343,12 +383,11 @@ impl Checkpoints {
             None => s.end_implicit,
         };
         let exact = index <= s.clean_to && next == Some(base);
-        self.jump_with(index, exact)
+        self.jump_with(index, exact, cp)
     }
 
-    fn jump_with(&self, index: u64, net: bool) -> Option<Jump> {
+    fn jump_with(&self, index: u64, net: bool, cp: &Checkpoint) -> Option<Jump> {
         let s = self.sealed.as_ref()?;
-        let cp = self.nearest(index);
         let upto = Upto::Index(index);
         let mut pass = match s.format {
             Format::Clustered => ReplayPass::new(
@@ -362,7 +401,7 @@ impl Checkpoints {
         };
         pass.resume_at(&cp.at, cp.db.clone(), cp.applied);
         let (pass, fallback) = if net {
-            (pass.net(), self.jump_with(index, false).map(Box::new))
+            (pass.net(), self.jump_with(index, false, cp).map(Box::new))
         } else {
             (pass, None)
         };
@@ -385,6 +424,7 @@ fn jump_options(net: bool, damage: &Option<LogError>) -> ScanOptions {
     ScanOptions {
         txn: !net,
         trust_sha1: net && damage.is_none(),
+        known_good: net && damage.is_none(),
         ..ScanOptions::default()
     }
 }

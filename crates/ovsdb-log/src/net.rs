@@ -26,15 +26,16 @@
 use crate::rawtxn::{ws, RowSrc};
 use crate::replay::{apply_row_op, row_op, Db};
 use crate::skim::skip_value;
+use ovsdb::db::PlacedRow;
+use ovsdb::uuid::RowKeyMap;
 use ovsdb::{Datum, Uuid};
-use std::collections::HashMap;
 
 /// The net change of records read since a database (see the module
 /// documentation).
 #[derive(Debug, Default)]
 pub struct NetChange {
     /// Row → its place in `held`.
-    at: HashMap<(usize, Uuid), u32>,
+    at: RowKeyMap<(usize, Uuid), u32>,
     /// In the order rows were first written.
     held: Vec<Held>,
     /// The column objects of the operations held, back to back in chunks
@@ -182,7 +183,7 @@ impl NetChange {
     /// Drops the bytes and operations of deleted rows.
     fn compact(&mut self) {
         let old = NetChange {
-            at: HashMap::default(),
+            at: RowKeyMap::default(),
             held: Vec::new(),
             bytes: std::mem::take(&mut self.bytes),
             stored: 0,
@@ -234,15 +235,15 @@ impl NetChange {
         let held = std::mem::take(&mut all.held);
         let mut rows = Vec::with_capacity(held.len());
         for h in held {
-            if h.deleted && h.first == NONE && db.row(h.ti, &h.uuid).is_none() {
+            let old = db.row_ref(h.ti, &h.uuid);
+            if h.deleted && h.first == NONE && old.is_none() {
                 // Added and deleted again.
                 continue;
             }
             let ts = &db.schema.tables[h.ti];
-            let mut row: Option<Vec<Datum>> = if h.deleted {
-                None
-            } else {
-                db.row(h.ti, &h.uuid).map(<[Datum]>::to_vec)
+            let mut row: Option<Vec<Datum>> = match (h.deleted, &old) {
+                (false, Some(r)) => Some(r.columns.clone()),
+                _ => None,
             };
             let mut k = h.first;
             while k != NONE {
@@ -252,7 +253,12 @@ impl NetChange {
                 apply_row_op(ts, h.uuid, &mut row, op);
                 k = o.next;
             }
-            rows.push((h.ti, h.uuid, row));
+            rows.push(PlacedRow {
+                table: h.ti,
+                uuid: h.uuid,
+                old,
+                new: row,
+            });
         }
         db.place_rows(rows);
         Ok(())
@@ -344,6 +350,15 @@ fn rows_of<'a>(db: &Db, b: &'a [u8], wrapped: bool) -> Option<(Vec<RowRef<'a>>, 
     (ws(b, i) == b.len()).then_some((rows, diff))
 }
 
+/// The UUID naming a row at `b[i]` (a quoted 36-character UUID) and the
+/// end of the name.
+fn row_name_at(b: &[u8], i: usize) -> Option<(Uuid, usize)> {
+    match b.get(i..i + 38) {
+        Some(s) if s[0] == b'"' && s[37] == b'"' => Some((Uuid::parse_bytes(&s[1..37])?, i + 38)),
+        _ => None,
+    }
+}
+
 /// The rows of one table member (the object at `b[i]`); its end.
 fn table_rows<'a>(b: &'a [u8], i: usize, ti: usize, rows: &mut Vec<RowRef<'a>>) -> Option<usize> {
     if b.get(i) != Some(&b'{') {
@@ -354,8 +369,7 @@ fn table_rows<'a>(b: &'a [u8], i: usize, ti: usize, rows: &mut Vec<RowRef<'a>>) 
         return Some(i + 1);
     }
     loop {
-        let (text, k) = crate::rawtxn::name_at(b, ws(b, i))?;
-        let u = Uuid::parse_bytes(text.as_bytes())?;
+        let (u, k) = row_name_at(b, ws(b, i))?;
         i = ws(b, k);
         if b.get(i) != Some(&b':') {
             return None;
@@ -367,7 +381,7 @@ fn table_rows<'a>(b: &'a [u8], i: usize, ti: usize, rows: &mut Vec<RowRef<'a>>) 
                 i += 4;
             }
             Some(b'{') => {
-                let end = object_end(b, i)?;
+                let end = crate::skim::container_end(b, i)?;
                 rows.push((ti, u, Some(&b[i..end])));
                 i = end;
             }
@@ -378,76 +392,6 @@ fn table_rows<'a>(b: &'a [u8], i: usize, ti: usize, rows: &mut Vec<RowRef<'a>>) 
             Some(b',') => i += 1,
             Some(b'}') => return Some(i + 1),
             _ => return None,
-        }
-    }
-}
-
-/// End (exclusive) of the JSON object at `b[i] == '{'`, found by its
-/// quotes, escapes and braces alone (SIMD searches). The records a net
-/// change takes are ones a replay already parsed, so they are known to be
-/// well-formed JSON; anything unbalanced gives None. (In the browser,
-/// without SIMD, the skimmer does it in less code.)
-#[cfg(target_arch = "wasm32")]
-fn object_end(b: &[u8], i: usize) -> Option<usize> {
-    skip_value(b, i).ok()
-}
-
-#[cfg(not(target_arch = "wasm32"))]
-fn object_end(b: &[u8], i: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut j = i;
-    loop {
-        j += memchr::memchr3(b'"', b'{', b'}', b.get(j..)?)?;
-        match b[j] {
-            b'{' => depth += 1,
-            b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(j + 1);
-                }
-            }
-            _ => loop {
-                // In a string: to its closing quote, past escapes.
-                j += 1;
-                j += memchr::memchr2(b'"', b'\\', b.get(j..)?)?;
-                if b[j] == b'"' {
-                    break;
-                }
-                j += 1;
-            },
-        }
-        j += 1;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn object_end_agrees_with_the_skimmer() {
-        let cases: [&[u8]; 7] = [
-            br#"{}"#,
-            br#"{"a":1}"#,
-            br#"{"a":"}{","b":{"c":[1,{"d":"\"}"}]}}"#,
-            br#"{"s":"\\","t":"\\\"}"}"#,
-            br#"{"m":["map",[["k","v{"],["}","x"]]]}"#,
-            br#"{ "x" : { } , "y" : "\u007d" }"#,
-            br#"{"a":{"b":{"c":{}}},"z":"]"}"#,
-        ];
-        for c in cases {
-            let mut b = c.to_vec();
-            b.extend_from_slice(br#","after":{"x":1}}"#);
-            assert_eq!(
-                object_end(&b, 0),
-                skip_value(&b, 0).ok(),
-                "{}",
-                String::from_utf8_lossy(c)
-            );
-        }
-        // Unbalanced or cut short: no end.
-        for c in [&br#"{"a":1"#[..], br#"{"a":"}"#, br#"{"a":"\"#] {
-            assert_eq!(object_end(c, 0), None, "{}", String::from_utf8_lossy(c));
         }
     }
 }

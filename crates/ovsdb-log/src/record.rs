@@ -47,6 +47,17 @@ impl<'a> RawRecord<'a> {
         &self,
         format: Format,
     ) -> Result<(Record, Option<(usize, usize)>), LogError> {
+        self.decode_light_payload_with(format, false)
+    }
+
+    /// [`RawRecord::decode_light_payload`]; `known_good`: the record is one
+    /// an earlier walk read without damage, so its `data` is delimited by
+    /// its brackets alone ([`crate::skim::container_end`]).
+    pub fn decode_light_payload_with(
+        &self,
+        format: Format,
+        known_good: bool,
+    ) -> Result<(Record, Option<(usize, usize)>), LogError> {
         let bad = |m: String| self.error(ErrorKind::BadRecord { message: m });
         let badjson = |m: String| {
             if m == "not a JSON object" {
@@ -95,9 +106,13 @@ impl<'a> RawRecord<'a> {
                 ))
             }
             (Format::Clustered, idx) => {
-                let (j, raws, _) =
-                    crate::skim::skim_object_hook(self.body, |_, _| None::<((), usize)>)
-                        .map_err(badjson)?;
+                let (j, raws, _) = crate::skim::skim_object_hook(self.body, |b, i| {
+                    known_good
+                        .then(|| crate::skim::container_end(b, i))
+                        .flatten()
+                        .map(|end| ((), end))
+                })
+                .map_err(badjson)?;
                 let base = self.body.as_ptr() as usize;
                 let data = raws.iter().find(|(n, _)| *n == "data").map(|(_, v)| {
                     let a = v.as_ptr() as usize - base;

@@ -234,8 +234,13 @@ impl Db {
     /// Puts rows in place as given (None: absent), without a transaction
     /// ([`ovsdb::Database::place_rows`]): for the net change of records
     /// ([`crate::net`]).
-    pub(crate) fn place_rows(&mut self, rows: Vec<(usize, Uuid, Option<Vec<Datum>>)>) {
+    pub(crate) fn place_rows(&mut self, rows: Vec<ovsdb::db::PlacedRow>) {
         self.core.place_rows(rows);
+    }
+
+    /// The row as the database holds it (shared).
+    pub(crate) fn row_ref(&self, ti: usize, u: &Uuid) -> Option<ovsdb::db::RowRef> {
+        self.core.table_at(ti)?.rows.get(u).cloned()
     }
 
     /// Rewrites a txn record for `mode`, given the database state *before*

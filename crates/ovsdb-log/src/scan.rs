@@ -34,6 +34,11 @@ pub struct ScanOptions {
     /// Framing only: every good record is an [`Event::Frame`], nothing is
     /// decoded (to verify a file's framing and hashes on its own).
     pub frames_only: bool,
+    /// The bytes were framed, hashed and skimmed without damage by an
+    /// earlier walk (with [`ScanOptions::trust_sha1`]): entry payloads
+    /// are only delimited by their brackets
+    /// ([`crate::skim::container_end`]), not checked again.
+    pub known_good: bool,
 }
 
 /// A transaction read on the way ([`ScanOptions::txn`]); applied with
@@ -641,7 +646,7 @@ fn decode(
             let (rec, range, txn) = if opts.txn {
                 raw.decode_streaming()?
             } else {
-                let (rec, range) = raw.decode_light_payload(format)?;
+                let (rec, range) = raw.decode_light_payload_with(format, opts.known_good)?;
                 (rec, range, None)
             };
             let Record::Raft(r) = rec else {

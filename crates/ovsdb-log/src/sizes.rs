@@ -79,6 +79,10 @@ pub struct Replay {
     /// The checkpoints kept on the way, when the pass was made
     /// [`ReplayPass::with_checkpoints`].
     pub checkpoints: Option<Box<Checkpoints>>,
+    /// Clustered files: where a walk resumes after the record of the last
+    /// entry applied (a later jump may start there:
+    /// [`crate::checkpoint::Checkpoint::after`]).
+    pub resume_at: Option<ScanPoint>,
 }
 
 impl Replay {
@@ -1142,6 +1146,7 @@ impl ReplayPass {
                 error: None,
                 skipped: Vec::new(),
                 checkpoints: None,
+                resume_at: None,
             },
             ckpt: None,
             net: None,
@@ -1224,6 +1229,9 @@ impl ReplayPass {
         self.r.applied = applied;
         if at.record > 0 {
             self.r.format = Some(at.format);
+            if at.format == Format::Clustered {
+                self.r.resume_at = Some(*at);
+            }
             if !self.second {
                 // What the first walk would have learnt of the records
                 // before (a standalone file's: its format and count).
@@ -1400,10 +1408,17 @@ impl ReplayPass {
             self.r.entries.push(plain(false));
             return;
         }
+        let after = ScanPoint {
+            offset: raw.end(),
+            record: raw.index + 1,
+            format: Format::Clustered,
+            log_end: index.saturating_add(1),
+        };
         match self.offer_net(data_bytes, true) {
             Some(true) => {
                 self.r.entries.push(plain(false));
                 self.r.applied = index;
+                self.r.resume_at = Some(after);
                 return;
             }
             Some(false) => {}
@@ -1429,6 +1444,7 @@ impl ReplayPass {
                     ..plain(false)
                 });
                 self.r.applied = index;
+                self.r.resume_at = Some(after);
             }
             Err(e) => self.fail(e),
         }

@@ -231,6 +231,124 @@ pub(crate) fn skim_object_hook<'a, T>(
     Ok((Json::Object(obj), raws, hooked))
 }
 
+/// Bit `k` of each mask is set when byte `k` of the 64-byte block is a
+/// quote, a backslash, an opening bracket (`{` or `[`), a closing one.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn block_masks(block: &[u8; 64]) -> (u64, u64, u64, u64) {
+    use std::arch::x86_64::*;
+    // SSE2 is part of the x86_64 baseline: these are always available.
+    unsafe {
+        let mut q = 0u64;
+        let mut s = 0u64;
+        let mut o = 0u64;
+        let mut c = 0u64;
+        let quote = _mm_set1_epi8(b'"' as i8);
+        let bslash = _mm_set1_epi8(b'\\' as i8);
+        let brace = _mm_set1_epi8(b'{' as i8);
+        let bracket = _mm_set1_epi8(b'[' as i8);
+        let cbrace = _mm_set1_epi8(b'}' as i8);
+        let cbracket = _mm_set1_epi8(b']' as i8);
+        for k in 0..4 {
+            let v = _mm_loadu_si128(block.as_ptr().add(16 * k) as *const __m128i);
+            let m = |x: __m128i| u64::from(_mm_movemask_epi8(x) as u16) << (16 * k);
+            q |= m(_mm_cmpeq_epi8(v, quote));
+            s |= m(_mm_cmpeq_epi8(v, bslash));
+            o |= m(_mm_or_si128(
+                _mm_cmpeq_epi8(v, brace),
+                _mm_cmpeq_epi8(v, bracket),
+            ));
+            c |= m(_mm_or_si128(
+                _mm_cmpeq_epi8(v, cbrace),
+                _mm_cmpeq_epi8(v, cbracket),
+            ));
+        }
+        (q, s, o, c)
+    }
+}
+
+/// End (exclusive) of the object or array at `b[i]` of JSON already known
+/// to be well-formed (a record the load verified), 64 bytes at a time:
+/// the quotes not escaped delimit the strings (a running parity of
+/// quotes), and only the brackets outside them count. Natively only;
+/// elsewhere (and for any other start) [`skip_value`].
+#[cfg(target_arch = "x86_64")]
+pub fn container_end(b: &[u8], i: usize) -> Option<usize> {
+    if !matches!(b.get(i), Some(b'{' | b'[')) {
+        return skip_value(b, i).ok();
+    }
+    let mut depth = 0u32;
+    // Whether the block starts inside a string, and with its first byte
+    // escaped (the last block ended on a backslash that escapes).
+    let mut in_string = 0u64;
+    let mut escape_carry = 0u64;
+    let mut pos = i;
+    let mut tail = [b' '; 64];
+    while pos < b.len() {
+        let block: &[u8; 64] = match b.get(pos..pos + 64) {
+            Some(s) => s.try_into().expect("64 bytes"),
+            None => {
+                let n = b.len() - pos;
+                tail[..n].copy_from_slice(&b[pos..]);
+                tail[n..].fill(b' ');
+                &tail
+            }
+        };
+        let (quote, bslash, open, close) = block_masks(block);
+        // The bytes a backslash escapes: each backslash not itself escaped
+        // escapes the next byte.
+        let mut escaped = escape_carry;
+        escape_carry = 0;
+        let mut bs = bslash & !escaped;
+        while bs != 0 {
+            let k = bs.trailing_zeros();
+            if k == 63 {
+                escape_carry = 1;
+                bs = 0;
+            } else {
+                escaped |= 2 << k;
+                bs &= !(3 << k);
+            }
+        }
+        let quote = quote & !escaped;
+        // Prefix parity of the quotes: set from an opening quote up to
+        // (not including) its closing one.
+        let mut inside = quote;
+        inside ^= inside << 1;
+        inside ^= inside << 2;
+        inside ^= inside << 4;
+        inside ^= inside << 8;
+        inside ^= inside << 16;
+        inside ^= inside << 32;
+        inside ^= in_string;
+        in_string = ((inside as i64) >> 63) as u64;
+        let open = open & !inside;
+        let close = close & !inside;
+        let mut marks = open | close;
+        while marks != 0 {
+            let k = marks.trailing_zeros();
+            if open >> k & 1 == 1 {
+                depth += 1;
+            } else {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    // (The padding of a short last block has no brackets.)
+                    return Some(pos + k as usize + 1);
+                }
+            }
+            marks &= marks - 1;
+        }
+        pos += 64;
+    }
+    None
+}
+
+/// [`container_end`] off x86_64: the skimmer.
+#[cfg(not(target_arch = "x86_64"))]
+pub fn container_end(b: &[u8], i: usize) -> Option<usize> {
+    skip_value(b, i).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -377,5 +495,100 @@ mod tests {
         deep.extend(vec![b']'; 5000]);
         deep.push(b'}');
         assert!(skim_object(&deep).unwrap_err().contains("nesting"));
+    }
+
+    /// A random well-formed JSON value: strings full of escapes, quotes,
+    /// backslash runs and brackets, nested containers, some padding.
+    fn random_json(seed: &mut u64, depth: u32, out: &mut Vec<u8>) {
+        fn next_of(seed: &mut u64, n: u64) -> u64 {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            *seed % n
+        }
+        let kind = if depth >= 5 {
+            next_of(seed, 3)
+        } else {
+            next_of(seed, 6)
+        };
+        match kind {
+            0 => out.extend_from_slice(b"12.5e3"),
+            1 | 2 => {
+                out.push(b'"');
+                for _ in 0..next_of(seed, 90) {
+                    match next_of(seed, 12) {
+                        0 => out.extend_from_slice(b"\\\""),
+                        1 => out.extend_from_slice(b"\\\\"),
+                        2 => out.extend_from_slice(b"\\u007d"),
+                        3 => out.push(b'{'),
+                        4 => out.push(b']'),
+                        5 => out.extend_from_slice("é".as_bytes()),
+                        _ => out.push(b'a' + next_of(seed, 26) as u8),
+                    }
+                }
+                out.push(b'"');
+            }
+            k => {
+                let object = k == 3;
+                out.push(if object { b'{' } else { b'[' });
+                let n = next_of(seed, 6);
+                for m in 0..n {
+                    if m > 0 {
+                        out.push(b',');
+                    }
+                    for _ in 0..next_of(seed, 3) {
+                        out.push(b' ');
+                    }
+                    if object {
+                        out.extend_from_slice(b"\"k\\\"\":");
+                    }
+                    random_json(seed, depth + 1, out);
+                }
+                out.push(if object { b'}' } else { b']' });
+            }
+        }
+    }
+
+    #[test]
+    fn container_end_agrees_with_the_skimmer() {
+        let cases: [&[u8]; 8] = [
+            br#"{}"#,
+            br#"{"a":1}"#,
+            br#"{"a":"}{","b":{"c":[1,{"d":"\"}"}]}}"#,
+            br#"{"s":"\\","t":"\\\"}"}"#,
+            br#"{"m":["map",[["k","v{"],["}","x"]]]}"#,
+            br#"{ "x" : { } , "y" : "\u007d" }"#,
+            br#"[null,{"Logical_Flow":{"0c1a5e2e-2b1c-4b7e-9d7a-1c2b3d4e5f60":null}}]"#,
+            br#"{"a":{"b":{"c":{}}},"z":"]"}"#,
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut inputs: Vec<Vec<u8>> = cases.iter().map(|c| c.to_vec()).collect();
+        for _ in 0..3_000 {
+            let mut v = Vec::new();
+            random_json(&mut seed, 0, &mut v);
+            if matches!(v.first(), Some(b'{' | b'[')) {
+                inputs.push(v);
+            }
+        }
+        for c in &inputs {
+            // At every offset of a 64-byte block, with more after it.
+            for pad in 0..70 {
+                let mut b = vec![b' '; pad];
+                b.extend_from_slice(c);
+                let tail = b.len();
+                b.extend_from_slice(br#","after":{"x":"\\"}}"#);
+                assert_eq!(
+                    container_end(&b, pad),
+                    skip_value(&b, pad).ok(),
+                    "{}",
+                    String::from_utf8_lossy(c)
+                );
+                assert_eq!(container_end(&b, pad), Some(tail));
+            }
+        }
+        // Unbalanced or cut short: no end.
+        for c in [&br#"{"a":1"#[..], br#"{"a":"}"#, br#"{"a":"\"#, br#"[[]"#] {
+            assert_eq!(container_end(c, 0), None, "{}", String::from_utf8_lossy(c));
+        }
     }
 }

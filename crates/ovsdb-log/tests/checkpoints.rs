@@ -8,7 +8,7 @@
 
 mod common;
 
-use ovsdb_log::checkpoint::{Checkpoints, Policy};
+use ovsdb_log::checkpoint::{Checkpoint, Checkpoints, Policy};
 use ovsdb_log::sizes::{ReplayEnd, ReplayPass};
 use ovsdb_log::summary::{Summarizer, SummaryEnd};
 use ovsdb_log::{replay, Event, LogScan, Replay, SharedReplay, Upto, Verdict};
@@ -220,6 +220,73 @@ fn jumps_reach_the_database_a_replay_from_the_start_reaches() {
         net * 10 > asked * 9 && again == 0,
         "{net} by net change, {again} walked again, of {asked} asked"
     );
+}
+
+/// Checkpoints far apart (one per 400 entries): most steps forward land
+/// in the interval of the checkpoint they started from.
+const SPARSE: Policy = Policy {
+    every_entries: 400,
+    every_bytes: u64::MAX,
+    max: 8,
+    budget_bytes: u64::MAX,
+};
+
+/// Stepping forward from where the last jump landed
+/// ([`Checkpoint::after`], [`Checkpoints::jump_database_from`]), as the
+/// explorer's `]` key does, reaches the database a replay from the start
+/// reaches, and reads only the records after the landing.
+#[test]
+fn steps_forward_from_a_landing_reach_the_replays_database() {
+    let mut rng = Rng(0x0123_4567_89ab_cdef);
+    let (mut steps, mut from_landing) = (0, 0);
+    for (name, bytes) in common::distinct_inputs() {
+        let loaded = load(&bytes, SPARSE);
+        let ck = loaded.checkpoints.as_deref().expect("asked for them");
+        let top = loaded.applied + 1;
+        let mut at = rng.below(top / 2 + 1);
+        let mut landing: Option<Checkpoint> = None;
+        for _ in 0..6 {
+            let chunk = [1, 97, 4096][rng.below(3) as usize];
+            let mut j = ck
+                .jump_database_from(at, landing.as_ref())
+                .expect("the load is over");
+            let from = j.offset();
+            let resumed = landing.as_ref().is_some_and(|l| l.at.offset == from);
+            let got = loop {
+                let tail = &bytes[usize::try_from(j.offset()).unwrap()..];
+                for c in tail.chunks(chunk) {
+                    if j.push(c) {
+                        break;
+                    }
+                }
+                match j.finish() {
+                    Ok(r) => break r,
+                    Err(plain) => j = *plain,
+                }
+            };
+            let want = replay(&bytes, Upto::Index(at));
+            assert!(
+                state(&got) == state(&want),
+                "{name}: index {at} from byte {from} (from the landing: {resumed})"
+            );
+            assert_eq!(
+                got.db.as_ref().map(|d| d.core().check_integrity().is_ok()),
+                want.db.as_ref().map(|d| d.core().check_integrity().is_ok()),
+                "{name}: index {at}: integrity"
+            );
+            steps += 1;
+            from_landing += usize::from(resumed);
+            landing = Checkpoint::after(&got);
+            if let Some(l) = &landing {
+                assert_eq!(l.applied, got.applied, "{name}");
+            }
+            at += 1 + rng.below(3);
+        }
+    }
+    eprintln!("{from_landing} of {steps} steps resumed where the last one landed");
+    // Most steps stay inside one checkpoint interval and start at the
+    // landing, not at the checkpoint.
+    assert!(from_landing * 3 > steps, "{from_landing} of {steps}");
 }
 
 /// The summary's one walk (what `inspect` and the timeline's load make)

@@ -95,6 +95,16 @@ impl Row {
 /// lists ([`RowChange`]) that name the version hold the same allocation.
 pub type RowRef = Arc<Row>;
 
+/// One row for [`Database::place_rows`]: its table index and UUID, the
+/// version the database holds now, and its new values in schema column
+/// order (None: absent).
+pub struct PlacedRow {
+    pub table: usize,
+    pub uuid: Uuid,
+    pub old: Option<RowRef>,
+    pub new: Option<Vec<Datum>>,
+}
+
 /// The rows of a table, by UUID: a persistent B-tree whose clone is O(1)
 /// and shares every node (and, through the `Arc`, every row) with the
 /// original, so a copy of a [`Database`] costs O(tables) and only the
@@ -819,23 +829,31 @@ impl Database {
     /// transaction: nothing is checked, collected or cleaned. For a state
     /// known to be consistent, such as the net change of log records a
     /// replay already applied without error (`ovsdb_log::net`).
-    pub fn place_rows(&mut self, rows: Vec<(usize, Uuid, Option<Vec<Datum>>)>) {
+    ///
+    /// Each row comes with the version the database holds now (`old`, as
+    /// the caller looked it up: one lookup per row, not three).
+    pub fn place_rows(&mut self, rows: Vec<PlacedRow>) {
         // Reference counts only: no transaction tracks what they touch.
         let mut st = TxnState {
             replaying_undo: true,
             ..TxnState::default()
         };
-        for (ti, u, new) in rows {
-            let Some(table) = self.tables.get_mut(ti) else {
+        for PlacedRow {
+            table: ti,
+            uuid: u,
+            old,
+            new,
+        } in rows
+        {
+            if ti >= self.tables.len() {
                 continue;
-            };
-            // A row left as it was stays (and stays shared).
-            if let (Some(o), Some(n)) = (table.rows.get(&u), &new) {
-                if o.columns == *n {
-                    continue;
-                }
             }
-            let old = table.remove_row(&u);
+            match (&old, &new) {
+                // A row left as it was stays (and stays shared).
+                (Some(o), Some(n)) if o.columns == *n => continue,
+                (None, None) => continue,
+                _ => {}
+            }
             for k in 0..self.meta[ti].ref_cols.len() {
                 let ci = self.meta[ti].ref_cols[k].col;
                 match (&old, &new) {
@@ -850,10 +868,16 @@ impl Database {
                     (None, None) => {}
                 }
             }
-            if let Some(columns) = new {
-                self.tables[ti]
-                    .rows
-                    .insert(u, Arc::new(Row { uuid: u, columns }));
+            // The caller's copy goes first, so that the count below says
+            // whether a clone of the database still shares the row.
+            drop(old);
+            let table = &mut self.tables[ti];
+            let prev = match new {
+                Some(columns) => table.rows.insert(u, Arc::new(Row { uuid: u, columns })),
+                None => table.rows.remove(&u),
+            };
+            if let Some(r) = prev.filter(|r| Arc::strong_count(r) > 1) {
+                table.detached += r.approx_bytes() as u64;
             }
         }
     }
