@@ -1,17 +1,19 @@
 //! The commit engine. An `ovsdb::Database` ([`Core`]) holds every
-//! committed row's references, and its transaction does the commit-time
-//! work ovsdb-server's `ovsdb_txn_precommit` does: strong reference counts
-//! and their check, garbage collection of unreferenced non-root rows,
-//! weak-reference removal in ovsdb-server 3.1's order, and `maxRows` (with
+//! committed row's references and unique-index keys, and its transaction
+//! does the commit-time work ovsdb-server's `ovsdb_txn_precommit` does:
+//! strong reference counts and their check, garbage collection of
+//! unreferenced non-root rows, weak-reference removal in ovsdb-server 3.1's
+//! order, `maxRows` and the unique indexes (with
 //! `ReplayOptions::server_checks`, in the words and order of a `transact`
-//! reply). The server writes an operation's result into it
-//! ([`Server::precommit`]), reads back what the commit changed, and keeps
-//! the rows themselves (with their `_version`s, in [`DbMeta`]'s column
-//! order) for reads, monitors and the history.
+//! reply; the indexes through the committed keys the core keeps,
+//! `Database::keep_key_indexes`). The server writes an operation's result
+//! into it ([`Server::precommit`]), reads back what the commit changed, and
+//! keeps the rows themselves (with their `_version`s, in [`DbMeta`]'s
+//! column order) for reads, monitors and the history.
 //!
 //! Only what the commit's rules read is in the core: its schema has only
-//! the columns holding references, and rows hold, in the `_version` slot,
-//! a change mark, so that a row an operation really changed is a changed
+//! the columns holding references and those of unique indexes, and rows
+//! hold, in the `_version` slot, a change mark, so that a row an operation really changed is a changed
 //! row there too (ovsdb-server assesses weak references in the order of
 //! the rows its transaction changed). Mirroring the rows whole cost the
 //! simulator's one-hour run a fifth of its time.
@@ -27,8 +29,9 @@ use ovsdb::uuid::Uuid;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// The rows' references in an `ovsdb::Database`, and how its tables and
-/// columns (the schema's order) map to the metadata's (name order).
+/// The rows' references and index keys in an `ovsdb::Database`, and how
+/// its tables and columns (the schema's order) map to the metadata's (name
+/// order).
 #[derive(Debug, Clone)]
 pub(crate) struct Core {
     pub(crate) db: Database,
@@ -44,8 +47,8 @@ pub(crate) struct Core {
 struct CoreTable {
     /// The core's table.
     ti: usize,
-    /// The columns holding references, the only ones the core has: (the
-    /// metadata's number, the core's).
+    /// The columns holding references or in a unique index, the only ones
+    /// the core has: (the metadata's number, the core's).
     refs: Vec<(usize, usize)>,
     /// Those holding weak references, the only ones the commit changes in
     /// a row the operations wrote.
@@ -54,7 +57,8 @@ struct CoreTable {
     mark: usize,
     /// Whether a row with no references may stay out of the core: the
     /// table is a root table, no column refers to it and it has no
-    /// `maxRows`, so such a row takes no part in any commit rule.
+    /// `maxRows` and no unique index, so such a row takes no part in any
+    /// commit rule.
     sparse: bool,
 }
 
@@ -68,12 +72,17 @@ pub(crate) type Found = BTreeMap<(usize, Uuid), Option<RowRef>>;
 
 impl Core {
     pub(crate) fn new(meta: &DbMeta) -> Core {
-        // The schema with only the columns holding references.
+        // The schema with only the columns holding references and those
+        // of unique indexes.
         let mut schema = (*meta.schema).clone();
         for ts in &mut schema.tables {
-            let refs = ts.user_columns().filter(|c| has_ref(&c.ty, false));
-            let refs = refs.cloned().collect();
-            *ts = TableSchema::new(&ts.name, refs, ts.mutable, ts.is_root, ts.max_rows, vec![]);
+            let keyed = |name: &str| ts.indexes.iter().flatten().any(|c| c == name);
+            let kept = ts
+                .user_columns()
+                .filter(|c| has_ref(&c.ty, false) || keyed(&c.name));
+            let kept = kept.cloned().collect();
+            let indexes = std::mem::take(&mut ts.indexes);
+            *ts = TableSchema::new(&ts.name, kept, ts.mutable, ts.is_root, ts.max_rows, indexes);
         }
         let mut meta_of = vec![0; schema.tables.len()];
         let map = meta
@@ -86,9 +95,11 @@ impl Core {
                 let ts = &schema.tables[ti];
                 let pick = |weak: bool| {
                     let cols = t.columns.iter().enumerate();
-                    cols.filter(|(_, c)| has_ref(&c.ty, weak))
-                        .filter_map(|(i, c)| ts.column_index(&c.name).map(|x| (i, x)))
-                        .collect()
+                    cols.filter(|(i, c)| {
+                        has_ref(&c.ty, weak) || !weak && t.indexes.iter().flatten().any(|x| x == i)
+                    })
+                    .filter_map(|(i, c)| ts.column_index(&c.name).map(|x| (i, x)))
+                    .collect()
                 };
                 let target = meta.tables.iter().flat_map(|o| &o.columns).any(|c| {
                     let to = |b: &BaseType| b.ref_table.as_deref() == Some(t.name.as_str());
@@ -99,12 +110,14 @@ impl Core {
                     refs: pick(false),
                     weak: pick(true),
                     mark: ts.column_index("_version").unwrap_or(0),
-                    sparse: t.is_root && !target && t.max_rows.is_none(),
+                    sparse: t.is_root && !target && t.max_rows.is_none() && t.indexes.is_empty(),
                 }
             })
             .collect();
+        let mut db = Database::new(Arc::new(schema));
+        db.keep_key_indexes();
         Core {
-            db: Database::new(Arc::new(schema)),
+            db,
             map: Arc::new(map),
             meta_of: Arc::new(meta_of),
             mark: 0,
@@ -160,7 +173,7 @@ impl CoreTable {
         !self.sparse || self.refs.iter().any(|&(ci, _)| !r.cols()[ci].is_empty())
     }
 
-    /// Row `r`'s reference columns, as the core's columns.
+    /// Row `r`'s columns the core has, as the core's columns.
     fn references(&self, r: &Row) -> Vec<(usize, Datum)> {
         self.refs
             .iter()
@@ -194,7 +207,6 @@ impl Server {
         let mark = Datum::scalar(Atom::Uuid(Uuid(core.mark)));
         let mut txn = core.db.begin_with(ReplayOptions {
             server_checks: true,
-            skip_index_check: true,
             atoms_checked: true,
             ..Default::default()
         });

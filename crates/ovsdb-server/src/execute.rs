@@ -2,13 +2,12 @@
 //! update, mutate, delete, wait, commit, abort, comment, assert) against a
 //! working copy of the rows ([`Work`]), then the commit: the core's
 //! transaction (references, garbage collection, weak references,
-//! `maxRows`; `core.rs`), the unique indexes and the real changes, which
+//! `maxRows`, unique indexes; `core.rs`) and the real changes, which
 //! are kept at once ([`Server::transact`]) or rolled back and installed
 //! later ([`Server::prepare`], then [`Server::apply_commit`]).
 
 use crate::cond::{resolve_column, ColRef, Condition, RowView};
 use crate::dispatch::{err_json, uuid_json};
-use crate::integrity::first_duplicate_indexed;
 use crate::meta::{DbMeta, TableMeta};
 use crate::triggers::{self, WaitMode};
 use crate::{
@@ -264,8 +263,8 @@ impl Server {
     }
 
     /// Commit-time work: the core's (references, garbage collection, weak
-    /// references, sizes, `maxRows`; [`Server::precommit`]), then the
-    /// unique indexes, new `_version`s, and the install.
+    /// references, `maxRows`, unique indexes; [`Server::precommit`]), then
+    /// new `_version`s, and the install.
     fn finish_commit(
         &mut self,
         mut changed: Vec<BTreeMap<Uuid, Option<Row>>>,
@@ -274,30 +273,7 @@ impl Server {
         comment: Option<String>,
         install: bool,
     ) -> Result<Option<Commit>> {
-        let meta = self.meta.clone();
         let (txn, found) = Server::precommit(&self.tables, &mut self.core, &mut changed, order)?;
-        // Unique indexes, over the rows as the commit leaves them.
-        for (ti, t) in meta.tables.iter().enumerate() {
-            if changed[ti].is_empty() {
-                continue;
-            }
-            for (ix, idx) in t.indexes.iter().enumerate() {
-                let keys = &self.keys[ti][ix];
-                if let Some((other, u)) =
-                    first_duplicate_indexed(idx, keys, &self.tables[ti], &changed[ti])
-                {
-                    let names: Vec<&str> =
-                        idx.iter().map(|&c| t.columns[c].name.as_str()).collect();
-                    return Err(Error::constraint(format!(
-                        "Transaction causes multiple rows in \"{}\" table to have identical values for ({}) ({} and {}).",
-                        t.name,
-                        names.join(", "),
-                        other,
-                        u
-                    )));
-                }
-            }
-        }
         // The real changes (installed below, or later by `apply_commit`
         // for a prepared transaction), in table and UUID order. (A row
         // the commit finds absent before and after is never one of them.)

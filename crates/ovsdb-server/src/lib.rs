@@ -36,9 +36,10 @@
 //! One file per job: this one holds the public types and the [`Server`]
 //! state; `dispatch` the JSON-RPC methods, sessions and locks; `execute`
 //! the operations of a `transact` and its commit; `core` the commit
-//! engine (the rows again in an `ovsdb::Database`, whose transaction checks
-//! references, collects garbage and removes weak references); `integrity`
-//! unique indexes; `monitor` monitors and the
+//! engine (the rows' references and index keys again in an
+//! `ovsdb::Database`, whose transaction checks references, collects
+//! garbage, removes weak references and checks unique indexes); `monitor`
+//! monitors and the
 //! updates they send; `replay` installing commits and log records (and
 //! [`commit_record`]/[`entry_data`], the records a log holds); `triggers`
 //! transactions that wait; `server_db` the `_Server` database.
@@ -50,7 +51,6 @@ pub mod rng;
 mod core;
 mod dispatch;
 mod execute;
-mod integrity;
 mod monitor;
 mod replay;
 mod server_db;
@@ -219,11 +219,6 @@ pub struct Server {
     pub meta: Arc<DbMeta>,
     opts: ServerOptions,
     tables: Vec<BTreeMap<Uuid, RowRef>>,
-    /// Per table, per unique index of its schema (in schema order): each
-    /// committed row's key, kept at every install, so that a commit checks
-    /// the keys it writes by lookup instead of comparing every row
-    /// (`integrity::first_duplicate_indexed`).
-    keys: Vec<Vec<integrity::KeyIndex>>,
     rng: SplitMix64,
     last_txn_id: Uuid,
     history: VecDeque<Commit>,
@@ -255,16 +250,10 @@ impl Server {
     pub fn with_meta(meta: Arc<DbMeta>, opts: ServerOptions) -> Server {
         let n = meta.tables.len();
         let core = core::Core::new(&meta);
-        let keys = meta
-            .tables
-            .iter()
-            .map(|t| vec![integrity::KeyIndex::default(); t.indexes.len()])
-            .collect();
         Server {
             meta,
             opts,
             tables: vec![BTreeMap::new(); n],
-            keys,
             rng: SplitMix64::new(opts.seed),
             last_txn_id: Uuid::NIL,
             history: VecDeque::new(),

@@ -1,7 +1,7 @@
 //! Installing commits and log records: [`Server::apply_commit`] (a
 //! prepared commit), [`Server::apply_record`] (a transaction record as a
 //! database log stores it, how every cluster member applies an entry), the
-//! install itself (rows, unique-index keys, atom counts, the history
+//! install itself (rows, atom counts, the history
 //! for `monitor_cond_since`), and the other direction: [`commit_record`]
 //! and [`entry_data`], the record a log holds for a commit.
 
@@ -155,7 +155,6 @@ impl Server {
                 }
             }
         }
-        self.install_keys(commit);
         self.last_txn_id = commit.txn_id;
         for (_, ch) in commit.changes.rows() {
             self.db_atoms += ch.new.as_deref().map(row_atoms).unwrap_or(0);
@@ -174,35 +173,6 @@ impl Server {
             {
                 if let Some(c) = self.history.pop_front() {
                     self.history_atoms = self.history_atoms.saturating_sub(commit_atoms(&c));
-                }
-            }
-        }
-    }
-
-    /// The unique indexes' keys of a commit's rows: every old key goes
-    /// before any new one comes (a transaction may pass a key from one row
-    /// to another).
-    fn install_keys(&mut self, commit: &Commit) {
-        let tables = &commit.changes.tables;
-        for tc in tables {
-            let (indexes, keys) = (
-                &self.meta.tables[tc.table].indexes,
-                &mut self.keys[tc.table],
-            );
-            for o in tc.rows.iter().filter_map(|ch| ch.old.as_ref()) {
-                for (ix, idx) in indexes.iter().enumerate() {
-                    keys[ix].remove(idx, o);
-                }
-            }
-        }
-        for tc in tables {
-            let (indexes, keys) = (
-                &self.meta.tables[tc.table].indexes,
-                &mut self.keys[tc.table],
-            );
-            for n in tc.rows.iter().filter_map(|ch| ch.new.as_ref()) {
-                for (ix, idx) in indexes.iter().enumerate() {
-                    keys[ix].insert(idx, n);
                 }
             }
         }

@@ -26,6 +26,7 @@ use crate::sets::AtomMap;
 use crate::types::{RefType, Type};
 use crate::uuid::Uuid;
 
+mod index;
 mod server;
 mod weak;
 
@@ -125,6 +126,9 @@ pub struct Table {
     /// Bytes ([`Row::approx_bytes`]) of the row versions this table let go
     /// of (changed or removed) while a clone still shared them.
     detached: u64,
+    /// Per unique index, the committed keys, when the database keeps them
+    /// ([`Database::keep_key_indexes`]).
+    keys: Vec<index::KeyIndex>,
 }
 
 impl Table {
@@ -177,6 +181,8 @@ struct TableMeta {
     ref_cols: Vec<RefCol>,
     /// Index into `ref_cols` for each column, if it carries references.
     ref_of_col: Vec<Option<usize>>,
+    /// The unique indexes, as column numbers.
+    indexes: Vec<Vec<usize>>,
 }
 
 /// An in-memory OVSDB database.
@@ -188,6 +194,8 @@ pub struct Database {
     /// Rows that commits deleted or changed on their own (garbage
     /// collection, weak references dropped), over all commits.
     implicit: u64,
+    /// Whether its tables keep their unique indexes' keys.
+    key_indexes: bool,
 }
 
 /// How a transaction's modifications are encoded (§4). The default is
@@ -427,9 +435,13 @@ impl Database {
     pub fn new(schema: Arc<DatabaseSchema>) -> Database {
         let mut meta = Vec::new();
         for ts in &schema.tables {
+            let indexes = ts.indexes.iter();
             let mut m = TableMeta {
                 ref_cols: Vec::new(),
                 ref_of_col: vec![None; ts.columns.len()],
+                indexes: indexes
+                    .map(|ix| ix.iter().filter_map(|c| ts.column_index(c)).collect())
+                    .collect(),
             };
             for (ci, c) in ts.columns.iter().enumerate() {
                 let target = |b: &crate::types::BaseType| {
@@ -458,6 +470,7 @@ impl Database {
             schema,
             meta,
             implicit: 0,
+            key_indexes: false,
         }
     }
 
@@ -878,6 +891,9 @@ impl Database {
             };
             if let Some(r) = prev.filter(|r| Arc::strong_count(r) > 1) {
                 table.detached += r.approx_bytes() as u64;
+            }
+            if self.key_indexes {
+                self.keys_unsure(ti);
             }
         }
     }
@@ -1590,21 +1606,23 @@ impl<'a> Txn<'a> {
     /// Commits: GC, weak-reference cleanup, integrity and size checks. On
     /// error everything is rolled back.
     pub fn commit(mut self) -> Result<TxnChanges> {
-        match self.finish() {
-            Ok(c) => {
-                self.done = true;
-                self.db.implicit += self.st.implicit;
-                Ok(c)
-            }
-            Err(e) => {
-                self.rollback();
-                self.done = true;
-                Err(e)
-            }
+        if let Err(e) = self.finish() {
+            self.rollback();
+            self.done = true;
+            return Err(e);
         }
+        self.done = true;
+        self.db.implicit += self.st.implicit;
+        self.keep_keys();
+        if self.st.skip_changes {
+            return Ok(TxnChanges::default());
+        }
+        Ok(self.build_changes())
     }
 
-    fn finish(&mut self) -> Result<TxnChanges> {
+    /// The commit's work and checks (garbage collection, weak references,
+    /// integrity), leaving the outcome in the database.
+    fn finish(&mut self) -> Result<()> {
         // Tables and rows the operations touched (GC appends after them).
         let (n_ops_tables, n_ops_rows) = (self.st.table_order.len(), self.st.order.len());
         if self.st.server_checks {
@@ -1711,44 +1729,6 @@ impl<'a> Txn<'a> {
         }
         if !self.st.skip_index_check {
             self.check_indexes()?;
-        }
-        if self.st.skip_changes {
-            return Ok(TxnChanges::default());
-        }
-        Ok(self.build_changes())
-    }
-
-    /// Unique-index check over tables with changed rows.
-    fn check_indexes(&self) -> Result<()> {
-        for &ti in &self.st.table_order {
-            let ts = &self.db.schema.tables[ti];
-            for ix in &ts.indexes {
-                let cis: Vec<usize> = ix.iter().filter_map(|c| ts.column_index(c)).collect();
-                let touched: Vec<&Uuid> = self
-                    .st
-                    .order
-                    .iter()
-                    .filter(|(t, u)| *t == ti && self.db.tables[ti].rows.contains_key(u))
-                    .map(|(_, u)| u)
-                    .collect();
-                if touched.is_empty() {
-                    continue;
-                }
-                let mut seen: BTreeMap<Vec<&Datum>, Uuid> = BTreeMap::new();
-                for (u, row) in &self.db.tables[ti].rows {
-                    let key: Vec<&Datum> = cis.iter().map(|&c| &row.columns[c]).collect();
-                    if let Some(other) = seen.insert(key, *u) {
-                        return Err(Error::constraint(format!(
-                            "Transaction causes multiple rows in \"{}\" table to have identical values ({}) for index on columns {:?}. First row, with UUID {}, and second row, with UUID {}.",
-                            ts.name,
-                            cis.iter().map(|&c| row.columns[c].to_json().to_string_compact()).collect::<Vec<_>>().join(", "),
-                            ix,
-                            other,
-                            u
-                        )));
-                    }
-                }
-            }
         }
         Ok(())
     }

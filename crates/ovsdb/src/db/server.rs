@@ -26,12 +26,8 @@ impl Txn<'_> {
     /// prepares a transaction it proposes to Raft). On error the caller
     /// drops it.
     pub fn precommit(&mut self) -> Result<TxnChanges> {
-        let skip = self.st.skip_changes;
-        self.st.skip_changes = true;
-        let out = self.finish();
-        self.st.skip_changes = skip;
-        out?;
-        if skip {
+        self.finish()?;
+        if self.st.skip_changes {
             return Ok(TxnChanges::default());
         }
         // `build_changes` consumes the tracking a rollback needs.
@@ -47,6 +43,7 @@ impl Txn<'_> {
     pub fn keep(mut self) {
         self.done = true;
         self.db.implicit += self.st.implicit;
+        self.keep_keys();
     }
 
     /// Commits without garbage collection, weak-reference removal or any
@@ -55,6 +52,7 @@ impl Txn<'_> {
     /// carries.
     pub fn commit_unchecked(mut self) -> TxnChanges {
         self.done = true;
+        self.keep_keys();
         if self.st.skip_changes {
             TxnChanges::default()
         } else {
