@@ -102,6 +102,21 @@ pub struct Proposal {
     /// Sizes already cross-checked against the `ovsdb` crate's database
     /// (the record is the same for every server, so once is enough).
     pub size_checked: std::cell::Cell<bool>,
+    /// The last `core_db` check of this record that the core database
+    /// accepted: the database it was applied to and the one it made. A
+    /// server whose check database is that same one (the servers apply the
+    /// same records from the same empty database, so they share it) takes
+    /// the result instead of replaying the record again. Weak: a result no
+    /// server holds any more is not kept.
+    pub core_memo: std::cell::RefCell<Option<CoreMemo>>,
+}
+
+/// One `core_db` check's databases, before and after a record (see
+/// [`Proposal::core_memo`]).
+#[derive(Clone, Debug)]
+pub struct CoreMemo {
+    pub before: std::sync::Weak<ovsdb::Database>,
+    pub after: std::sync::Weak<ovsdb::Database>,
 }
 
 /// The OVN_Northbound 7.0.0 schema exactly as ovsdb-server 3.1 stores it in
@@ -136,17 +151,25 @@ pub fn empty_model() -> ovsdb_server::Server {
     )
 }
 
-/// An empty core database (`ovsdb::Database`) with the NB schema, for the
-/// `core_db` cross-check; the schema is parsed once per process.
-pub fn empty_core_db() -> Option<ovsdb::Database> {
+/// The empty core database (`ovsdb::Database`) with the NB schema that
+/// every server's `core_db` check starts from, made once per process: one
+/// object, so the servers' checks share their results (see
+/// [`Proposal::core_memo`]).
+pub fn shared_empty_core_db() -> Option<Arc<ovsdb::Database>> {
     use std::sync::OnceLock;
-    static SCHEMA: OnceLock<Option<Arc<ovsdb::DatabaseSchema>>> = OnceLock::new();
-    let schema = SCHEMA.get_or_init(|| {
-        ovsdb::DatabaseSchema::parse(NB_SCHEMA.as_bytes())
-            .ok()
-            .map(Arc::new)
-    });
-    schema.clone().map(ovsdb::Database::new)
+    static EMPTY: OnceLock<Option<Arc<ovsdb::Database>>> = OnceLock::new();
+    EMPTY
+        .get_or_init(|| {
+            ovsdb::DatabaseSchema::parse(NB_SCHEMA.as_bytes())
+                .ok()
+                .map(|s| Arc::new(ovsdb::Database::new(Arc::new(s))))
+        })
+        .clone()
+}
+
+/// An empty core database with the NB schema, of its own.
+pub fn empty_core_db() -> Option<ovsdb::Database> {
+    shared_empty_core_db().map(Arc::unwrap_or_clone)
 }
 
 /// Where a storage mode's size sits in a [`Proposal`]'s per-mode sizes:
@@ -219,6 +242,7 @@ impl Proposal {
             lens,
             table_lens,
             size_checked: std::cell::Cell::new(false),
+            core_memo: std::cell::RefCell::new(None),
         }
     }
 
