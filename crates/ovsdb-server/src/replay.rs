@@ -212,30 +212,13 @@ pub fn commit_record(meta: &DbMeta, commit: &Commit, diff: bool) -> Json {
     for tc in &commit.changes.tables {
         let t = &meta.tables[tc.table];
         for ch in &tc.rows {
-            let rowj = match (&ch.old, &ch.new) {
-                (_, None) => Json::Null,
-                (None, Some(n)) => {
+            let rowj = match &ch.new {
+                None => Json::Null,
+                Some(_) => {
                     let mut ro = Object::new();
-                    for (i, c) in t.columns.iter().enumerate() {
-                        if !n.cols()[i].is_default(&c.ty) {
-                            ro.insert(c.name.clone(), n.cols()[i].to_json());
-                        }
-                    }
-                    Json::Object(ro)
-                }
-                (Some(old), Some(n)) => {
-                    let mut ro = Object::new();
-                    for (i, c) in t.columns.iter().enumerate() {
-                        let (o, n) = (&old.cols()[i], &n.cols()[i]);
-                        if o != n {
-                            let v = if diff && c.ty.is_composite() {
-                                Datum::diff(o, n, &c.ty)
-                            } else {
-                                n.clone()
-                            };
-                            ro.insert(c.name.clone(), v.to_json());
-                        }
-                    }
+                    record_columns(t, ch, diff, |name, v| {
+                        ro.insert(name, v.to_json());
+                    });
                     Json::Object(ro)
                 }
             };
@@ -249,6 +232,89 @@ pub fn commit_record(meta: &DbMeta, commit: &Commit, diff: bool) -> Json {
         }
     }
     Json::Object(o)
+}
+
+/// The serialized size of [`commit_record`]`(meta, commit, diff)`,
+/// computed without building it (the simulator sizes every record in both
+/// storage modes). Byte-exact for a commit's change list, whose rows are
+/// distinct: `{` + per table `"name":{…}` + per row `"uuid":row` + commas.
+pub fn commit_record_len(meta: &DbMeta, commit: &Commit, diff: bool) -> usize {
+    use ovsdb::json::string_serialized_len as slen;
+    let tables = &commit.changes.tables;
+    let mut n = 0;
+    for (i, tc) in tables.iter().enumerate() {
+        if tc.rows.is_empty() {
+            continue;
+        }
+        let t = &meta.tables[tc.table];
+        // A table named again later in the list shares the first one's
+        // object; `"name":{}` plus the comma before the next member.
+        if !tables[..i]
+            .iter()
+            .any(|x| x.table == tc.table && !x.rows.is_empty())
+        {
+            n += slen(&t.name) + 3;
+        }
+        for ch in &tc.rows {
+            // `"<uuid>":` (38 + 1), the row, the comma after it.
+            n += 40;
+            n += match &ch.new {
+                None => 4,
+                Some(_) => {
+                    // `{}`, or `{` + `"name":value,` per column.
+                    let (mut k, mut cols) = (0, 0);
+                    record_columns(t, ch, diff, |name, v| {
+                        k += 1;
+                        cols += slen(name) + 2 + v.json_len();
+                    });
+                    if k == 0 {
+                        2
+                    } else {
+                        1 + cols
+                    }
+                }
+            };
+        }
+    }
+    // The outer braces, less the comma after the last row.
+    if n == 0 {
+        2
+    } else {
+        n + 1
+    }
+}
+
+/// The columns [`commit_record`] writes for row change `ch` of table `t`
+/// (one that leaves a row): an inserted row's non-default ones, a
+/// modified row's changed ones (as diffs when `diff` is set, for composite
+/// types), in the schema's order.
+fn record_columns(
+    t: &crate::meta::TableMeta,
+    ch: &RowChange,
+    diff: bool,
+    mut f: impl FnMut(&str, &Datum),
+) {
+    let Some(n) = &ch.new else { return };
+    match &ch.old {
+        None => {
+            for (c, d) in t.columns.iter().zip(n.cols()) {
+                if !d.is_default(&c.ty) {
+                    f(&c.name, d);
+                }
+            }
+        }
+        Some(old) => {
+            for ((c, o), n) in t.columns.iter().zip(old.cols()).zip(n.cols()) {
+                if o != n {
+                    if diff && c.ty.is_composite() {
+                        f(&c.name, &Datum::diff(o, n, &c.ty));
+                    } else {
+                        f(&c.name, n);
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The `data` of a Raft log entry (or, without the outer array, a
@@ -272,7 +338,7 @@ pub fn entry_data(meta: &DbMeta, commit: &Commit, diff: bool, date_ms: i64) -> J
 
 #[cfg(test)]
 mod tests {
-    use super::{commit_record, entry_data};
+    use super::{commit_record, commit_record_len, entry_data};
     use crate::testkit::{json, server, tx, U1, U2};
     use crate::{ServerOptions, ServerRow};
 
@@ -303,12 +369,76 @@ mod tests {
             commit_record(&s.meta, &commit, false).to_string_compact(),
             format!(r#"{{"R":{{"{U1}":{{"n":4,"s":["set",[1,2,3]]}},"{U2}":null}}}}"#)
         );
+        // Sized without building them.
+        for diff in [true, false] {
+            assert_eq!(
+                commit_record_len(&s.meta, &commit, diff),
+                commit_record(&s.meta, &commit, diff).serialized_len()
+            );
+        }
         assert_eq!(
             entry_data(&s.meta, &commit, true, 1000).to_string_compact(),
             format!(
                 r#"[null,{{"R":{{"{U1}":{{"n":4,"s":3}},"{U2}":null}},"_date":1000,"_comment":"c","_is_diff":true}}]"#
             )
         );
+    }
+
+    #[test]
+    fn a_record_is_sized_as_built_in_both_modes() {
+        let mut s = server(ServerOptions::default());
+        let steps = [
+            // Two tables, strings to escape, a map, references; then a row
+            // that changes nothing, diffs of a map and sets, garbage.
+            format!(
+                r#"[{{"op":"insert","table":"R","uuid":"{U1}","row":{{"name":"a\"\\\u0001é","m":["map",[["k","v"],["x\n","y"]]],"kids":["named-uuid","k1"]}}}},
+                    {{"op":"insert","table":"K","uuid-name":"k1","row":{{"v":7}}}},
+                    {{"op":"insert","table":"R","uuid":"{U2}","row":{{"name":"b","s":["set",[1,2,3]],"w":["uuid","{U1}"]}}}}]"#
+            ),
+            r#"[{"op":"update","table":"R","where":[["name","==","b"]],"row":{"name":"b"}}]"#
+                .to_string(),
+            r#"[{"op":"mutate","table":"R","where":[["name","==","b"]],"mutations":[["s","delete",2],["m","insert",["map",[["q","r"]]]]]},
+                {"op":"update","table":"R","where":[["name","==","b"]],"row":{"n":-12,"kids":["set",[]]}}]"#
+                .to_string(),
+            r#"[{"op":"update","table":"R","where":[],"row":{"kids":["set",[]],"m":["map",[]]}}]"#
+                .to_string(),
+            format!(r#"[{{"op":"delete","table":"R","where":[["_uuid","==",["uuid","{U1}"]]]}}]"#),
+        ];
+        let (mut commits, mut first) = (0, None);
+        for ops in &steps {
+            let j = json(ops);
+            let Some(c) = s.transact(j.as_array().unwrap()).0.commit else {
+                continue;
+            };
+            commits += 1;
+            first.get_or_insert_with(|| c.clone());
+            for diff in [true, false] {
+                assert_eq!(
+                    commit_record_len(&s.meta, &c, diff),
+                    commit_record(&s.meta, &c, diff).serialized_len(),
+                    "{ops} diff={diff}"
+                );
+            }
+        }
+        assert_eq!(commits, 4);
+        // A change list naming a table twice, and none.
+        let mut c = first.unwrap();
+        let mut twice = c.changes.tables.clone();
+        twice.extend(c.changes.tables.iter().cloned().map(|mut t| {
+            t.rows
+                .iter_mut()
+                .for_each(|r| r.uuid = ovsdb::Uuid(r.uuid.0 + 100));
+            t
+        }));
+        c.changes.tables = twice;
+        for diff in [true, false] {
+            assert_eq!(
+                commit_record_len(&s.meta, &c, diff),
+                commit_record(&s.meta, &c, diff).serialized_len()
+            );
+        }
+        c.changes.tables.clear();
+        assert_eq!(commit_record_len(&s.meta, &c, true), 2);
     }
 
     #[test]

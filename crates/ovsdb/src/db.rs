@@ -190,7 +190,8 @@ struct TableMeta {
 pub struct Database {
     schema: Arc<DatabaseSchema>,
     tables: Vec<Table>,
-    meta: Vec<TableMeta>,
+    /// Derived from the schema and never changed: shared by clones.
+    meta: Arc<[TableMeta]>,
     /// Rows that commits deleted or changed on their own (garbage
     /// collection, weak references dropped), over all commits.
     implicit: u64,
@@ -468,7 +469,7 @@ impl Database {
         Database {
             tables: vec![Table::default(); schema.tables.len()],
             schema,
-            meta,
+            meta: meta.into(),
             implicit: 0,
             key_indexes: false,
         }

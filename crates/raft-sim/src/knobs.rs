@@ -186,6 +186,8 @@ pub struct Knobs {
     /// cross-check the record sizes in both storage modes against it. The
     /// database itself is always the IDL crate's server model; this is a
     /// check, off by default (it doubles the database work) and on in tests.
+    /// Servers whose check databases are the same object share one replay
+    /// of a record (`Proposal::core_memo`).
     pub core_db: bool,
     /// Stop a run after this many events (a guard for pathological knob
     /// combinations; reported as `truncated` in the metrics).

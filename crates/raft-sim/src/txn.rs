@@ -16,7 +16,7 @@ use crate::rng::Rng;
 use ovsdb::json::{object, Json};
 use ovsdb::StorageMode;
 use ovsdb_server::DbMeta;
-use ovsdb_server::{commit_record, Commit, ServerRow};
+use ovsdb_server::{commit_record, commit_record_len, Commit, ServerRow};
 use std::fmt::Write as _;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -102,6 +102,21 @@ pub struct Proposal {
     /// Sizes already cross-checked against the `ovsdb` crate's database
     /// (the record is the same for every server, so once is enough).
     pub size_checked: std::cell::Cell<bool>,
+    /// The last `core_db` check of this record that the core database
+    /// accepted: the database it was applied to and the one it made. A
+    /// server whose check database is that same one (the servers apply the
+    /// same records from the same empty database, so they share it) takes
+    /// the result instead of replaying the record again. Weak: a result no
+    /// server holds any more is not kept.
+    pub core_memo: std::cell::RefCell<Option<CoreMemo>>,
+}
+
+/// One `core_db` check's databases, before and after a record (see
+/// [`Proposal::core_memo`]).
+#[derive(Clone, Debug)]
+pub struct CoreMemo {
+    pub before: std::sync::Weak<ovsdb::Database>,
+    pub after: std::sync::Weak<ovsdb::Database>,
 }
 
 /// The OVN_Northbound 7.0.0 schema exactly as ovsdb-server 3.1 stores it in
@@ -136,17 +151,25 @@ pub fn empty_model() -> ovsdb_server::Server {
     )
 }
 
-/// An empty core database (`ovsdb::Database`) with the NB schema, for the
-/// `core_db` cross-check; the schema is parsed once per process.
-pub fn empty_core_db() -> Option<ovsdb::Database> {
+/// The empty core database (`ovsdb::Database`) with the NB schema that
+/// every server's `core_db` check starts from, made once per process: one
+/// object, so the servers' checks share their results (see
+/// [`Proposal::core_memo`]).
+pub fn shared_empty_core_db() -> Option<Arc<ovsdb::Database>> {
     use std::sync::OnceLock;
-    static SCHEMA: OnceLock<Option<Arc<ovsdb::DatabaseSchema>>> = OnceLock::new();
-    let schema = SCHEMA.get_or_init(|| {
-        ovsdb::DatabaseSchema::parse(NB_SCHEMA.as_bytes())
-            .ok()
-            .map(Arc::new)
-    });
-    schema.clone().map(ovsdb::Database::new)
+    static EMPTY: OnceLock<Option<Arc<ovsdb::Database>>> = OnceLock::new();
+    EMPTY
+        .get_or_init(|| {
+            ovsdb::DatabaseSchema::parse(NB_SCHEMA.as_bytes())
+                .ok()
+                .map(|s| Arc::new(ovsdb::Database::new(Arc::new(s))))
+        })
+        .clone()
+}
+
+/// An empty core database with the NB schema, of its own.
+pub fn empty_core_db() -> Option<ovsdb::Database> {
+    shared_empty_core_db().map(Arc::unwrap_or_clone)
 }
 
 /// Where a storage mode's size sits in a [`Proposal`]'s per-mode sizes:
@@ -184,18 +207,24 @@ impl Proposal {
         let meta_len = 9
             + digits(date as u64) as usize
             + comment.as_ref().map_or(0, |c| 12 + c.serialized_len());
-        // Only modified rows differ between the modes.
+        // Only modified rows differ between the modes. Sizes are counted
+        // from the commit: the other mode's record is never built.
         let modifies = commit
             .changes
             .rows()
             .any(|(_, c)| c.old.is_some() && c.new.is_some());
         let diff = storage == StorageMode::Diff;
         let mut record = commit_record(meta, commit, diff);
-        let mut table_lens = [record.serialized_len(); 2];
+        let mut table_lens = [commit_record_len(meta, commit, diff); 2];
         if modifies {
-            table_lens[slot(other_mode(storage))] =
-                commit_record(meta, commit, !diff).serialized_len();
+            table_lens[slot(other_mode(storage))] = commit_record_len(meta, commit, !diff);
         }
+        // The tests' (debug) builds measure both records as built.
+        debug_assert_eq!(table_lens[slot(storage)], record.serialized_len());
+        debug_assert_eq!(
+            table_lens[slot(other_mode(storage))],
+            commit_record(meta, commit, !diff).serialized_len()
+        );
         let lens = [table_lens[0] + meta_len, table_lens[1] + meta_len + 16];
         if let Json::Object(o) = &mut record {
             o.insert("_date", Json::Integer(date));
@@ -213,6 +242,7 @@ impl Proposal {
             lens,
             table_lens,
             size_checked: std::cell::Cell::new(false),
+            core_memo: std::cell::RefCell::new(None),
         }
     }
 

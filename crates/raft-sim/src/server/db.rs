@@ -8,6 +8,7 @@ use crate::txn::{self, Op, Proposal, ProposalRef};
 use ovsdb::json::Json;
 use ovsdb::StorageMode;
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// The data transactions a server applied, in order, as an immutable chain
 /// of chunks (one per snapshot). A snapshot names the core database at its
@@ -143,6 +144,34 @@ fn core_apply(core: &mut ovsdb::Database, txn: &txn::Proposal) -> Option<String>
     }
 }
 
+/// The `core_db` check of `txn` on a server's check database `state`: the
+/// result another server's check left in the record's memo when `state` is
+/// the database that check started from (the same object, shared: the
+/// result is then the same), else the record replayed ([`core_apply`]),
+/// into a database of its own, and remembered.
+fn core_check(state: &mut Arc<ovsdb::Database>, txn: &txn::Proposal) -> Option<String> {
+    if let Some(m) = txn.core_memo.borrow().as_ref() {
+        // The memo's `before` keeps its allocation: no other database
+        // can have its address.
+        if std::ptr::eq(m.before.as_ptr(), Arc::as_ptr(state)) {
+            if let Some(after) = m.after.upgrade() {
+                *state = after;
+                return None;
+            }
+        }
+    }
+    let before = Arc::downgrade(state);
+    // A new allocation (`before` is weak, others may share it).
+    let problem = core_apply(Arc::make_mut(state), txn);
+    if problem.is_none() {
+        *txn.core_memo.borrow_mut() = Some(txn::CoreMemo {
+            before,
+            after: Arc::downgrade(state),
+        });
+    }
+    problem
+}
+
 impl Server {
     pub(super) fn fail_trigger(&mut self, eid: u64) {
         for t in &mut self.triggers {
@@ -220,7 +249,7 @@ impl Server {
                         }),
                     }
                     if let Some(core) = self.check_db.as_mut() {
-                        if let Some(msg) = core_apply(core, &txn) {
+                        if let Some(msg) = core_check(core, &txn) {
                             cx.out.push(Out::CoreMismatch {
                                 server: self.id,
                                 index: idx,
@@ -442,7 +471,7 @@ impl Server {
             *self.db = txn::empty_model();
             self.db_bytes = 0;
             if cx.k.core_db {
-                self.check_db = txn::empty_core_db().map(Box::new);
+                self.check_db = txn::shared_empty_core_db();
             }
             return;
         };
@@ -451,7 +480,7 @@ impl Server {
         self.db_bytes = bytes;
         if cx.k.core_db {
             let (db, p) = h.rebuild();
-            self.check_db = db.map(Box::new);
+            self.check_db = db.map(Arc::new);
             problem = problem.or(p);
         }
         if let Some(msg) = problem {
@@ -480,8 +509,71 @@ impl Server {
 mod tests {
     use super::super::testkit::{show, World};
     use super::super::{Entry, EntryKind, Msg, Out, Status};
-    use crate::txn::Op;
+    use super::{core_apply, core_check};
+    use crate::rng::Rng;
+    use crate::txn::{self, NbState, Op, Proposal};
+    use ovsdb::StorageMode;
     use std::rc::Rc;
+    use std::sync::Arc;
+
+    #[test]
+    fn servers_at_the_same_check_database_share_its_result() {
+        // Five records as a server proposes them.
+        let (mut rng, mut st, mut model) = (Rng::new(7), NbState::default(), txn::empty_model());
+        let mut props = Vec::new();
+        for op in [
+            Op::Init,
+            Op::LsAdd(1),
+            Op::PgAdd,
+            Op::AclAdd(3),
+            Op::AclDelBatch(1),
+        ] {
+            let req = st.request(&op, "c", &mut rng).unwrap();
+            let c = model.prepare(&req.ops).commit.unwrap();
+            let t = Proposal::from_commit(&model.meta, &op, &req, &c, 0, StorageMode::Diff);
+            model.apply_commit(&c).unwrap();
+            st.apply(&t);
+            props.push(t);
+        }
+        let dump = |db: &ovsdb::Database| db.dump_json(true).to_string_compact();
+        // The replay the check did before: each database its own.
+        let mut alone = txn::empty_core_db().unwrap();
+        let mut want = Vec::new();
+        for t in &props {
+            assert_eq!(core_apply(&mut alone, t), None);
+            want.push(dump(&alone));
+            t.size_checked.set(false);
+        }
+        // Three servers from the shared empty database: the first replays
+        // each record, the others take its result (the same object).
+        let mut dbs = vec![txn::shared_empty_core_db().unwrap(); 3];
+        for (t, want) in props.iter().zip(&want) {
+            for db in dbs.iter_mut() {
+                assert_eq!(core_check(db, t), None);
+                assert_eq!(&dump(db), want);
+            }
+            assert!(Arc::ptr_eq(&dbs[0], &dbs[1]) && Arc::ptr_eq(&dbs[0], &dbs[2]));
+        }
+        // A database of its own (rebuilt from a snapshot) replays the
+        // record: same result, not the shared object.
+        let mut own = Arc::new(txn::empty_core_db().unwrap());
+        for (t, want) in props.iter().zip(&want) {
+            assert_eq!(core_check(&mut own, t), None);
+            assert_eq!(&dump(&own), want);
+            assert!(!Arc::ptr_eq(&own, &dbs[0]));
+        }
+        // A record the database refuses (the ACL is gone) is refused on
+        // every server, none taking another's result.
+        let mut fresh = vec![txn::shared_empty_core_db().unwrap(); 2];
+        for db in fresh.iter_mut() {
+            let msg = core_check(db, &props[4]).expect("refused");
+            assert!(
+                msg.starts_with("core database rejected AclDelBatch(1)"),
+                "{msg}"
+            );
+        }
+        assert!(!Arc::ptr_eq(&fresh[0], &fresh[1]));
+    }
 
     #[test]
     fn a_follower_forwards_one_transaction_at_a_time_and_answers_once_applied() {

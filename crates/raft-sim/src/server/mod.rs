@@ -159,7 +159,7 @@ pub struct Server {
     /// JSON size of the database's rows in a snapshot record.
     pub db_bytes: u64,
     /// Second, independent database (`ovsdb` crate) checking sizes (`core_db` knob).
-    pub check_db: Option<Box<ovsdb::Database>>,
+    pub check_db: Option<std::sync::Arc<ovsdb::Database>>,
     /// Data transactions applied since the last snapshot (the next
     /// [`CoreHistory`] chunk).
     core_pending: Vec<ProposalRef>,
@@ -270,7 +270,7 @@ impl Server {
 
     pub(super) fn blank(id: Sid, snap: Rc<Snap>, k: &Knobs) -> Server {
         let check_db = if k.core_db {
-            txn::empty_core_db().map(Box::new)
+            txn::shared_empty_core_db()
         } else {
             None
         };

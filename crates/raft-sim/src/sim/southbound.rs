@@ -238,6 +238,9 @@ pub(super) struct SbGlue {
     /// Per node: when its serving CPU is free again.
     busy_until: Vec<Time>,
     ctrls: Vec<Controller>,
+    /// Per node: its controllers, in index order ([`SbGlue::by_node`]
+    /// makes it from `ctrls` whenever one moves).
+    node_ctrls: Vec<Vec<usize>>,
     /// Ports northd has been asked to bind, in the order of their NB
     /// commits (so also of their arrival at northd).
     pending: Vec<Port>,
@@ -272,6 +275,18 @@ pub(super) struct SbGlue {
     /// Sizes of a port's rows ([`port_rows`] and [`rewrite_op`]) by
     /// [`size_key`]: built once per combination of its numbers' widths.
     sizes: std::collections::BTreeMap<SizeKey, PortSizes>,
+}
+
+impl SbGlue {
+    /// Each node's controllers, in index order (a fan-out visits each
+    /// controller once, not once per node).
+    fn by_node(&mut self) {
+        let mut lists = vec![Vec::new(); self.nodes.len()];
+        for (c, ctrl) in self.ctrls.iter().enumerate() {
+            lists[ctrl.node].push(c);
+        }
+        self.node_ctrls = lists;
+    }
 }
 
 /// Port rows' sizes: `Port_Binding`, `Logical_Flow` and the rewrite.
@@ -654,6 +669,7 @@ impl Sim {
             })
             .collect();
         self.sb.nodes = nodes;
+        self.sb.by_node();
         self.sb.global = global_rows(n);
         self.metrics.sb.received = vec![0; n];
         self.metrics.sb.port_binding_received = vec![0; n];
@@ -924,9 +940,9 @@ impl Sim {
                 .sb_available(node, self.now)
                 .max(self.sb.busy_until[ni]) as f64;
             let (mut burst, mut last_common) = (0, None);
-            for c in 0..self.sb.ctrls.len() {
+            for &c in &self.sb.node_ctrls[ni] {
                 let ctrl = &mut self.sb.ctrls[c];
-                if ctrl.node != ni || ctrl.stranded {
+                if ctrl.stranded {
                     continue;
                 }
                 ctrl.seen_txns = self.sb.txns;
@@ -1103,8 +1119,8 @@ impl Sim {
         };
         let count = self.sb.nodes.len();
         let mut moves = Vec::new();
-        for c in 0..self.sb.ctrls.len() {
-            if self.sb.ctrls[c].node != ni || self.sb.ctrls[c].stranded {
+        for &c in &self.sb.node_ctrls[ni] {
+            if self.sb.ctrls[c].stranded {
                 continue;
             }
             match (1..count)
@@ -1216,6 +1232,9 @@ impl Sim {
             });
             burst[to] += bytes;
             last = last.max(Some(ready));
+        }
+        if !moves.is_empty() {
+            self.sb.by_node();
         }
         if self.metrics.sb.extended {
             let b = burst.iter().copied().max().unwrap_or(0);
