@@ -34,18 +34,6 @@ struct Db {
     landing: Option<Checkpoint>,
 }
 
-impl Db {
-    /// Of `dbs`, the landing closest before `index` (a step forward
-    /// resumes there when it is past the nearest checkpoint).
-    fn nearest_landing(dbs: [Option<&Db>; 2], index: u64) -> Option<&Checkpoint> {
-        dbs.into_iter()
-            .flatten()
-            .filter_map(|d| d.landing.as_ref())
-            .filter(|l| l.applied <= index)
-            .max_by_key(|l| l.applied)
-    }
-}
-
 struct Open {
     name: String,
     log: Log<'static>,
@@ -63,6 +51,17 @@ struct Open {
     /// The open's replay checkpoints: another index is replayed from the
     /// nearest one, the file read from its offset.
     checkpoints: Option<Box<ovsdb_log::checkpoint::Checkpoints>>,
+}
+
+impl Open {
+    /// Where its two databases' replays landed (a step forward from one of
+    /// them reads only the records in between).
+    fn landings(&self) -> impl Iterator<Item = &Checkpoint> {
+        [Some(&self.cur), self.prev.as_ref()]
+            .into_iter()
+            .flatten()
+            .filter_map(|d| d.landing.as_ref())
+    }
 }
 
 thread_local! {
@@ -190,11 +189,10 @@ pub fn open(msg: &JsValue) {
                     if x.prev.as_ref().is_some_and(|p| p.at == want) {
                         std::mem::swap(&mut x.cur, x.prev.as_mut().unwrap());
                     } else {
-                        let recent = Db::nearest_landing([Some(&x.cur), x.prev.as_ref()], want);
                         let d = DatabaseAt::from_checkpoints_near(
                             x.checkpoints.as_deref(),
                             want,
-                            recent,
+                            x.landings(),
                         );
                         let d = database_at(f, d, want)?;
                         x.prev = Some(std::mem::replace(&mut x.cur, d));
@@ -600,8 +598,7 @@ pub fn diff(msg: &JsValue) {
     let res = with_open_file(|f, x| {
         let from = from.clamp(x.range.first, x.range.last.max(x.range.first));
         if x.cur.at != from && x.prev.as_ref().is_none_or(|p| p.at != from) {
-            let recent = Db::nearest_landing([Some(&x.cur), x.prev.as_ref()], from);
-            let d = DatabaseAt::from_checkpoints_near(x.checkpoints.as_deref(), from, recent);
+            let d = DatabaseAt::from_checkpoints_near(x.checkpoints.as_deref(), from, x.landings());
             let d = database_at(f, d, from)?;
             x.prev = Some(d);
         }

@@ -57,14 +57,14 @@ impl DatabaseAt {
         DatabaseAt::from_checkpoints_near(ck, index, None)
     }
 
-    /// [`DatabaseAt::from_checkpoints`], starting at `recent` (where an
-    /// earlier one landed: [`DatabaseAt::landing`]) when it is closer
-    /// than the nearest checkpoint, so a step forward reads only the
-    /// records in between.
-    pub fn from_checkpoints_near(
+    /// [`DatabaseAt::from_checkpoints`], starting at the best of `recent`
+    /// (where earlier ones landed: [`DatabaseAt::landing`]) when it is
+    /// closer than the nearest checkpoint, so a step forward reads only
+    /// the records in between.
+    pub fn from_checkpoints_near<'a>(
         ck: Option<&Checkpoints>,
         index: u64,
-        recent: Option<&Checkpoint>,
+        recent: impl IntoIterator<Item = &'a Checkpoint>,
     ) -> DatabaseAt {
         match ck.and_then(|c| c.jump_database_from(index, recent)) {
             Some(j) => DatabaseAt {

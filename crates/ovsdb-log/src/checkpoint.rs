@@ -355,29 +355,32 @@ impl Checkpoints {
         self.jump_database_from(index, None)
     }
 
-    /// [`Checkpoints::jump_database`], starting at `recent` (where an
-    /// earlier jump landed, [`Checkpoint::after`]) instead of the nearest
-    /// checkpoint when that is closer: `recent` at or before `index`, past
+    /// [`Checkpoints::jump_database`], starting at the best of `recent`
+    /// (where earlier jumps landed, [`Checkpoint::after`]) instead of the
+    /// nearest checkpoint when one is closer: at or before `index`, past
     /// the nearest checkpoint and before the next one (the interval whose
     /// records the load's replay vouched for).
-    pub fn jump_database_from(&self, index: u64, recent: Option<&Checkpoint>) -> Option<Jump> {
+    pub fn jump_database_from<'a>(
+        &self,
+        index: u64,
+        recent: impl IntoIterator<Item = &'a Checkpoint>,
+    ) -> Option<Jump> {
         let s = self.sealed.as_ref()?;
         let i = self.list.partition_point(|c| c.applied <= index);
-        let cp = self.nearest(index);
-        let cp = match recent {
-            Some(r)
-                if r.db.is_some()
+        let nearest = &self.list[i.saturating_sub(1)];
+        let cp = recent
+            .into_iter()
+            .filter(|r| {
+                r.db.is_some()
                     && r.applied <= index
-                    && r.applied > cp.applied
-                    && r.at.record > cp.at.record
-                    && self.list.partition_point(|c| c.applied <= r.applied) == i =>
-            {
-                r
-            }
-            _ => cp,
-        };
+                    && r.applied > nearest.applied
+                    && r.at.record > nearest.at.record
+                    && self.list.partition_point(|c| c.applied <= r.applied) == i
+            })
+            .max_by_key(|r| r.applied)
+            .unwrap_or(nearest);
         let implicit = |c: &Checkpoint| c.db.as_ref().map_or(0, |d| d.core().implicit_changes());
-        let base = implicit(&self.list[i.saturating_sub(1)]);
+        let base = implicit(nearest);
         let next = match self.list.get(i) {
             Some(c) => Some(implicit(c)),
             None => s.end_implicit,
