@@ -175,6 +175,9 @@ pub fn open(msg: &JsValue) {
         .filter(|a| *a >= 0.0)
         .map(|a| a as u64);
     let started = now();
+    // The database a jump replaces goes after the reply is posted: its
+    // rows' memory is given back while the page draws.
+    let mut gone: Option<Db> = None;
     let res = FILES.with(|cell| {
         let files = cell.borrow();
         let f = find_file(&files, msg).ok_or("that file is no longer loaded")?;
@@ -195,7 +198,7 @@ pub fn open(msg: &JsValue) {
                             x.landings(),
                         );
                         let d = database_at(f, d, want)?;
-                        x.prev = Some(std::mem::replace(&mut x.cur, d));
+                        gone = x.prev.replace(std::mem::replace(&mut x.cur, d));
                     }
                     x.selection = None;
                 }
@@ -285,6 +288,7 @@ pub fn open(msg: &JsValue) {
             );
         }),
     }
+    drop(gone);
     super::note_memory();
 }
 

@@ -17,10 +17,12 @@
 
 use crate::error::LogError;
 use crate::framing::{Format, RawRecord};
+use crate::net::Present;
 use crate::replay::Db;
 use crate::scan::{Event, LogScan, ScanOptions, ScanPoint, Verdict};
 use crate::sizes::{Plan, Replay, ReplayEnd, ReplayPass, Upto};
 use std::collections::HashSet;
+use std::sync::Arc;
 
 /// When a replay keeps a checkpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +74,10 @@ pub struct Checkpoint {
     /// not count against this store's budget.
     shared: bool,
     db: Option<Db>,
+    /// Its database's rows as a filter, for a jump by net change that
+    /// starts here ([`crate::net::Present`]; None at the start of the
+    /// file and for [`Checkpoint::after`]).
+    present: Option<Arc<Present>>,
 }
 
 impl Checkpoint {
@@ -95,6 +101,7 @@ impl Checkpoint {
             held: 0,
             shared: true,
             db: Some(r.db.clone()?),
+            present: None,
         })
     }
 }
@@ -148,6 +155,7 @@ impl Checkpoints {
                 held: 0,
                 shared: false,
                 db: None,
+                present: None,
             }],
             seen: 0,
             log_end: 1,
@@ -174,7 +182,12 @@ impl Checkpoints {
     /// database at the end of the walk does not (an estimate: rows each
     /// one shared when the walk changed or deleted them).
     pub fn held_bytes(&self) -> u64 {
-        self.list.iter().filter(|c| !c.shared).map(|c| c.held).sum()
+        let filter = |c: &Checkpoint| c.present.as_ref().map_or(0, |p| p.bytes());
+        self.list
+            .iter()
+            .filter(|c| !c.shared)
+            .map(|c| c.held + filter(c))
+            .sum()
     }
 
     /// The checkpoint a jump to `index` starts from: the last one that
@@ -282,6 +295,7 @@ impl Checkpoints {
             held: 0,
             shared: forced,
             db: Some(db.clone()),
+            present: Some(Arc::new(Present::of(db))),
         });
         while self.len() > 1
             && (self.len() > self.policy.max.max(1) || self.held_bytes() > self.policy.budget_bytes)
@@ -404,7 +418,10 @@ impl Checkpoints {
         };
         pass.resume_at(&cp.at, cp.db.clone(), cp.applied);
         let (pass, fallback) = if net {
-            (pass.net(), self.jump_with(index, false, cp).map(Box::new))
+            (
+                pass.net(cp.present.clone()),
+                self.jump_with(index, false, cp).map(Box::new),
+            )
         } else {
             (pass, None)
         };

@@ -49,6 +49,10 @@ pub struct NetChange {
     dead: usize,
     /// Records taken.
     records: u64,
+    /// The rows of the database the change is taken against, when the
+    /// caller knows them ([`NetChange::against`]): a row it does not
+    /// have needs no lookup when applying.
+    present: Option<std::sync::Arc<Present>>,
 }
 
 const NONE: u32 = u32::MAX;
@@ -84,6 +88,15 @@ type RowRef<'a> = (usize, Uuid, Option<&'a [u8]>);
 impl NetChange {
     pub fn new() -> NetChange {
         NetChange::default()
+    }
+
+    /// A change taken against a database whose rows `present` lists
+    /// (built from it by [`Present::of`]).
+    pub fn against(present: Option<std::sync::Arc<Present>>) -> NetChange {
+        NetChange {
+            present,
+            ..NetChange::default()
+        }
     }
 
     /// Records taken since the database.
@@ -190,6 +203,7 @@ impl NetChange {
             ops: std::mem::take(&mut self.ops),
             dead: 0,
             records: 0,
+            present: None,
         };
         self.stored = 0;
         self.dead = 0;
@@ -233,9 +247,15 @@ impl NetChange {
     pub fn apply(&mut self, db: &mut Db) -> Result<(), String> {
         let mut all = std::mem::take(self);
         let held = std::mem::take(&mut all.held);
+        let present = all.present.take();
         let mut rows = Vec::with_capacity(held.len());
         for h in held {
-            let old = db.row_ref(h.ti, &h.uuid);
+            // Most rows a jump holds were added since the checkpoint (and
+            // many deleted again): the filter spares their lookups.
+            let old = match &present {
+                Some(p) if !p.may_have(h.ti, h.uuid) => None,
+                _ => db.row_ref(h.ti, &h.uuid),
+            };
             if h.deleted && h.first == NONE && old.is_none() {
                 // Added and deleted again.
                 continue;
@@ -262,6 +282,66 @@ impl NetChange {
         }
         db.place_rows(rows);
         Ok(())
+    }
+}
+
+/// The rows of a database as a filter: whether a row may be there
+/// (false: it is not). Fingerprints of (table, UUID) in an open-addressed
+/// table at most half full, 4 bytes a slot: a lookup reads one or two
+/// slots where the database's row map walks a tree.
+#[derive(Debug)]
+pub struct Present {
+    slots: Vec<u32>,
+}
+
+impl Present {
+    /// The filter of `db`'s rows.
+    pub fn of(db: &Db) -> Present {
+        let core = db.core();
+        let n: usize = (0..db.schema.tables.len())
+            .filter_map(|ti| core.table_at(ti))
+            .map(|t| t.len())
+            .sum();
+        let mut slots = vec![0u32; (2 * n).next_power_of_two().max(16)];
+        let mask = slots.len() - 1;
+        for ti in 0..db.schema.tables.len() {
+            let Some(t) = core.table_at(ti) else { continue };
+            for u in t.rows.keys() {
+                let (mut i, f) = Present::slot(ti, *u, mask);
+                while slots[i] != 0 && slots[i] != f {
+                    i = (i + 1) & mask;
+                }
+                slots[i] = f;
+            }
+        }
+        Present { slots }
+    }
+
+    /// The slot to start at and the fingerprint (never 0, the empty
+    /// slot's).
+    fn slot(ti: usize, u: Uuid, mask: usize) -> (usize, u32) {
+        use std::hash::BuildHasher;
+        let h =
+            std::hash::BuildHasherDefault::<ovsdb::uuid::RowKeyHasher>::default().hash_one((ti, u));
+        ((h as usize) & mask, ((h >> 32) as u32) | 1)
+    }
+
+    /// Whether the row may be in the database (false: it is not).
+    pub fn may_have(&self, ti: usize, u: Uuid) -> bool {
+        let mask = self.slots.len() - 1;
+        let (mut i, f) = Present::slot(ti, u, mask);
+        loop {
+            match self.slots[i] {
+                0 => return false,
+                x if x == f => return true,
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+
+    /// Bytes it holds.
+    pub fn bytes(&self) -> u64 {
+        (self.slots.len() * 4) as u64
     }
 }
 

@@ -27,8 +27,9 @@ pub struct SizeDelta {
 /// The replayed database: an [`ovsdb::Database`] plus its schema.
 #[derive(Debug, Clone)]
 pub struct Db {
-    /// The schema (same as `core().schema()`).
-    pub schema: DatabaseSchema,
+    /// The schema, the core's own (`core().schema()`): a clone of the
+    /// database (a checkpoint's, at each jump) shares it.
+    pub schema: std::sync::Arc<DatabaseSchema>,
     core: ovsdb::Database,
 }
 
@@ -45,7 +46,8 @@ pub(crate) enum Op {
 impl Db {
     /// An empty database.
     pub fn new(schema: DatabaseSchema) -> Db {
-        let core = ovsdb::Database::new(std::sync::Arc::new(schema.clone()));
+        let schema = std::sync::Arc::new(schema);
+        let core = ovsdb::Database::new(schema.clone());
         Db { schema, core }
     }
 
@@ -256,9 +258,10 @@ impl Db {
     /// present in both are copied (re-parsed when the type changed), new
     /// columns get defaults.
     pub fn convert(&self, schema: DatabaseSchema) -> Result<Db, String> {
+        let schema = std::sync::Arc::new(schema);
         let core = self
             .core
-            .convert(std::sync::Arc::new(schema.clone()))
+            .convert(schema.clone())
             .map_err(|e| e.to_string())?;
         Ok(Db { schema, core })
     }

@@ -1159,8 +1159,11 @@ impl ReplayPass {
     /// computed (they keep their stored size), and the database is the
     /// same as a replay's when every record names every row its
     /// transaction changed, as ovsdb-server writes them.
-    pub(crate) fn net(mut self) -> ReplayPass {
-        self.net = Some(crate::net::NetChange::new());
+    pub(crate) fn net(
+        mut self,
+        present: Option<std::sync::Arc<crate::net::Present>>,
+    ) -> ReplayPass {
+        self.net = Some(crate::net::NetChange::against(present));
         self
     }
 

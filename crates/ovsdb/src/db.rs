@@ -842,7 +842,8 @@ impl Database {
     /// column order; None: absent), reference counts kept, without a
     /// transaction: nothing is checked, collected or cleaned. For a state
     /// known to be consistent, such as the net change of log records a
-    /// replay already applied without error (`ovsdb_log::net`).
+    /// replay already applied without error (`ovsdb_log::net`). The rows
+    /// it lets go of are not counted in [`Database::detached_bytes`].
     ///
     /// Each row comes with the version the database holds now (`old`, as
     /// the caller looked it up: one lookup per row, not three).
@@ -886,13 +887,12 @@ impl Database {
             // whether a clone of the database still shares the row.
             drop(old);
             let table = &mut self.tables[ti];
-            let prev = match new {
+            // Not counted in `detached_bytes`: these databases are a
+            // jump's, never a store's that budgets its checkpoints.
+            match new {
                 Some(columns) => table.rows.insert(u, Arc::new(Row { uuid: u, columns })),
                 None => table.rows.remove(&u),
             };
-            if let Some(r) = prev.filter(|r| Arc::strong_count(r) > 1) {
-                table.detached += r.approx_bytes() as u64;
-            }
             if self.key_indexes {
                 self.keys_unsure(ti);
             }
