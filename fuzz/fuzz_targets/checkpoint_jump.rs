@@ -1,0 +1,110 @@
+//! Fuzz time travel's jumps: arbitrary bytes as a database file, loaded
+//! with checkpoints close together, then jumps to several indexes by the
+//! records' net change (`Checkpoints::jump_database`, which delimits
+//! records with `skim::container_end` and skips lookups through the
+//! checkpoints' row filters) and steps forward from where each landed
+//! (`jump_database_from`). Nothing may panic, and every landing must be
+//! the database (and the reference counts) a replay from the start
+//! reaches at that index.
+//!
+//! Input: byte 0 picks the chunk size (1..=64, or 4096 when 0) and
+//! whether the checkpoints are thinned (odd: a budget of a few KB), byte
+//! 1 seeds the indexes tried, the rest is the file.
+//!
+//! Run (from fuzz/):
+//! `mkdir -p corpus/checkpoint_jump && cargo +nightly fuzz run checkpoint_jump corpus/checkpoint_jump seeds/contents_stream -- -max_total_time=180 -max_len=65536`
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use ovsdb_log::checkpoint::{Checkpoint, Checkpoints, Policy};
+use ovsdb_log::sizes::{ReplayEnd, ReplayPass};
+use ovsdb_log::{replay, Event, LogScan, Replay, Upto, Verdict};
+
+fn walk(bytes: &[u8], step: usize, pass: &mut ReplayPass) -> LogScan {
+    let mut s = LogScan::new(pass.options());
+    let mut f = |ev: Event<'_>| {
+        pass.on_event(&ev);
+        Verdict::Keep
+    };
+    for c in bytes.chunks(step) {
+        s.push(c, &mut f);
+    }
+    s.finish(&mut f);
+    s
+}
+
+fn load(bytes: &[u8], step: usize, policy: Policy) -> Replay {
+    let mut pass = ReplayPass::first(Upto::All).with_checkpoints(policy);
+    let scan = walk(bytes, step, &mut pass);
+    match pass.end(&scan) {
+        ReplayEnd::Done(r) => *r,
+        ReplayEnd::Again(mut pass) => {
+            walk(bytes, step, &mut pass);
+            pass.finish(None)
+        }
+    }
+}
+
+fn jump(bytes: &[u8], ck: &Checkpoints, index: u64, step: usize, from: Option<&Checkpoint>) -> Replay {
+    let mut j = ck.jump_database_from(index, from).expect("the load is over");
+    loop {
+        let Some(tail) = usize::try_from(j.offset()).ok().and_then(|o| bytes.get(o..)) else {
+            panic!("a jump starts past the end of the file");
+        };
+        for c in tail.chunks(step) {
+            if j.push(c) {
+                break;
+            }
+        }
+        match j.finish() {
+            Ok(r) => return r,
+            Err(plain) => j = *plain,
+        }
+    }
+}
+
+fn state(r: &Replay) -> (Option<String>, u64, Option<Result<(), String>>) {
+    (
+        r.db.as_ref().map(|d| d.to_json().to_string()),
+        r.applied,
+        r.db
+            .as_ref()
+            .map(|d| d.core().check_integrity().map_err(|e| e.to_string())),
+    )
+}
+
+fuzz_target!(|data: &[u8]| {
+    let (step, thin, mut seed, bytes) = match data {
+        [s, k, rest @ ..] => {
+            let step = if *s == 0 { 4096 } else { usize::from(s % 64) + 1 };
+            (step, s % 2 == 1, u64::from(*k) | 0x100, rest)
+        }
+        _ => return,
+    };
+    let policy = Policy {
+        every_entries: 2,
+        every_bytes: 1024,
+        max: 6,
+        budget_bytes: if thin { 4096 } else { u64::MAX },
+    };
+    let loaded = load(bytes, step, policy);
+    let Some(ck) = loaded.checkpoints.as_deref() else {
+        return;
+    };
+    let top = loaded.applied + 2;
+    for _ in 0..4 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let index = seed % (top + 1);
+        let got = jump(bytes, ck, index, step, None);
+        assert_eq!(state(&got), state(&replay(bytes, Upto::Index(index))), "index {index}");
+        // Two steps forward from the landing, as the `]` key makes them.
+        let mut landing = Checkpoint::after(&got);
+        for next in index + 1..index + 3 {
+            let got = jump(bytes, ck, next, step, landing.as_ref());
+            assert_eq!(state(&got), state(&replay(bytes, Upto::Index(next))), "step to {next}");
+            landing = Checkpoint::after(&got);
+        }
+    }
+});
