@@ -280,6 +280,10 @@ fn simulate_inner(args: SimulateArgs) -> Result<u8, String> {
     } else {
         print_human(&sim, &m);
     }
+    // The process ends here: freeing the simulation's every row, log entry
+    // and message one by one was 4 % of the Southbound hour's instructions.
+    // Nothing in it writes on drop (the logs and trace are written above).
+    std::mem::forget(sim);
     Ok(if m.violations.is_empty() { 0 } else { 1 })
 }
 

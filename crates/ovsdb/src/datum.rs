@@ -57,10 +57,17 @@ impl Datum {
     }
 
     /// Whether this equals the type's default (§2.5.4).
+    #[inline]
     pub fn is_default(&self, ty: &Type) -> bool {
-        if self.len() != ty.min as usize {
+        let n = self.len();
+        if n != ty.min as usize {
             return false;
         }
+        // An empty value (`min` 0, the common case) needs no iterator.
+        n == 0 || self.elements_default()
+    }
+
+    fn elements_default(&self) -> bool {
         match self {
             Datum::Set(s) => s.iter().all(Atom::is_default),
             Datum::Map(m) => m.iter().all(|(k, v)| k.is_default() && v.is_default()),

@@ -202,11 +202,13 @@ impl Proposal {
         storage: StorageMode,
     ) -> Proposal {
         let date = date_ms.min(i64::MAX as u64) as i64;
-        let comment = commit.comment.clone().map(Json::String);
+        let comment = commit.comment.clone();
         // `,"_date":N` and `,"_comment":"…"` (and `,"_is_diff":true`).
         let meta_len = 9
             + digits(date as u64) as usize
-            + comment.as_ref().map_or(0, |c| 12 + c.serialized_len());
+            + comment
+                .as_deref()
+                .map_or(0, |c| 12 + ovsdb::json::string_serialized_len(c));
         // Only modified rows differ between the modes. Sizes are counted
         // from the commit: the other mode's record is never built.
         let modifies = commit
@@ -229,7 +231,7 @@ impl Proposal {
         if let Json::Object(o) = &mut record {
             o.insert("_date", Json::Integer(date));
             if let Some(c) = comment {
-                o.insert("_comment", c);
+                o.insert("_comment", Json::String(c));
             }
             if diff {
                 o.insert("_is_diff", Json::Bool(true));
@@ -507,15 +509,59 @@ pub fn grow_db_bytes(bytes: u64, meta: &DbMeta, commit: &Commit) -> u64 {
     let mut b = bytes as i64;
     for tc in &commit.changes.tables {
         for ch in &tc.rows {
-            if let Some(o) = &ch.old {
-                b -= row_snapshot_len(meta, tc.table, o) as i64;
-            }
-            if let Some(n) = &ch.new {
-                b += row_snapshot_len(meta, tc.table, n) as i64;
+            match (&ch.old, &ch.new) {
+                (Some(o), Some(n)) => b += modify_snapshot_delta(meta, tc.table, o, n),
+                (o, n) => {
+                    if let Some(o) = o {
+                        b -= row_snapshot_len(meta, tc.table, o) as i64;
+                    }
+                    if let Some(n) = n {
+                        b += row_snapshot_len(meta, tc.table, n) as i64;
+                    }
+                }
             }
         }
     }
     b.max(0) as u64
+}
+
+/// `row_snapshot_len` of `new` less that of `old`, from the columns that
+/// differ: an equal column adds the same to both (a modify changes few of
+/// a row's columns, and comparing is cheaper than measuring twice). The members' commas need the counts of non-default
+/// columns only when one side may have none: when no equal column is
+/// non-default.
+fn modify_snapshot_delta(
+    meta: &DbMeta,
+    table: usize,
+    old: &ovsdb_server::Row,
+    new: &ovsdb_server::Row,
+) -> i64 {
+    let Some(t) = meta.tables.get(table) else {
+        return 0;
+    };
+    let (mut d, mut members_old, mut members_new) = (0i64, 0i64, 0i64);
+    let mut shared_member = false;
+    for ((c, a), b) in t.columns.iter().zip(old.cols()).zip(new.cols()) {
+        // Equal datums serialize alike, but for reals (`0.0 == -0.0`).
+        let real = |b: &ovsdb::types::BaseType| b.atomic == ovsdb::types::AtomicType::Real;
+        if !real(&c.ty.key) && !c.ty.value.as_ref().is_some_and(real) && a == b {
+            shared_member = shared_member || !a.is_default(&c.ty);
+            continue;
+        }
+        if !a.is_default(&c.ty) {
+            d -= (c.name.len() + 3 + a.json_len()) as i64;
+            members_old += 1;
+        }
+        if !b.is_default(&c.ty) {
+            d += (c.name.len() + 3 + b.json_len()) as i64;
+            members_new += 1;
+        }
+    }
+    if shared_member {
+        d + members_new - members_old
+    } else {
+        d + members_new.max(1) - members_old.max(1)
+    }
 }
 
 /// The whole database as the `data` half of a snapshot (`prev_data[1]`):

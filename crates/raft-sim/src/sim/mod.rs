@@ -14,7 +14,6 @@ use crate::rng::{Rng, TraceHash};
 use crate::scenario::{OpSpec, Scenario, Via};
 use crate::server::{Ctx, Life, LogRec, Msg, MsgKind, Out, RecordKind, Server, Sid, Time};
 use crate::txn::Op;
-use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 mod faults;
@@ -134,13 +133,50 @@ struct Queued {
     ev: Ev,
 }
 
+/// A pending event's place in the queue: its time and sequence number,
+/// which order it (earliest first: the heap's greatest), and its slot.
+#[derive(Clone, Copy, Debug)]
+struct Key {
+    at: Time,
+    seq: u64,
+    slot: usize,
+}
+
+impl Key {
+    /// `time << 64 | sequence`: compared in one go, not field by field
+    /// (the sequence numbers are unique, so the slot never decides).
+    fn order(&self) -> u128 {
+        (self.at as u128) << 64 | self.seq as u128
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        self.order() == other.order()
+    }
+}
+
+impl Eq for Key {}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Key) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Key {
+    fn cmp(&self, other: &Key) -> std::cmp::Ordering {
+        other.order().cmp(&self.order())
+    }
+}
+
 /// The pending events in `(time, sequence)` order. The heap holds only
 /// those keys and the slot of each event (24 bytes): sifting whole events,
 /// messages included, was a tenth of the Northbound hour. Keys are unique,
 /// so the order is the same as a heap of the events'.
 #[derive(Clone, Debug, Default)]
 struct Queue {
-    heap: BinaryHeap<Reverse<(Time, u64, usize)>>,
+    heap: BinaryHeap<Key>,
     slots: Vec<Option<Ev>>,
     free: Vec<usize>,
 }
@@ -157,11 +193,11 @@ impl Queue {
                 self.slots.len() - 1
             }
         };
-        self.heap.push(Reverse((at, seq, slot)));
+        self.heap.push(Key { at, seq, slot });
     }
 
     fn pop(&mut self) -> Option<Queued> {
-        let Reverse((at, _, slot)) = self.heap.pop()?;
+        let Key { at, slot, .. } = self.heap.pop()?;
         let ev = self.slots.get_mut(slot)?.take()?;
         self.free.push(slot);
         Some(Queued { at, ev })
@@ -169,7 +205,7 @@ impl Queue {
 
     /// When the next event is due.
     fn next_at(&self) -> Option<Time> {
-        self.heap.peek().map(|Reverse((at, _, _))| *at)
+        self.heap.peek().map(|k| k.at)
     }
 
     fn is_empty(&self) -> bool {

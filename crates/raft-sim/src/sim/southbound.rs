@@ -182,6 +182,9 @@ struct Controller {
     /// How many Southbound transactions it has received (its last
     /// transaction id, for `monitor_cond_since`).
     seen_txns: u64,
+    /// During a fan-out only: 1 + the index of its chassis in the
+    /// transaction's owners (0: it owns none of its ports).
+    owner: usize,
 }
 
 /// Transactions a server keeps for `monitor_cond_since` (ovsdb-server's
@@ -931,6 +934,23 @@ impl Sim {
         // cost: the same for most of them.
         let common_cpu = tx.common as f64 * self.knobs.cpu_ns_per_byte / 1000.0;
         let common_wire = self.wire(tx.common);
+        // Each owner's cost, and its controller marked with it (the first
+        // owner of a chassis, as a search would find): the loop below
+        // visits every controller, and most own nothing.
+        let own_cost: Vec<(f64, Time)> = tx
+            .owners
+            .iter()
+            .map(|o| {
+                let cpu = o.bytes as f64 * self.knobs.cpu_ns_per_byte / 1000.0;
+                (cpu, self.wire(o.bytes))
+            })
+            .collect();
+        for (o, w) in tx.owners.iter().enumerate().rev() {
+            if let Some(ctrl) = self.sb.ctrls.get_mut(w.chassis) {
+                ctrl.owner = o + 1;
+            }
+        }
+        let txns = self.sb.txns;
         for ni in 0..self.sb.nodes.len() {
             let node = self.sb.nodes[ni];
             if !self.sb_node_up(node) {
@@ -940,48 +960,61 @@ impl Sim {
                 .sb_available(node, self.now)
                 .max(self.sb.busy_until[ni]) as f64;
             let (mut burst, mut last_common) = (0, None);
-            for &c in &self.sb.node_ctrls[ni] {
-                let ctrl = &mut self.sb.ctrls[c];
+            // Local borrows and sums: the stores into the counters would
+            // otherwise make every field be read again per controller.
+            let SbGlue {
+                ctrls, node_ctrls, ..
+            } = &mut self.sb;
+            let m = &mut self.metrics.sb;
+            let (mut cpu_us, mut update_bytes) = (m.cpu_us, m.update_bytes);
+            let received = &mut m.received[..];
+            let pb_received = &mut m.port_binding_received[..];
+            for &c in &node_ctrls[ni] {
+                let ctrl = &mut ctrls[c];
                 if ctrl.stranded {
                     continue;
                 }
-                ctrl.seen_txns = self.sb.txns;
+                ctrl.seen_txns = txns;
                 let ready_at = ctrl.ready_at;
-                let own = tx.owners.iter().position(|o| o.chassis == c);
-                let (bytes, cpu, wire) = match own {
-                    None => (tx.common, common_cpu, common_wire),
-                    Some(o) => {
-                        let bytes = tx.owners[o].bytes;
-                        let cpu = bytes as f64 * self.knobs.cpu_ns_per_byte / 1000.0;
-                        (bytes, cpu, self.wire(bytes))
-                    }
+                let own = ctrl.owner;
+                let (bytes, cpu) = match own {
+                    0 => (tx.common, common_cpu),
+                    o => (tx.owners[o - 1].bytes, own_cost[o - 1].0),
                 };
-                self.metrics.sb.cpu_us += cpu;
+                cpu_us += cpu;
                 t += cpu;
                 burst += bytes;
                 served += 1;
                 sent += bytes;
-                self.metrics.sb.update_bytes += bytes;
-                self.metrics.sb.received[c] += bytes;
+                update_bytes += bytes;
+                received[c] += bytes;
                 match own {
                     // `t` never decreases (CPU costs are not negative):
                     // the last of these controllers gets it last.
-                    None => last_common = Some(t),
-                    Some(o) => {
+                    0 => last_common = Some(t),
+                    o => {
+                        let (o, wire) = (o - 1, own_cost[o - 1].1);
                         last = last.max(t as Time + wire);
-                        self.metrics.sb.port_binding_received[c] += tx.owners[o].pb;
+                        pb_received[c] += tx.owners[o].pb;
                         // A controller still downloading gets it after.
                         let got = (t as Time + wire).max(ready_at);
                         seen[o] = Some(got);
                     }
                 }
             }
+            m.cpu_us = cpu_us;
+            m.update_bytes = update_bytes;
             if let Some(t) = last_common {
                 last = last.max(t as Time + common_wire);
             }
             self.sb.busy_until[ni] = t as Time;
             if self.metrics.sb.extended {
                 self.sb_peak(burst);
+            }
+        }
+        for w in &tx.owners {
+            if let Some(ctrl) = self.sb.ctrls.get_mut(w.chassis) {
+                ctrl.owner = 0;
             }
         }
         if self.record_events {
