@@ -1088,6 +1088,11 @@ impl Database {
         d: &Datum,
         delta: i32,
     ) {
+        // Most reference columns of most rows are empty (a new logical
+        // switch's ports, ACLs, ...): nothing to count.
+        if d.is_empty() {
+            return;
+        }
         let Some(rc) =
             self.meta[src.0].ref_of_col[col].map(|i| self.meta[src.0].ref_cols[i].clone())
         else {
@@ -1334,7 +1339,7 @@ impl<'a> Txn<'a> {
         let mut row = Row { uuid: u, columns };
         let is_root = ts.is_root;
         for ci in 0..row.columns.len() {
-            if self.db.has_refs(ti, ci) {
+            if self.db.has_refs(ti, ci) && !row.columns[ci].is_empty() {
                 let d = std::mem::take(&mut row.columns[ci]);
                 self.db.adjust_datum_refs(&mut self.st, (ti, u), ci, &d, 1);
                 row.columns[ci] = d;
