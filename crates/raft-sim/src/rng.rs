@@ -135,11 +135,36 @@ impl Default for TraceHash {
     }
 }
 
+/// FNV-1a's prime.
+const FNV_PRIME: u64 = 0x0000_0100_0000_01B3;
+
+/// `FNV_PRIME` to the sixth power (wrapping): what six zero bytes do.
+const FNV_PRIME_6: u64 = {
+    let mut p = 1u64;
+    let mut i = 0;
+    while i < 6 {
+        p = p.wrapping_mul(FNV_PRIME);
+        i += 1;
+    }
+    p
+};
+
 impl TraceHash {
+    /// FNV-1a over `v`'s eight little-endian bytes.
+    #[inline]
     pub fn add(&mut self, v: u64) {
+        if v < 1 << 16 {
+            // Most values are codes and indices: their top six bytes are
+            // zero, and a zero byte only multiplies by the prime, so the
+            // six multiply as one (wrapping products associate).
+            let h = (self.0 ^ (v & 0xFF)).wrapping_mul(FNV_PRIME);
+            let h = (h ^ (v >> 8)).wrapping_mul(FNV_PRIME);
+            self.0 = h.wrapping_mul(FNV_PRIME_6);
+            return;
+        }
         for b in v.to_le_bytes() {
             self.0 ^= b as u64;
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01B3);
+            self.0 = self.0.wrapping_mul(FNV_PRIME);
         }
     }
 }
@@ -147,6 +172,27 @@ impl TraceHash {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The short path for small values hashes as the byte loop does.
+    #[test]
+    fn trace_hash_small_values_as_bytes() {
+        let bytewise = |h: u64, v: u64| {
+            let mut h = h;
+            for b in v.to_le_bytes() {
+                h ^= b as u64;
+                h = h.wrapping_mul(FNV_PRIME);
+            }
+            h
+        };
+        let mut t = TraceHash::default();
+        let mut want = t.0;
+        let values = (0..70_000u64).chain([u64::MAX, 1 << 16, (1 << 16) - 1, 0x5B00, 1 << 40]);
+        for v in values {
+            t.add(v);
+            want = bytewise(want, v);
+            assert_eq!(t.0, want, "{v}");
+        }
+    }
     #[test]
     fn deterministic_and_spread() {
         let mut a = Rng::new(7);

@@ -976,3 +976,53 @@ impl Sim {
         }
     }
 }
+
+#[cfg(test)]
+mod queue_tests {
+    use super::{Ev, Queue};
+
+    /// Pushes and pops interleaved come out in `(time, sequence)` order,
+    /// as a sort of the same keys would give them.
+    #[test]
+    fn the_queue_pops_in_time_then_sequence_order() {
+        let mut q = Queue::default();
+        let (mut x, mut seq) = (0x9E37_79B9_7F4A_7C15u64, 0u64);
+        let mut pending: Vec<(u64, u64)> = Vec::new();
+        let mut popped = Vec::new();
+        let mut expect = Vec::new();
+        for round in 0..5_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Few distinct times, so the sequence often decides.
+            let pushes = (x % 4) as usize + usize::from(round < 100);
+            for _ in 0..pushes {
+                seq += 1;
+                let at = (x >> 8) % 50 + round as u64 / 10;
+                q.push(at, seq, Ev::ClientArrive { req: seq as usize });
+                pending.push((at, seq));
+                x = x.rotate_left(11).wrapping_mul(0x2545_F491_4F6C_DD1D);
+            }
+            if (x >> 3) % 3 != 0 {
+                if let Some(i) = (0..pending.len()).min_by_key(|&i| pending[i]) {
+                    expect.push(pending.swap_remove(i));
+                    let got = q.pop().expect("an event");
+                    let Ev::ClientArrive { req } = got.ev else {
+                        panic!("wrong event");
+                    };
+                    popped.push((got.at, req as u64));
+                }
+            }
+        }
+        pending.sort();
+        expect.extend(pending);
+        while let Some(got) = q.pop() {
+            let Ev::ClientArrive { req } = got.ev else {
+                panic!("wrong event");
+            };
+            popped.push((got.at, req as u64));
+        }
+        assert_eq!(popped, expect);
+        assert!(q.is_empty());
+    }
+}

@@ -959,53 +959,66 @@ impl Sim {
             let mut t = self
                 .sb_available(node, self.now)
                 .max(self.sb.busy_until[ni]) as f64;
-            let (mut burst, mut last_common) = (0, None);
+            // `t` at the last controller that owns nothing, if any.
+            let (mut any_common, mut last_common) = (false, 0.0);
+            // Controllers served, and the bytes the owners among them got:
+            // the common ones' bytes are a product after the loop.
+            let (mut n, mut owned_bytes) = (0u64, 0u64);
             // Local borrows and sums: the stores into the counters would
             // otherwise make every field be read again per controller.
             let SbGlue {
                 ctrls, node_ctrls, ..
             } = &mut self.sb;
             let m = &mut self.metrics.sb;
-            let (mut cpu_us, mut update_bytes) = (m.cpu_us, m.update_bytes);
-            let received = &mut m.received[..];
-            let pb_received = &mut m.port_binding_received[..];
+            let mut cpu_us = m.cpu_us;
+            // As long as `ctrls` (made together): a controller's index in
+            // bounds for one is for both, checked once.
+            let received = &mut m.received[..ctrls.len()];
+            let pb_received = &mut m.port_binding_received[..ctrls.len()];
+            let mut owners = 0u64;
             for &c in &node_ctrls[ni] {
                 let ctrl = &mut ctrls[c];
                 if ctrl.stranded {
                     continue;
                 }
                 ctrl.seen_txns = txns;
-                let ready_at = ctrl.ready_at;
-                let own = ctrl.owner;
-                let (bytes, cpu) = match own {
-                    0 => (tx.common, common_cpu),
-                    o => (tx.owners[o - 1].bytes, own_cost[o - 1].0),
-                };
-                cpu_us += cpu;
-                t += cpu;
-                burst += bytes;
-                served += 1;
-                sent += bytes;
-                update_bytes += bytes;
-                received[c] += bytes;
-                match own {
-                    // `t` never decreases (CPU costs are not negative):
-                    // the last of these controllers gets it last.
-                    0 => last_common = Some(t),
+                n += 1;
+                match ctrl.owner {
+                    0 => {
+                        // The CPU sums stay in controller order (floating
+                        // point).
+                        cpu_us += common_cpu;
+                        t += common_cpu;
+                        received[c] += tx.common;
+                        // `t` never decreases (CPU costs are not
+                        // negative): the last of these gets it last.
+                        last_common = t;
+                        any_common = true;
+                    }
                     o => {
-                        let (o, wire) = (o - 1, own_cost[o - 1].1);
+                        let o = o - 1;
+                        let (cpu, wire) = own_cost[o];
+                        let bytes = tx.owners[o].bytes;
+                        cpu_us += cpu;
+                        t += cpu;
+                        owners += 1;
+                        owned_bytes += bytes;
+                        received[c] += bytes;
                         last = last.max(t as Time + wire);
                         pb_received[c] += tx.owners[o].pb;
                         // A controller still downloading gets it after.
-                        let got = (t as Time + wire).max(ready_at);
+                        let got = (t as Time + wire).max(ctrl.ready_at);
                         seen[o] = Some(got);
                     }
                 }
             }
+            let burst = (n - owners) * tx.common + owned_bytes;
+            served += n as u32;
+            sent += burst;
             m.cpu_us = cpu_us;
-            m.update_bytes = update_bytes;
-            if let Some(t) = last_common {
-                last = last.max(t as Time + common_wire);
+            m.update_bytes += burst;
+            if any_common {
+                last = last.max(last_common as Time + common_wire);
             }
             self.sb.busy_until[ni] = t as Time;
             if self.metrics.sb.extended {
