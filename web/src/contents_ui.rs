@@ -72,6 +72,9 @@ pub struct ContentsPage {
     listener: gloo_events::EventListener,
     next_id: u32,
     open_id: u32,
+    /// The index the last `contents-open` asked for (None: the committed
+    /// one).
+    asked_at: Option<u64>,
     rows_id: u32,
     row_id: u32,
     history_id: u32,
@@ -151,6 +154,7 @@ impl ContentsPage {
             .unwrap_or_default();
         self.loading = true;
         self.error = None;
+        self.asked_at = at;
         self.open_id = self.send(
             ctx,
             "contents-open",
@@ -337,6 +341,11 @@ impl ContentsPage {
         let (lo, hi) = self.range();
         let at = at.clamp(lo, hi.max(lo));
         self.at_text = at.to_string();
+        // Enter and the field's change event both ask for the index it
+        // holds: the worker gets one request (after an error, a retry).
+        if self.asked_at == Some(at) && self.error.is_none() {
+            return;
+        }
         ctx.props().on_change.emit((self.lane, Some(at)));
         self.open(ctx, Some(at));
     }
@@ -360,6 +369,7 @@ impl Component for ContentsPage {
             listener: listen(ctx),
             next_id: 0,
             open_id: 0,
+            asked_at: None,
             rows_id: 0,
             row_id: 0,
             history_id: 0,

@@ -12,6 +12,7 @@
 
 use ovsdb::strings::datum_to_string;
 use ovsdb::{Atom, Database, Datum, Row, TableSchema, Uuid};
+use std::collections::HashMap;
 
 struct ShowTable {
     table: &'static str,
@@ -272,25 +273,57 @@ fn show_generic(db: &Database, tables: &[ShowTable]) -> String {
         return out;
     };
     let mut shown: Vec<&str> = Vec::new();
+    let mut wrefs = Wrefs::default();
     if let Some(t) = db.table(first.table) {
         for row in t.rows.values() {
-            show_row(db, tables, first, row, 0, &mut shown, &mut out);
+            show_row(db, tables, first, row, 0, &mut shown, &mut wrefs, &mut out);
         }
     }
     out
+}
+
+/// Per (table, column) of a [`ShowTable::wref`], the rows of that table by
+/// the row their column points to, in the table's order: one pass over
+/// the table for all the rows shown, where asking each row was a pass
+/// each (120 chassis × 4 000 port bindings on a Southbound database).
+type Wrefs<'d> = HashMap<(&'static str, &'static str), HashMap<Uuid, Vec<&'d Row>>>;
+
+fn wref_rows<'w, 'd>(
+    db: &'d Database,
+    wrefs: &'w mut Wrefs<'d>,
+    wt: &'static str,
+    ref_col: &'static str,
+) -> &'w HashMap<Uuid, Vec<&'d Row>> {
+    wrefs.entry((wt, ref_col)).or_insert_with(|| {
+        let mut by: HashMap<Uuid, Vec<&'d Row>> = HashMap::new();
+        if let (Some(ws), Some(t)) = (db.table_schema(wt), db.table(wt)) {
+            for r in t.rows.values() {
+                let to = r
+                    .get(ws, ref_col)
+                    .and_then(|d| d.keys().next())
+                    .and_then(Atom::as_uuid);
+                if let Some(u) = to {
+                    by.entry(u).or_default().push(r);
+                }
+            }
+        }
+        by
+    })
 }
 
 fn indent(out: &mut String, level: usize) {
     out.push_str(&" ".repeat(level * 4));
 }
 
-fn show_row<'t>(
-    db: &Database,
+#[allow(clippy::too_many_arguments)]
+fn show_row<'t, 'd>(
+    db: &'d Database,
     tables: &'t [ShowTable],
     show: &'t ShowTable,
     row: &Row,
     level: usize,
     shown: &mut Vec<&'t str>,
+    wrefs: &mut Wrefs<'d>,
     out: &mut String,
 ) {
     let Some(ts) = db.table_schema(show.table) else {
@@ -326,7 +359,7 @@ fn show_row<'t>(
                 if let Some(t) = db.table(rt) {
                     for u in d.keys().filter_map(Atom::as_uuid) {
                         if let Some(r) = t.get(&u) {
-                            show_row(db, tables, rs, r, level + 1, shown, out);
+                            show_row(db, tables, rs, r, level + 1, shown, wrefs, out);
                         }
                     }
                 }
@@ -362,22 +395,16 @@ fn show_row<'t>(
         }
     }
     if let Some((wt, name_col, ref_col)) = show.wref {
-        if let (Some(ws), Some(t)) = (db.table_schema(wt), db.table(wt)) {
+        if let Some(ws) = db.table_schema(wt) {
             let ncs = ws.column(name_col);
-            for r in t.rows.values() {
-                let points = r
-                    .get(ws, ref_col)
-                    .and_then(|d| d.keys().next())
-                    .and_then(Atom::as_uuid)
-                    == Some(row.uuid);
-                if points {
-                    indent(out, level + 1);
-                    let name = match (r.get(ws, name_col), ncs) {
-                        (Some(d), Some(c)) => datum_to_string(d, &c.ty),
-                        _ => "\"\"".into(),
-                    };
-                    out.push_str(&format!("{wt} {name}\n"));
-                }
+            let pointing = wref_rows(db, wrefs, wt, ref_col).get(&row.uuid);
+            for r in pointing.into_iter().flatten() {
+                indent(out, level + 1);
+                let name = match (r.get(ws, name_col), ncs) {
+                    (Some(d), Some(c)) => datum_to_string(d, &c.ty),
+                    _ => "\"\"".into(),
+                };
+                out.push_str(&format!("{wt} {name}\n"));
             }
         }
     }
