@@ -1,7 +1,7 @@
 // Time travel in Chromium on a big file: the Contents page's jumps to
 // random indexes and `]` steps, timed from the keystroke to the new
 // index on screen (the worker's walk and landing, the reply, the render).
-//   trunk build --release && node tests/bench/contents-jumps.mjs FILE [JUMPS=20]
+//   trunk build --release && [PAUSE_MS=1000] node tests/bench/contents-jumps.mjs FILE [JUMPS=20]
 // FILE: e.g. s1.db of `ovsdb-scope generate southbound DIR --size-mb 1000`.
 // Prints JSON; figures are measured, never asserted (BENCHMARKS.md).
 import { basename } from "node:path";
@@ -58,7 +58,11 @@ const first = Number(await contents.getAttribute("data-first"));
 const last = Number(await contents.getAttribute("data-last"));
 
 const worker = { jumps: [], steps: [], rows: [] };
+// PAUSE_MS: a reader's pause before each move (the worker frees the
+// database a jump replaced after its reply, before the next message).
+const PAUSE = Number(process.env.PAUSE_MS || 0);
 async function goTo(i, how) {
+  if (PAUSE) await page.waitForTimeout(PAUSE);
   await page.evaluate(() => (window.__workerMs.length = 0));
   const t0 = performance.now();
   if (how === "step") {
