@@ -180,14 +180,14 @@ impl Checkpoints {
 
     /// About how many bytes of rows the checkpoints hold that the
     /// database at the end of the walk does not (an estimate: rows each
-    /// one shared when the walk changed or deleted them).
+    /// one shared when the walk changed or deleted them), with their row
+    /// filters ([`Present`]).
     pub fn held_bytes(&self) -> u64 {
+        // A shared checkpoint's rows are another store's; its row filter
+        // is this store's own.
+        let rows = |c: &Checkpoint| if c.shared { 0 } else { c.held };
         let filter = |c: &Checkpoint| c.present.as_ref().map_or(0, |p| p.bytes());
-        self.list
-            .iter()
-            .filter(|c| !c.shared)
-            .map(|c| c.held + filter(c))
-            .sum()
+        self.list.iter().map(|c| rows(c) + filter(c)).sum()
     }
 
     /// The checkpoint a jump to `index` starts from: the last one that
