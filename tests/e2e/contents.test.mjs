@@ -186,10 +186,22 @@ test("Contents: another index, from the field or the URL hash, shows the databas
   const pick = Math.floor((first + last) / 2);
   const counts = (i) =>
     Object.fromEntries(Object.entries(scope("dump", "--json", "--at", String(i), file)).map(([t, rows]) => [t, Object.keys(rows).length]));
+  // Count the page's requests to the worker: Enter and the field's
+  // change event must ask for the index once.
+  await page.evaluate(() => {
+    window.__opens = 0;
+    const post = Worker.prototype.postMessage;
+    Worker.prototype.postMessage = function (m, ...rest) {
+      if (m && m.type === "contents-open") window.__opens++;
+      return post.call(this, m, ...rest);
+    };
+  });
   await page.getByTestId("at-index").fill(String(pick));
   await page.getByTestId("at-index").press("Enter");
   await page.locator(`[data-testid=at-index][data-value="${pick}"]`).waitFor();
   await page.locator("[data-testid=contents][data-state=ready]").waitFor();
+  await page.getByTestId("row-grid").focus();
+  assert.equal(await page.evaluate(() => window.__opens), 1, "one request for one index");
   assert.deepEqual(await rowCounts(page), counts(pick));
   assert.match(page.url(), new RegExp(`ci=${pick}`));
   // ] steps on (each step from where the last one landed: the worker
