@@ -269,30 +269,40 @@ struct BlobReader<'a> {
     progress: &'a mut dyn FnMut(usize),
 }
 
+impl BlobReader<'_> {
+    /// The next slice of the blob, read into the one buffer the reader
+    /// keeps (no allocation per slice); None at the end.
+    fn next_slice(&mut self) -> std::io::Result<Option<&[u8]>> {
+        let size = self.blob.size();
+        if self.pos >= size {
+            return Ok(None);
+        }
+        let end = (self.pos + CHUNK).min(size);
+        let err = |e: JsValue| {
+            std::io::Error::other(
+                e.as_string()
+                    .or_else(|| get(&e, "message").as_string())
+                    .unwrap_or_else(|| "the browser could not read the file".into()),
+            )
+        };
+        let part = self
+            .blob
+            .slice_with_f64_and_f64(self.pos, end)
+            .map_err(err)?;
+        let ab = Uint8Array::new(&self.reader.read_as_array_buffer(&part).map_err(err)?.into());
+        self.buf.resize(ab.length() as usize, 0);
+        ab.copy_to(&mut self.buf);
+        self.at = 0;
+        self.pos = end;
+        (self.progress)(self.buf.len());
+        Ok(Some(&self.buf))
+    }
+}
+
 impl std::io::Read for BlobReader<'_> {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        if self.at >= self.buf.len() {
-            let size = self.blob.size();
-            if self.pos >= size {
-                return Ok(0);
-            }
-            let end = (self.pos + CHUNK).min(size);
-            let err = |e: JsValue| {
-                std::io::Error::other(
-                    e.as_string()
-                        .or_else(|| get(&e, "message").as_string())
-                        .unwrap_or_else(|| "the browser could not read the file".into()),
-                )
-            };
-            let part = self
-                .blob
-                .slice_with_f64_and_f64(self.pos, end)
-                .map_err(err)?;
-            let ab = self.reader.read_as_array_buffer(&part).map_err(err)?;
-            self.buf = Uint8Array::new(&ab).to_vec();
-            self.at = 0;
-            self.pos = end;
-            (self.progress)(self.buf.len());
+        if self.at >= self.buf.len() && self.next_slice()?.is_none() {
+            return Ok(0);
         }
         let n = out.len().min(self.buf.len() - self.at);
         out[..n].copy_from_slice(&self.buf[self.at..self.at + n]);
@@ -693,18 +703,13 @@ fn stream_file_from(
         progress: &mut nothing,
     };
     if plain {
-        let mut buf = vec![0u8; CHUNK as usize];
-        loop {
-            match std::io::Read::read(&mut r, &mut buf) {
-                Ok(0) => return Ok(()),
-                Ok(n) => {
-                    if sink(&buf[..n]) {
-                        return Ok(());
-                    }
-                }
-                Err(e) => return Err(e.to_string()),
+        // Each slice goes to the sink from the reader's own buffer.
+        while let Some(chunk) = r.next_slice().map_err(|e| e.to_string())? {
+            if sink(chunk) {
+                break;
             }
         }
+        return Ok(());
     }
     let mut skip = from;
     let mut skipping = |chunk: &[u8]| {
