@@ -2,14 +2,17 @@
 //! with checkpoints close together, then jumps to several indexes by the
 //! records' net change (`Checkpoints::jump_database`, which delimits
 //! records with `skim::container_end` and skips lookups through the
-//! checkpoints' row filters) and steps forward from where each landed
+//! checkpoints' row filters, or folds the op index and reads back the
+//! column objects it names) and steps forward from where each landed
 //! (`jump_database_from`). Nothing may panic, and every landing must be
 //! the database (and the reference counts) a replay from the start
 //! reaches at that index.
 //!
-//! Input: byte 0 picks the chunk size (1..=64, or 4096 when 0) and
-//! whether the checkpoints are thinned (odd: a budget of a few KB), byte
-//! 1 seeds the indexes tried, the rest is the file.
+//! Input: byte 0 picks the chunk size (1..=64, or 4096 when 0), whether
+//! the checkpoints are thinned (odd: a budget of a few KB) and whether
+//! the load keeps the op index (bit 6: jumps then read back the ranges
+//! it names instead of walking), byte 1 seeds the indexes tried, the
+//! rest is the file.
 //!
 //! Run (from fuzz/):
 //! `mkdir -p corpus/checkpoint_jump && cargo +nightly fuzz run checkpoint_jump corpus/checkpoint_jump seeds/contents_stream -- -max_total_time=180 -max_len=65536`
@@ -47,6 +50,14 @@ fn load(bytes: &[u8], step: usize, policy: Policy) -> Replay {
 
 fn jump(bytes: &[u8], ck: &Checkpoints, index: u64, step: usize, from: Option<&Checkpoint>) -> Replay {
     let mut j = ck.jump_database_from(index, from).expect("the load is over");
+    // Through the op index: the ranges it names, read back.
+    for (a, b) in j.reads().to_vec() {
+        let range = usize::try_from(a).ok().zip(usize::try_from(b).ok());
+        let Some(got) = range.and_then(|(a, b)| bytes.get(a..b)) else {
+            panic!("a read back past the end of the file: {a}..{b}");
+        };
+        j.fill(a, got);
+    }
     loop {
         let Some(tail) = usize::try_from(j.offset()).ok().and_then(|o| bytes.get(o..)) else {
             panic!("a jump starts past the end of the file");
@@ -74,10 +85,10 @@ fn state(r: &Replay) -> (Option<String>, u64, Option<Result<(), String>>) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let (step, thin, mut seed, bytes) = match data {
+    let (step, thin, op_index, mut seed, bytes) = match data {
         [s, k, rest @ ..] => {
             let step = if *s == 0 { 4096 } else { usize::from(s % 64) + 1 };
-            (step, s % 2 == 1, u64::from(*k) | 0x100, rest)
+            (step, s % 2 == 1, (s / 64) % 2 == 1, u64::from(*k) | 0x100, rest)
         }
         _ => return,
     };
@@ -86,6 +97,7 @@ fuzz_target!(|data: &[u8]| {
         every_bytes: 1024,
         max: 6,
         budget_bytes: if thin { 4096 } else { u64::MAX },
+        op_index,
     };
     let loaded = load(bytes, step, policy);
     let Some(ck) = loaded.checkpoints.as_deref() else {

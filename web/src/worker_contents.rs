@@ -15,11 +15,11 @@ use contents::stream::{DatabaseAt, Opener, Range};
 use contents::Log;
 use ovsdb::json::{object, Json};
 use ovsdb::{Database, Uuid};
-use ovsdb_log::checkpoint::Checkpoint;
+use ovsdb_log::checkpoint::{Checkpoint, Policy};
 use ovsdb_log::{Event, LogScan, Verdict};
 use wasm_bindgen::JsValue;
 
-use super::{get, now, post, stream_file, stream_file_from, Loaded, FILES};
+use super::{get, now, post, read_blob, stream_file, stream_file_from, Loaded, FILES};
 
 struct Db {
     at: u64,
@@ -125,6 +125,11 @@ fn walk(
 /// Walks `f` as often as the replay `d` asks (one walk or two), each from
 /// where `d` starts (a checkpoint's offset) and until it has what it needs.
 fn replay_walks(f: &Loaded, d: &mut DatabaseAt) -> Result<(), String> {
+    // A jump through the op index reads back a few ranges, no walk.
+    for (a, b) in d.reads() {
+        let bytes = read_blob(&f.input, a as f64, b as f64)?;
+        d.fill(a, &bytes);
+    }
     while let Some(opts) = d.next_walk() {
         let at = d.start();
         let mut scan = LogScan::resume(opts, &at);
@@ -205,7 +210,15 @@ pub fn open(msg: &JsValue) {
                 return Ok::<(), String>(());
             }
             *o = None;
-            let mut op = Opener::new(at);
+            // A plain file is read back by offset: its jumps go through
+            // the op index (one inside an archive is only walked again).
+            let mut op = Opener::with_policy(
+                at,
+                Policy {
+                    op_index: f.input_name == f.name,
+                    ..Policy::default()
+                },
+            );
             let opts = op.options();
             let scan = walk(f, opts, &mut |ev| op.on_event(ev))?;
             let mut opened = op.finish(&scan);

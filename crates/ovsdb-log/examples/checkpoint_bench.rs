@@ -59,10 +59,50 @@ fn read_from(path: &str, offset: u64, push: &mut dyn FnMut(&[u8]) -> bool) -> u6
     }
 }
 
-fn load(path: &str, keep: bool) -> Replay {
+thread_local! {
+    /// Byte ranges read back, over all jumps.
+    static RANGES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Reads back the byte ranges a jump through the op index asks for
+/// ([`ovsdb_log::checkpoint::Jump::reads`]); bytes read.
+fn read_ranges(path: &str, j: &mut ovsdb_log::checkpoint::Jump) -> u64 {
+    let ranges = j.reads().to_vec();
+    if ranges.is_empty() {
+        return 0;
+    }
+    RANGES.with(|r| r.set(r.get() + ranges.len()));
+    let mut f = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut total = 0;
+    let mut buf = Vec::new();
+    for (a, b) in ranges {
+        f.seek(SeekFrom::Start(a)).expect("seek");
+        buf.resize(usize::try_from(b - a).expect("a range fits"), 0);
+        let n = read_full(&mut f, &mut buf);
+        total += n as u64;
+        j.fill(a, &buf[..n]);
+    }
+    total
+}
+
+fn read_full(f: &mut std::fs::File, buf: &mut [u8]) -> usize {
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..]).expect("read") {
+            0 => break,
+            k => n += k,
+        }
+    }
+    n
+}
+
+fn load(path: &str, keep: bool, op_index: bool) -> Replay {
     let mut pass = ReplayPass::first(Upto::All);
     if keep {
-        let mut policy = Policy::default();
+        let mut policy = Policy {
+            op_index,
+            ..Policy::default()
+        };
         if let Some(mb) = std::env::var("BUDGET_MB")
             .ok()
             .and_then(|v| v.parse::<u64>().ok())
@@ -108,8 +148,11 @@ fn main() {
     // `plain`: jumps that replay every record (and give their sizes), not
     // the database alone by the records' net change.
     let plain = mode.as_deref() == Some("plain");
+    // `index`: the load keeps the op index too, and jumps by net change
+    // read back only the records it names (`Policy::op_index`).
+    let op_index = mode.as_deref() == Some("index");
     let t0 = Instant::now();
-    let r = load(&path, keep);
+    let r = load(&path, keep, op_index);
     let load_ms = t0.elapsed().as_secs_f64() * 1e3;
     let (rss, peak) = memory_mb();
     println!(
@@ -133,6 +176,13 @@ fn main() {
         spacing as f64 / 1e6,
         ck.held_bytes() as f64 / 1e6
     );
+    if let Some(ix) = ck.op_index() {
+        println!(
+            "  and the op index beside them: {} operations, {:.0} MB",
+            ix.ops_len(),
+            ix.bytes() as f64 / 1e6
+        );
+    }
     let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
     let mut times = Vec::new();
     // Per jump: the walk (reading, framing, taking the records) and the
@@ -147,16 +197,22 @@ fn main() {
         seed ^= seed << 17;
         let index = seed % (r.applied + 1);
         let t = Instant::now();
+        let c0 = cpu_ms();
         let mut j = if plain {
             ck.jump(index)
         } else {
             ck.jump_database(index)
         }
         .expect("sealed");
+        // A jump through the op index folds it when it is made: counted
+        // with its reads as the walk they replace.
+        let mut w = t;
+        let mut c0 = c0;
+        read_total += read_ranges(&path, &mut j);
         let got = loop {
-            let w = Instant::now();
-            let c0 = cpu_ms();
-            read_total += read_from(&path, j.offset(), &mut |c| j.push(c));
+            if !j.by_index() {
+                read_total += read_from(&path, j.offset(), &mut |c| j.push(c));
+            }
             walks.push(w.elapsed().as_secs_f64() * 1e3);
             let l = Instant::now();
             let c1 = cpu_ms();
@@ -169,6 +225,8 @@ fn main() {
                 Ok(r) => break r,
                 Err(again) => j = *again,
             }
+            w = Instant::now();
+            c0 = cpu_ms();
         };
         times.push(t.elapsed().as_secs_f64() * 1e3);
         assert_eq!(got.applied.min(index), got.applied, "index {index}");
@@ -181,6 +239,13 @@ fn main() {
             "{jumps} random jumps: median {median:.1} ms, max {max:.1} ms, {:.1} MB read per jump on average",
             read_total as f64 / jumps as f64 / 1e6
         );
+        let ranges = RANGES.with(|r| r.get());
+        if ranges > 0 {
+            println!(
+                "  read back through the op index in {:.0} ranges per jump on average",
+                ranges as f64 / jumps as f64
+            );
+        }
         println!(
             "  of which the walk: median {:.1} ms, max {:.1} ms; the landing: median {:.1} ms, max {:.1} ms",
             walks[walks.len() / 2],
@@ -210,10 +275,13 @@ fn main() {
                 let mut j = ck
                     .jump_database_from(index, landing.as_ref())
                     .expect("sealed");
+                let mut n = read_ranges(&path, &mut j);
                 let got = loop {
-                    let n = read_from(&path, j.offset(), &mut |c| j.push(c));
+                    if !j.by_index() {
+                        n += read_from(&path, j.offset(), &mut |c| j.push(c));
+                    }
                     if k > 0 {
-                        read_steps += n;
+                        read_steps += std::mem::take(&mut n);
                     }
                     match j.finish() {
                         Ok(r) => break r,

@@ -17,7 +17,8 @@
 
 use crate::error::LogError;
 use crate::framing::{Format, RawRecord};
-use crate::net::Present;
+use crate::net::{NetChange, Present};
+use crate::opindex::OpIndex;
 use crate::replay::Db;
 use crate::scan::{Event, LogScan, ScanOptions, ScanPoint, Verdict};
 use crate::sizes::{Plan, Replay, ReplayEnd, ReplayPass, Upto};
@@ -39,18 +40,26 @@ pub struct Policy {
     /// [`ovsdb::Database::detached_bytes`] counts them); past it, every
     /// other checkpoint goes and the spacing doubles, as past `max`.
     pub budget_bytes: u64,
+    /// Also note where each row operation of the records is
+    /// ([`OpIndex`], 24 bytes an operation), so that a jump by net change
+    /// reads back only the records holding rows alive at its index
+    /// instead of walking. The index is held beside the checkpoints, up
+    /// to half of `budget_bytes` (past that it is dropped and jumps walk):
+    /// with it, the store holds at most 1.5 times the budget.
+    pub op_index: bool,
 }
 
 impl Default for Policy {
     /// Every 5 000 entries or 4 MiB, at most 256 holding about 384 MiB
     /// of rows: a jump then replays at most that much (BENCHMARKS.md,
-    /// "Checkpoints").
+    /// "Checkpoints"). No [`OpIndex`].
     fn default() -> Self {
         Policy {
             every_entries: 5_000,
             every_bytes: 4 << 20,
             max: 256,
             budget_bytes: 384 << 20,
+            op_index: false,
         }
     }
 }
@@ -137,6 +146,9 @@ pub struct Checkpoints {
     log_end: u64,
     format: Format,
     sealed: Option<Sealed>,
+    /// [`Policy::op_index`]: the records' row operations (None without it,
+    /// or once it outgrew half the budget).
+    index: Option<Arc<OpIndex>>,
 }
 
 impl Checkpoints {
@@ -161,6 +173,33 @@ impl Checkpoints {
             log_end: 1,
             format: Format::Clustered,
             sealed: None,
+            index: policy.op_index.then(Arc::default),
+        }
+    }
+
+    /// The row operations noted ([`Policy::op_index`]; None when it was
+    /// not asked for or outgrew its share of the budget).
+    pub fn op_index(&self) -> Option<&OpIndex> {
+        self.index.as_deref()
+    }
+
+    /// Notes the row operations of a record the replay has just applied
+    /// without error (see [`OpIndex::add`]).
+    pub(crate) fn note_ops(
+        &mut self,
+        db: &Db,
+        raw: &RawRecord<'_>,
+        data: &[u8],
+        wrapped: bool,
+        applied: u64,
+    ) {
+        let Some(index) = self.index.as_mut() else {
+            return;
+        };
+        let index = Arc::make_mut(index);
+        index.add(db, raw, data, wrapped, applied);
+        if index.bytes() > self.policy.budget_bytes / 2 {
+            self.index = None;
         }
     }
 
@@ -219,6 +258,9 @@ impl Checkpoints {
     pub(crate) fn restart(&mut self, superseded: &HashSet<usize>) {
         if let Some(&first) = superseded.iter().min() {
             self.list.retain(|c| c.at.record <= first);
+        }
+        if let Some(index) = self.index.as_mut() {
+            Arc::make_mut(index).clear();
         }
         self.seen = 0;
         self.log_end = 1;
@@ -336,6 +378,13 @@ impl Checkpoints {
                 last.held = db.core().detached_bytes().saturating_sub(last.detached_at);
             }
         }
+        if let Some(index) = self.index.as_mut() {
+            Arc::make_mut(index).seal();
+        }
+        // What the last checkpoint holds is known only now.
+        while self.len() > 1 && self.held_bytes() > self.policy.budget_bytes {
+            self.thin();
+        }
         let s = &plan.structure;
         self.sealed = Some(Sealed {
             superseded: s.superseded.clone(),
@@ -400,7 +449,42 @@ impl Checkpoints {
             None => s.end_implicit,
         };
         let exact = index <= s.clean_to && next == Some(base);
-        self.jump_with(index, exact, cp)
+        let mut j = self.jump_with(index, exact, cp)?;
+        if exact {
+            j.indexed = self.indexed(index, cp);
+        }
+        Some(j)
+    }
+
+    /// The net change from `cp` to `index` taken from the op index, when
+    /// it has every record in between.
+    fn indexed(&self, index: u64, cp: &Checkpoint) -> Option<Box<Indexed>> {
+        let ops = self.index.as_deref()?;
+        let db = cp.db.clone()?;
+        let span = ops.span(cp.at.record, index)?;
+        let mut net = NetChange::against(cp.present.clone());
+        net.reserve(span.clone().map(|k| ops.ops_of(k).len()).sum());
+        let mut applied = cp.applied;
+        let mut resume_at = None;
+        for k in span {
+            net.take_indexed(ops, k);
+            let rec = ops.rec(k);
+            applied = rec.applied;
+            resume_at = Some(ScanPoint {
+                offset: rec.end,
+                record: rec.record + 1,
+                format: cp.at.format,
+                log_end: rec.applied.saturating_add(1),
+            });
+        }
+        let reads = net.reads();
+        Some(Box::new(Indexed {
+            net,
+            db,
+            applied,
+            resume_at: resume_at.filter(|r| r.format == Format::Clustered),
+            reads,
+        }))
     }
 
     fn jump_with(&self, index: u64, net: bool, cp: &Checkpoint) -> Option<Jump> {
@@ -431,8 +515,20 @@ impl Checkpoints {
             start: cp.at,
             damage: s.damage.clone(),
             fallback,
+            indexed: None,
         })
     }
+}
+
+/// A jump by net change taken from the op index: the bytes it reads
+/// back, then the database it applies them to.
+struct Indexed {
+    net: NetChange,
+    /// The checkpoint's database.
+    db: Db,
+    applied: u64,
+    resume_at: Option<ScanPoint>,
+    reads: Vec<(u64, u64)>,
 }
 
 /// The scanner options of a jump's walk: a plain jump reads each txn on
@@ -458,6 +554,9 @@ pub struct Jump {
     /// A jump by net change: the plain jump to walk again with if
     /// applying the net change fails.
     fallback: Option<Box<Jump>>,
+    /// A jump by net change through the op index: no walk, the byte
+    /// ranges of [`Jump::reads`] instead.
+    indexed: Option<Box<Indexed>>,
 }
 
 /// The end of a [`Jump`]'s walk.
@@ -480,6 +579,26 @@ impl Jump {
         self.start
     }
 
+    /// A jump through the op index ([`Policy::op_index`]) needs no walk:
+    /// the caller reads these byte ranges of the file, gives each to
+    /// [`Jump::fill`], then calls [`Jump::finish`] without pushing
+    /// anything. Empty for a jump that walks (from [`Jump::offset`] on).
+    pub fn reads(&self) -> &[(u64, u64)] {
+        self.indexed.as_ref().map_or(&[], |x| &x.reads)
+    }
+
+    /// The file's bytes from `start` on: one of [`Jump::reads`]' ranges.
+    pub fn fill(&mut self, start: u64, bytes: &[u8]) {
+        if let Some(x) = self.indexed.as_mut() {
+            x.net.fill(start, bytes);
+        }
+    }
+
+    /// Whether it goes through the op index (no walk).
+    pub fn by_index(&self) -> bool {
+        self.indexed.is_some()
+    }
+
     /// Only check the framing, not the SHA-1 of each record (the walk
     /// that made the checkpoints verified them).
     pub fn trust_sha1(mut self) -> Jump {
@@ -494,6 +613,10 @@ impl Jump {
     /// Takes the next chunk; true once the database is reached (push no
     /// more).
     pub fn push(&mut self, chunk: &[u8]) -> bool {
+        if self.indexed.is_some() {
+            // Nothing to walk (see `Jump::reads`).
+            return true;
+        }
         let pass = &mut self.pass;
         if !pass.reached() {
             self.scan.push(chunk, &mut |ev| {
@@ -511,7 +634,7 @@ impl Jump {
         let Jump {
             mut scan, mut pass, ..
         } = self;
-        if !pass.reached() {
+        if !pass.reached() && self.indexed.is_none() {
             scan.finish(&mut |ev| {
                 pass.on_event(&ev);
                 Verdict::Keep
@@ -529,14 +652,14 @@ impl Jump {
 
     /// Takes one event of the caller's walk.
     pub fn on_event(&mut self, ev: &Event<'_>) {
-        if !self.pass.reached() {
+        if !self.reached() {
             self.pass.on_event(ev);
         }
     }
 
     /// The database is reached: the walk may stop.
     pub fn reached(&self) -> bool {
-        self.pass.reached()
+        self.indexed.is_some() || self.pass.reached()
     }
 
     /// The replay, after the caller's walk `scan` (`Err`: as
@@ -551,11 +674,26 @@ impl Jump {
             pass,
             damage,
             fallback,
+            indexed,
             ..
         } = self;
         let mut pass = pass;
+        let mut failed = false;
+        if let Some(x) = indexed {
+            let Indexed {
+                mut net,
+                mut db,
+                applied,
+                resume_at,
+                ..
+            } = *x;
+            match net.apply(&mut db) {
+                Ok(()) => pass.landed(db, applied, resume_at),
+                Err(_) => failed = true,
+            }
+        }
         pass.flush_net();
-        let failed = pass.net_failed();
+        let failed = failed || pass.net_failed();
         let mut r = if pass.is_second() {
             pass.finish(damage.clone())
         } else {

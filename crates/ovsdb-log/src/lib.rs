@@ -13,6 +13,7 @@ pub mod error;
 pub mod facts;
 pub mod framing;
 pub mod net;
+pub mod opindex;
 pub mod raft;
 mod rawtxn;
 pub mod record;

@@ -23,6 +23,7 @@
 //! the start (the rows and the reference counts) on every sample, fixture
 //! and damaged copy.
 
+use crate::opindex::{OpIndex, DELETE};
 use crate::rawtxn::{ws, RowSrc};
 use crate::replay::{apply_row_op, row_op, Db};
 use crate::skim::skip_value;
@@ -53,9 +54,17 @@ pub struct NetChange {
     /// caller knows them ([`NetChange::against`]): a row it does not
     /// have needs no lookup when applying.
     present: Option<std::sync::Arc<Present>>,
+    /// The pending operations still held, by file offset (made by
+    /// [`NetChange::reads`]).
+    wanted: Vec<(u64, u32)>,
 }
 
 const NONE: u32 = u32::MAX;
+
+/// [`NetChange::reads`]: ranges closer than this are read as one...
+pub const READ_GAP: u64 = 4 << 10;
+/// ...up to this many bytes.
+pub const READ_MAX: u64 = 8 << 20;
 
 /// The size of the chunks of held bytes.
 const CHUNK: usize = 1 << 20;
@@ -74,11 +83,17 @@ struct Held {
 
 #[derive(Debug, Clone, Copy)]
 struct HeldOp {
-    chunk: u32,
-    start: u32,
+    /// Where its column object is: `chunk << 32 | start` in `bytes`, or,
+    /// while `pending`, its byte offset in the file.
+    src: u64,
+    /// Its length; while `pending`, the bytes from it to the end of its
+    /// record (what to read to find its end).
     len: u32,
     /// The record's `_is_diff`.
     diff: bool,
+    /// Taken from an [`OpIndex`]: its bytes are still to be read
+    /// ([`NetChange::reads`], [`NetChange::fill`]).
+    pending: bool,
     next: u32,
 }
 
@@ -99,6 +114,15 @@ impl NetChange {
         }
     }
 
+    /// Room for `ops` more row operations, about half of them rows of
+    /// their own (a flow added, then deleted), so a jump's fold does not
+    /// grow its map and vectors step by step.
+    pub(crate) fn reserve(&mut self, ops: usize) {
+        self.at.reserve(ops / 2);
+        self.held.reserve(ops / 2);
+        self.ops.reserve(ops / 2);
+    }
+
     /// Records taken since the database.
     pub fn records(&self) -> u64 {
         self.records
@@ -111,70 +135,171 @@ impl NetChange {
     /// the caller then applies the change so far and that record as a
     /// replay does, which gives the same database or the same error.
     pub fn take(&mut self, db: &Db, b: &[u8], wrapped: bool) -> bool {
-        let Some((rows, diff)) = rows_of(db, b, wrapped) else {
+        let Some((rows, diff)) = plain_rows(db, b, wrapped) else {
             return false;
         };
-        // Check every row before taking any: a transaction names a row
-        // once, and deletes only rows that are there.
-        for (k, &(ti, u, op)) in rows.iter().enumerate() {
-            if rows[..k].iter().any(|r| r.0 == ti && r.1 == u) {
-                return false;
-            }
-            if op.is_none() && !self.exists(db, ti, u) {
-                return false;
-            }
+        // Check every row before taking any: a transaction deletes only
+        // rows that are there.
+        if rows
+            .iter()
+            .any(|&(ti, u, op)| op.is_none() && !self.exists(db, ti, u))
+        {
+            return false;
         }
         for (ti, u, op) in rows {
-            let i = *self.at.entry((ti, u)).or_insert_with(|| {
-                self.held.push(Held {
-                    ti,
-                    uuid: u,
-                    deleted: false,
-                    first: NONE,
-                    last: NONE,
-                });
-                (self.held.len() - 1) as u32
-            }) as usize;
+            let i = self.held_row(ti, u);
             match op {
-                None => {
-                    let h = &mut self.held[i];
-                    h.deleted = true;
-                    let mut k = std::mem::replace(&mut h.first, NONE);
-                    h.last = NONE;
-                    while k != NONE {
-                        let o = self.ops[k as usize];
-                        self.dead += o.len as usize;
-                        k = o.next;
-                    }
-                }
+                None => self.delete(i),
                 Some(cols) => {
-                    let k = self.ops.len() as u32;
-                    let (chunk, start) = self.store(cols);
-                    self.ops.push(HeldOp {
-                        chunk,
-                        start,
-                        len: cols.len() as u32,
-                        diff,
-                        next: NONE,
-                    });
-                    let h = &mut self.held[i];
-                    match h.last {
-                        NONE => h.first = k,
-                        last => self.ops[last as usize].next = k,
-                    }
-                    h.last = k;
+                    let src = self.store(cols);
+                    self.push_op(i, src, cols.len() as u32, diff, false);
                 }
             }
         }
+        self.end_record();
+        true
+    }
+
+    /// Takes a record the load's replay applied, from its notes in an
+    /// [`OpIndex`] (`k`: its position there): its column objects are not
+    /// read yet ([`NetChange::reads`]). The index notes only records a
+    /// replay applied without error, each row named once, so there is
+    /// nothing to check.
+    pub(crate) fn take_indexed(&mut self, index: &OpIndex, k: usize) {
+        let rec = index.rec(k);
+        for op in index.ops_of(k) {
+            let i = self.held_row(usize::from(op.table), op.uuid());
+            if op.at == DELETE {
+                self.delete(i);
+            } else {
+                let at = rec.data + u64::from(op.at);
+                let to_end = u32::try_from(rec.end - at).unwrap_or(u32::MAX);
+                self.push_op(i, at, to_end, rec.diff, true);
+            }
+        }
+        self.end_record();
+    }
+
+    /// The row's place in `held`, added if new.
+    fn held_row(&mut self, ti: usize, u: Uuid) -> usize {
+        *self.at.entry((ti, u)).or_insert_with(|| {
+            self.held.push(Held {
+                ti,
+                uuid: u,
+                deleted: false,
+                first: NONE,
+                last: NONE,
+            });
+            (self.held.len() - 1) as u32
+        }) as usize
+    }
+
+    /// A delete of held row `i`: what it held goes.
+    fn delete(&mut self, i: usize) {
+        let h = &mut self.held[i];
+        h.deleted = true;
+        let mut k = std::mem::replace(&mut h.first, NONE);
+        h.last = NONE;
+        while k != NONE {
+            let o = self.ops[k as usize];
+            if !o.pending {
+                self.dead += o.len as usize;
+            }
+            k = o.next;
+        }
+    }
+
+    /// An operation on held row `i`, after its others.
+    fn push_op(&mut self, i: usize, src: u64, len: u32, diff: bool, pending: bool) {
+        let k = self.ops.len() as u32;
+        self.ops.push(HeldOp {
+            src,
+            len,
+            diff,
+            pending,
+            next: NONE,
+        });
+        let h = &mut self.held[i];
+        match h.last {
+            NONE => h.first = k,
+            last => self.ops[last as usize].next = k,
+        }
+        h.last = k;
+    }
+
+    fn end_record(&mut self) {
         self.records += 1;
         if self.dead > CHUNK && self.dead > self.stored / 2 {
             self.compact();
         }
-        true
     }
 
-    /// Copies `b` into the chunks: where it went.
-    fn store(&mut self, b: &[u8]) -> (u32, u32) {
+    /// The byte ranges of the file that hold the column objects of the
+    /// pending operations still held (taken by
+    /// [`NetChange::take_indexed`]), in order: each from such an object to
+    /// the end of its record, those less than [`READ_GAP`] apart as one
+    /// (up to [`READ_MAX`] bytes). Read each and give it to
+    /// [`NetChange::fill`].
+    pub fn reads(&mut self) -> Vec<(u64, u64)> {
+        let mut wanted = Vec::new();
+        for h in &self.held {
+            let mut k = h.first;
+            while k != NONE {
+                let o = self.ops[k as usize];
+                if o.pending {
+                    wanted.push((o.src, k));
+                }
+                k = o.next;
+            }
+        }
+        wanted.sort_unstable();
+        let mut out: Vec<(u64, u64)> = Vec::new();
+        for &(at, k) in &wanted {
+            let end = at + u64::from(self.ops[k as usize].len);
+            match out.last_mut() {
+                Some(last) if at <= last.1 + READ_GAP && end - last.0 <= READ_MAX => {
+                    last.1 = last.1.max(end);
+                }
+                _ => out.push((at, end)),
+            }
+        }
+        self.wanted = wanted;
+        out
+    }
+
+    /// The file's bytes from offset `start` on (one of
+    /// [`NetChange::reads`]' ranges): the column objects of the pending
+    /// operations in them are read.
+    pub fn fill(&mut self, start: u64, bytes: &[u8]) {
+        let end = start + bytes.len() as u64;
+        let from = self.wanted.partition_point(|&(at, _)| at < start);
+        let mut k = from;
+        while let Some(&(at, op)) = self.wanted.get(k) {
+            if at >= end {
+                break;
+            }
+            k += 1;
+            let rel = (at - start) as usize;
+            // Bytes a replay read without damage: a skim finds the end.
+            let Some(obj_end) = crate::skim::container_end(bytes, rel) else {
+                continue;
+            };
+            let cols = &bytes[rel..obj_end];
+            let src = self.store(cols);
+            let o = &mut self.ops[op as usize];
+            if o.pending {
+                *o = HeldOp {
+                    src,
+                    len: cols.len() as u32,
+                    pending: false,
+                    ..*o
+                };
+            }
+        }
+    }
+
+    /// Copies `b` into the chunks: where it went (a [`HeldOp::src`]).
+    fn store(&mut self, b: &[u8]) -> u64 {
         let fits = |c: &Vec<u8>| c.capacity() - c.len() >= b.len();
         if !self.bytes.last().is_some_and(fits) {
             self.bytes.push(Vec::with_capacity(CHUNK.max(b.len())));
@@ -184,13 +309,13 @@ impl NetChange {
         let start = c.len();
         c.extend_from_slice(b);
         self.stored += b.len();
-        (n as u32, start as u32)
+        ((n as u64) << 32) | start as u64
     }
 
-    /// The bytes of a held operation.
+    /// The bytes of a held operation (read: not pending).
     fn bytes_of(&self, o: HeldOp) -> &[u8] {
-        let start = o.start as usize;
-        &self.bytes[o.chunk as usize][start..start + o.len as usize]
+        let start = (o.src & u64::from(u32::MAX)) as usize;
+        &self.bytes[(o.src >> 32) as usize][start..start + o.len as usize]
     }
 
     /// Drops the bytes and operations of deleted rows.
@@ -204,6 +329,7 @@ impl NetChange {
             dead: 0,
             records: 0,
             present: None,
+            wanted: Vec::new(),
         };
         self.stored = 0;
         self.dead = 0;
@@ -214,10 +340,12 @@ impl NetChange {
             while k != NONE {
                 let o = old.ops[k as usize];
                 let n = self.ops.len() as u32;
-                let (chunk, start) = self.store(old.bytes_of(o));
+                let src = match o.pending {
+                    true => o.src,
+                    false => self.store(old.bytes_of(o)),
+                };
                 self.ops.push(HeldOp {
-                    chunk,
-                    start,
+                    src,
                     next: NONE,
                     ..o
                 });
@@ -277,6 +405,9 @@ impl NetChange {
             let mut k = h.first;
             while k != NONE {
                 let o = all.ops[k as usize];
+                if o.pending {
+                    return Err("a column object was not read back".into());
+                }
                 let cols = all.bytes_of(o);
                 let op = one_row_op(db, h.ti, row.as_deref(), cols, o.diff)?;
                 apply_row_op(ts, h.uuid, &mut row, op);
@@ -377,8 +508,29 @@ fn one_row_op(
     row_op(ts, "", before, &row, diff, None)
 }
 
+/// The rows a transaction writes, each named once, and its diff flag, or
+/// None when it is not a plain one (see [`NetChange::take`]).
+pub(crate) fn plain_rows<'a>(
+    db: &Db,
+    b: &'a [u8],
+    wrapped: bool,
+) -> Option<(Vec<RowRef<'a>>, bool)> {
+    let (rows, diff) = rows_of(db, b, wrapped)?;
+    let twice = if rows.len() <= 32 {
+        (1..rows.len()).any(|k| {
+            rows[..k]
+                .iter()
+                .any(|r| r.0 == rows[k].0 && r.1 == rows[k].1)
+        })
+    } else {
+        let mut seen = std::collections::HashSet::with_capacity(rows.len());
+        !rows.iter().all(|r| seen.insert((r.0, r.1)))
+    };
+    (!twice).then_some((rows, diff))
+}
+
 /// The rows a transaction writes and its diff flag, or None when it is
-/// not a plain one (see [`NetChange::take`]).
+/// not a plain one.
 fn rows_of<'a>(db: &Db, b: &'a [u8], wrapped: bool) -> Option<(Vec<RowRef<'a>>, bool)> {
     let mut i = match wrapped {
         true => ws(b, crate::rawtxn::after_null_schema(b, 0)?),

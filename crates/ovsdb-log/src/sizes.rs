@@ -1252,6 +1252,17 @@ impl ReplayPass {
             || (self.limit != u64::MAX && self.r.db.is_some() && self.r.applied >= self.limit)
     }
 
+    /// The jump through the op index landed: `db` is the database at
+    /// `applied` (the walk it replaces would have ended there).
+    pub(crate) fn landed(&mut self, db: Db, applied: u64, resume_at: Option<ScanPoint>) {
+        self.r.db = Some(db);
+        self.r.applied = applied;
+        if resume_at.is_some() {
+            self.r.resume_at = resume_at;
+        }
+        self.done = true;
+    }
+
     /// A second walk (made by [`ReplayPass::new`] or for
     /// [`ReplayEnd::Again`]): ends with [`ReplayPass::finish`].
     pub fn is_second(&self) -> bool {
@@ -1378,6 +1389,9 @@ impl ReplayPass {
                     ..plain
                 });
                 self.r.applied += 1;
+                if let Some(c) = self.ckpt.as_mut() {
+                    c.note_ops(db, raw, raw.body, false, self.r.applied);
+                }
             }
             Err(m) => self.fail(replay_err(raw, m)),
         }
@@ -1448,6 +1462,9 @@ impl ReplayPass {
                 });
                 self.r.applied = index;
                 self.r.resume_at = Some(after);
+                if let (Some(c), Some(db)) = (self.ckpt.as_mut(), self.r.db.as_ref()) {
+                    c.note_ops(db, raw, data_bytes, true, index);
+                }
             }
             Err(e) => self.fail(e),
         }

@@ -50,11 +50,14 @@ fn jump(bytes: &[u8], ck: &Checkpoints, index: u64, chunk: usize, net: bool) -> 
         ck.jump(index)
     }
     .expect("the load is over");
-    let mut how = if j.by_net_change() {
+    let mut how = if j.by_index() {
+        How::Indexed
+    } else if j.by_net_change() {
         How::Net
     } else {
         How::Plain
     };
+    read_back(bytes, &mut j);
     let from = j.offset();
     loop {
         let tail = &bytes[usize::try_from(j.offset()).unwrap()..];
@@ -66,11 +69,23 @@ fn jump(bytes: &[u8], ck: &Checkpoints, index: u64, chunk: usize, net: bool) -> 
         match j.finish() {
             Ok(r) => return (r, from, how),
             Err(plain) => {
-                assert_eq!(how, How::Net, "only a jump by net change walks again");
+                assert!(
+                    matches!(how, How::Net | How::Indexed),
+                    "only a jump by net change walks again"
+                );
                 how = How::Again;
                 j = *plain;
             }
         }
+    }
+}
+
+/// A jump through the op index reads its ranges of `bytes` back (none
+/// for a jump that walks).
+fn read_back(bytes: &[u8], j: &mut ovsdb_log::checkpoint::Jump) {
+    for (a, b) in j.reads().to_vec() {
+        let end = usize::try_from(b).unwrap().min(bytes.len());
+        j.fill(a, &bytes[usize::try_from(a).unwrap()..end]);
     }
 }
 
@@ -80,14 +95,24 @@ enum How {
     Net,
     /// By net change, which failed: walked again plainly.
     Again,
+    /// By net change through the op index (no walk).
+    Indexed,
 }
 
 thread_local! {
-    /// Jumps made plainly, by net change, and by net change walked again.
-    static NET: std::cell::RefCell<[usize; 3]> = const { std::cell::RefCell::new([0; 3]) };
+    /// Jumps made plainly, by net change, by net change walked again, and
+    /// by net change through the op index.
+    static NET: std::cell::RefCell<[usize; 4]> = const { std::cell::RefCell::new([0; 4]) };
 }
 
-fn net_counts() -> [usize; 3] {
+thread_local! {
+    /// With the op index: jumps by net change that walked from a
+    /// checkpoint (not from the start of the file, where there is no
+    /// database to take the index's changes to).
+    static FAR: std::cell::RefCell<usize> = const { std::cell::RefCell::new(0) };
+}
+
+fn net_counts() -> [usize; 4] {
     NET.with(|c| *c.borrow())
 }
 
@@ -111,6 +136,7 @@ const CLOSE: Policy = Policy {
     every_bytes: 2048,
     max: 8,
     budget_bytes: u64::MAX,
+    op_index: false,
 };
 
 fn check_file(name: &str, bytes: &[u8], rng: &mut Rng, policy: Policy) -> (usize, usize) {
@@ -167,6 +193,9 @@ fn check_jumps(
                 from_checkpoint += 1;
             }
             NET.with(|c| c.borrow_mut()[how as usize] += 1);
+            if how == How::Net && policy.op_index && from > 0 {
+                FAR.with(|c| *c.borrow_mut() += 1);
+            }
             let g = state(&got);
             assert!(
                 g == w,
@@ -213,12 +242,46 @@ fn jumps_reach_the_database_a_replay_from_the_start_reaches() {
     // Jumps for the database alone go by net change (the others were
     // made plainly, each beside one of those): files written by
     // ovsdb-server name every row a transaction changes.
-    let [plain, net, again] = net_counts();
+    let [plain, net, again, indexed] = net_counts();
+    assert_eq!(indexed, 0, "no op index was asked for");
     let asked = (plain + net + again) / 2;
     eprintln!("{net} by net change, {again} walked again, of {asked} asked");
     assert!(
         net * 10 > asked * 9 && again == 0,
         "{net} by net change, {again} walked again, of {asked} asked"
+    );
+}
+
+/// With the op index ([`Policy::op_index`]), jumps by net change read
+/// back only the records holding rows alive at their index, and reach
+/// the database a replay from the start reaches, with its reference
+/// counts, on every sample, fixture and damaged copy.
+#[test]
+fn jumps_through_the_op_index_reach_the_replays_database() {
+    let mut rng = Rng(0x5851_f42d_4c95_7f2d);
+    NET.with(|c| *c.borrow_mut() = [0; 4]);
+    for (name, bytes) in common::distinct_inputs() {
+        check_file(
+            &name,
+            &bytes,
+            &mut rng,
+            Policy {
+                op_index: true,
+                ..CLOSE
+            },
+        );
+    }
+    let [plain, net, again, indexed] = net_counts();
+    let asked = (plain + net + again + indexed) / 2;
+    eprintln!("{indexed} through the index, {net} walked by net change, {again} walked again, of {asked} asked");
+    // The records ovsdb-server writes are plain: every jump by net change
+    // from a checkpoint goes through the index (those from the start of
+    // a file walk: there is no database yet), and none has to walk again.
+    let far = FAR.with(|c| *c.borrow());
+    eprintln!("{far} walked by net change from a checkpoint");
+    assert!(
+        indexed * 10 > asked * 7 && again == 0 && far == 0,
+        "{indexed} through the index, {net} walked by net change ({far} from a checkpoint), {again} walked again, of {asked} asked"
     );
 }
 
@@ -229,6 +292,7 @@ const SPARSE: Policy = Policy {
     every_bytes: u64::MAX,
     max: 8,
     budget_bytes: u64::MAX,
+    op_index: false,
 };
 
 /// Stepping forward from where the last jump landed
@@ -239,8 +303,16 @@ const SPARSE: Policy = Policy {
 fn steps_forward_from_a_landing_reach_the_replays_database() {
     let mut rng = Rng(0x0123_4567_89ab_cdef);
     let (mut steps, mut from_landing) = (0, 0);
-    for (name, bytes) in common::distinct_inputs() {
-        let loaded = load(&bytes, SPARSE);
+    let indexed = Policy {
+        op_index: true,
+        ..SPARSE
+    };
+    let inputs = common::distinct_inputs();
+    for (name, bytes, policy) in inputs
+        .iter()
+        .flat_map(|(n, b)| [(n, b, SPARSE), (n, b, indexed)])
+    {
+        let loaded = load(bytes, policy);
         let ck = loaded.checkpoints.as_deref().expect("asked for them");
         let top = loaded.applied + 1;
         let mut at = rng.below(top / 2 + 1);
@@ -250,6 +322,7 @@ fn steps_forward_from_a_landing_reach_the_replays_database() {
             let mut j = ck
                 .jump_database_from(at, landing.as_ref())
                 .expect("the load is over");
+            read_back(bytes, &mut j);
             let from = j.offset();
             let resumed = landing.as_ref().is_some_and(|l| l.at.offset == from);
             let got = loop {
@@ -264,10 +337,10 @@ fn steps_forward_from_a_landing_reach_the_replays_database() {
                     Err(plain) => j = *plain,
                 }
             };
-            let want = replay(&bytes, Upto::Index(at));
+            let want = replay(bytes, Upto::Index(at));
             assert!(
                 state(&got) == state(&want),
-                "{name}: index {at} from byte {from} (from the landing: {resumed})"
+                "{name}: index {at} from byte {from} (from the landing: {resumed}, {policy:?})"
             );
             assert_eq!(
                 got.db.as_ref().map(|d| d.core().check_integrity().is_ok()),
@@ -353,9 +426,18 @@ fn the_summary_walk_keeps_checkpoints_that_jumps_resume_from() {
 #[test]
 fn jumps_on_damaged_copies_stop_where_the_replay_stops() {
     let mut rng = Rng(7);
+    // Every other copy loaded with the op index: a jump through it must
+    // stop where the replay stops too.
+    let indexed = Policy {
+        op_index: true,
+        ..CLOSE
+    };
+    let mut k = 0;
     for (scen, stem, bytes) in common::all_samples() {
         for (how, b) in common::damaged_copies(&bytes) {
-            check_file(&format!("{scen}/{stem} {how}"), &b, &mut rng, CLOSE);
+            let policy = if k % 2 == 0 { CLOSE } else { indexed };
+            k += 1;
+            check_file(&format!("{scen}/{stem} {how}"), &b, &mut rng, policy);
         }
     }
 }
@@ -370,6 +452,7 @@ fn thinning_keeps_the_count_under_the_budget_and_the_start() {
             every_bytes: u64::MAX,
             max: 4,
             budget_bytes: u64::MAX,
+            op_index: false,
         },
     );
     let ck = loaded.checkpoints.as_deref().unwrap();
@@ -427,6 +510,7 @@ fn a_memory_budget_thins_the_checkpoints_of_a_log_that_changes_its_rows() {
         every_bytes: u64::MAX,
         max: 1000,
         budget_bytes: u64::MAX,
+        op_index: false,
     };
     let all = load(bytes, free);
     let all = all.checkpoints.as_deref().unwrap();
@@ -435,6 +519,7 @@ fn a_memory_budget_thins_the_checkpoints_of_a_log_that_changes_its_rows() {
     assert!(held > 0);
     let tight = Policy {
         budget_bytes: held / 4,
+        op_index: false,
         ..free
     };
     let thinned = load(bytes, tight);
@@ -458,6 +543,7 @@ fn a_later_file_of_a_cluster_does_not_pay_for_the_checkpoints_it_shares() {
         every_bytes: u64::MAX,
         max: 1000,
         budget_bytes: u64::MAX,
+        op_index: false,
     };
     let (first, _) = summary_walk(&files[0], free, SharedReplay::default());
     let held = first
@@ -465,6 +551,7 @@ fn a_later_file_of_a_cluster_does_not_pay_for_the_checkpoints_it_shares() {
         .held_bytes();
     let tight = Policy {
         budget_bytes: held / 3,
+        op_index: false,
         ..free
     };
     let mut shared = SharedReplay::default();

@@ -94,6 +94,7 @@ fn inspections_that_keep_checkpoints_show_the_same_and_read_less() {
         every_bytes: 4096,
         max: 16,
         budget_bytes: u64::MAX,
+        op_index: false,
     };
     let (mut compared, mut resumed, mut by_rows, mut followed_ahead) = (0, 0, [0usize; 2], 0);
     let mut seed: u64 = 0x51ed_2701_a3c4_9e1f;
@@ -214,6 +215,7 @@ fn the_load_walks_checkpoints_serve_the_first_inspection() {
         every_bytes: 4096,
         max: 16,
         budget_bytes: u64::MAX,
+        op_index: false,
     };
     // The files of a folder load together, as the page loads a cluster's.
     let mut by_dir: std::collections::BTreeMap<PathBuf, Vec<(String, Vec<u8>)>> =
@@ -377,6 +379,7 @@ fn a_conversion_between_the_checkpoint_and_the_entry_is_followed_whole() {
         every_bytes: 1,
         max: 4096,
         budget_bytes: u64::MAX,
+        op_index: false,
     };
     let mut store = Some(Box::new(Checkpoints::new(policy)));
     let before = lane.entries.iter().find(|x| x.index == last + 1).unwrap();
@@ -448,6 +451,7 @@ fn a_file_loaded_in_two_walks_keeps_the_second_walks_checkpoints() {
         every_bytes: 2048,
         max: 64,
         budget_bytes: u64::MAX,
+        op_index: false,
     };
     let mut load = TimelineLoad::new(false).with_checkpoints(policy);
     load.add_bytes("s1.db", &file, &mut |_| {});
@@ -520,6 +524,7 @@ fn the_walks_answer_on_foreign_and_damaged_files() {
         every_bytes: 2048,
         max: 32,
         budget_bytes: u64::MAX,
+        op_index: false,
     };
     let (mut walks, mut compared) = (0, 0);
     for (name, bytes) in &inputs {
