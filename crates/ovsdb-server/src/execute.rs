@@ -338,7 +338,7 @@ fn execute_op(
                     row.as_object()
                         .ok_or_else(|| Error::syntax("row must be an object"))?,
                 );
-                for (cn, v) in ro.iter() {
+                for (cn, v) in ro {
                     let ci = t.column(cn).ok_or_else(|| {
                         Error::new(
                             "unknown column",
@@ -394,7 +394,7 @@ fn execute_op(
                         .and_then(Json::as_object)
                         .ok_or_else(|| Error::syntax("update requires \"row\""))?,
                 );
-                for (cn, v) in ro.iter() {
+                for (cn, v) in ro {
                     let ci = t.column(cn).ok_or_else(|| {
                         Error::new(
                             "unknown column",
@@ -597,10 +597,15 @@ fn execute_op(
 
 /// The members of a `row` in the order ovsdb-server visits them (its
 /// hash-table order), so that the first error reported is the same.
-fn shash_ordered(o: &Object) -> Object {
-    let mut o = o.clone();
-    o.reorder_shash();
-    o
+/// The members of `o` in ovsdb-server's `shash` order (the order it reads
+/// a row object in), borrowed: reordering a copy cloned every value.
+fn shash_ordered(o: &Object) -> Vec<(&str, &Json)> {
+    let members: Vec<(&str, &Json)> = o.iter().collect();
+    let names: Vec<&str> = members.iter().map(|m| m.0).collect();
+    ovsdb::json::shash_order(&names)
+        .into_iter()
+        .map(|i| members[i])
+        .collect()
 }
 
 fn col_value(r: &RowView<'_>, c: ColRef) -> Datum {
