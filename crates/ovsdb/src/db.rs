@@ -1493,8 +1493,11 @@ impl<'a> Txn<'a> {
                         .get(&u)
                         .is_some_and(|r| r.columns[ci].contains_key(k));
                     self.record_key(ti, u, ci, k, if present { Some(k.clone()) } else { None });
-                    if let Some(Datum::Set(cur)) =
-                        self.db.table_mut(ti).row_mut(&u).map(|r| &mut r.columns[ci])
+                    if let Some(Datum::Set(cur)) = self
+                        .db
+                        .table_mut(ti)
+                        .row_mut(&u)
+                        .map(|r| &mut r.columns[ci])
                     {
                         if present {
                             cur.remove(k);
@@ -1522,8 +1525,11 @@ impl<'a> Txn<'a> {
                         .and_then(|r| r.columns[ci].as_map())
                         .and_then(|m| m.get(k).cloned());
                     self.record_key(ti, u, ci, k, old_v.clone());
-                    let Some(Datum::Map(cur)) =
-                        self.db.table_mut(ti).row_mut(&u).map(|r| &mut r.columns[ci])
+                    let Some(Datum::Map(cur)) = self
+                        .db
+                        .table_mut(ti)
+                        .row_mut(&u)
+                        .map(|r| &mut r.columns[ci])
                     else {
                         continue;
                     };

@@ -105,7 +105,12 @@ impl Database {
     /// indexes on every commit, such as the ovsdb-server model's.
     pub fn keep_key_indexes(&mut self) {
         self.key_indexes = true;
-        for (t, m) in self.tables.iter_mut().map(Arc::make_mut).zip(self.meta.iter()) {
+        for (t, m) in self
+            .tables
+            .iter_mut()
+            .map(Arc::make_mut)
+            .zip(self.meta.iter())
+        {
             t.keys = m
                 .indexes
                 .iter()
