@@ -601,6 +601,10 @@ fn execute_op(
 /// a row object in), borrowed: reordering a copy cloned every value.
 fn shash_ordered(o: &Object) -> Vec<(&str, &Json)> {
     let members: Vec<(&str, &Json)> = o.iter().collect();
+    if members.len() < 2 {
+        // One order only: no names to hash, no further vectors.
+        return members;
+    }
     let names: Vec<&str> = members.iter().map(|m| m.0).collect();
     ovsdb::json::shash_order(&names)
         .into_iter()
