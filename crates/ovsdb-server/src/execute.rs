@@ -7,6 +7,7 @@
 //! later ([`Server::prepare`], then [`Server::apply_commit`]).
 
 use crate::cond::{resolve_column, ColRef, Condition, RowView};
+use crate::core::Written;
 use crate::dispatch::{err_json, uuid_json};
 use crate::meta::{DbMeta, TableMeta};
 use crate::triggers::{self, WaitMode};
@@ -29,7 +30,7 @@ struct Work<'a> {
     meta: &'a DbMeta,
     committed: &'a [BTreeMap<Uuid, RowRef>],
     /// Rows written by the transaction: `None` = deleted.
-    changed: Vec<BTreeMap<Uuid, Option<Row>>>,
+    changed: Written,
     /// Rows in the order the operations first touched them (the order
     /// ovsdb-server adds them, and their tables, to its transaction).
     order: Vec<(usize, Uuid)>,
@@ -42,13 +43,13 @@ struct Work<'a> {
 impl<'a> Work<'a> {
     /// Records the first time an operation touches row `u` of table `t`.
     fn touch(&mut self, t: usize, u: Uuid) {
-        if !self.changed[t].contains_key(&u) {
+        if !self.changed.contains(t, &u) {
             self.order.push((t, u));
         }
     }
 
     fn get(&self, t: usize, u: Uuid) -> Option<RowView<'_>> {
-        match self.changed[t].get(&u) {
+        match self.changed.get(t, &u) {
             Some(Some(r)) => Some(r.view()),
             Some(None) => None,
             None => self.committed[t].get(&u).map(|r| r.view()),
@@ -56,14 +57,14 @@ impl<'a> Work<'a> {
     }
 
     fn exists(&self, t: usize, u: Uuid) -> bool {
-        match self.changed[t].get(&u) {
+        match self.changed.get(t, &u) {
             Some(x) => x.is_some(),
             None => self.committed[t].contains_key(&u),
         }
     }
 
     fn row_owned(&self, t: usize, u: Uuid) -> Option<Row> {
-        match self.changed[t].get(&u) {
+        match self.changed.get(t, &u) {
             Some(x) => x.clone(),
             None => self.committed[t].get(&u).map(|r| (**r).clone()),
         }
@@ -79,14 +80,14 @@ impl<'a> Work<'a> {
         }
         let mut out = Vec::new();
         for (u, r) in self.committed[t].iter() {
-            if self.changed[t].contains_key(u) {
+            if self.changed.contains(t, u) {
                 continue;
             }
             if cond.eval_all(&r.view()) {
                 out.push(*u);
             }
         }
-        for (u, r) in self.changed[t].iter() {
+        for (u, r) in self.changed.table(t) {
             if let Some(r) = r {
                 if cond.eval_all(&r.view()) {
                     out.push(*u);
@@ -182,7 +183,7 @@ impl Server {
         let mut work = Work {
             meta: &meta,
             committed: &self.tables,
-            changed: vec![BTreeMap::new(); meta.tables.len()],
+            changed: Written::new(meta.tables.len()),
             order: Vec::new(),
             named: HashMap::new(),
             comment: Vec::new(),
@@ -267,7 +268,7 @@ impl Server {
     /// new `_version`s, and the install.
     fn finish_commit(
         &mut self,
-        mut changed: Vec<BTreeMap<Uuid, Option<Row>>>,
+        mut changed: Written,
         order: &[(usize, Uuid)],
         txn_id: Uuid,
         comment: Option<String>,
@@ -279,7 +280,7 @@ impl Server {
         // the commit finds absent before and after is never one of them.)
         let mut changes = TxnChanges::default();
         for ((ti, u), old) in found {
-            let new = changed[ti].remove(&u).flatten().map(|mut r| {
+            let new = changed.remove(ti, &u).flatten().map(|mut r| {
                 set_version(&mut r, self.rng.uuid());
                 Arc::new(r)
             });
@@ -337,7 +338,7 @@ fn execute_op(
                     row.as_object()
                         .ok_or_else(|| Error::syntax("row must be an object"))?,
                 );
-                for (cn, v) in ro.iter() {
+                for (cn, v) in ro {
                     let ci = t.column(cn).ok_or_else(|| {
                         Error::new(
                             "unknown column",
@@ -350,7 +351,7 @@ fn execute_op(
                 }
             }
             w.touch(ti, u);
-            w.changed[ti].insert(u, Some(new));
+            w.changed.insert(ti, u, Some(new));
             w.stats.rows_touched += 1;
             let mut r = Object::new();
             r.insert("uuid", uuid_json(u));
@@ -393,7 +394,7 @@ fn execute_op(
                         .and_then(Json::as_object)
                         .ok_or_else(|| Error::syntax("update requires \"row\""))?,
                 );
-                for (cn, v) in ro.iter() {
+                for (cn, v) in ro {
                     let ci = t.column(cn).ok_or_else(|| {
                         Error::new(
                             "unknown column",
@@ -484,7 +485,7 @@ fn execute_op(
                         .map_err(|e| e.context(format!("column {cn}")))?;
                 }
                 w.touch(ti, u);
-                w.changed[ti].insert(u, Some(row));
+                w.changed.insert(ti, u, Some(row));
                 w.stats.rows_touched += 1;
             }
             let mut r = Object::new();
@@ -499,7 +500,7 @@ fn execute_op(
             let count = uuids.len();
             for u in uuids {
                 w.touch(ti, u);
-                w.changed[ti].insert(u, None);
+                w.changed.insert(ti, u, None);
                 w.stats.rows_touched += 1;
             }
             let mut r = Object::new();
@@ -596,10 +597,19 @@ fn execute_op(
 
 /// The members of a `row` in the order ovsdb-server visits them (its
 /// hash-table order), so that the first error reported is the same.
-fn shash_ordered(o: &Object) -> Object {
-    let mut o = o.clone();
-    o.reorder_shash();
-    o
+/// The members of `o` in ovsdb-server's `shash` order (the order it reads
+/// a row object in), borrowed: reordering a copy cloned every value.
+fn shash_ordered(o: &Object) -> Vec<(&str, &Json)> {
+    let members: Vec<(&str, &Json)> = o.iter().collect();
+    if members.len() < 2 {
+        // One order only: no names to hash, no further vectors.
+        return members;
+    }
+    let names: Vec<&str> = members.iter().map(|m| m.0).collect();
+    ovsdb::json::shash_order(&names)
+        .into_iter()
+        .map(|i| members[i])
+        .collect()
 }
 
 fn col_value(r: &RowView<'_>, c: ColRef) -> Datum {

@@ -6,7 +6,7 @@ use ovsdb::error::{Error, Result};
 use ovsdb::json::Json;
 use ovsdb::schema::{ColumnSchema, DatabaseSchema, TableSchema};
 use ovsdb::types::Type;
-use std::collections::HashMap;
+use ovsdb::uuid::RowKeyMap;
 use std::sync::Arc;
 
 #[derive(Debug, Clone)]
@@ -20,7 +20,10 @@ pub struct ColumnMeta {
 pub struct TableMeta {
     pub name: String,
     pub columns: Vec<ColumnMeta>,
-    pub col_index: HashMap<String, usize>,
+    /// Column positions by name. The names are the schema's own, so the
+    /// row-key hasher serves (a multiply per 8 bytes, not SipHash): every
+    /// replayed record looks its tables and columns up here.
+    pub col_index: RowKeyMap<String, usize>,
     pub is_root: bool,
     pub max_rows: Option<u64>,
     /// Unique indexes (server-side constraints), as column positions.
@@ -38,7 +41,8 @@ pub struct DbMeta {
     pub name: String,
     pub version: String,
     pub tables: Vec<TableMeta>,
-    pub table_index: HashMap<String, usize>,
+    /// Table positions by name (hashed as `col_index`).
+    pub table_index: RowKeyMap<String, usize>,
     /// The schema's JSON as given (returned by `get_schema`).
     pub json: Json,
     /// The parsed schema (the server keeps its rows in an
@@ -85,7 +89,7 @@ impl DbMeta {
                     mutable: c.mutable,
                 })
                 .collect();
-            let col_index: HashMap<String, usize> = columns
+            let col_index: RowKeyMap<String, usize> = columns
                 .iter()
                 .enumerate()
                 .map(|(i, c)| (c.name.clone(), i))

@@ -237,8 +237,19 @@ impl Atom {
 }
 
 impl PartialEq for Atom {
+    /// Equal exactly when [`Ord::cmp`] says so. Integers, booleans, strings
+    /// and UUIDs compare as values (a string's length first, then its bytes,
+    /// not a three-way walk); reals go through `cmp` (`0.0 == -0.0`, a NaN
+    /// equal to itself), and atoms of different types are never equal.
+    #[inline]
     fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
+        match (self, other) {
+            (Atom::Integer(a), Atom::Integer(b)) => a == b,
+            (Atom::Boolean(a), Atom::Boolean(b)) => a == b,
+            (Atom::String(a), Atom::String(b)) => a == b,
+            (Atom::Uuid(a), Atom::Uuid(b)) => a == b,
+            _ => self.cmp(other) == Ordering::Equal,
+        }
     }
 }
 impl Eq for Atom {}

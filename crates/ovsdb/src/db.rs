@@ -189,7 +189,12 @@ struct TableMeta {
 #[derive(Debug, Clone)]
 pub struct Database {
     schema: Arc<DatabaseSchema>,
-    tables: Vec<Table>,
+    /// Each table behind its own `Arc`: a clone of the database copies one
+    /// pointer per table, and a table is copied (its maps' roots, O(1))
+    /// only when a clone writes to it ([`Database::table_mut`]). Copying
+    /// and dropping every table's maps at each clone was most of what the
+    /// simulator's `core_db` check spent per record besides the replay.
+    tables: Vec<Arc<Table>>,
     /// Derived from the schema and never changed: shared by clones.
     meta: Arc<[TableMeta]>,
     /// Rows that commits deleted or changed on their own (garbage
@@ -467,7 +472,7 @@ impl Database {
             meta.push(m);
         }
         Database {
-            tables: vec![Table::default(); schema.tables.len()],
+            tables: (0..schema.tables.len()).map(|_| Arc::default()).collect(),
             schema,
             meta: meta.into(),
             implicit: 0,
@@ -480,11 +485,16 @@ impl Database {
     }
 
     pub fn table(&self, name: &str) -> Option<&Table> {
-        self.schema.table_index(name).map(|i| &self.tables[i])
+        self.schema.table_index(name).map(|i| &*self.tables[i])
     }
 
     pub fn table_at(&self, index: usize) -> Option<&Table> {
-        self.tables.get(index)
+        self.tables.get(index).map(|t| &**t)
+    }
+
+    /// Table `ti`, to change: copied first if a clone shares it.
+    fn table_mut(&mut self, ti: usize) -> &mut Table {
+        Arc::make_mut(&mut self.tables[ti])
     }
 
     pub fn table_schema(&self, name: &str) -> Option<&TableSchema> {
@@ -513,7 +523,7 @@ impl Database {
 
     /// Total number of rows.
     pub fn row_count(&self) -> usize {
-        self.tables.iter().map(Table::len).sum()
+        self.tables.iter().map(|t| t.len()).sum()
     }
 
     pub fn begin(&mut self) -> Txn<'_> {
@@ -886,7 +896,7 @@ impl Database {
             // The caller's copy goes first, so that the count below says
             // whether a clone of the database still shares the row.
             drop(old);
-            let table = &mut self.tables[ti];
+            let table = self.table_mut(ti);
             // Not counted in `detached_bytes`: these databases are a
             // jump's, never a store's that budgets its checkpoints.
             match new {
@@ -1039,7 +1049,7 @@ impl Database {
             return;
         };
         let tt = target.table;
-        let Some(table) = self.tables.get_mut(tt) else {
+        let Some(table) = self.tables.get_mut(tt).map(Arc::make_mut) else {
             return;
         };
         if target.weak {
@@ -1345,7 +1355,7 @@ impl<'a> Txn<'a> {
                 row.columns[ci] = d;
             }
         }
-        self.db.tables[ti].rows.insert(u, Arc::new(row));
+        self.db.table_mut(ti).rows.insert(u, Arc::new(row));
         self.touch(ti, u).inserted = true;
         if !is_root {
             self.st.gc_candidates.push((ti, u));
@@ -1392,7 +1402,7 @@ impl<'a> Txn<'a> {
             value.check_atoms(&self.db.schema.tables[ti].columns[ci].ty)?;
         }
         let has_refs = self.db.has_refs(ti, ci);
-        let Some(row) = self.db.tables[ti].row_mut(&u) else {
+        let Some(row) = self.db.table_mut(ti).row_mut(&u) else {
             return Ok(());
         };
         let old = if has_refs {
@@ -1402,7 +1412,7 @@ impl<'a> Txn<'a> {
             let old = std::mem::take(&mut row.columns[ci]);
             self.db
                 .adjust_refs_delta(&mut self.st, (ti, u), ci, &old, &value);
-            if let Some(r) = self.db.tables[ti].row_mut(&u) {
+            if let Some(r) = self.db.table_mut(ti).row_mut(&u) {
                 r.columns[ci] = value;
             }
             old
@@ -1483,8 +1493,11 @@ impl<'a> Txn<'a> {
                         .get(&u)
                         .is_some_and(|r| r.columns[ci].contains_key(k));
                     self.record_key(ti, u, ci, k, if present { Some(k.clone()) } else { None });
-                    if let Some(Datum::Set(cur)) =
-                        self.db.tables[ti].row_mut(&u).map(|r| &mut r.columns[ci])
+                    if let Some(Datum::Set(cur)) = self
+                        .db
+                        .table_mut(ti)
+                        .row_mut(&u)
+                        .map(|r| &mut r.columns[ci])
                     {
                         if present {
                             cur.remove(k);
@@ -1512,8 +1525,11 @@ impl<'a> Txn<'a> {
                         .and_then(|r| r.columns[ci].as_map())
                         .and_then(|m| m.get(k).cloned());
                     self.record_key(ti, u, ci, k, old_v.clone());
-                    let Some(Datum::Map(cur)) =
-                        self.db.tables[ti].row_mut(&u).map(|r| &mut r.columns[ci])
+                    let Some(Datum::Map(cur)) = self
+                        .db
+                        .table_mut(ti)
+                        .row_mut(&u)
+                        .map(|r| &mut r.columns[ci])
                     else {
                         continue;
                     };
@@ -1579,7 +1595,7 @@ impl<'a> Txn<'a> {
 
     fn remove_row(&mut self, ti: usize, u: Uuid) {
         // Shared with the checkpoints a replay keeps: the row is not copied.
-        let Some(mut row) = self.db.tables[ti].remove_row(&u) else {
+        let Some(mut row) = self.db.table_mut(ti).remove_row(&u) else {
             return;
         };
         for ci in 0..row.columns.len() {
@@ -1836,7 +1852,7 @@ impl<'a> Txn<'a> {
                             .adjust_datum_refs(&mut self.st, (ti, u), ci, &orig.columns[ci], 1);
                     }
                 }
-                self.db.tables[ti].rows.insert(u, orig);
+                self.db.table_mut(ti).rows.insert(u, orig);
                 continue;
             }
             for (ci, track) in rt.cols {

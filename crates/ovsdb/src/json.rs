@@ -512,7 +512,10 @@ fn write_integer(i: i64, out: &mut Vec<u8>) {
 /// value as [`Object::insert`] does: the one builder of literal objects for
 /// requests, updates and records written by code.
 pub fn object<'a>(members: impl IntoIterator<Item = (&'a str, Json)>) -> Json {
+    let members = members.into_iter();
     let mut o = Object::new();
+    // Room for all at once, not grown member by member.
+    o.members.reserve(members.size_hint().0);
     for (k, v) in members {
         o.insert(k, v);
     }
@@ -1413,6 +1416,11 @@ pub fn shash_order<K: AsRef<str>>(insertion: &[K]) -> Vec<usize> {
 
 /// [`shash_order`] for a chosen build variant of the hash function.
 pub fn shash_order_with<K: AsRef<str>>(variant: HashVariant, insertion: &[K]) -> Vec<usize> {
+    // One name or none has one order: no hash table to build (a request's
+    // one-column row is common).
+    if insertion.len() < 2 {
+        return (0..insertion.len()).collect();
+    }
     let mut map = Hmap::new();
     let mut seen: FnvMap<&str, ()> = FnvMap::default();
     for (i, k) in insertion.iter().enumerate() {

@@ -39,7 +39,6 @@ pub const SMALL_BACK: usize = 16;
 #[derive(Clone)]
 pub struct AtomSet(SetRepr);
 
-#[derive(Clone)]
 enum SetRepr {
     /// Exactly one element, inline: a scalar column costs no allocation
     /// beyond the atom's own (a datum stays 24 bytes: the other variants
@@ -50,6 +49,20 @@ enum SetRepr {
     /// Boxed, so that a datum is 24 bytes.
     #[allow(clippy::box_collection)]
     Large(Box<BTreeSet<Atom>>),
+}
+
+impl Clone for SetRepr {
+    /// An empty set is the most common value of all (a column's default)
+    /// and is made anew, without a call to copy a slice of nothing.
+    #[inline]
+    fn clone(&self) -> SetRepr {
+        match self {
+            SetRepr::One(a) => SetRepr::One(a.clone()),
+            SetRepr::Small(v) if v.is_empty() => SetRepr::Small(Box::default()),
+            SetRepr::Small(v) => SetRepr::Small(v.clone()),
+            SetRepr::Large(b) => SetRepr::Large(b.clone()),
+        }
+    }
 }
 
 impl AtomSet {
@@ -555,13 +568,24 @@ impl MapBuilder {
 #[derive(Clone)]
 pub struct AtomMap(MapRepr);
 
-#[derive(Clone)]
 enum MapRepr {
     /// Sorted by key, unique keys, at most `SMALL_MAX` pairs.
     Small(Box<[(Atom, Atom)]>),
     /// Boxed, so that a datum is 24 bytes.
     #[allow(clippy::box_collection)]
     Large(Box<BTreeMap<Atom, Atom>>),
+}
+
+impl Clone for MapRepr {
+    /// As [`SetRepr`]'s: an empty map made anew.
+    #[inline]
+    fn clone(&self) -> MapRepr {
+        match self {
+            MapRepr::Small(v) if v.is_empty() => MapRepr::Small(Box::default()),
+            MapRepr::Small(v) => MapRepr::Small(v.clone()),
+            MapRepr::Large(b) => MapRepr::Large(b.clone()),
+        }
+    }
 }
 
 impl AtomMap {

@@ -17,6 +17,7 @@ use crate::datum::Datum;
 use crate::error::{Error, Result};
 use crate::uuid::Uuid;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 #[cfg(doc)]
 use super::ReplayOptions;
@@ -104,7 +105,12 @@ impl Database {
     /// indexes on every commit, such as the ovsdb-server model's.
     pub fn keep_key_indexes(&mut self) {
         self.key_indexes = true;
-        for (t, m) in self.tables.iter_mut().zip(self.meta.iter()) {
+        for (t, m) in self
+            .tables
+            .iter_mut()
+            .map(Arc::make_mut)
+            .zip(self.meta.iter())
+        {
             t.keys = m
                 .indexes
                 .iter()
@@ -122,7 +128,7 @@ impl Database {
     /// Rows of table `ti` were put in place without a transaction: its
     /// kept keys may be stale, so its checks compare rows again.
     pub(super) fn keys_unsure(&mut self, ti: usize) {
-        for k in &mut self.tables[ti].keys {
+        for k in &mut self.table_mut(ti).keys {
             k.pure = false;
         }
     }
@@ -214,10 +220,10 @@ impl Txn<'_> {
         // The keys the rows take: (table, index, hash, row).
         let mut taken: Vec<(usize, usize, Uuid, Uuid)> = Vec::new();
         for (&(ti, u), rt) in &st.rows {
-            let t = &mut db.tables[ti];
-            if t.keys.is_empty() {
+            if db.tables[ti].keys.is_empty() {
                 continue;
             }
+            let t = Arc::make_mut(&mut db.tables[ti]);
             for (ix, idx) in db.meta[ti].indexes.iter().enumerate() {
                 let keys = &mut t.keys[ix];
                 if let Some(o) = &rt.deleted_original {
@@ -246,7 +252,7 @@ impl Txn<'_> {
             }
         }
         for (ti, ix, h, u) in taken {
-            db.tables[ti].keys[ix].insert(h, u);
+            db.table_mut(ti).keys[ix].insert(h, u);
         }
     }
 }
