@@ -571,3 +571,65 @@ fn a_later_file_of_a_cluster_does_not_pay_for_the_checkpoints_it_shares() {
         "checkpoints per file {counts:?}"
     );
 }
+
+/// A record the net change does not follow is noted as such in the op
+/// index, and a jump across it walks (by net change, which then replays
+/// that record), still reaching the replay's database; jumps that do not
+/// cross it go through the index. Here the record names its table with an
+/// escape (`"\u0054"` for `T`): a replay reads it, the row reader does not.
+#[test]
+fn a_jump_across_a_record_the_index_does_not_follow_walks() {
+    use ovsdb_log::framing::{write_record, MAGIC_STANDALONE};
+    let uuid = |k: u64| format!("{:08x}-0000-4000-8000-{:012x}", k + 1, k);
+    let mut file = Vec::new();
+    write_record(
+        &mut file,
+        MAGIC_STANDALONE,
+        br#"{"name":"D","version":"1.0.0","tables":{"T":{"columns":{"n":{"type":"integer"}},"isRoot":true}}}"#,
+    );
+    for k in 0..24u64 {
+        let body = if k == 12 {
+            format!(r#"{{"\u0054":{{"{}":{{"n":99}}}}}}"#, uuid(0))
+        } else {
+            format!(r#"{{"T":{{"{}":{{"n":{k}}}}}}}"#, uuid(k))
+        };
+        write_record(&mut file, MAGIC_STANDALONE, body.as_bytes());
+    }
+    let policy = Policy {
+        every_entries: 4,
+        every_bytes: u64::MAX,
+        max: 16,
+        budget_bytes: u64::MAX,
+        op_index: true,
+    };
+    let loaded = load(&file, policy);
+    assert_eq!(loaded.applied, 24, "{:?}", loaded.error);
+    let ck = loaded.checkpoints.as_deref().expect("asked for them");
+    let (mut walked, mut indexed) = (0, 0);
+    for index in 0..=24 {
+        let (got, from, how) = jump(&file, ck, index, 4096, true);
+        assert!(
+            state(&got) == state(&replay(&file, Upto::Index(index))),
+            "index {index} from byte {from} ({how:?})"
+        );
+        // The nearest checkpoint at or before `index`: is record 13 (the
+        // 12th txn, after the schema) between it and `index`?
+        let cp = ck.nearest(index);
+        let crosses = cp.applied < 13 && index >= 13;
+        match how {
+            How::Indexed => {
+                assert!(!crosses, "index {index}: through the index across it");
+                indexed += 1;
+            }
+            How::Net if from > 0 => {
+                assert!(crosses, "index {index}: walked without crossing it");
+                walked += 1;
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        walked > 0 && indexed > 10,
+        "{walked} walked, {indexed} through the index"
+    );
+}
