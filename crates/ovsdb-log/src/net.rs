@@ -61,7 +61,9 @@ pub struct NetChange {
 
 const NONE: u32 = u32::MAX;
 
-/// [`NetChange::reads`]: ranges closer than this are read as one...
+/// [`NetChange::reads`]: ranges closer than this are read as one (in a
+/// browser each `FileReaderSync` call costs about 1.5 ms: read exactly,
+/// a long jump on a 1 GB file made 9 400 of them)...
 pub const READ_GAP: u64 = 4 << 10;
 /// ...up to this many bytes.
 pub const READ_MAX: u64 = 8 << 20;
