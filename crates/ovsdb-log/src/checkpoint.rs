@@ -460,7 +460,7 @@ impl Checkpoints {
     /// it has every record in between.
     fn indexed(&self, index: u64, cp: &Checkpoint) -> Option<Box<Indexed>> {
         let ops = self.index.as_deref()?;
-        let db = cp.db.clone()?;
+        cp.db.as_ref()?;
         let span = ops.span(cp.at.record, index)?;
         let mut net = NetChange::against(cp.present.clone());
         net.reserve(span.clone().map(|k| ops.ops_of(k).len()).sum());
@@ -480,7 +480,6 @@ impl Checkpoints {
         let reads = net.reads();
         Some(Box::new(Indexed {
             net,
-            db,
             applied,
             resume_at: resume_at.filter(|r| r.format == Format::Clustered),
             reads,
@@ -520,12 +519,10 @@ impl Checkpoints {
     }
 }
 
-/// A jump by net change taken from the op index: the bytes it reads
-/// back, then the database it applies them to.
+/// A jump by net change taken from the op index: the change, waiting
+/// for the bytes it reads back, and where it lands.
 struct Indexed {
     net: NetChange,
-    /// The checkpoint's database.
-    db: Db,
     applied: u64,
     resume_at: Option<ScanPoint>,
     reads: Vec<(u64, u64)>,
@@ -678,22 +675,12 @@ impl Jump {
             ..
         } = self;
         let mut pass = pass;
-        let mut failed = false;
         if let Some(x) = indexed {
-            let Indexed {
-                mut net,
-                mut db,
-                applied,
-                resume_at,
-                ..
-            } = *x;
-            match net.apply(&mut db) {
-                Ok(()) => pass.landed(db, applied, resume_at),
-                Err(_) => failed = true,
-            }
+            // Applied below, as a walk's net change.
+            pass.landed(x.net, x.applied, x.resume_at);
         }
         pass.flush_net();
-        let failed = failed || pass.net_failed();
+        let failed = pass.net_failed();
         let mut r = if pass.is_second() {
             pass.finish(damage.clone())
         } else {

@@ -1252,10 +1252,17 @@ impl ReplayPass {
             || (self.limit != u64::MAX && self.r.db.is_some() && self.r.applied >= self.limit)
     }
 
-    /// The jump through the op index landed: `db` is the database at
-    /// `applied` (the walk it replaces would have ended there).
-    pub(crate) fn landed(&mut self, db: Db, applied: u64, resume_at: Option<ScanPoint>) {
-        self.r.db = Some(db);
+    /// A jump through the op index: `net` is the change from the
+    /// database the pass resumed with to the one at `applied` (the walk it
+    /// replaces would have ended there), applied as a walk's net change
+    /// is ([`ReplayPass::flush_net`]).
+    pub(crate) fn landed(
+        &mut self,
+        net: crate::net::NetChange,
+        applied: u64,
+        resume_at: Option<ScanPoint>,
+    ) {
+        self.net = Some(net);
         self.r.applied = applied;
         if resume_at.is_some() {
             self.r.resume_at = resume_at;
