@@ -41,7 +41,7 @@ pub struct Policy {
     /// other checkpoint goes and the spacing doubles, as past `max`.
     pub budget_bytes: u64,
     /// Also note where each row operation of the records is
-    /// ([`OpIndex`], 24 bytes an operation), so that a jump by net change
+    /// ([`OpIndex`], 28 bytes an operation), so that a jump by net change
     /// reads back only the records holding rows alive at its index
     /// instead of walking. The index is held beside the checkpoints, up
     /// to half of `budget_bytes` (past that it is dropped and jumps walk):

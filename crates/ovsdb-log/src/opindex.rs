@@ -9,7 +9,7 @@
 //! record deletes again, and the walk reads them all (in the browser,
 //! reading and scanning 67 MB took about 0.65 s). The load's replay reads
 //! every record anyway; while it does, [`OpIndex`] notes for each record
-//! its rows (table, UUID) and where each column object starts: 24 bytes
+//! its rows (table, UUID) and where each column object is: 28 bytes
 //! an operation, counted in the checkpoints' budget. A jump then folds
 //! those notes ([`crate::net::NetChange::take_indexed`]) and reads back
 //! only the records that hold a column object of a row still there
@@ -29,17 +29,25 @@ pub(crate) const DELETE: u32 = u32::MAX;
 /// One row operation of a record.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct IndexedOp {
-    /// The row's UUID, as two words (24 bytes an operation, not 32).
-    uuid: [u64; 2],
+    /// The row's UUID, as four words (28 bytes an operation, not 48).
+    uuid: [u32; 4],
     /// Where its column object starts, from the record's txn bytes
     /// ([`IndexedRec::data`]); [`DELETE`] for a delete.
     pub at: u32,
+    /// Its column object's length: a jump reads back exactly that, and
+    /// need not look for its end.
+    pub len: u32,
     pub table: u16,
 }
 
 impl IndexedOp {
     pub fn uuid(&self) -> Uuid {
-        Uuid(u128::from(self.uuid[0]) | (u128::from(self.uuid[1]) << 64))
+        Uuid(
+            self.uuid
+                .iter()
+                .rev()
+                .fold(0, |u, &w| (u << 32) | u128::from(w)),
+        )
     }
 }
 
@@ -110,8 +118,9 @@ impl OpIndex {
                 rec.diff = diff;
                 for (ti, u, cols) in rows {
                     self.ops.push(IndexedOp {
-                        uuid: [u.0 as u64, (u.0 >> 64) as u64],
+                        uuid: [0, 32, 64, 96].map(|s| (u.0 >> s) as u32),
                         at: cols.map_or(DELETE, |c| (c.as_ptr() as usize - base) as u32),
+                        len: cols.map_or(0, |c| c.len() as u32),
                         table: ti as u16,
                     });
                 }

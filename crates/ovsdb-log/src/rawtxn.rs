@@ -242,7 +242,7 @@ fn string_atom_at(b: &[u8], i: usize) -> Option<(String, usize)> {
 /// one-character escapes ([`string_atom_at`]), an
 /// integer of at most 18 digits, `true`/`false`, or a canonical
 /// `["uuid",…]`. Returns it and the end offset; None for anything else.
-fn plain_atom_at(b: &[u8], i: usize, t: ovsdb::AtomicType) -> Option<(Atom, usize)> {
+pub(crate) fn plain_atom_at(b: &[u8], i: usize, t: ovsdb::AtomicType) -> Option<(Atom, usize)> {
     use ovsdb::AtomicType as T;
     match t {
         T::String => string_atom_at(b, i).map(|(s, end)| (Atom::String(s), end)),

@@ -425,6 +425,10 @@ struct TxnState {
     server_checks: bool,
     /// Set while rolling back: no tracking.
     replaying_undo: bool,
+    /// [`Database::place_rows`]: strong reference counts are summed here
+    /// per target row and written once at the end (a jump places tens of
+    /// thousands of logical flows that all count on a few datapaths).
+    strong_batch: Option<crate::uuid::RowKeyMap<(usize, Uuid), i64>>,
     /// Rows garbage collection deleted or weak references changed.
     implicit: u64,
 }
@@ -861,6 +865,7 @@ impl Database {
         // Reference counts only: no transaction tracks what they touch.
         let mut st = TxnState {
             replaying_undo: true,
+            strong_batch: Some(Default::default()),
             ..TxnState::default()
         };
         for PlacedRow {
@@ -905,6 +910,21 @@ impl Database {
             };
             if self.key_indexes {
                 self.keys_unsure(ti);
+            }
+        }
+        for ((tt, tu), delta) in st.strong_batch.take().unwrap_or_default() {
+            if delta == 0 {
+                continue;
+            }
+            let table = self.table_mut(tt);
+            let c = i64::from(table.strong_in.get(&tu).copied().unwrap_or(0)) + delta;
+            match u32::try_from(c) {
+                Ok(c) if c > 0 => {
+                    table.strong_in.insert(tu, c);
+                }
+                _ => {
+                    table.strong_in.remove(&tu);
+                }
             }
         }
     }
@@ -1069,6 +1089,8 @@ impl Database {
                     table.weak_in.remove(&tu);
                 }
             }
+        } else if let Some(batch) = st.strong_batch.as_mut() {
+            *batch.entry((tt, tu)).or_insert(0) += i64::from(delta.signum());
         } else {
             let c = table.strong_in.entry(tu).or_insert(0);
             if delta > 0 {
