@@ -234,7 +234,53 @@ fn main() {
     post(&[("type", "ready".into())]);
 }
 
+thread_local! {
+    /// Messages that came while an asynchronous request was under way
+    /// (a time-travel jump reading its ranges): handled after it, in order.
+    static HELD: RefCell<Option<std::collections::VecDeque<JsValue>>> =
+        const { RefCell::new(None) };
+}
+
+/// From now on, messages wait until [`release_messages`].
+fn hold_messages() {
+    HELD.with(|h| {
+        h.borrow_mut().get_or_insert_with(Default::default);
+    });
+}
+
+/// Handles the messages held since [`hold_messages`], in order (until one
+/// of them holds them again).
+fn release_messages() {
+    let held = HELD.with(|h| h.borrow_mut().take());
+    let mut queue = held.unwrap_or_default();
+    while let Some(msg) = queue.pop_front() {
+        handle(msg);
+        let holding = HELD.with(|h| h.borrow().is_some());
+        if holding {
+            // Put the rest back in front of anything newer.
+            HELD.with(|h| {
+                let mut h = h.borrow_mut();
+                let q = h.get_or_insert_with(Default::default);
+                while let Some(m) = queue.pop_back() {
+                    q.push_front(m);
+                }
+            });
+            return;
+        }
+    }
+}
+
 fn handle(msg: JsValue) {
+    let held = HELD.with(|h| match h.borrow_mut().as_mut() {
+        Some(q) => {
+            q.push_back(msg.clone());
+            true
+        }
+        None => false,
+    });
+    if held {
+        return;
+    }
     match get(&msg, "type").as_string().as_deref() {
         Some("load") => load(&msg),
         Some("check") => check(&msg),
