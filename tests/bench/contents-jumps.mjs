@@ -1,6 +1,7 @@
 // Time travel in Chromium on a big file: the Contents page's jumps to
 // random indexes and `]` steps, timed from the keystroke to the new
-// index on screen (the worker's walk and landing, the reply, the render).
+// index and the open table's rows read at it on screen (the worker's
+// walk and landing, the replies, the render).
 //   trunk build --release && [PAUSE_MS=1000] node tests/bench/contents-jumps.mjs FILE [JUMPS=20]
 // FILE: e.g. s1.db of `ovsdb-scope generate southbound DIR --size-mb 1000`.
 // Prints JSON; figures are measured, never asserted (BENCHMARKS.md).
@@ -78,7 +79,11 @@ async function goTo(i, how) {
         const done = () => {
           const a = document.querySelector("[data-testid=at-index]");
           const c = document.querySelector("[data-testid=contents]");
-          return key !== null && a?.dataset.value === String(i) && c?.dataset.state === "ready";
+          // The rows shown too, when a table is open (the grid says the
+          // index they were read at).
+          const g = document.querySelector("[data-testid=row-grid]");
+          return key !== null && a?.dataset.value === String(i) && c?.dataset.state === "ready"
+            && (!g || g.dataset.at === String(i));
         };
         const mo = new MutationObserver(() => {
           if (!done()) return;

@@ -93,6 +93,8 @@ pub struct ContentsPage {
     filter_ms: f64,
     /// The query the shown figures are for.
     shown_query: String,
+    /// The index the rows shown were read at.
+    rows_at: Option<u64>,
     /// Fetched blocks of rows (block number → rows).
     blocks: HashMap<usize, Vec<Value>>,
     requested: Vec<usize>,
@@ -292,6 +294,7 @@ impl ContentsPage {
                 self.note = v["note"].as_str().map(str::to_string);
                 self.filter_ms = v["ms"].as_f64().unwrap_or(0.0);
                 self.shown_query = self.query.clone();
+                self.rows_at = v["at"].as_u64();
                 self.blocks
                     .insert(b, v["rows"].as_array().cloned().unwrap_or_default());
                 if let (Some(f), Some(p)) = (self.focus.take(), v["focusRow"].as_u64()) {
@@ -412,6 +415,7 @@ impl Component for ContentsPage {
             note: None,
             filter_ms: 0.0,
             shown_query: String::new(),
+            rows_at: None,
             blocks: HashMap::new(),
             requested: Vec::new(),
             scroll_top: 0.0,
@@ -795,6 +799,7 @@ impl ContentsPage {
         let style_w = format!("width:{width}px");
         html! {
             <div class="cgrid" ref={self.grid.clone()} data-testid="row-grid" tabindex="0"
+                data-at={self.rows_at.map(|a| a.to_string())}
                 title="↑ ↓ select a row"
                 style={format!("height:{}px", (VIEW + 1) as f64 * ROW)}
                 onscroll={link.callback(|e: Event| Msg::Scroll(e.target_unchecked_into::<HtmlElement>().scroll_top() as f64))}>
