@@ -237,9 +237,9 @@ impl NetChange {
 
     /// The byte ranges of the file that hold the column objects of the
     /// pending operations still held (taken by
-    /// [`NetChange::take_indexed`]), in order: each such object exactly, those less than [`READ_GAP`] apart as one
-    /// (up to [`READ_MAX`] bytes). Read each and give it to
-    /// [`NetChange::fill`].
+    /// [`NetChange::take_indexed`]), in order: each such object exactly,
+    /// those less than [`READ_GAP`] apart as one (up to [`READ_MAX`]
+    /// bytes). Read each and give it to [`NetChange::fill`].
     pub fn reads(&mut self) -> Vec<(u64, u64)> {
         let mut wanted = Vec::new();
         for h in &self.held {
