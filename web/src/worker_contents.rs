@@ -287,7 +287,7 @@ pub fn open(msg: &JsValue) {
 /// `Blob.arrayBuffer()` promise per range, awaited together. In Chromium
 /// that takes about half the time of `FileReaderSync` calls one after
 /// another (40 MB in 5 ranges: 57-78 ms against 79-154 ms, BENCHMARKS.md
-/// "Time travel: reading back without blocking").
+/// "A faster landing, reads that do not block").
 async fn read_back(input: &web_sys::Blob, reads: &[(u64, u64)]) -> Result<Vec<Vec<u8>>, String> {
     use wasm_bindgen::JsCast;
     let promises = js_sys::Array::new();

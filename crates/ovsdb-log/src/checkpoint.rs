@@ -464,23 +464,21 @@ impl Checkpoints {
         let span = ops.span(cp.at.record, index)?;
         let mut net = NetChange::against(cp.present.clone());
         net.reserve(span.clone().map(|k| ops.ops_of(k).len()).sum());
-        let mut applied = cp.applied;
-        let mut resume_at = None;
-        for k in span {
+        for k in span.clone() {
             net.take_indexed(ops, k);
-            let rec = ops.rec(k);
-            applied = rec.applied;
-            resume_at = Some(ScanPoint {
-                offset: rec.end,
-                record: rec.record + 1,
-                format: cp.at.format,
-                log_end: rec.applied.saturating_add(1),
-            });
         }
+        // It lands after the last record folded (or where it started).
+        let last = span.last().map(|k| ops.rec(k));
+        let resume_at = last.map(|rec| ScanPoint {
+            offset: rec.end,
+            record: rec.record + 1,
+            format: cp.at.format,
+            log_end: rec.applied.saturating_add(1),
+        });
         let reads = net.reads();
         Some(Box::new(Indexed {
             net,
-            applied,
+            applied: last.map_or(cp.applied, |rec| rec.applied),
             resume_at: resume_at.filter(|r| r.format == Format::Clustered),
             reads,
         }))
