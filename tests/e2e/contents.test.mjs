@@ -200,6 +200,8 @@ test("Contents: another index, from the field or the URL hash, shows the databas
   await page.getByTestId("at-index").press("Enter");
   await page.locator(`[data-testid=at-index][data-value="${pick}"]`).waitFor();
   await page.locator("[data-testid=contents][data-state=ready]").waitFor();
+  // The rows shown are read at the new index (what the jumps bench waits for).
+  await page.locator(`[data-testid=row-grid][data-at="${pick}"]`).waitFor();
   await page.getByTestId("row-grid").focus();
   assert.equal(await page.evaluate(() => window.__opens), 1, "one request for one index");
   assert.deepEqual(await rowCounts(page), counts(pick));
@@ -211,6 +213,7 @@ test("Contents: another index, from the field or the URL hash, shows the databas
     await page.keyboard.press("]");
     await page.locator(`[data-testid=at-index][data-value="${at}"]`).waitFor();
     await page.locator("[data-testid=contents][data-state=ready]").waitFor();
+    await page.locator(`[data-testid=row-grid][data-at="${at}"]`).waitFor();
     assert.deepEqual(await rowCounts(page), counts(at));
   }
   // A link with the index reopens it.
