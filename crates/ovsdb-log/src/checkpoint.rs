@@ -41,7 +41,7 @@ pub struct Policy {
     /// other checkpoint goes and the spacing doubles, as past `max`.
     pub budget_bytes: u64,
     /// Also note where each row operation of the records is
-    /// ([`OpIndex`], 28 bytes an operation), so that a jump by net change
+    /// ([`OpIndex`], 32 bytes an operation), so that a jump by net change
     /// reads back only the records holding rows alive at its index
     /// instead of walking. The index is held beside the checkpoints, up
     /// to half of `budget_bytes` (past that it is dropped and jumps walk):
@@ -290,6 +290,15 @@ impl Checkpoints {
             Event::Txn { .. } => self.seen += 1,
             _ => {}
         }
+        let writes = match ev {
+            Event::Header { header, .. } => header.snapshot.is_some(),
+            Event::Entry { data, .. } => data.is_some(),
+            Event::Txn { .. } => true,
+            _ => false,
+        };
+        if let Some(index) = self.index.as_mut().filter(|_| writes) {
+            Arc::make_mut(index).saw_record(raw.index, db);
+        }
         let Some(db) = db.filter(|_| usable) else {
             return;
         };
@@ -463,10 +472,7 @@ impl Checkpoints {
         cp.db.as_ref()?;
         let span = ops.span(cp.at.record, index)?;
         let mut net = NetChange::against(cp.present.clone());
-        net.reserve(span.clone().map(|k| ops.ops_of(k).len()).sum());
-        for k in span.clone() {
-            net.take_indexed(ops, k);
-        }
+        net.take_span(ops, span.clone());
         // It lands after the last record folded (or where it started).
         let last = span.last().map(|k| ops.rec(k));
         let resume_at = last.map(|rec| ScanPoint {

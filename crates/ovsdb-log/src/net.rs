@@ -23,7 +23,7 @@
 //! the start (the rows and the reference counts) on every sample, fixture
 //! and damaged copy.
 
-use crate::opindex::{OpIndex, DELETE};
+use crate::opindex::{OpIndex, DELETE, INSERTS, UNNOTED};
 use crate::rawtxn::{ws, RowSrc};
 use crate::replay::{apply_row_op, row_op, Db};
 use crate::skim::skip_value;
@@ -116,15 +116,6 @@ impl NetChange {
         }
     }
 
-    /// Room for `ops` more row operations, about half of them rows of
-    /// their own (a flow added, then deleted), so a jump's fold does not
-    /// grow its map and vectors step by step.
-    pub(crate) fn reserve(&mut self, ops: usize) {
-        self.at.reserve(ops / 2);
-        self.held.reserve(ops / 2);
-        self.ops.reserve(ops / 2);
-    }
-
     /// Records taken since the database.
     pub fn records(&self) -> u64 {
         self.records
@@ -162,23 +153,97 @@ impl NetChange {
         true
     }
 
-    /// Takes a record the load's replay applied, from its notes in an
-    /// [`OpIndex`] (`k`: its position there): its column objects are not
-    /// read yet ([`NetChange::reads`]). The index notes only records a
-    /// replay applied without error, each row named once, so there is
-    /// nothing to check.
-    pub(crate) fn take_indexed(&mut self, index: &OpIndex, k: usize) {
-        let rec = index.rec(k);
-        for op in index.ops_of(k) {
-            let i = self.held_row(usize::from(op.table), op.uuid());
-            if op.at == DELETE {
-                self.delete(i);
-            } else {
-                let at = rec.data + u64::from(op.at);
-                self.push_op(i, at, op.len, rec.diff, true);
+    /// Takes the records at positions `span` of an [`OpIndex`] (records
+    /// the load's replay applied without error, each row named once in
+    /// each), from their notes: their column objects are not read yet
+    /// ([`NetChange::reads`]). Only a change with nothing taken yet.
+    ///
+    /// No map of every row the span writes: a row's last operation in the
+    /// span is one that no later operation there names as its
+    /// [`IndexedOp::prev`], and the operations before it are found by
+    /// following `prev` back to the span's start or to the insert that
+    /// began it. A delete ends such a chain, so a row deleted and inserted
+    /// again in the span has two: its chain from the checkpoint, ending
+    /// in the delete, then goes (only these rows need a lookup, in a map
+    /// of the rows inserted that the checkpoint's filter may have).
+    pub(crate) fn take_span(&mut self, index: &OpIndex, span: std::ops::Range<usize>) {
+        debug_assert!(self.held.is_empty() && self.records == 0);
+        if span.is_empty() {
+            return;
+        }
+        let a = index.op_range(span.start).start;
+        let b = index.op_range(span.end - 1).end;
+        let within = |p: u32| p < UNNOTED && p as usize >= a;
+        // Each operation's record, and whether a later one names it.
+        let mut rec_of = Vec::with_capacity(b - a);
+        let mut named = vec![false; b - a];
+        for k in span.clone() {
+            for i in index.op_range(k) {
+                rec_of.push(k as u32);
+                let p = index.op(i).prev;
+                if within(p) {
+                    named[p as usize - a] = true;
+                }
             }
         }
-        self.end_record();
+        // Rows inserted in the span (and there at its end) that the
+        // checkpoint may have had: deleted in the span first.
+        let mut again: RowKeyMap<(usize, Uuid), u32> = RowKeyMap::default();
+        let mut chain = Vec::new();
+        for i in a..b {
+            if named[i - a] {
+                continue;
+            }
+            chain.clear();
+            let mut c = i;
+            loop {
+                chain.push(c);
+                match index.op(c).prev {
+                    p if within(p) => c = p as usize,
+                    _ => break,
+                }
+            }
+            let op = index.op(i);
+            let (ti, uuid) = (usize::from(op.table), op.uuid());
+            let inserts = index.op(c).prev == INSERTS;
+            if op.at == DELETE {
+                // A row inserted and deleted again is not there before or
+                // after (if the checkpoint had it, a chain that ends in an
+                // earlier delete says so).
+                if !inserts {
+                    self.held.push(Held {
+                        ti,
+                        uuid,
+                        deleted: true,
+                        first: NONE,
+                        last: NONE,
+                    });
+                }
+                continue;
+            }
+            if inserts && self.present.as_ref().is_none_or(|p| p.may_have(ti, uuid)) {
+                again.insert((ti, uuid), 0);
+            }
+            let h = self.held.len();
+            self.held.push(Held {
+                ti,
+                uuid,
+                // An insert starts from no row.
+                deleted: inserts,
+                first: NONE,
+                last: NONE,
+            });
+            for &c in chain.iter().rev() {
+                let rec = index.rec(rec_of[c - a] as usize);
+                let o = index.op(c);
+                self.push_op(h, rec.data + u64::from(o.at), o.len, rec.diff, true);
+            }
+        }
+        if !again.is_empty() {
+            self.held
+                .retain(|h| h.first != NONE || !again.contains_key(&(h.ti, h.uuid)));
+        }
+        self.records += span.len() as u64;
     }
 
     /// The row's place in `held`, added if new.
@@ -237,7 +302,7 @@ impl NetChange {
 
     /// The byte ranges of the file that hold the column objects of the
     /// pending operations still held (taken by
-    /// [`NetChange::take_indexed`]), in order: each such object exactly,
+    /// [`NetChange::take_span`]), in order: each such object exactly,
     /// those less than [`READ_GAP`] apart as one (up to [`READ_MAX`]
     /// bytes). Read each and give it to [`NetChange::fill`].
     pub fn reads(&mut self) -> Vec<(u64, u64)> {
@@ -389,14 +454,24 @@ impl NetChange {
         for h in held {
             // Most rows a jump holds were added since the checkpoint (and
             // many deleted again): the filter spares their lookups.
-            let old = match &present {
-                Some(p) if !p.may_have(h.ti, h.uuid) => None,
-                _ => db.row_ref(h.ti, &h.uuid),
-            };
-            if h.deleted && h.first == NONE && old.is_none() {
-                // Added and deleted again.
+            let absent = present.as_ref().is_some_and(|p| !p.may_have(h.ti, h.uuid));
+            if h.deleted && h.first == NONE {
+                // Deleted: the row goes as `place_rows` takes it out (none
+                // when it was added and deleted again).
+                if !absent {
+                    rows.push(PlacedRow {
+                        table: h.ti,
+                        uuid: h.uuid,
+                        old: None,
+                        new: None,
+                    });
+                }
                 continue;
             }
+            let old = match absent {
+                true => None,
+                false => db.row_ref(h.ti, &h.uuid),
+            };
             let ts = &db.schema.tables[h.ti];
             let mut row: Option<Vec<Datum>> = match (h.deleted, &old) {
                 (false, Some(r)) => Some(r.columns.clone()),

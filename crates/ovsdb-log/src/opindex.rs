@@ -9,27 +9,42 @@
 //! record deletes again, and the walk reads them all (in the browser,
 //! reading and scanning 67 MB took about 0.65 s). The load's replay reads
 //! every record anyway; while it does, [`OpIndex`] notes for each record
-//! its rows (table, UUID) and where each column object is: 28 bytes
+//! its rows (table, UUID) and where each column object is: 32 bytes
 //! an operation, counted in the checkpoints' budget. A jump then folds
-//! those notes ([`crate::net::NetChange::take_indexed`]) and reads back
+//! those notes ([`crate::net::NetChange::take_span`]) and reads back
 //! only the records that hold a column object of a row still there
 //! ([`crate::net::NetChange::reads`]).
 //!
 //! A record the net change does not follow (a schema, a row written
 //! twice, anything [`crate::net::NetChange::take`] refuses) is noted as
 //! such, and a jump across it walks as before.
+//!
+//! Each operation also names the previous one on the same row
+//! ([`IndexedOp::prev`]; a delete ends a row's chain, so the operation
+//! after it starts a new one), so that a jump's fold
+//! ([`crate::net::NetChange::take_span`]) finds each row's last
+//! operation and the ones before it without a map of rows.
 
 use crate::framing::RawRecord;
 use crate::replay::Db;
+use ovsdb::uuid::RowKeyMap;
 use ovsdb::Uuid;
 
 /// No column object: the operation deletes the row.
 pub(crate) const DELETE: u32 = u32::MAX;
 
+/// [`IndexedOp::prev`] of an operation that inserts its row: the row
+/// was not there before it.
+pub(crate) const INSERTS: u32 = u32::MAX;
+/// [`IndexedOp::prev`] of an operation on a row that was there but whose
+/// last write the index did not note (a snapshot, a record it does not
+/// follow).
+pub(crate) const UNNOTED: u32 = u32::MAX - 1;
+
 /// One row operation of a record.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct IndexedOp {
-    /// The row's UUID, as four words (28 bytes an operation, not 48).
+    /// The row's UUID, as four words (32 bytes an operation, not 56).
     uuid: [u32; 4],
     /// Where its column object starts, from the record's txn bytes
     /// ([`IndexedRec::data`]); [`DELETE`] for a delete.
@@ -37,6 +52,10 @@ pub(crate) struct IndexedOp {
     /// Its column object's length: a jump reads back exactly that, and
     /// need not look for its end.
     pub len: u32,
+    /// The previous operation on the same row (its place in
+    /// [`OpIndex`]'s operations), or [`INSERTS`] (it inserts the row), or
+    /// [`UNNOTED`].
+    pub prev: u32,
     pub table: u16,
 }
 
@@ -77,7 +96,19 @@ pub(crate) struct IndexedRec {
 pub struct OpIndex {
     recs: Vec<IndexedRec>,
     ops: Vec<IndexedOp>,
+    /// While the load notes records: each row of the database and its last
+    /// operation noted (or [`UNNOTED`]), for the next one's
+    /// [`IndexedOp::prev`]. Filled again from the database after a record
+    /// the index does not follow; dropped by [`OpIndex::seal`].
+    last_op: RowKeyMap<(usize, Uuid), u32>,
+    /// Rows put in `last_op` from the database so far: past a bound (a file
+    /// of many records the index does not follow), it stops noting.
+    refilled: u64,
 }
+
+/// [`OpIndex::refilled`]'s bound: this many rows, plus four per
+/// operation noted.
+const REFILL_ROWS: u64 = 1 << 22;
 
 impl OpIndex {
     /// Notes a record the replay has just applied without error: `data`,
@@ -109,24 +140,75 @@ impl OpIndex {
             diff: false,
             plain: false,
         };
-        let rows = within.and_then(|_| crate::net::plain_rows(db, data, wrapped));
-        if let Some((rows, diff)) = rows {
-            let fits =
-                data.len() < DELETE as usize && db.schema.tables.len() <= usize::from(u16::MAX);
-            if fits && first.checked_add(rows.len() as u32).is_some() {
+        let bound = REFILL_ROWS + 4 * self.ops.len() as u64;
+        let rows = within
+            .filter(|_| self.refilled <= bound)
+            .and_then(|_| crate::net::plain_rows(db, data, wrapped));
+        let fits = data.len() < DELETE as usize
+            && db.schema.tables.len() <= usize::from(u16::MAX)
+            && rows.as_ref().is_some_and(|r| {
+                first
+                    .checked_add(r.0.len() as u32)
+                    .is_some_and(|n| n < UNNOTED)
+            });
+        match rows {
+            Some((rows, diff)) if fits => {
                 rec.plain = true;
                 rec.diff = diff;
                 for (ti, u, cols) in rows {
+                    let k = self.ops.len() as u32;
+                    let key = (ti, u);
+                    let prev = match cols {
+                        None => self.last_op.remove(&key),
+                        Some(_) => self.last_op.insert(key, k),
+                    };
                     self.ops.push(IndexedOp {
                         uuid: [0, 32, 64, 96].map(|s| (u.0 >> s) as u32),
                         at: cols.map_or(DELETE, |c| (c.as_ptr() as usize - base) as u32),
                         len: cols.map_or(0, |c| c.len() as u32),
+                        prev: prev.unwrap_or(INSERTS),
                         table: ti as u16,
                     });
                 }
             }
+            // Its rows are not known: every row of the database after it
+            // is there, its last write not noted.
+            _ => self.refill(Some(db)),
         }
         self.recs.push(rec);
+    }
+
+    /// The load's replay has read record number `record`, which may
+    /// change rows (a snapshot, an entry with data, a txn), and `db` is
+    /// its database after it (None: it stopped applying). Unless the
+    /// record was noted ([`OpIndex::add`]), the rows it may have added or
+    /// deleted are not in `last_op`: it is filled again from `db`.
+    pub(crate) fn saw_record(&mut self, record: usize, db: Option<&Db>) {
+        // (A walk that resumes behind the last record noted reads records
+        // noted before: nothing changed.)
+        if self.recs.last().is_none_or(|r| r.record < record) {
+            self.refill(db);
+        }
+    }
+
+    /// `last_op` from the database: its rows, none of their writes noted.
+    /// Past [`REFILL_ROWS`] (or without a database) nothing more is noted.
+    fn refill(&mut self, db: Option<&Db>) {
+        self.last_op.clear();
+        let bound = REFILL_ROWS + 4 * self.ops.len() as u64;
+        let Some(db) = db.filter(|_| self.refilled <= bound) else {
+            self.refilled = u64::MAX;
+            return;
+        };
+        let core = db.core();
+        for ti in 0..db.schema.tables.len().min(usize::from(u16::MAX)) {
+            let Some(t) = core.table_at(ti) else { continue };
+            self.refilled = self.refilled.saturating_add(t.len() as u64);
+            self.last_op.reserve(t.len());
+            for u in t.rows.keys() {
+                self.last_op.insert((ti, *u), UNNOTED);
+            }
+        }
     }
 
     /// Forgets everything (a replay's second walk notes the records
@@ -134,19 +216,24 @@ impl OpIndex {
     pub(crate) fn clear(&mut self) {
         self.recs.clear();
         self.ops.clear();
+        self.last_op.clear();
+        self.refilled = 0;
     }
 
     /// Bytes of its notes (while the load grows them, their vectors may
-    /// hold up to twice that; [`OpIndex::seal`] gives the rest back).
+    /// hold up to twice that, and the map of each row's last operation
+    /// about 40 bytes a row alive; [`OpIndex::seal`] gives those back).
     pub fn bytes(&self) -> u64 {
         (self.recs.len() * std::mem::size_of::<IndexedRec>()
-            + self.ops.len() * std::mem::size_of::<IndexedOp>()) as u64
+            + self.ops.len() * std::mem::size_of::<IndexedOp>()
+            + self.last_op.capacity() * 40) as u64
     }
 
     /// The load is over: no more notes.
     pub(crate) fn seal(&mut self) {
         self.recs.shrink_to_fit();
         self.ops.shrink_to_fit();
+        self.last_op = RowKeyMap::default();
     }
 
     /// Operations noted.
@@ -168,12 +255,18 @@ impl OpIndex {
         &self.recs[k]
     }
 
-    /// The operations of the record at position `k`.
-    pub(crate) fn ops_of(&self, k: usize) -> &[IndexedOp] {
+    /// Where the operations of the record at position `k` are in
+    /// [`OpIndex::op`]'s numbering.
+    pub(crate) fn op_range(&self, k: usize) -> std::ops::Range<usize> {
         let end = self
             .recs
             .get(k + 1)
             .map_or(self.ops.len(), |r| r.first as usize);
-        &self.ops[self.recs[k].first as usize..end]
+        self.recs[k].first as usize..end
+    }
+
+    /// Operation number `i`.
+    pub(crate) fn op(&self, i: usize) -> &IndexedOp {
+        &self.ops[i]
     }
 }

@@ -97,8 +97,8 @@ impl Row {
 pub type RowRef = Arc<Row>;
 
 /// One row for [`Database::place_rows`]: its table index and UUID, the
-/// version the database holds now, and its new values in schema column
-/// order (None: absent).
+/// version the database holds now (a delete's need not be given), and its
+/// new values in schema column order (None: absent).
 pub struct PlacedRow {
     pub table: usize,
     pub uuid: Uuid,
@@ -860,7 +860,8 @@ impl Database {
     /// it lets go of are not counted in [`Database::detached_bytes`].
     ///
     /// Each row comes with the version the database holds now (`old`, as
-    /// the caller looked it up: one lookup per row, not three).
+    /// the caller looked it up: one lookup per row, not three), except a
+    /// delete (`new` None), whose row comes out of the table as it goes.
     pub fn place_rows(&mut self, rows: Vec<PlacedRow>) {
         // Reference counts only: no transaction tracks what they touch.
         let mut st = TxnState {
@@ -881,7 +882,22 @@ impl Database {
             match (&old, &new) {
                 // A row left as it was stays (and stays shared).
                 (Some(o), Some(n)) if o.columns == *n => continue,
-                (None, None) => continue,
+                (_, None) => {
+                    // A delete: the row the table holds goes (the caller
+                    // need not have looked it up).
+                    drop(old);
+                    let Some(gone) = self.table_mut(ti).rows.remove(&u) else {
+                        continue;
+                    };
+                    for k in 0..self.meta[ti].ref_cols.len() {
+                        let ci = self.meta[ti].ref_cols[k].col;
+                        self.adjust_datum_refs(&mut st, (ti, u), ci, &gone.columns[ci], -1);
+                    }
+                    if self.key_indexes {
+                        self.keys_unsure(ti);
+                    }
+                    continue;
+                }
                 _ => {}
             }
             for k in 0..self.meta[ti].ref_cols.len() {
@@ -890,12 +906,8 @@ impl Database {
                     (Some(o), Some(n)) if o.columns[ci] != n[ci] => {
                         self.adjust_refs_delta(&mut st, (ti, u), ci, &o.columns[ci], &n[ci]);
                     }
-                    (Some(_), Some(_)) => {}
-                    (Some(o), None) => {
-                        self.adjust_datum_refs(&mut st, (ti, u), ci, &o.columns[ci], -1)
-                    }
                     (None, Some(n)) => self.adjust_datum_refs(&mut st, (ti, u), ci, &n[ci], 1),
-                    (None, None) => {}
+                    _ => {}
                 }
             }
             // The caller's copy goes first, so that the count below says
@@ -904,10 +916,9 @@ impl Database {
             let table = self.table_mut(ti);
             // Not counted in `detached_bytes`: these databases are a
             // jump's, never a store's that budgets its checkpoints.
-            match new {
-                Some(columns) => table.rows.insert(u, Arc::new(Row { uuid: u, columns })),
-                None => table.rows.remove(&u),
-            };
+            if let Some(columns) = new {
+                table.rows.insert(u, Arc::new(Row { uuid: u, columns }));
+            }
             if self.key_indexes {
                 self.keys_unsure(ti);
             }
