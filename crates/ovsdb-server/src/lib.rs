@@ -218,14 +218,14 @@ impl Default for ServerOptions {
 pub struct Server {
     pub meta: Arc<DbMeta>,
     opts: ServerOptions,
-    tables: Vec<BTreeMap<Uuid, RowRef>>,
     rng: SplitMix64,
     last_txn_id: Uuid,
     history: VecDeque<Commit>,
     /// Atoms held by the history's row versions, and by the database.
     history_atoms: usize,
     db_atoms: usize,
-    /// The committed rows again, in the commit engine ([`core::Core`]).
+    /// The committed rows, in the core's `Database` ([`core::Core`]),
+    /// whose transaction is the commit engine.
     core: core::Core,
     sessions: BTreeMap<SessionId, Session>,
     next_session: SessionId,
@@ -248,12 +248,10 @@ impl Server {
     /// A server for metadata shared with others (e.g. every member of a
     /// simulated cluster), without copying it.
     pub fn with_meta(meta: Arc<DbMeta>, opts: ServerOptions) -> Server {
-        let n = meta.tables.len();
         let core = core::Core::new(&meta);
         Server {
             meta,
             opts,
-            tables: vec![BTreeMap::new(); n],
             rng: SplitMix64::new(opts.seed),
             last_txn_id: Uuid::NIL,
             history: VecDeque::new(),
@@ -291,16 +289,16 @@ impl Server {
     pub fn row_count(&self, table: &str) -> usize {
         self.meta
             .table(table)
-            .map(|t| self.tables[t].len())
+            .map(|t| self.core.rows(t).len())
             .unwrap_or(0)
     }
 
     pub fn rows(&self, table: usize) -> impl Iterator<Item = &RowRef> {
-        self.tables[table].values()
+        self.core.rows(table).values()
     }
 
     pub fn get_row(&self, table: usize, uuid: Uuid) -> Option<&RowRef> {
-        self.tables[table].get(&uuid)
+        self.core.rows(table).get(&uuid)
     }
 
     /// `{table: {uuid: {column: value}}}` with every column (defaults
@@ -308,11 +306,11 @@ impl Server {
     pub fn dump(&self) -> Json {
         let mut o = Object::new();
         for (ti, t) in self.meta.tables.iter().enumerate() {
-            if self.tables[ti].is_empty() {
+            if self.core.rows(ti).is_empty() {
                 continue;
             }
             let mut rows = Object::new();
-            for (u, r) in &self.tables[ti] {
+            for (u, r) in self.core.rows(ti) {
                 let mut ro = Object::new();
                 for (ci, c) in t.columns.iter().enumerate() {
                     ro.insert(c.name.clone(), r.cols()[ci].to_json());
