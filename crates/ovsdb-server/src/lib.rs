@@ -35,10 +35,10 @@
 //!
 //! One file per job: this one holds the public types and the [`Server`]
 //! state; `dispatch` the JSON-RPC methods, sessions and locks; `execute`
-//! the operations of a `transact` and its commit; `core` the commit
-//! engine (the rows' references and index keys again in an
-//! `ovsdb::Database`, whose transaction checks references, collects
-//! garbage, removes weak references and checks unique indexes); `monitor`
+//! the operations of a `transact` and its commit; `core` the rows, held
+//! only in an `ovsdb::Database` whose transaction is the commit engine (it
+//! checks references, collects garbage, removes weak references and
+//! checks unique indexes); `monitor`
 //! monitors and the
 //! updates they send; `replay` installing commits and log records (and
 //! [`commit_record`]/[`entry_data`], the records a log holds); `triggers`
@@ -66,13 +66,12 @@ use crate::monitor::Monitor;
 use crate::rng::SplitMix64;
 use ovsdb::atom::Atom;
 use ovsdb::datum::Datum;
-/// A committed row: the core's row type ([`ovsdb::db::Row`]), its columns
-/// the metadata's, in the metadata's order, then the `_uuid` slot (empty)
-/// and `_version` (the layout of a core table whose columns are the
-/// metadata's, so that the rows can move into the core's `Database`).
+/// A committed row: the core's row type ([`ovsdb::db::Row`]), held in the
+/// core's `Database` (`core.rs`), its columns the metadata's, in the
+/// metadata's order, then the `_uuid` slot (empty) and `_version`.
 /// [`ServerRow`] reads them.
 pub use ovsdb::db::Row;
-/// A row version, shared by the server's tables, the commits that name it
+/// A row version, shared by the core's tables, the commits that name it
 /// and the monitors' change sets (the core's [`ovsdb::db::RowRef`]).
 pub use ovsdb::db::RowRef;
 use ovsdb::db::TxnChanges;
