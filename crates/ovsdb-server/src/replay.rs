@@ -428,6 +428,31 @@ mod tests {
         assert_eq!(commit_record_len(&s.meta, &c, true), 2);
     }
 
+    /// A record's rows are placed in the core without a transaction; the
+    /// unique index's kept keys move with them, so that the next
+    /// transaction's check finds a key a record gave and not one it took.
+    #[test]
+    fn records_move_the_kept_index_keys() {
+        let mut s = server(ServerOptions::default());
+        let rec = json(&format!(
+            r#"{{"R":{{"{U1}":{{"name":"a"}},"{U2}":{{"name":"b"}}}}}}"#
+        ));
+        s.apply_record(&rec).unwrap();
+        let rec = json(&format!(r#"{{"R":{{"{U1}":{{"name":"c"}}}}}}"#));
+        s.apply_record(&rec).unwrap();
+        let r = tx(
+            &mut s,
+            r#"[{"op":"insert","table":"R","row":{"name":"c"}}]"#,
+        );
+        assert!(r.contains("constraint violation") && r.contains(U1), "{r}");
+        let r = tx(
+            &mut s,
+            r#"[{"op":"insert","table":"R","row":{"name":"a"}}]"#,
+        );
+        assert!(!r.contains("error"), "{r}");
+        assert_eq!(s.row_count("R"), 3);
+    }
+
     #[test]
     fn apply_record_replays_a_diff_and_tells_the_monitors() {
         let mut s = server(ServerOptions::default());
