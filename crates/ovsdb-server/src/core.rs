@@ -1,27 +1,19 @@
-//! The commit engine. An `ovsdb::Database` ([`Core`]) holds every
-//! committed row's references and unique-index keys, and its transaction
-//! does the commit-time work ovsdb-server's `ovsdb_txn_precommit` does:
-//! strong reference counts and their check, garbage collection of
-//! unreferenced non-root rows, weak-reference removal in ovsdb-server 3.1's
-//! order, `maxRows` and the unique indexes (with
-//! `ReplayOptions::server_checks`, in the words and order of a `transact`
-//! reply; the indexes through the committed keys the core keeps,
-//! `Database::keep_key_indexes`). The server writes an operation's result
-//! into it ([`Server::precommit`]), reads back what the commit changed, and
-//! keeps the rows themselves (with their `_version`s, in [`DbMeta`]'s
-//! column order) for reads, monitors and the history.
-//!
-//! Only what the commit's rules read is in the core: its schema has only
-//! the columns holding references and those of unique indexes, and rows
-//! hold, in the `_version` slot, a change mark, so that a row an operation really changed is a changed
-//! row there too (ovsdb-server assesses weak references in the order of
-//! the rows its transaction changed). Mirroring the rows whole cost the
-//! simulator's one-hour run a fifth of its time.
+//! The server's rows and its commit engine: an `ovsdb::Database`
+//! ([`Core`]) holds every committed row (the core's [`Row`]: the columns
+//! in [`DbMeta`]'s order, then `_uuid` and `_version`), and its
+//! transaction does the commit-time work ovsdb-server's
+//! `ovsdb_txn_precommit` does: strong reference counts and their check,
+//! garbage collection of unreferenced non-root rows, weak-reference
+//! removal in ovsdb-server 3.1's order, `maxRows` and the unique indexes
+//! (with `ReplayOptions::server_checks`, in the words and order of a
+//! `transact` reply; the indexes through the committed keys the core
+//! keeps, `Database::keep_key_indexes`). The operations' result is
+//! written into it ([`Core::precommit`]); the rows its change list names
+//! are the commit's. A checked commit (a prepared one, a log record) is
+//! put in place without a transaction ([`Core::write`]), its rows shared.
 
-use crate::{cols_mut, DbMeta, Row, RowRef, Server, ServerRow};
-use ovsdb::atom::Atom;
-use ovsdb::datum::Datum;
-use ovsdb::db::{ChangeKind, Database, ReplayOptions, Txn, TxnChanges};
+use crate::{DbMeta, Row, RowRef, ServerRow};
+use ovsdb::db::{ChangeKind, Database, ReplayOptions, RowMap, Txn, TxnChanges};
 use ovsdb::error::Result;
 use ovsdb::schema::TableSchema;
 use ovsdb::types::{BaseType, Type};
@@ -29,37 +21,34 @@ use ovsdb::uuid::Uuid;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// The rows' references and index keys in an `ovsdb::Database`, and how
-/// its tables and columns (the schema's order) map to the metadata's (name
-/// order).
+/// The rows in an `ovsdb::Database` whose tables have the metadata's
+/// columns in its order (a row's column numbers are the metadata's), and
+/// how its tables (the schema's order) map to the metadata's (name order).
 #[derive(Debug, Clone)]
 pub(crate) struct Core {
     pub(crate) db: Database,
-    map: Arc<Vec<CoreTable>>,
-    /// Per core table: the metadata's table.
+    /// Per metadata table: the core's.
+    ti: Arc<Vec<usize>>,
+    /// Per core table: the metadata's.
     meta_of: Arc<Vec<usize>>,
-    /// The last change mark written.
-    mark: u128,
+    /// Per metadata table: its columns holding references, and whether
+    /// no commit rule concerns a row of it that holds none (a root table
+    /// nothing refers to, without `maxRows` or unique indexes): such a
+    /// row's change is the operations' own, and is put in place without
+    /// the core's transaction (the simulator's logical switches).
+    refs: Arc<Vec<(Vec<usize>, bool)>>,
 }
 
-/// One metadata table in the core.
+/// What becomes of a row the commit changes.
 #[derive(Debug)]
-struct CoreTable {
-    /// The core's table.
-    ti: usize,
-    /// The columns holding references or in a unique index, the only ones
-    /// the core has: (the metadata's number, the core's).
-    refs: Vec<(usize, usize)>,
-    /// Those holding weak references, the only ones the commit changes in
-    /// a row the operations wrote.
-    weak: Vec<(usize, usize)>,
-    /// The core's `_version` column, which holds the change mark.
-    mark: usize,
-    /// Whether a row with no references may stay out of the core: the
-    /// table is a root table, no column refers to it and it has no
-    /// `maxRows` and no unique index, so such a row takes no part in any
-    /// commit rule.
-    sparse: bool,
+pub(crate) enum After {
+    /// Deleted.
+    Gone,
+    /// Kept, as the core's transaction holds it.
+    InCore,
+    /// As the operations wrote it (`None`: deleted), outside the core's
+    /// transaction (a row no commit rule concerns, see [`Core`]'s `refs`).
+    Aside(Option<Row>),
 }
 
 /// The rows one transaction's operations wrote (`None`: deleted), per
@@ -81,10 +70,6 @@ impl Written {
         self.0[t].as_ref()?.get(u)
     }
 
-    pub(crate) fn get_mut(&mut self, t: usize, u: &Uuid) -> Option<&mut Option<Row>> {
-        self.0[t].as_mut()?.get_mut(u)
-    }
-
     pub(crate) fn contains(&self, t: usize, u: &Uuid) -> bool {
         self.get(t, u).is_some()
     }
@@ -103,243 +88,174 @@ impl Written {
     }
 }
 
-/// The rows the commit changes, each with its committed version (the new
-/// one is in [`Written`]).
-pub(crate) type Found = BTreeMap<(usize, Uuid), Option<RowRef>>;
+/// The rows the commit changes, each with its committed version and what
+/// becomes of it.
+pub(crate) type Found = BTreeMap<(usize, Uuid), (Option<RowRef>, After)>;
 
 impl Core {
     pub(crate) fn new(meta: &DbMeta) -> Core {
-        // The schema with only the columns holding references and those
-        // of unique indexes.
         let mut schema = (*meta.schema).clone();
-        for ts in &mut schema.tables {
-            let keyed = |name: &str| ts.indexes.iter().flatten().any(|c| c == name);
-            let kept = ts
-                .user_columns()
-                .filter(|c| has_ref(&c.ty, false) || keyed(&c.name));
-            let kept = kept.cloned().collect();
-            let indexes = std::mem::take(&mut ts.indexes);
-            *ts = TableSchema::new(&ts.name, kept, ts.mutable, ts.is_root, ts.max_rows, indexes);
-        }
         let mut meta_of = vec![0; schema.tables.len()];
-        let map = meta
+        let mut ti = vec![0; meta.tables.len()];
+        for (x, ts) in schema.tables.iter_mut().enumerate() {
+            let mt = meta.table(&ts.name).unwrap_or(0);
+            meta_of[x] = mt;
+            ti[mt] = x;
+            let cols = meta.tables[mt].columns.iter();
+            let cols = cols.filter_map(|c| ts.column(&c.name).cloned()).collect();
+            let indexes = std::mem::take(&mut ts.indexes);
+            *ts = TableSchema::in_given_order(
+                &ts.name,
+                cols,
+                ts.mutable,
+                ts.is_root,
+                ts.max_rows,
+                indexes,
+            );
+        }
+        let refs = meta
             .tables
             .iter()
-            .enumerate()
-            .map(|(mi, t)| {
-                let ti = schema.table_index(&t.name).unwrap_or(0);
-                meta_of[ti] = mi;
-                let ts = &schema.tables[ti];
-                let pick = |weak: bool| {
-                    let cols = t.columns.iter().enumerate();
-                    cols.filter(|(i, c)| {
-                        has_ref(&c.ty, weak) || !weak && t.indexes.iter().flatten().any(|x| x == i)
-                    })
-                    .filter_map(|(i, c)| ts.column_index(&c.name).map(|x| (i, x)))
-                    .collect()
-                };
+            .map(|t| {
+                let cols = t.columns.iter().enumerate();
+                let refs = cols.filter(|(_, c)| has_ref(&c.ty)).map(|(i, _)| i);
                 let target = meta.tables.iter().flat_map(|o| &o.columns).any(|c| {
                     let to = |b: &BaseType| b.ref_table.as_deref() == Some(t.name.as_str());
                     to(&c.ty.key) || c.ty.value.as_ref().is_some_and(to)
                 });
-                CoreTable {
-                    ti,
-                    refs: pick(false),
-                    weak: pick(true),
-                    mark: ts.column_index("_version").unwrap_or(0),
-                    sparse: t.is_root && !target && t.max_rows.is_none() && t.indexes.is_empty(),
-                }
+                let aside = t.is_root && !target && t.max_rows.is_none() && t.indexes.is_empty();
+                (refs.collect(), aside)
             })
             .collect();
         let mut db = Database::new(Arc::new(schema));
         db.keep_key_indexes();
         Core {
             db,
-            map: Arc::new(map),
+            ti: Arc::new(ti),
             meta_of: Arc::new(meta_of),
-            mark: 0,
+            refs: Arc::new(refs),
         }
     }
 
-    /// Writes already checked changes (a prepared commit, a log record)
-    /// without recomputing their effects.
-    pub(crate) fn write(&mut self, changes: &TxnChanges) -> Result<()> {
-        let map = self.map.clone();
-        let mut txn = self.db.begin_with(ReplayOptions {
-            skip_changes: true,
-            atoms_checked: true,
-            skip_index_check: true,
-            ..Default::default()
-        });
-        for tc in &changes.tables {
-            let t = &map[tc.table];
-            for ch in &tc.rows {
-                let u = ch.uuid;
-                let held = has_row(&txn, t.ti, u);
-                match (&ch.old, &ch.new) {
-                    (_, Some(n)) if !held && t.holds(n) => {
-                        txn.insert_at(t.ti, u, t.references(n))?;
-                    }
-                    // A row the core does not need.
-                    (_, Some(_)) if !held => {}
-                    (_, None) if held => txn.delete_at(t.ti, u)?,
-                    (Some(o), Some(n)) => {
-                        for &(ci, x) in &t.refs {
-                            if o.cols()[ci] != n.cols()[ci] {
-                                txn.set_at(t.ti, u, x, n.cols()[ci].clone())?;
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        txn.commit_unchecked();
-        Ok(())
-    }
-}
-
-/// Whether the core holds row `u` of table `ti` (so far in `txn`).
-fn has_row(txn: &Txn<'_>, ti: usize, u: Uuid) -> bool {
-    txn.db().table_at(ti).is_some_and(|t| t.get(&u).is_some())
-}
-
-impl CoreTable {
-    /// Whether the core must hold row `r` of this table.
-    fn holds(&self, r: &Row) -> bool {
-        !self.sparse || self.refs.iter().any(|&(ci, _)| !r.cols()[ci].is_empty())
+    /// Per metadata table: the core's table.
+    pub(crate) fn tables(&self) -> Arc<Vec<usize>> {
+        self.ti.clone()
     }
 
-    /// Row `r`'s columns the core has, as the core's columns.
-    fn references(&self, r: &Row) -> Vec<(usize, Datum)> {
-        self.refs
-            .iter()
-            .map(|&(ci, x)| (x, r.cols()[ci].clone()))
-            .collect()
+    /// The committed rows of metadata table `mt`.
+    pub(crate) fn rows(&self, mt: usize) -> &RowMap {
+        &self
+            .db
+            .table_at(self.ti[mt])
+            .expect("a table of the schema")
+            .rows
     }
-}
 
-/// Whether a column type holds references (with `weak`, weak ones).
-fn has_ref(ty: &Type, weak: bool) -> bool {
-    let hit = |b: &BaseType| b.ref_table.is_some() && (!weak || b.is_weak_ref());
-    hit(&ty.key) || ty.value.as_ref().is_some_and(hit)
-}
+    /// Puts already checked changes (a prepared commit, a log record, the
+    /// rows a commit changed outside the core's transaction) in place
+    /// without recomputing their effects: the core then holds each
+    /// change's new row itself (shared, not copied).
+    pub(crate) fn write(&mut self, changes: &TxnChanges) {
+        let map = self.ti.clone();
+        let rows = changes
+            .rows()
+            .map(|(mt, ch)| (map[mt], ch.uuid, ch.new.clone()));
+        self.db.place_shared_rows(rows);
+    }
 
-impl Server {
     /// Writes the operations' result (`written`, rows in `order` of first
     /// touch) into a core transaction and runs the commit's checks and
     /// work: `Ok` holds the transaction (to keep or to drop, which rolls it
-    /// back) and every row the commit changes, in table and UUID order.
-    /// `written` is left with those rows as they end up (beside the rows
-    /// the operations wrote without a change).
-    pub(crate) fn precommit<'a>(
-        tables: &[BTreeMap<Uuid, RowRef>],
-        core: &'a mut Core,
-        written: &mut Written,
+    /// back) and every row the commit changes, in table and UUID order,
+    /// with its committed version and what becomes of it.
+    pub(crate) fn precommit(
+        &mut self,
+        mut written: Written,
         order: &[(usize, Uuid)],
-    ) -> Result<(Txn<'a>, Found)> {
-        let map = core.map.clone();
-        let meta_of = core.meta_of.clone();
-        core.mark += 1;
-        let mark = Datum::scalar(Atom::Uuid(Uuid(core.mark)));
-        let mut txn = core.db.begin_with(ReplayOptions {
+    ) -> Result<(Txn<'_>, Found)> {
+        let map = self.ti.clone();
+        let meta_of = self.meta_of.clone();
+        let refs = self.refs.clone();
+        let mut found = Found::new();
+        let mut txn = self.db.begin_with(ReplayOptions {
             server_checks: true,
             atoms_checked: true,
             ..Default::default()
         });
-        let mut outside = Vec::new();
+        // The committed versions of the rows the operations wrote.
+        let mut olds = BTreeMap::new();
         for &(mt, u) in order {
-            let t = &map[mt];
-            let held = has_row(&txn, t.ti, u);
-            match (tables[mt].get(&u), written.get(mt, &u)) {
+            let ti = map[mt];
+            let old = txn.db().table_at(ti).and_then(|t| t.rows.get(&u)).cloned();
+            let (cols, aside) = &refs[mt];
+            let quiet = |r: &Row| *aside && cols.iter().all(|&c| r.columns[c].is_empty());
+            match (&old, written.remove(mt, &u)) {
+                (_, Some(Some(r))) if quiet(&r) && old.as_deref().is_none_or(quiet) => {
+                    if old.as_ref().is_none_or(|o| o.cols() != r.cols()) {
+                        found.insert((mt, u), (old, After::Aside(Some(r))));
+                    }
+                    continue;
+                }
+                (Some(o), Some(None)) if quiet(o) => {
+                    found.insert((mt, u), (old, After::Aside(None)));
+                    continue;
+                }
                 // Inserted and deleted again: it still took its place.
                 (None, Some(None)) => {
-                    txn.insert_at(t.ti, u, Vec::new())?;
-                    txn.delete_at(t.ti, u)?;
+                    txn.insert_at(ti, u, Vec::new())?;
+                    txn.delete_at(ti, u)?;
                 }
-                (_, Some(None)) if held => txn.delete_at(t.ti, u)?,
-                (_, Some(Some(r))) if !held && t.holds(r) => {
-                    txn.insert_at(t.ti, u, t.references(r))?;
-                }
-                // A row the core does not hold, deleted or written.
-                (Some(_), Some(None)) | (_, Some(Some(_))) if !held => outside.push((mt, u)),
+                (Some(_), Some(None)) => txn.delete_at(ti, u)?,
+                (None, Some(Some(r))) => txn.insert_row(ti, Arc::new(r))?,
                 (Some(o), Some(Some(r))) => {
                     if o.cols() == r.cols() {
-                        txn.join(t.ti, u)?;
-                        continue;
-                    }
-                    txn.set_at(t.ti, u, t.mark, mark.clone())?;
-                    for &(ci, x) in &t.refs {
-                        if o.cols()[ci] != r.cols()[ci] {
-                            txn.set_at(t.ti, u, x, r.cols()[ci].clone())?;
+                        txn.join(ti, u)?;
+                    } else {
+                        let n = r.cols().len();
+                        for (ci, d) in r.columns.into_iter().take(n).enumerate() {
+                            if o.columns[ci] != d {
+                                txn.set_at(ti, u, ci, d)?;
+                            }
                         }
                     }
                 }
                 _ => {}
             }
+            olds.insert((mt, u), old);
         }
         let changes = txn.precommit()?;
-        let db = txn.db();
-        let mut found = Found::new();
         for tc in &changes.tables {
             let mt = meta_of[tc.table];
-            let t = &map[mt];
             for rc in &tc.rows {
                 let u = rc.uuid;
-                let old = tables[mt].get(&u).cloned();
-                let now = db.table_at(tc.table).and_then(|x| x.get(&u));
-                match (&rc.kind, now, written.get_mut(mt, &u), &old) {
-                    (ChangeKind::Delete, ..) | (_, None, ..) => {
-                        written.insert(mt, u, None);
-                    }
-                    (_, Some(now), Some(Some(r)), _) => {
-                        // Only weak references can have changed; if that
-                        // undid the operations' change, nothing changed.
-                        for &(ci, x) in &t.weak {
-                            if r.cols()[ci] != now.columns[x] {
-                                cols_mut(r)[ci] = now.columns[x].clone();
-                            }
-                        }
-                        if old.as_ref().is_some_and(|o| o.cols() == r.cols()) {
-                            continue;
-                        }
-                    }
-                    (ChangeKind::Modify { columns }, Some(now), _, Some(o)) => {
-                        // A row the operations left alone lost weak
-                        // references.
-                        let mut r = (**o).clone();
-                        for c in columns {
-                            if let Some(&(ci, x)) = t.refs.iter().find(|r| r.1 == c.column) {
-                                cols_mut(&mut r)[ci] = now.columns[x].clone();
-                            }
-                        }
-                        written.insert(mt, u, Some(r));
-                    }
-                    // An insert is always one of the operations' rows.
-                    _ => continue,
-                }
-                found.insert((mt, u), old);
-            }
-        }
-        for (mt, u) in outside {
-            let old = tables[mt].get(&u);
-            let new = written.get(mt, &u).and_then(Option::as_ref);
-            let same = match (old, new) {
-                (Some(o), Some(n)) => o.cols() == n.cols(),
-                (o, n) => o.is_none() && n.is_none(),
-            };
-            if !same {
-                found.insert((mt, u), old.cloned());
+                let old = match olds.remove(&(mt, u)) {
+                    Some(old) => old,
+                    // A row the commit changed on its own (garbage
+                    // collected, or weak references dropped).
+                    None => txn.committed_row(tc.table, u),
+                };
+                let after = match rc.kind {
+                    ChangeKind::Delete => After::Gone,
+                    _ => After::InCore,
+                };
+                found.insert((mt, u), (old, after));
             }
         }
         Ok((txn, found))
     }
 }
 
+/// Whether a column type holds references.
+fn has_ref(ty: &Type) -> bool {
+    let hit = |b: &BaseType| b.ref_table.is_some();
+    hit(&ty.key) || ty.value.as_ref().is_some_and(hit)
+}
+
 #[cfg(test)]
 mod tests {
     use crate::testkit::{json, server, tx, U1, U2, U3};
-    use crate::ServerOptions;
+    use crate::{ServerOptions, ServerRow};
+    use std::sync::Arc;
 
     #[test]
     fn a_strong_reference_to_a_missing_row_names_table_column_and_rows() {
@@ -401,11 +317,12 @@ mod tests {
         );
     }
 
-    /// A root table nothing refers to keeps a row out of the core while it
-    /// holds no reference; the row joins it when it gains one, and its
-    /// children are collected when it goes.
+    /// A row of a root table nothing refers to is written outside the
+    /// core's transaction while it holds no reference, and through it when
+    /// it gains one; the core holds it either way, and its children are
+    /// collected when it goes.
     #[test]
-    fn rows_without_references_of_unreferenced_root_tables_stay_out_of_the_core() {
+    fn rows_without_references_of_unreferenced_root_tables_skip_the_transaction() {
         let schema = r#"{"name":"s","version":"1.0.0","tables":{
           "S":{"isRoot":true,"columns":{"n":{"type":"integer"},
             "to":{"type":{"key":{"type":"uuid","refTable":"K"},"min":0,"max":"unlimited"}}}},
@@ -416,7 +333,7 @@ mod tests {
             &format!(r#"[{{"op":"insert","table":"S","uuid":"{U1}","row":{{"n":1}}}}]"#),
         );
         assert!(!r.contains("error"), "{r}");
-        assert_eq!((s.row_count("S"), s.core.db.row_count()), (1, 0));
+        assert_eq!((s.row_count("S"), s.core.db.row_count()), (1, 1));
         let r = tx(
             &mut s,
             r#"[{"op":"insert","table":"K","uuid-name":"k","row":{"v":2}},
@@ -432,5 +349,42 @@ mod tests {
         // The child went with its only parent.
         assert_eq!(out.commit.unwrap().changes.row_count(), 2);
         assert_eq!((s.row_count("K"), s.core.db.row_count()), (0, 0));
+    }
+
+    /// The committed rows are the core's own: a commit's new rows are the
+    /// ones the core holds, a prepared commit leaves them alone (its old
+    /// rows are the committed ones), and installing it keeps its rows and
+    /// `_version`s.
+    #[test]
+    fn commits_share_the_cores_rows_and_a_prepare_leaves_them_alone() {
+        let mut s = server(ServerOptions::default());
+        let ops = format!(r#"[{{"op":"insert","table":"R","uuid":"{U1}","row":{{"name":"a"}}}}]"#);
+        let (out, _) = s.transact(json(&ops).as_array().unwrap());
+        let commit = out.commit.unwrap();
+        let u1 = U1.parse().unwrap();
+        let committed = s.get_row(1, u1).unwrap().clone();
+        let first = |c: &crate::Commit| c.changes.rows().next().unwrap().1.clone();
+        assert!(Arc::ptr_eq(
+            first(&commit).new.as_ref().unwrap(),
+            &committed
+        ));
+        assert!(!committed.version().is_nil());
+        let ops = json(r#"[{"op":"update","table":"R","where":[],"row":{"n":5}}]"#);
+        let prepared = s.prepare(ops.as_array().unwrap()).commit.unwrap();
+        let now = s.get_row(1, u1).unwrap();
+        assert_eq!(
+            (now.cols(), now.version()),
+            (committed.cols(), committed.version())
+        );
+        assert!(Arc::ptr_eq(
+            first(&prepared).old.as_ref().unwrap(),
+            &committed
+        ));
+        s.apply_commit(&prepared).unwrap();
+        let now = s.get_row(1, u1).unwrap();
+        let new = first(&prepared).new.unwrap();
+        assert!(Arc::ptr_eq(now, &new));
+        assert_eq!(now.cols()[2].to_json().to_string_compact(), "5");
+        assert_eq!(s.core.db.row_count(), 1);
     }
 }

@@ -7,13 +7,12 @@
 //! later ([`Server::prepare`], then [`Server::apply_commit`]).
 
 use crate::cond::{resolve_column, ColRef, Condition, RowView};
-use crate::core::Written;
+use crate::core::{After, Core, Written};
 use crate::dispatch::{err_json, uuid_json};
 use crate::meta::{DbMeta, TableMeta};
 use crate::triggers::{self, WaitMode};
 use crate::{
-    cols_mut, default_row, set_version, Commit, Row, RowRef, Server, ServerRow, SessionId,
-    TransactOutcome, TxnStats,
+    cols_mut, default_row, Commit, Row, Server, ServerRow, SessionId, TransactOutcome, TxnStats,
 };
 use ovsdb::atom::Atom;
 use ovsdb::datum::{Datum, ParseOptions};
@@ -22,13 +21,14 @@ use ovsdb::error::{Error, Result};
 use ovsdb::json::{Json, Object};
 use ovsdb::types::{AtomicType, Type};
 use ovsdb::uuid::Uuid;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// Working state of a transaction being executed.
 struct Work<'a> {
     meta: &'a DbMeta,
-    committed: &'a [BTreeMap<Uuid, RowRef>],
+    /// The committed rows.
+    committed: &'a Core,
     /// Rows written by the transaction: `None` = deleted.
     changed: Written,
     /// Rows in the order the operations first touched them (the order
@@ -52,21 +52,21 @@ impl<'a> Work<'a> {
         match self.changed.get(t, &u) {
             Some(Some(r)) => Some(r.view()),
             Some(None) => None,
-            None => self.committed[t].get(&u).map(|r| r.view()),
+            None => self.committed.rows(t).get(&u).map(|r| r.view()),
         }
     }
 
     fn exists(&self, t: usize, u: Uuid) -> bool {
         match self.changed.get(t, &u) {
             Some(x) => x.is_some(),
-            None => self.committed[t].contains_key(&u),
+            None => self.committed.rows(t).contains_key(&u),
         }
     }
 
     fn row_owned(&self, t: usize, u: Uuid) -> Option<Row> {
         match self.changed.get(t, &u) {
             Some(x) => x.clone(),
-            None => self.committed[t].get(&u).map(|r| (**r).clone()),
+            None => self.committed.rows(t).get(&u).map(|r| Row::clone(r)),
         }
     }
 
@@ -79,7 +79,7 @@ impl<'a> Work<'a> {
             };
         }
         let mut out = Vec::new();
-        for (u, r) in self.committed[t].iter() {
+        for (u, r) in self.committed.rows(t).iter() {
             if self.changed.contains(t, u) {
                 continue;
             }
@@ -182,7 +182,7 @@ impl Server {
             .unwrap_or_default();
         let mut work = Work {
             meta: &meta,
-            committed: &self.tables,
+            committed: &self.core,
             changed: Written::new(meta.tables.len()),
             order: Vec::new(),
             named: HashMap::new(),
@@ -264,28 +264,46 @@ impl Server {
     }
 
     /// Commit-time work: the core's (references, garbage collection, weak
-    /// references, `maxRows`, unique indexes; [`Server::precommit`]), then
+    /// references, `maxRows`, unique indexes; [`Core::precommit`]), then
     /// new `_version`s, and the install.
     fn finish_commit(
         &mut self,
-        mut changed: Written,
+        changed: Written,
         order: &[(usize, Uuid)],
         txn_id: Uuid,
         comment: Option<String>,
         install: bool,
     ) -> Result<Option<Commit>> {
-        let (txn, found) = Server::precommit(&self.tables, &mut self.core, &mut changed, order)?;
-        // The real changes (installed below, or later by `apply_commit`
-        // for a prepared transaction), in table and UUID order. (A row
-        // the commit finds absent before and after is never one of them.)
+        let map = self.core.tables();
+        let meta = self.meta.clone();
+        let (mut txn, found) = self.core.precommit(changed, order)?;
+        // The real changes (kept below, or rolled back here and installed
+        // later by `apply_commit` for a prepared transaction), in table and
+        // UUID order, each row with a new `_version`. (A row the commit
+        // finds absent before and after is never one of them.)
         let mut changes = TxnChanges::default();
-        for ((ti, u), old) in found {
-            let new = changed.remove(ti, &u).flatten().map(|mut r| {
-                set_version(&mut r, self.rng.uuid());
-                Arc::new(r)
-            });
+        let mut aside = TxnChanges::default();
+        for ((mt, u), (old, after)) in found {
+            let ti = map[mt];
+            let version = |rng: &mut crate::rng::SplitMix64| Datum::scalar(Atom::Uuid(rng.uuid()));
+            let is_aside = matches!(after, After::Aside(_));
+            let new = match after {
+                After::Gone | After::Aside(None) => None,
+                After::InCore => {
+                    let v = version(&mut self.rng);
+                    txn.set_at(ti, u, meta.tables[mt].columns.len() + 1, v)?;
+                    txn.db().table_at(ti).and_then(|t| t.rows.get(&u)).cloned()
+                }
+                After::Aside(Some(mut r)) => {
+                    *r.columns.last_mut().expect("a `_version` slot") = version(&mut self.rng);
+                    Some(Arc::new(r))
+                }
+            };
             if let Some(ch) = RowChange::between(u, old, new) {
-                changes.push(ti, ch);
+                if is_aside && install {
+                    aside.push(mt, ch.clone());
+                }
+                changes.push(mt, ch);
             }
         }
         if changes.is_empty() {
@@ -298,6 +316,7 @@ impl Server {
         };
         if install {
             txn.keep();
+            self.core.write(&aside);
             self.install(&commit);
         }
         Ok(Some(commit))
@@ -325,7 +344,13 @@ fn execute_op(
             let (_, u) = fresh
                 .next()
                 .ok_or_else(|| Error::syntax("internal: insert uuid missing"))?;
-            if w.exists(ti, u) || w.committed.iter().any(|m| m.contains_key(&u)) {
+            // A committed row of any table, or a row this transaction
+            // inserted.
+            let anywhere = (0..meta.tables.len()).any(|t| {
+                let rows = w.committed.rows(t);
+                !rows.is_empty() && rows.contains_key(&u)
+            });
+            if anywhere || w.exists(ti, u) {
                 return Err(Error::new(
                     "duplicate uuid",
                     format!("This UUID would duplicate a UUID already present within the table or deleted within the same transaction: {u}"),

@@ -35,10 +35,10 @@
 //!
 //! One file per job: this one holds the public types and the [`Server`]
 //! state; `dispatch` the JSON-RPC methods, sessions and locks; `execute`
-//! the operations of a `transact` and its commit; `core` the commit
-//! engine (the rows' references and index keys again in an
-//! `ovsdb::Database`, whose transaction checks references, collects
-//! garbage, removes weak references and checks unique indexes); `monitor`
+//! the operations of a `transact` and its commit; `core` the rows, held
+//! only in an `ovsdb::Database` whose transaction is the commit engine (it
+//! checks references, collects garbage, removes weak references and
+//! checks unique indexes); `monitor`
 //! monitors and the
 //! updates they send; `replay` installing commits and log records (and
 //! [`commit_record`]/[`entry_data`], the records a log holds); `triggers`
@@ -66,13 +66,12 @@ use crate::monitor::Monitor;
 use crate::rng::SplitMix64;
 use ovsdb::atom::Atom;
 use ovsdb::datum::Datum;
-/// A committed row: the core's row type ([`ovsdb::db::Row`]), its columns
-/// the metadata's, in the metadata's order, then the `_uuid` slot (empty)
-/// and `_version` (the layout of a core table whose columns are the
-/// metadata's, so that the rows can move into the core's `Database`).
+/// A committed row: the core's row type ([`ovsdb::db::Row`]), held in the
+/// core's `Database` (`core.rs`), its columns the metadata's, in the
+/// metadata's order, then the `_uuid` slot (empty) and `_version`.
 /// [`ServerRow`] reads them.
 pub use ovsdb::db::Row;
-/// A row version, shared by the server's tables, the commits that name it
+/// A row version, shared by the core's tables, the commits that name it
 /// and the monitors' change sets (the core's [`ovsdb::db::RowRef`]).
 pub use ovsdb::db::RowRef;
 use ovsdb::db::TxnChanges;
@@ -218,14 +217,14 @@ impl Default for ServerOptions {
 pub struct Server {
     pub meta: Arc<DbMeta>,
     opts: ServerOptions,
-    tables: Vec<BTreeMap<Uuid, RowRef>>,
     rng: SplitMix64,
     last_txn_id: Uuid,
     history: VecDeque<Commit>,
     /// Atoms held by the history's row versions, and by the database.
     history_atoms: usize,
     db_atoms: usize,
-    /// The committed rows again, in the commit engine ([`core::Core`]).
+    /// The committed rows, in the core's `Database` ([`core::Core`]),
+    /// whose transaction is the commit engine.
     core: core::Core,
     sessions: BTreeMap<SessionId, Session>,
     next_session: SessionId,
@@ -248,12 +247,10 @@ impl Server {
     /// A server for metadata shared with others (e.g. every member of a
     /// simulated cluster), without copying it.
     pub fn with_meta(meta: Arc<DbMeta>, opts: ServerOptions) -> Server {
-        let n = meta.tables.len();
         let core = core::Core::new(&meta);
         Server {
             meta,
             opts,
-            tables: vec![BTreeMap::new(); n],
             rng: SplitMix64::new(opts.seed),
             last_txn_id: Uuid::NIL,
             history: VecDeque::new(),
@@ -291,16 +288,16 @@ impl Server {
     pub fn row_count(&self, table: &str) -> usize {
         self.meta
             .table(table)
-            .map(|t| self.tables[t].len())
+            .map(|t| self.core.rows(t).len())
             .unwrap_or(0)
     }
 
     pub fn rows(&self, table: usize) -> impl Iterator<Item = &RowRef> {
-        self.tables[table].values()
+        self.core.rows(table).values()
     }
 
     pub fn get_row(&self, table: usize, uuid: Uuid) -> Option<&RowRef> {
-        self.tables[table].get(&uuid)
+        self.core.rows(table).get(&uuid)
     }
 
     /// `{table: {uuid: {column: value}}}` with every column (defaults
@@ -308,11 +305,11 @@ impl Server {
     pub fn dump(&self) -> Json {
         let mut o = Object::new();
         for (ti, t) in self.meta.tables.iter().enumerate() {
-            if self.tables[ti].is_empty() {
+            if self.core.rows(ti).is_empty() {
                 continue;
             }
             let mut rows = Object::new();
-            for (u, r) in &self.tables[ti] {
+            for (u, r) in self.core.rows(ti) {
                 let mut ro = Object::new();
                 for (ci, c) in t.columns.iter().enumerate() {
                     ro.insert(c.name.clone(), r.cols()[ci].to_json());

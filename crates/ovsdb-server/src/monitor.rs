@@ -239,7 +239,7 @@ impl Server {
             }
             let t = &self.meta.tables[mt.table];
             let mut rows = Object::new();
-            for (u, r) in &self.tables[mt.table] {
+            for (u, r) in self.core.rows(mt.table) {
                 if mon.version > 1 && !mt.cond.eval_any(&r.view()) {
                     continue;
                 }
@@ -404,7 +404,7 @@ impl Server {
                     };
                     let mut rows = Object::new();
                     for mt in m.tables.iter_mut().filter(|mt| mt.table == ti) {
-                        for (u, row) in &self.tables[ti] {
+                        for (u, row) in self.core.rows(ti) {
                             let was = mt.cond.eval_any(&row.view());
                             let now = newc.eval_any(&row.view());
                             if !was && now {

@@ -23,10 +23,10 @@ impl Server {
     /// commit).
     pub fn apply_commit(&mut self, commit: &Commit) -> Result<Vec<(SessionId, Json)>> {
         for tc in &commit.changes.tables {
-            let rows = self
-                .tables
-                .get(tc.table)
-                .ok_or_else(|| Error::syntax("commit names an unknown table"))?;
+            if tc.table >= self.meta.tables.len() {
+                return Err(Error::syntax("commit names an unknown table"));
+            }
+            let rows = self.core.rows(tc.table);
             for ch in &tc.rows {
                 let same = match (rows.get(&ch.uuid), &ch.old) {
                     (None, None) => true,
@@ -41,7 +41,7 @@ impl Server {
                 }
             }
         }
-        self.core.write(&commit.changes)?;
+        self.core.write(&commit.changes);
         self.install(commit);
         Ok(self.distribute(commit))
     }
@@ -79,7 +79,7 @@ impl Server {
             for (ustr, rowj) in rows.iter() {
                 let uuid = Uuid::parse(ustr)
                     .ok_or_else(|| Error::syntax(format!("{ustr} is not a UUID")))?;
-                let old = self.tables[ti].get(&uuid).cloned();
+                let old = self.core.rows(ti).get(&uuid).cloned();
                 let new = match rowj {
                     Json::Null => {
                         if old.is_none() {
@@ -133,28 +133,15 @@ impl Server {
             changes,
             comment,
         };
-        self.core.write(&commit.changes)?;
+        self.core.write(&commit.changes);
         self.install(&commit);
         let msgs = self.distribute(&commit);
         Ok((Some(commit), msgs))
     }
 
-    /// Makes `commit` the database's newest state: its rows, the
-    /// transaction id, the atom counts and the history.
+    /// Makes `commit`, whose rows the core already holds, the database's
+    /// newest state: the transaction id, the atom counts and the history.
     pub(crate) fn install(&mut self, commit: &Commit) {
-        for tc in &commit.changes.tables {
-            let rows = &mut self.tables[tc.table];
-            for ch in &tc.rows {
-                match &ch.new {
-                    Some(r) => {
-                        rows.insert(ch.uuid, r.clone());
-                    }
-                    None => {
-                        rows.remove(&ch.uuid);
-                    }
-                }
-            }
-        }
         self.last_txn_id = commit.txn_id;
         for (_, ch) in commit.changes.rows() {
             self.db_atoms += ch.new.as_deref().map(row_atoms).unwrap_or(0);
@@ -439,6 +426,31 @@ mod tests {
         }
         c.changes.tables.clear();
         assert_eq!(commit_record_len(&s.meta, &c, true), 2);
+    }
+
+    /// A record's rows are placed in the core without a transaction; the
+    /// unique index's kept keys move with them, so that the next
+    /// transaction's check finds a key a record gave and not one it took.
+    #[test]
+    fn records_move_the_kept_index_keys() {
+        let mut s = server(ServerOptions::default());
+        let rec = json(&format!(
+            r#"{{"R":{{"{U1}":{{"name":"a"}},"{U2}":{{"name":"b"}}}}}}"#
+        ));
+        s.apply_record(&rec).unwrap();
+        let rec = json(&format!(r#"{{"R":{{"{U1}":{{"name":"c"}}}}}}"#));
+        s.apply_record(&rec).unwrap();
+        let r = tx(
+            &mut s,
+            r#"[{"op":"insert","table":"R","row":{"name":"c"}}]"#,
+        );
+        assert!(r.contains("constraint violation") && r.contains(U1), "{r}");
+        let r = tx(
+            &mut s,
+            r#"[{"op":"insert","table":"R","row":{"name":"a"}}]"#,
+        );
+        assert!(!r.contains("error"), "{r}");
+        assert_eq!(s.row_count("R"), 3);
     }
 
     #[test]

@@ -940,6 +940,82 @@ impl Database {
         }
     }
 
+    /// Puts rows given whole and shared in place, each held as it is
+    /// (`None`: the row goes): for the ovsdb-server model, whose checked
+    /// commits (a prepared one, a log record) carry the rows it keeps.
+    /// Reference counts and kept unique-index keys follow; nothing is
+    /// checked, and the rows it lets go of are the caller's to share (not
+    /// counted in [`Database::detached_bytes`]).
+    pub fn place_shared_rows(
+        &mut self,
+        rows: impl IntoIterator<Item = (usize, Uuid, Option<RowRef>)>,
+    ) {
+        let mut st = TxnState {
+            replaying_undo: true,
+            ..TxnState::default()
+        };
+        // Every old key leaves before a new one comes.
+        let mut keyed = Vec::new();
+        for (ti, u, new) in rows {
+            if ti >= self.tables.len() {
+                continue;
+            }
+            let table = self.table_mut(ti);
+            let old = match &new {
+                Some(row) => table.rows.insert(u, row.clone()),
+                None => table.rows.remove(&u),
+            };
+            self.place_refs(
+                &mut st,
+                (ti, u),
+                old.as_deref().map(|o| &o.columns[..]),
+                new.as_deref().map(|n| &n.columns[..]),
+            );
+            let same_keys = |o: &Row, n: &Row| {
+                let cols = self.meta[ti].indexes.iter().flatten();
+                cols.copied().all(|c| o.columns[c] == n.columns[c])
+            };
+            let keys_moved = match (&old, &new) {
+                (Some(o), Some(n)) => !same_keys(o, n),
+                _ => true,
+            };
+            if self.key_indexes && keys_moved && !self.tables[ti].keys.is_empty() {
+                if let Some(o) = &old {
+                    self.drop_row_keys(ti, o);
+                }
+                if let Some(n) = new {
+                    keyed.push((ti, n));
+                }
+            }
+        }
+        for (ti, n) in keyed {
+            self.add_row_keys(ti, &n);
+        }
+    }
+
+    /// The reference counts of row `src` placed with columns `new` where
+    /// it had `old`. Empty columns are skipped here, not in the callee:
+    /// most reference columns of most rows are empty.
+    fn place_refs(
+        &mut self,
+        st: &mut TxnState,
+        src: (usize, Uuid),
+        old: Option<&[Datum]>,
+        new: Option<&[Datum]>,
+    ) {
+        for k in 0..self.meta[src.0].ref_cols.len() {
+            let ci = self.meta[src.0].ref_cols[k].col;
+            let o = old.map(|o| &o[ci]).filter(|d| !d.is_empty());
+            let n = new.map(|n| &n[ci]).filter(|d| !d.is_empty());
+            match (o, n) {
+                (Some(o), Some(n)) if o != n => self.adjust_refs_delta(st, src, ci, o, n),
+                (Some(_), Some(_)) | (None, None) => {}
+                (Some(o), None) => self.adjust_datum_refs(st, src, ci, o, -1),
+                (None, Some(n)) => self.adjust_datum_refs(st, src, ci, n, 1),
+            }
+        }
+    }
+
     pub fn convert(&self, new_schema: Arc<DatabaseSchema>) -> Result<Database> {
         let mut db = Database::new(new_schema.clone());
         {
@@ -1379,21 +1455,55 @@ impl<'a> Txn<'a> {
                 columns[ci] = Datum::default_for(&c.ty);
             }
         }
-        let mut row = Row { uuid: u, columns };
-        let is_root = ts.is_root;
-        for ci in 0..row.columns.len() {
-            if self.db.has_refs(ti, ci) && !row.columns[ci].is_empty() {
-                let d = std::mem::take(&mut row.columns[ci]);
-                self.db.adjust_datum_refs(&mut self.st, (ti, u), ci, &d, 1);
-                row.columns[ci] = d;
+        self.put_new_row(ti, Arc::new(Row { uuid: u, columns }));
+        Ok(())
+    }
+
+    /// Inserts a row given whole (a value for every column of the table,
+    /// in its order, `_uuid` and `_version` included as the caller keeps
+    /// them), held as it is: the caller may share it.
+    pub fn insert_row(&mut self, ti: usize, row: RowRef) -> Result<()> {
+        let Some(ts) = self.db.schema.tables.get(ti) else {
+            return Err(Error::syntax("no such table"));
+        };
+        let u = row.uuid;
+        if self.db.tables[ti].rows.contains_key(&u) || self.st.rows.contains_key(&(ti, u)) {
+            return Err(Error::new(
+                "duplicate uuid",
+                format!("row {} already exists in table {}", u, ts.name),
+            ));
+        }
+        if row.columns.len() != ts.columns.len() {
+            return Err(Error::syntax("row does not have the table's columns"));
+        }
+        if !self.st.atoms_checked {
+            for (c, d) in ts.columns.iter().zip(&row.columns) {
+                if !c.is_implicit() {
+                    d.check_atoms(&c.ty)
+                        .map_err(|e| e.context(format!("column {}", c.name)))?;
+                }
             }
         }
-        self.db.table_mut(ti).rows.insert(u, Arc::new(row));
+        self.put_new_row(ti, row);
+        Ok(())
+    }
+
+    /// The rest of an insert: the new row's references counted (its empty
+    /// columns skipped), the row in place, the transaction told.
+    fn put_new_row(&mut self, ti: usize, row: RowRef) {
+        let u = row.uuid;
+        for k in 0..self.db.meta[ti].ref_cols.len() {
+            let ci = self.db.meta[ti].ref_cols[k].col;
+            if !row.columns[ci].is_empty() {
+                self.db
+                    .adjust_datum_refs(&mut self.st, (ti, u), ci, &row.columns[ci], 1);
+            }
+        }
+        self.db.table_mut(ti).rows.insert(u, row);
         self.touch(ti, u).inserted = true;
-        if !is_root {
+        if !self.db.schema.tables[ti].is_root {
             self.st.gc_candidates.push((ti, u));
         }
-        Ok(())
     }
 
     fn check_column(&self, ti: usize, ci: usize) -> Result<()> {

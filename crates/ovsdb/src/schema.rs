@@ -119,6 +119,33 @@ impl TableSchema {
         }
     }
 
+    /// A table schema whose user columns keep the order given, with
+    /// `_uuid` and `_version` after them, so that a row's first columns
+    /// are the caller's in its own numbering: for a database read by
+    /// column number from outside, such as the ovsdb-server model's rows.
+    pub fn in_given_order(
+        name: &str,
+        user_columns: Vec<ColumnSchema>,
+        mutable: bool,
+        is_root: bool,
+        max_rows: Option<u32>,
+        indexes: Vec<Vec<String>>,
+    ) -> Self {
+        let mut columns = user_columns;
+        columns.push(ColumnSchema::implicit("_uuid"));
+        columns.push(ColumnSchema::implicit("_version"));
+        let index = name_index(columns.iter().map(|c| c.name.as_str()));
+        TableSchema {
+            name: name.to_string(),
+            columns,
+            index,
+            mutable,
+            is_root,
+            max_rows,
+            indexes,
+        }
+    }
+
     /// Looks up a column (including `_uuid` and `_version`).
     pub fn column(&self, name: &str) -> Option<&ColumnSchema> {
         self.index.get(name).map(|&i| &self.columns[i])

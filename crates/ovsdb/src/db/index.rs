@@ -11,7 +11,7 @@
 //! the transaction left alone, then against the written rows before it.
 //! The pair named is the first two rows found equal in that order.
 
-use super::{restore_keys, ColTrack, Database, RowMap, Txn};
+use super::{restore_keys, ColTrack, Database, Row, RowMap, Txn};
 use crate::atom::Atom;
 use crate::datum::Datum;
 use crate::error::{Error, Result};
@@ -122,6 +122,26 @@ impl Database {
                     k
                 })
                 .collect();
+        }
+    }
+
+    /// Row `r` of table `ti` left its place (outside a transaction): its
+    /// keys leave the kept indexes.
+    pub(super) fn drop_row_keys(&mut self, ti: usize, r: &Row) {
+        let meta = self.meta.clone();
+        let t = self.table_mut(ti);
+        for (k, idx) in t.keys.iter_mut().zip(meta[ti].indexes.iter()) {
+            k.remove(row_key(idx, &r.columns), r.uuid);
+        }
+    }
+
+    /// Row `r` of table `ti` took its place (outside a transaction): its
+    /// keys join the kept indexes.
+    pub(super) fn add_row_keys(&mut self, ti: usize, r: &Row) {
+        let meta = self.meta.clone();
+        let t = self.table_mut(ti);
+        for (k, idx) in t.keys.iter_mut().zip(meta[ti].indexes.iter()) {
+            k.insert(row_key(idx, &r.columns), r.uuid);
         }
     }
 

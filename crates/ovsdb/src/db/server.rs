@@ -7,12 +7,13 @@
 //! ([`Txn::commit_unchecked`]), and a row joining a transaction without a
 //! change ([`Txn::join`]).
 
-use super::{Result, RowTrack, Txn, TxnChanges};
+use super::{restore_keys, ColTrack, Result, RowRef, RowTrack, Txn, TxnChanges};
 use crate::atom::Atom;
 use crate::datum::Datum;
 use crate::error::Error;
 use crate::uuid::Uuid;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 #[cfg(doc)]
 use super::ReplayOptions;
@@ -58,6 +59,31 @@ impl Txn<'_> {
         } else {
             self.build_changes()
         }
+    }
+
+    /// Row `u` of table `ti` as it was before this transaction (after a
+    /// [`Txn::precommit`] too): the committed version itself when the
+    /// transaction left the row alone or deleted it, otherwise a copy with
+    /// the columns it changed put back; `None` for a row it inserted.
+    pub fn committed_row(&self, ti: usize, u: Uuid) -> Option<RowRef> {
+        let now = self.db.tables.get(ti).and_then(|t| t.rows.get(&u));
+        let Some(rt) = self.st.rows.get(&(ti, u)) else {
+            return now.cloned();
+        };
+        if rt.inserted {
+            return None;
+        }
+        if let Some(orig) = &rt.deleted_original {
+            return Some(orig.clone());
+        }
+        let mut row = super::Row::clone(now?);
+        for (&ci, track) in &rt.cols {
+            row.columns[ci] = match track {
+                ColTrack::Old(o) => o.clone(),
+                ColTrack::Keys(keys) => restore_keys(row.columns[ci].clone(), keys),
+            };
+        }
+        Some(Arc::new(row))
     }
 
     /// Row `u` of table `ti` joins the transaction without a change, as a
