@@ -859,85 +859,26 @@ impl Database {
     /// replay already applied without error (`ovsdb_log::net`). The rows
     /// it lets go of are not counted in [`Database::detached_bytes`].
     ///
-    /// Each row comes with the version the database holds now (`old`, as
-    /// the caller looked it up: one lookup per row, not three), except a
-    /// delete (`new` None), whose row comes out of the table as it goes.
+    /// A row may come with the version the database holds now (`old`, as
+    /// the caller looked it up): when its values are the same, it stays
+    /// (and stays shared). Strong reference counts are summed per target
+    /// row and written once: a jump places tens of thousands of rows that
+    /// point at a few.
     pub fn place_rows(&mut self, rows: Vec<PlacedRow>) {
-        // Reference counts only: no transaction tracks what they touch.
-        let mut st = TxnState {
-            replaying_undo: true,
-            strong_batch: Some(Default::default()),
-            ..TxnState::default()
-        };
-        for PlacedRow {
-            table: ti,
-            uuid: u,
-            old,
-            new,
-        } in rows
-        {
-            if ti >= self.tables.len() {
-                continue;
-            }
-            match (&old, &new) {
-                // A row left as it was stays (and stays shared).
-                (Some(o), Some(n)) if o.columns == *n => continue,
-                (_, None) => {
-                    // A delete: the row the table holds goes (the caller
-                    // need not have looked it up).
-                    drop(old);
-                    let Some(gone) = self.table_mut(ti).rows.remove(&u) else {
-                        continue;
-                    };
-                    for k in 0..self.meta[ti].ref_cols.len() {
-                        let ci = self.meta[ti].ref_cols[k].col;
-                        self.adjust_datum_refs(&mut st, (ti, u), ci, &gone.columns[ci], -1);
-                    }
-                    if self.key_indexes {
-                        self.keys_unsure(ti);
-                    }
-                    continue;
-                }
-                _ => {}
-            }
-            for k in 0..self.meta[ti].ref_cols.len() {
-                let ci = self.meta[ti].ref_cols[k].col;
-                match (&old, &new) {
-                    (Some(o), Some(n)) if o.columns[ci] != n[ci] => {
-                        self.adjust_refs_delta(&mut st, (ti, u), ci, &o.columns[ci], &n[ci]);
-                    }
-                    (None, Some(n)) => self.adjust_datum_refs(&mut st, (ti, u), ci, &n[ci], 1),
-                    _ => {}
-                }
-            }
-            // The caller's copy goes first, so that the count below says
-            // whether a clone of the database still shares the row.
-            drop(old);
-            let table = self.table_mut(ti);
-            // Not counted in `detached_bytes`: these databases are a
-            // jump's, never a store's that budgets its checkpoints.
-            if let Some(columns) = new {
-                table.rows.insert(u, Arc::new(Row { uuid: u, columns }));
-            }
-            if self.key_indexes {
-                self.keys_unsure(ti);
-            }
-        }
-        for ((tt, tu), delta) in st.strong_batch.take().unwrap_or_default() {
-            if delta == 0 {
-                continue;
-            }
-            let table = self.table_mut(tt);
-            let c = i64::from(table.strong_in.get(&tu).copied().unwrap_or(0)) + delta;
-            match u32::try_from(c) {
-                Ok(c) if c > 0 => {
-                    table.strong_in.insert(tu, c);
-                }
-                _ => {
-                    table.strong_in.remove(&tu);
-                }
-            }
-        }
+        let rows = rows.into_iter().filter_map(|r| match (r.old, r.new) {
+            (Some(o), Some(n)) if o.columns == n => None,
+            (_, new) => Some((
+                r.table,
+                r.uuid,
+                new.map(|columns| {
+                    Arc::new(Row {
+                        uuid: r.uuid,
+                        columns,
+                    })
+                }),
+            )),
+        });
+        self.place(rows, true);
     }
 
     /// Puts rows given whole and shared in place, each held as it is
@@ -950,8 +891,20 @@ impl Database {
         &mut self,
         rows: impl IntoIterator<Item = (usize, Uuid, Option<RowRef>)>,
     ) {
+        self.place(rows, false);
+    }
+
+    /// [`Database::place_rows`] and [`Database::place_shared_rows`]:
+    /// `batch`, strong reference counts summed per target and written at
+    /// the end.
+    fn place(
+        &mut self,
+        rows: impl IntoIterator<Item = (usize, Uuid, Option<RowRef>)>,
+        batch: bool,
+    ) {
         let mut st = TxnState {
             replaying_undo: true,
+            strong_batch: batch.then(Default::default),
             ..TxnState::default()
         };
         // Every old key leaves before a new one comes.
@@ -990,6 +943,21 @@ impl Database {
         }
         for (ti, n) in keyed {
             self.add_row_keys(ti, &n);
+        }
+        for ((tt, tu), delta) in st.strong_batch.take().unwrap_or_default() {
+            if delta == 0 {
+                continue;
+            }
+            let table = self.table_mut(tt);
+            let c = i64::from(table.strong_in.get(&tu).copied().unwrap_or(0)) + delta;
+            match u32::try_from(c) {
+                Ok(c) if c > 0 => {
+                    table.strong_in.insert(tu, c);
+                }
+                _ => {
+                    table.strong_in.remove(&tu);
+                }
+            }
         }
     }
 

@@ -144,14 +144,6 @@ impl Database {
             k.insert(row_key(idx, &r.columns), r.uuid);
         }
     }
-
-    /// Rows of table `ti` were put in place without a transaction: its
-    /// kept keys may be stale, so its checks compare rows again.
-    pub(super) fn keys_unsure(&mut self, ti: usize) {
-        for k in &mut self.table_mut(ti).keys {
-            k.pure = false;
-        }
-    }
 }
 
 impl Txn<'_> {
