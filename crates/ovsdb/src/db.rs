@@ -97,8 +97,9 @@ impl Row {
 pub type RowRef = Arc<Row>;
 
 /// One row for [`Database::place_rows`]: its table index and UUID, the
-/// version the database holds now (a delete's need not be given), and its
-/// new values in schema column order (None: absent).
+/// version the database holds now if the caller looked it up (a row left
+/// with the same values then stays shared), and its new values in schema
+/// column order (None: the row goes).
 pub struct PlacedRow {
     pub table: usize,
     pub uuid: Uuid,
