@@ -177,6 +177,8 @@ impl NetChange {
         // Each operation's record, and whether a later one names it.
         let mut rec_of = Vec::with_capacity(b - a);
         let mut named = vec![false; b - a];
+        // The operation held for each, if any.
+        let mut pushed = vec![NONE; b - a];
         for k in span.clone() {
             for i in index.op_range(k) {
                 rec_of.push(k as u32);
@@ -236,6 +238,7 @@ impl NetChange {
             for &c in chain.iter().rev() {
                 let rec = index.rec(rec_of[c - a] as usize);
                 let o = index.op(c);
+                pushed[c - a] = self.ops.len() as u32;
                 self.push_op(h, rec.data + u64::from(o.at), o.len, rec.diff, true);
             }
         }
@@ -243,6 +246,12 @@ impl NetChange {
             self.held
                 .retain(|h| h.first != NONE || !again.contains_key(&(h.ti, h.uuid)));
         }
+        // What `reads` reads, in file order (the index's order) as it is.
+        self.wanted = pushed
+            .iter()
+            .filter(|&&k| k != NONE)
+            .map(|&k| (self.ops[k as usize].src, k))
+            .collect();
         self.records += span.len() as u64;
     }
 
@@ -306,18 +315,12 @@ impl NetChange {
     /// those less than [`READ_GAP`] apart as one (up to [`READ_MAX`]
     /// bytes). Read each and give it to [`NetChange::fill`].
     pub fn reads(&mut self) -> Vec<(u64, u64)> {
-        let mut wanted = Vec::new();
-        for h in &self.held {
-            let mut k = h.first;
-            while k != NONE {
-                let o = self.ops[k as usize];
-                if o.pending {
-                    wanted.push((o.src, k));
-                }
-                k = o.next;
-            }
+        // Listed in file order by the fold ([`NetChange::take_span`]): the
+        // index notes operations in file order.
+        let mut wanted = std::mem::take(&mut self.wanted);
+        if !wanted.is_sorted() {
+            wanted.sort_unstable();
         }
-        wanted.sort_unstable();
         let mut out: Vec<(u64, u64)> = Vec::new();
         for &(at, k) in &wanted {
             let end = at + u64::from(self.ops[k as usize].len);
@@ -650,6 +653,8 @@ fn quick_datum(b: &[u8], i: usize, ty: &ovsdb::Type) -> Option<(Datum, usize)> {
         }
     }
     match b.get(i)? {
+        // A map, read to its end in one pass.
+        b'[' if ty.value.is_some() => crate::rawtxn::plain_datum_at(b, i, ty),
         b'[' => {
             let end = crate::skim::container_end(b, i)?;
             Some((crate::rawtxn::plain_datum(&b[i..end], ty)?, end))

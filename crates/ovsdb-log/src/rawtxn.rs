@@ -289,44 +289,47 @@ pub(crate) fn plain_atom_at(b: &[u8], i: usize, t: ovsdb::AtomicType) -> Option<
 /// datum when it succeeds, and the proper error otherwise). The size is
 /// not checked.
 pub(crate) fn plain_datum(slice: &[u8], ty: &ovsdb::Type) -> Option<Datum> {
+    plain_datum_at(slice, 0, ty).and_then(|(d, end)| (end == slice.len()).then_some(d))
+}
+
+/// [`plain_datum`] of the value at `b[i]`, and where it ends.
+pub(crate) fn plain_datum_at(b: &[u8], i: usize, ty: &ovsdb::Type) -> Option<(Datum, usize)> {
     let ok = |a: &Atom, base: &ovsdb::BaseType| a.check_constraints(base).is_ok();
     match &ty.value {
         None => {
-            let (a, end) = plain_atom_at(slice, 0, ty.key.atomic)?;
-            if end != slice.len() || !ok(&a, &ty.key) {
-                return None;
-            }
-            Some(Datum::Set(AtomSet::one(a)))
+            let (a, end) = plain_atom_at(b, i, ty.key.atomic)?;
+            ok(&a, &ty.key).then(|| (Datum::Set(AtomSet::one(a)), end))
         }
         Some(vt) => {
-            let mut j = b"[\"map\",[".len();
-            if !slice.starts_with(b"[\"map\",[") {
+            const HEAD: &[u8] = b"[\"map\",[";
+            if !b.get(i..)?.starts_with(HEAD) {
                 return None;
             }
-            if slice.get(j..) == Some(b"]]") {
-                return Some(Datum::Map(AtomMap::new()));
+            let mut j = i + HEAD.len();
+            if b.get(j..j + 2) == Some(b"]]") {
+                return Some((Datum::Map(AtomMap::new()), j + 2));
             }
             let mut m = MapBuilder::with_capacity(0);
             loop {
-                if slice.get(j) != Some(&b'[') {
+                if b.get(j) != Some(&b'[') {
                     return None;
                 }
-                let (k, e) = plain_atom_at(slice, j + 1, ty.key.atomic)?;
-                if slice.get(e) != Some(&b',') {
+                let (k, e) = plain_atom_at(b, j + 1, ty.key.atomic)?;
+                if b.get(e) != Some(&b',') {
                     return None;
                 }
-                let (v, e) = plain_atom_at(slice, e + 1, vt.atomic)?;
-                if slice.get(e) != Some(&b']') || !ok(&k, &ty.key) || !ok(&v, vt) {
+                let (v, e) = plain_atom_at(b, e + 1, vt.atomic)?;
+                if b.get(e) != Some(&b']') || !ok(&k, &ty.key) || !ok(&v, vt) {
                     return None;
                 }
                 if !m.push(k, v) {
                     return None;
                 }
                 j = e + 1;
-                match slice.get(j) {
+                match b.get(j) {
                     Some(b',') => j += 1,
-                    Some(b']') if slice.get(j + 1..) == Some(b"]") => {
-                        return Some(Datum::Map(m.finish()))
+                    Some(b']') if b.get(j + 1) == Some(&b']') => {
+                        return Some((Datum::Map(m.finish()), j + 2))
                     }
                     _ => return None,
                 }
