@@ -140,9 +140,8 @@ impl OpIndex {
             diff: false,
             plain: false,
         };
-        let bound = REFILL_ROWS + 4 * self.ops.len() as u64;
         let rows = within
-            .filter(|_| self.refilled <= bound)
+            .filter(|_| self.noting())
             .and_then(|_| crate::net::plain_rows(db, data, wrapped));
         let fits = data.len() < DELETE as usize
             && db.schema.tables.len() <= usize::from(u16::MAX)
@@ -191,12 +190,17 @@ impl OpIndex {
         }
     }
 
+    /// Whether records are still noted: the rows refilled so far are
+    /// within [`REFILL_ROWS`].
+    fn noting(&self) -> bool {
+        self.refilled <= REFILL_ROWS + 4 * self.ops.len() as u64
+    }
+
     /// `last_op` from the database: its rows, none of their writes noted.
     /// Past [`REFILL_ROWS`] (or without a database) nothing more is noted.
     fn refill(&mut self, db: Option<&Db>) {
         self.last_op.clear();
-        let bound = REFILL_ROWS + 4 * self.ops.len() as u64;
-        let Some(db) = db.filter(|_| self.refilled <= bound) else {
+        let Some(db) = db.filter(|_| self.noting()) else {
             self.refilled = u64::MAX;
             return;
         };

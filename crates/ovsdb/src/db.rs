@@ -925,15 +925,19 @@ impl Database {
                 old.as_deref().map(|o| &o.columns[..]),
                 new.as_deref().map(|n| &n.columns[..]),
             );
-            let same_keys = |o: &Row, n: &Row| {
-                let cols = self.meta[ti].indexes.iter().flatten();
-                cols.copied().all(|c| o.columns[c] == n.columns[c])
-            };
+            // Kept keys only (a jump's database keeps none): compared
+            // only then.
+            if !self.key_indexes || self.tables[ti].keys.is_empty() {
+                continue;
+            }
             let keys_moved = match (&old, &new) {
-                (Some(o), Some(n)) => !same_keys(o, n),
+                (Some(o), Some(n)) => {
+                    let cols = self.meta[ti].indexes.iter().flatten();
+                    !cols.copied().all(|c| o.columns[c] == n.columns[c])
+                }
                 _ => true,
             };
-            if self.key_indexes && keys_moved && !self.tables[ti].keys.is_empty() {
+            if keys_moved {
                 if let Some(o) = &old {
                     self.drop_row_keys(ti, o);
                 }
