@@ -29,5 +29,8 @@ pub fn from_bytes<T: DeserializeOwned>(v: &JsValue) -> Result<T, String> {
     let a = v
         .dyn_ref::<Uint8Array>()
         .ok_or_else(|| "no bytes in the message".to_string())?;
-    bincode::deserialize(&a.to_vec()).map_err(|e| e.to_string())
+    // Both ends are built together, so bytes that do not decode are a bug
+    // of this crate; bincode's own wording (its error's `Display`) pulled
+    // every `std::io::ErrorKind` text into the page.
+    bincode::deserialize(&a.to_vec()).map_err(|_| "a message does not decode".to_string())
 }

@@ -342,20 +342,53 @@ fn jump_landed(
 }
 
 thread_local! {
-    static FREED_LATER: RefCell<Vec<Db>> = const { RefCell::new(Vec::new()) };
+    /// Rows of replaced databases still to free, a slice at a time.
+    static TRASH: RefCell<Vec<ovsdb::db::RowRef>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Frees a database a jump replaced a little later: on the 1 GB Southbound
-/// file that takes 20-50 ms, and the page's request for the rows of the
-/// new one comes a few milliseconds after the jump's reply.
+/// Rows freed per turn of the worker's event loop: about 5 ms of work on
+/// the 1 GB Southbound file's logical flows.
+const FREE_SLICE: usize = 1_000;
+
+/// Frees a database a jump replaced, later and in slices. Freeing the rows
+/// a long jump built on the 1 GB Southbound file takes about 100 ms in
+/// Chromium; done at once, it held up the next jump whenever the reader
+/// moved on within a fraction of a second (BENCHMARKS.md, "Freeing a
+/// replaced database in slices"). Only its row maps go now; its rows wait
+/// in [`TRASH`]. The page's request for the rows of the new database comes
+/// a few milliseconds after the jump's reply, so no row goes before 100
+/// ms; then each turn of the event loop frees [`FREE_SLICE`] rows, and a
+/// message that arrives meanwhile waits at most one slice; none is freed
+/// while a jump reads its ranges.
 fn free_later(gone: Option<Db>) {
     let Some(g) = gone else { return };
-    FREED_LATER.with(|t| t.borrow_mut().push(g));
-    gloo_timers::callback::Timeout::new(100, || {
-        FREED_LATER.with(|t| t.borrow_mut().clear());
-        super::note_memory();
-    })
-    .forget();
+    TRASH.with(|t| t.borrow_mut().extend(g.db.into_rows()));
+    gloo_timers::callback::Timeout::new(100, free_slice).forget();
+}
+
+/// Frees one slice of [`TRASH`], and schedules the next while any is left
+/// (none while a jump reads: its own work comes first). (The wasm memory
+/// does not shrink: what is freed serves the next jump.)
+fn free_slice() {
+    let wait = match super::holding() {
+        true => 20,
+        false => {
+            let left = TRASH.with(|t| {
+                let mut t = t.borrow_mut();
+                let keep = t.len().saturating_sub(FREE_SLICE);
+                t.truncate(keep);
+                if keep == 0 {
+                    *t = Vec::new();
+                }
+                keep
+            });
+            if left == 0 {
+                return;
+            }
+            0
+        }
+    };
+    gloo_timers::callback::Timeout::new(wait, free_slice).forget();
 }
 
 /// The reply to `contents-open`: the open file's current database.
@@ -405,7 +438,7 @@ fn opened_reply(id: JsValue, started: f64, res: Result<(), String>) {
                         opt(x.log.error.as_ref().map(|e| e.to_string())),
                     ),
                     ("tables", tables.into()),
-                    ("overview", contents::show::show(db).into()),
+                    ("rowCount", num(db.row_count() as u64)),
                     ("ms", Json::Real(ms)),
                 ]),
             );
@@ -593,6 +626,25 @@ pub fn row(msg: &JsValue) {
     match res {
         Ok(v) => reply("contents-row", id, v),
         Err(e) => error_reply("contents-row", id, e),
+    }
+}
+
+/// `contents-overview {id}`: the `show` overview of the open database,
+/// asked for while the page shows it; replies `{type: "contents-overview",
+/// id, json: {at, overview}}`. (It came with each `contents-opened`
+/// reply before: on the 1 GB Southbound file, 4 600 lines that took about
+/// 15 ms of each jump to build, shown or not.)
+pub fn overview(msg: &JsValue) {
+    let id = get(msg, "id");
+    let res = with_open(|x| {
+        Ok(object([
+            ("at", num(x.cur.at)),
+            ("overview", contents::show::show(&x.cur.db).into()),
+        ]))
+    });
+    match res {
+        Ok(v) => reply("contents-overview", id, v),
+        Err(e) => error_reply("contents-overview", id, e),
     }
 }
 

@@ -40,7 +40,10 @@
 //!   database is kept for going back. Replies `{type: "contents-opened",
 //!   id, json}` with `{name, database, clustered, first, last, committed,
 //!   at, term, date, comment, readError, loadError, tables: [{name,
-//!   rows}], overview (contents::show), ms}` or `{error}`.
+//!   rows}], rowCount, ms}` or `{error}`.
+//! - `{type: "contents-overview", id}`: the `show` overview
+//!   (`contents::show`) of the open database; replies `{type:
+//!   "contents-overview", id, json: {at, overview}}`.
 //! - `{type: "contents-rows", id, table, query, start, count, focus}`: the
 //!   rows of a table that `query` selects (`contents::browse::select`:
 //!   empty, a substring, or `ovn-nbctl find` conditions), `start..+count`
@@ -248,6 +251,11 @@ fn hold_messages() {
     });
 }
 
+/// Whether messages are held ([`hold_messages`]): a jump is reading.
+fn holding() -> bool {
+    HELD.with(|h| h.borrow().is_some())
+}
+
 /// Handles the messages held since [`hold_messages`], in order (until one
 /// of them holds them again).
 fn release_messages() {
@@ -255,8 +263,7 @@ fn release_messages() {
     let mut queue = held.unwrap_or_default();
     while let Some(msg) = queue.pop_front() {
         handle(msg);
-        let holding = HELD.with(|h| h.borrow().is_some());
-        if holding {
+        if holding() {
             // Put the rest back in front of anything newer.
             HELD.with(|h| {
                 let mut h = h.borrow_mut();
@@ -290,6 +297,7 @@ fn handle(msg: JsValue) {
         Some("contents-open") => worker_contents::open(&msg),
         Some("contents-rows") => worker_contents::rows(&msg),
         Some("contents-row") => worker_contents::row(&msg),
+        Some("contents-overview") => worker_contents::overview(&msg),
         Some("contents-history") => worker_contents::history(&msg),
         Some("contents-sizes") => worker_contents::sizes(&msg),
         Some("contents-diff") => worker_contents::diff(&msg),
