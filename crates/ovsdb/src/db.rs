@@ -379,9 +379,13 @@ pub struct ReplayOptions {
     /// parses or mutates it, and may leave columns without references
     /// empty: only references matter here); rows the
     /// operations touched without changing them still take their slot in
-    /// the weak-reference assessment's hash tables; and rows that join the
+    /// the weak-reference assessment's hash tables; rows that join the
     /// assessment later, and a deleted row's referrers, join in table-name
-    /// and UUID order (see `db/server.rs`).
+    /// and UUID order (see `db/server.rs`); and the operations' references
+    /// are counted at commit, from each row's net change (as ovsdb-server
+    /// counts them from a row's old and new versions): a reference written
+    /// and removed again neither counts nor brings its target into the
+    /// commit.
     pub server_checks: bool,
 }
 
@@ -400,11 +404,15 @@ enum ColTrack {
 #[derive(Debug, Default, Clone)]
 struct RowTrack {
     inserted: bool,
-    /// Set when a pre-existing row was deleted: its value before the txn,
-    /// shared (a pointer also keeps `TxnState::rows` B-tree nodes under
-    /// 1 KiB: larger allocations take glibc's slow path, fastbin
-    /// consolidation, on every small transaction).
-    deleted_original: Option<Arc<Row>>,
+    /// A pre-existing row the transaction deleted ([`RowTrack::original`]
+    /// holds it).
+    deleted: bool,
+    /// The row's version before the transaction, shared: kept when the
+    /// transaction deletes a pre-existing row, and when [`Txn::modify_at`]
+    /// first changes one (a pointer also keeps `TxnState::rows` B-tree
+    /// nodes under 1 KiB: larger allocations take glibc's slow path,
+    /// fastbin consolidation, on every small transaction).
+    original: Option<Arc<Row>>,
     cols: BTreeMap<usize, ColTrack>,
 }
 
@@ -426,6 +434,9 @@ struct TxnState {
     server_checks: bool,
     /// Set while rolling back: no tracking.
     replaying_undo: bool,
+    /// [`ReplayOptions::server_checks`]: the operations' reference counts
+    /// are not taken yet ([`Txn::count_pending_refs`] takes them at commit).
+    refs_pending: bool,
     /// [`Database::place_rows`]: strong reference counts are summed here
     /// per target row and written once at the end (a jump places tens of
     /// thousands of logical flows that all count on a few datapaths).
@@ -550,6 +561,7 @@ impl Database {
         t.st.file_record_order = opts.file_record_order;
         t.st.atoms_checked = opts.atoms_checked;
         t.st.server_checks = opts.server_checks;
+        t.st.refs_pending = opts.server_checks;
         t
     }
 
@@ -1440,7 +1452,18 @@ impl<'a> Txn<'a> {
             return Err(Error::syntax("no such table"));
         };
         let u = row.uuid;
-        if self.db.tables[ti].rows.contains_key(&u) || self.st.rows.contains_key(&(ti, u)) {
+        // A row this transaction inserted and deleted again may come back.
+        let again = match self.st.rows.get(&(ti, u)) {
+            None => false,
+            Some(rt) if rt.inserted => true,
+            Some(_) => {
+                return Err(Error::new(
+                    "duplicate uuid",
+                    format!("row {} already exists in table {}", u, ts.name),
+                ))
+            }
+        };
+        if self.db.tables[ti].rows.contains_key(&u) {
             return Err(Error::new(
                 "duplicate uuid",
                 format!("row {} already exists in table {}", u, ts.name),
@@ -1457,6 +1480,10 @@ impl<'a> Txn<'a> {
                 }
             }
         }
+        if again {
+            self.st.explicitly_deleted.remove(&(ti, u));
+            self.st.deleted_queue.retain(|&r| r != (ti, u));
+        }
         self.put_new_row(ti, row);
         Ok(())
     }
@@ -1465,7 +1492,12 @@ impl<'a> Txn<'a> {
     /// columns skipped), the row in place, the transaction told.
     fn put_new_row(&mut self, ti: usize, row: RowRef) {
         let u = row.uuid;
-        for k in 0..self.db.meta[ti].ref_cols.len() {
+        let refs = if self.st.refs_pending {
+            0
+        } else {
+            self.db.meta[ti].ref_cols.len()
+        };
+        for k in 0..refs {
             let ci = self.db.meta[ti].ref_cols[k].col;
             if !row.columns[ci].is_empty() {
                 self.db
@@ -1517,7 +1549,7 @@ impl<'a> Txn<'a> {
         if !self.st.atoms_checked {
             value.check_atoms(&self.db.schema.tables[ti].columns[ci].ty)?;
         }
-        let has_refs = self.db.has_refs(ti, ci);
+        let has_refs = self.db.has_refs(ti, ci) && !self.st.refs_pending;
         let Some(row) = self.db.table_mut(ti).row_mut(&u) else {
             return Ok(());
         };
@@ -1593,7 +1625,7 @@ impl<'a> Txn<'a> {
                 return Err(Error::constraint("Datum crated by diff has size error"));
             }
         }
-        let has_refs = self.db.has_refs(ti, ci);
+        let has_refs = self.db.has_refs(ti, ci) && !self.st.refs_pending;
         let tracking = !self.st.replaying_undo;
         if tracking {
             let rt = self.touch(ti, u);
@@ -1715,7 +1747,7 @@ impl<'a> Txn<'a> {
             return;
         };
         for ci in 0..row.columns.len() {
-            if self.db.has_refs(ti, ci) {
+            if self.db.has_refs(ti, ci) && !self.st.refs_pending {
                 self.db
                     .adjust_datum_refs(&mut self.st, (ti, u), ci, &row.columns[ci], -1);
             }
@@ -1729,6 +1761,11 @@ impl<'a> Txn<'a> {
             rt.cols.clear();
             return;
         }
+        rt.deleted = true;
+        if rt.original.is_some() {
+            rt.cols.clear();
+            return;
+        }
         // Restore the pre-transaction value of touched columns.
         for (ci, track) in std::mem::take(&mut rt.cols) {
             let r = Arc::make_mut(&mut row);
@@ -1738,7 +1775,7 @@ impl<'a> Txn<'a> {
                 ColTrack::Keys(keys) => restore_keys(cur, &keys),
             };
         }
-        rt.deleted_original = Some(row);
+        rt.original = Some(row);
     }
 
     /// Commits: GC, weak-reference cleanup, integrity and size checks. On
@@ -1761,6 +1798,9 @@ impl<'a> Txn<'a> {
     /// The commit's work and checks (garbage collection, weak references,
     /// integrity), leaving the outcome in the database.
     fn finish(&mut self) -> Result<()> {
+        if self.st.refs_pending {
+            self.count_pending_refs();
+        }
         // Tables and rows the operations touched (GC appends after them).
         let (n_ops_tables, n_ops_rows) = (self.st.table_order.len(), self.st.order.len());
         if self.st.server_checks {
@@ -1885,8 +1925,8 @@ impl<'a> Txn<'a> {
                     continue;
                 };
                 (ChangeKind::Insert, None, Some(row.clone()))
-            } else if let Some(old) = rt.deleted_original {
-                (ChangeKind::Delete, Some(old), None)
+            } else if rt.deleted {
+                (ChangeKind::Delete, rt.original, None)
             } else {
                 let Some(row) = self.db.tables[*ti].rows.get(u) else {
                     continue;
@@ -1961,11 +2001,30 @@ impl<'a> Txn<'a> {
                 self.remove_row(ti, u);
                 continue;
             }
-            if let Some(orig) = rt.deleted_original {
+            if rt.deleted {
+                let Some(orig) = rt.original else {
+                    continue;
+                };
                 for ci in 0..orig.columns.len() {
-                    if self.db.has_refs(ti, ci) {
+                    if self.db.has_refs(ti, ci) && !self.st.refs_pending {
                         self.db
                             .adjust_datum_refs(&mut self.st, (ti, u), ci, &orig.columns[ci], 1);
+                    }
+                }
+                self.db.table_mut(ti).rows.insert(u, orig);
+                continue;
+            }
+            if let Some(orig) = rt.original {
+                // Modified in place ([`Txn::modify_at`]): the version
+                // before comes back whole, its counts with it.
+                if !self.st.refs_pending {
+                    if let Some(cur) = self.db.tables[ti].rows.get(&u).cloned() {
+                        for &ci in rt.cols.keys() {
+                            if self.db.has_refs(ti, ci) {
+                                let (o, n) = (&cur.columns[ci], &orig.columns[ci]);
+                                self.db.adjust_refs_delta(&mut self.st, (ti, u), ci, o, n);
+                            }
+                        }
                     }
                 }
                 self.db.table_mut(ti).rows.insert(u, orig);

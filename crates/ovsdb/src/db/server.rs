@@ -4,10 +4,12 @@
 //! can be undone ([`Txn::precommit`], then [`Txn::keep`] or a rollback: the
 //! dry run with which a clustered server prepares a transaction it proposes
 //! to Raft), a commit of a result already checked
-//! ([`Txn::commit_unchecked`]), and a row joining a transaction without a
-//! change ([`Txn::join`]).
+//! ([`Txn::commit_unchecked`]), the operations' own access to the rows
+//! (a row changed in place, [`Txn::modify_at`]; the committed version of a
+//! row, [`Txn::committed_row`] and [`Txn::was_committed`]) and their
+//! references counted at commit ([`Txn::count_pending_refs`]).
 
-use super::{restore_keys, ColTrack, Result, RowRef, RowTrack, Txn, TxnChanges};
+use super::{restore_keys, ColTrack, Result, RowRef, Txn, TxnChanges};
 use crate::atom::Atom;
 use crate::datum::Datum;
 use crate::error::Error;
@@ -63,8 +65,9 @@ impl Txn<'_> {
 
     /// Row `u` of table `ti` as it was before this transaction (after a
     /// [`Txn::precommit`] too): the committed version itself when the
-    /// transaction left the row alone or deleted it, otherwise a copy with
-    /// the columns it changed put back; `None` for a row it inserted.
+    /// transaction left the row alone, deleted it or changed it through
+    /// [`Txn::modify_at`], otherwise a copy with the columns it changed put
+    /// back; `None` for a row it inserted.
     pub fn committed_row(&self, ti: usize, u: Uuid) -> Option<RowRef> {
         let now = self.db.tables.get(ti).and_then(|t| t.rows.get(&u));
         let Some(rt) = self.st.rows.get(&(ti, u)) else {
@@ -73,7 +76,7 @@ impl Txn<'_> {
         if rt.inserted {
             return None;
         }
-        if let Some(orig) = &rt.deleted_original {
+        if let Some(orig) = &rt.original {
             return Some(orig.clone());
         }
         let mut row = super::Row::clone(now?);
@@ -86,14 +89,121 @@ impl Txn<'_> {
         Some(Arc::new(row))
     }
 
-    /// Row `u` of table `ti` joins the transaction without a change, as a
-    /// row an ovsdb-server operation touched (a `mutate` whose result
-    /// equals the old value): it takes its place in the weak-reference
-    /// assessment's order and leaves no change.
-    pub fn join(&mut self, ti: usize, u: Uuid) -> Result<()> {
-        self.check_row(ti, u)?;
-        let _: &mut RowTrack = self.touch(ti, u);
-        Ok(())
+    /// Whether row `u` of table `ti` was there before this transaction
+    /// (whether the transaction has changed or deleted it since).
+    pub fn was_committed(&self, ti: usize, u: Uuid) -> bool {
+        let Some(t) = self.db.tables.get(ti) else {
+            return false;
+        };
+        if t.rows.contains_key(&u) {
+            return self.st.rows.get(&(ti, u)).is_none_or(|rt| !rt.inserted);
+        }
+        // Gone: deleted by the transaction, or collected at its commit.
+        let none_gone = self.st.explicitly_deleted.is_empty() && self.st.implicit == 0;
+        !none_gone && self.st.rows.get(&(ti, u)).is_some_and(|rt| rt.deleted)
+    }
+
+    /// Changes row `u` of table `ti` in place, as an ovsdb-server operation
+    /// does: `f` gets its values (every column of the table, in its order)
+    /// as the transaction has them and changes what it will; the columns it
+    /// changed are tracked (and their references counted, unless they are
+    /// pending). The row joins the transaction even when `f` changes
+    /// nothing (a `mutate` whose result equals the old value still takes
+    /// its place in the weak-reference assessment's order), and a row the
+    /// transaction did not insert keeps its committed version whole, shared
+    /// ([`Txn::committed_row`]). When `f` fails, the row keeps what it
+    /// changed until the transaction is dropped, which rolls it back.
+    pub fn modify_at<T>(
+        &mut self,
+        ti: usize,
+        u: Uuid,
+        f: impl FnOnce(&mut [Datum]) -> Result<T>,
+    ) -> Result<T> {
+        let Some(before) = self.db.tables.get(ti).and_then(|t| t.rows.get(&u)).cloned() else {
+            return Err(self.check_row(ti, u).expect_err("a missing row"));
+        };
+        let rt = self.touch(ti, u);
+        let inserted = rt.inserted;
+        if !inserted && rt.original.is_none() && rt.cols.is_empty() {
+            rt.original = Some(before.clone());
+        }
+        let row = self.db.table_mut(ti).row_mut(&u).expect("a row just read");
+        let out = f(&mut row.columns);
+        let changed: Vec<usize> = (0..row.columns.len())
+            .filter(|&ci| row.columns[ci] != before.columns[ci])
+            .collect();
+        if changed.is_empty() {
+            return out;
+        }
+        if !self.st.refs_pending {
+            let now = self.db.tables[ti].rows.get(&u).cloned().expect("a row");
+            for &ci in &changed {
+                if self.db.has_refs(ti, ci) {
+                    let (o, n) = (&before.columns[ci], &now.columns[ci]);
+                    self.db.adjust_refs_delta(&mut self.st, (ti, u), ci, o, n);
+                }
+            }
+        }
+        if !inserted {
+            let rt = self.st.rows.get_mut(&(ti, u)).expect("a row just touched");
+            for ci in changed {
+                rt.cols
+                    .entry(ci)
+                    .or_insert_with(|| ColTrack::Old(before.columns[ci].clone()));
+            }
+        }
+        out
+    }
+
+    /// [`ReplayOptions::server_checks`]: the references the operations
+    /// left, counted at commit from each row's net change (a deleted row's
+    /// references go, an inserted row's come, a changed column's differing
+    /// atoms go and come), rows in the order they joined the transaction,
+    /// columns in the table's order: the order in which ovsdb-server's
+    /// commit meets them, and the weak references it then checks.
+    pub(super) fn count_pending_refs(&mut self) {
+        self.st.refs_pending = false;
+        let order = std::mem::take(&mut self.st.order);
+        let rows = std::mem::take(&mut self.st.rows);
+        for &(ti, u) in &order {
+            let Some(rt) = rows.get(&(ti, u)) else {
+                continue;
+            };
+            let now = self.db.tables[ti].rows.get(&u).cloned();
+            let src = (ti, u);
+            match (&now, rt.deleted) {
+                (_, true) => {
+                    if let Some(o) = &rt.original {
+                        self.db
+                            .place_refs(&mut self.st, src, Some(&o.columns[..]), None);
+                    }
+                }
+                (Some(n), false) if rt.inserted => {
+                    self.db
+                        .place_refs(&mut self.st, src, None, Some(&n.columns[..]));
+                }
+                (Some(n), false) => {
+                    for (&ci, track) in &rt.cols {
+                        if !self.db.has_refs(ti, ci) {
+                            continue;
+                        }
+                        let cur = &n.columns[ci];
+                        let old = match track {
+                            ColTrack::Old(o) => std::borrow::Cow::Borrowed(o),
+                            ColTrack::Keys(k) => {
+                                std::borrow::Cow::Owned(restore_keys(cur.clone(), k))
+                            }
+                        };
+                        if *old != *cur {
+                            self.db.adjust_refs_delta(&mut self.st, src, ci, &old, cur);
+                        }
+                    }
+                }
+                (None, false) => {}
+            }
+        }
+        self.st.order = order;
+        self.st.rows = rows;
     }
 
     /// [`ReplayOptions::server_checks`]: before garbage collection, a

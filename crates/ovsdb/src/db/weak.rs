@@ -174,7 +174,7 @@ impl Txn<'_> {
             let Some(rt) = st.rows.get(&(ti, *u)) else {
                 return false;
             };
-            if rt.inserted || rt.deleted_original.is_some() {
+            if rt.inserted || rt.deleted {
                 return true;
             }
             let Some(row) = db.tables[ti].rows.get(u) else {
@@ -188,7 +188,7 @@ impl Txn<'_> {
         let in_txn =
             |st: &TxnState, db: &Database, ti: usize, u: &Uuid| match st.rows.get(&(ti, *u)) {
                 Some(rt) if rt.inserted => exists(db, ti, u),
-                Some(rt) if rt.deleted_original.is_some() => true,
+                Some(rt) if rt.deleted => true,
                 _ => exists(db, ti, u),
             };
         // The operations' tables, in record (hash) order or operation
