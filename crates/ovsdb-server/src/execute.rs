@@ -269,6 +269,8 @@ fn finish_commit(
             found.insert((meta_of[tc.table], rc.uuid), (tc.table, old, stays));
         }
     }
+    // Its rows shared would make each `_version` below a copy.
+    drop(precommitted);
     let mut changes = TxnChanges::default();
     for ((mt, u), (ti, old, stays)) in found {
         let new = if stays {

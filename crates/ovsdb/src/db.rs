@@ -1746,8 +1746,14 @@ impl<'a> Txn<'a> {
         let Some(mut row) = self.db.table_mut(ti).remove_row(&u) else {
             return;
         };
-        for ci in 0..row.columns.len() {
-            if self.db.has_refs(ti, ci) && !self.st.refs_pending {
+        let refs = if self.st.refs_pending {
+            0
+        } else {
+            self.db.meta[ti].ref_cols.len()
+        };
+        for k in 0..refs {
+            let ci = self.db.meta[ti].ref_cols[k].col;
+            if !row.columns[ci].is_empty() {
                 self.db
                     .adjust_datum_refs(&mut self.st, (ti, u), ci, &row.columns[ci], -1);
             }
@@ -1911,12 +1917,12 @@ impl<'a> Txn<'a> {
         Ok(())
     }
 
-    fn build_changes(&mut self) -> TxnChanges {
+    /// The change list from the tracking, which it leaves in place (a
+    /// rollback after [`Txn::precommit`] still needs it).
+    fn build_changes(&self) -> TxnChanges {
         let mut by_table: BTreeMap<usize, Vec<RowChange>> = BTreeMap::new();
-        let order = std::mem::take(&mut self.st.order);
-        let mut rows = std::mem::take(&mut self.st.rows);
-        for (ti, u) in &order {
-            let Some(rt) = rows.remove(&(*ti, *u)) else {
+        for (ti, u) in &self.st.order {
+            let Some(rt) = self.st.rows.get(&(*ti, *u)) else {
                 continue;
             };
             let ts = &self.db.schema.tables[*ti];
@@ -1926,37 +1932,32 @@ impl<'a> Txn<'a> {
                 };
                 (ChangeKind::Insert, None, Some(row.clone()))
             } else if rt.deleted {
-                (ChangeKind::Delete, rt.original, None)
+                (ChangeKind::Delete, rt.original.clone(), None)
             } else {
                 let Some(row) = self.db.tables[*ti].rows.get(u) else {
                     continue;
                 };
                 let mut cols = Vec::new();
                 // Schema column order.
-                for (ci, track) in rt.cols {
+                for (&ci, track) in &rt.cols {
                     let ty = &ts.columns[ci].ty;
                     let cur = &row.columns[ci];
+                    let track_old = self.st.track_old;
                     let (diff, old) = match track {
                         ColTrack::Old(o) => {
-                            if &o == cur {
+                            if o == cur {
                                 continue;
                             }
-                            (Datum::diff(&o, cur, ty), Some(o))
+                            (Datum::diff(o, cur, ty), track_old.then(|| o.clone()))
                         }
                         ColTrack::Keys(keys) => {
-                            let d = net_diff(cur, &keys);
+                            let d = net_diff(cur, keys);
                             if d.is_empty() {
                                 continue;
                             }
-                            let old = if self.st.track_old {
-                                Some(restore_keys(cur.clone(), &keys))
-                            } else {
-                                None
-                            };
-                            (d, old)
+                            (d, track_old.then(|| restore_keys(cur.clone(), keys)))
                         }
                     };
-                    let old = if self.st.track_old { old } else { None };
                     cols.push(ColumnChange {
                         column: ci,
                         diff,

@@ -33,12 +33,7 @@ impl Txn<'_> {
         if self.st.skip_changes {
             return Ok(TxnChanges::default());
         }
-        // `build_changes` consumes the tracking a rollback needs.
-        let (order, rows) = (self.st.order.clone(), self.st.rows.clone());
-        let changes = self.build_changes();
-        self.st.order = order;
-        self.st.rows = rows;
-        Ok(changes)
+        Ok(self.build_changes())
     }
 
     /// Ends a transaction after a successful [`Txn::precommit`], keeping
@@ -54,6 +49,9 @@ impl Txn<'_> {
     /// checked (a prepared commit, a record a log holds), whose effects it
     /// carries.
     pub fn commit_unchecked(mut self) -> TxnChanges {
+        if self.st.refs_pending {
+            self.count_pending_refs();
+        }
         self.done = true;
         self.keep_keys();
         if self.st.skip_changes {
@@ -69,9 +67,9 @@ impl Txn<'_> {
     /// [`Txn::modify_at`], otherwise a copy with the columns it changed put
     /// back; `None` for a row it inserted.
     pub fn committed_row(&self, ti: usize, u: Uuid) -> Option<RowRef> {
-        let now = self.db.tables.get(ti).and_then(|t| t.rows.get(&u));
+        let now = || self.db.tables.get(ti).and_then(|t| t.rows.get(&u));
         let Some(rt) = self.st.rows.get(&(ti, u)) else {
-            return now.cloned();
+            return now().cloned();
         };
         if rt.inserted {
             return None;
@@ -79,7 +77,7 @@ impl Txn<'_> {
         if let Some(orig) = &rt.original {
             return Some(orig.clone());
         }
-        let mut row = super::Row::clone(now?);
+        let mut row = super::Row::clone(now()?);
         for (&ci, track) in &rt.cols {
             row.columns[ci] = match track {
                 ColTrack::Old(o) => o.clone(),
@@ -91,11 +89,12 @@ impl Txn<'_> {
 
     /// Whether row `u` of table `ti` was there before this transaction
     /// (whether the transaction has changed or deleted it since).
+    #[inline]
     pub fn was_committed(&self, ti: usize, u: Uuid) -> bool {
         let Some(t) = self.db.tables.get(ti) else {
             return false;
         };
-        if t.rows.contains_key(&u) {
+        if !t.rows.is_empty() && t.rows.contains_key(&u) {
             return self.st.rows.get(&(ti, u)).is_none_or(|rt| !rt.inserted);
         }
         // Gone: deleted by the transaction, or collected at its commit.
@@ -119,27 +118,44 @@ impl Txn<'_> {
         u: Uuid,
         f: impl FnOnce(&mut [Datum]) -> Result<T>,
     ) -> Result<T> {
-        let Some(before) = self.db.tables.get(ti).and_then(|t| t.rows.get(&u)).cloned() else {
+        let Some(cur) = self.db.tables.get(ti).and_then(|t| t.rows.get(&u)).cloned() else {
             return Err(self.check_row(ti, u).expect_err("a missing row"));
         };
+        let pending = self.st.refs_pending;
         let rt = self.touch(ti, u);
         let inserted = rt.inserted;
         if !inserted && rt.original.is_none() && rt.cols.is_empty() {
-            rt.original = Some(before.clone());
+            rt.original = Some(cur.clone());
         }
+        // What the values are compared with: the version before `f` when
+        // its references are counted now (or the row changed before
+        // without its committed version kept), else the committed version;
+        // a row the transaction inserted is not tracked. (Not holding the
+        // version before lets `f` change a row the transaction already
+        // copied without copying it again.)
+        let base = if !pending || (!inserted && rt.original.is_none()) {
+            Some(cur)
+        } else if inserted {
+            None
+        } else {
+            rt.original.clone()
+        };
         let row = self.db.table_mut(ti).row_mut(&u).expect("a row just read");
         let out = f(&mut row.columns);
+        let Some(base) = base else {
+            return out;
+        };
         let changed: Vec<usize> = (0..row.columns.len())
-            .filter(|&ci| row.columns[ci] != before.columns[ci])
+            .filter(|&ci| row.columns[ci] != base.columns[ci])
             .collect();
         if changed.is_empty() {
             return out;
         }
-        if !self.st.refs_pending {
+        if !pending {
             let now = self.db.tables[ti].rows.get(&u).cloned().expect("a row");
             for &ci in &changed {
                 if self.db.has_refs(ti, ci) {
-                    let (o, n) = (&before.columns[ci], &now.columns[ci]);
+                    let (o, n) = (&base.columns[ci], &now.columns[ci]);
                     self.db.adjust_refs_delta(&mut self.st, (ti, u), ci, o, n);
                 }
             }
@@ -149,7 +165,7 @@ impl Txn<'_> {
             for ci in changed {
                 rt.cols
                     .entry(ci)
-                    .or_insert_with(|| ColTrack::Old(before.columns[ci].clone()));
+                    .or_insert_with(|| ColTrack::Old(base.columns[ci].clone()));
             }
         }
         out

@@ -363,10 +363,18 @@ impl Txn<'_> {
     /// columns, where only added atoms are checked.
     fn missing_scalar_weak_targets(&self, ti: usize, u: Uuid) -> Vec<(usize, Uuid)> {
         let mut out = Vec::new();
+        let ts = &self.db.schema.tables[ti];
+        let scalar_weak = |rc: &RefCol| {
+            let weak = |t: Option<RefTarget>| t.is_some_and(|t| t.weak);
+            !ts.columns[rc.col].ty.is_composite() && (weak(rc.key) || weak(rc.value))
+        };
+        // (Most tables have none: the row is not looked up.)
+        if !self.db.meta[ti].ref_cols.iter().any(scalar_weak) {
+            return out;
+        }
         let Some(row) = self.db.tables[ti].rows.get(&u) else {
             return out;
         };
-        let ts = &self.db.schema.tables[ti];
         for rc in &self.db.meta[ti].ref_cols {
             if ts.columns[rc.col].ty.is_composite() {
                 continue;
