@@ -16,12 +16,12 @@ use crate::{
 };
 use ovsdb::atom::Atom;
 use ovsdb::datum::{Datum, ParseOptions};
-use ovsdb::db::{ChangeKind, RowChange, RowMap, RowRef, Txn, TxnChanges};
+use ovsdb::db::{RowChange, RowMap, RowRef, Txn, TxnChanges};
 use ovsdb::error::{Error, Result};
 use ovsdb::json::{Json, Object};
 use ovsdb::types::{AtomicType, Type};
 use ovsdb::uuid::Uuid;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// Working state of a transaction being executed.
@@ -258,34 +258,69 @@ fn finish_commit(
     rng: &mut SplitMix64,
     install: bool,
 ) -> Result<TxnChanges> {
-    let precommitted = txn.precommit()?;
     // Every row the commit changes, in metadata table and UUID order, with
-    // its committed version and whether it stays.
-    let mut found: BTreeMap<(usize, Uuid), (usize, Option<RowRef>, bool)> = BTreeMap::new();
-    for tc in &precommitted.tables {
-        for rc in &tc.rows {
-            let old = txn.committed_row(tc.table, rc.uuid);
-            let stays = rc.kind != ChangeKind::Delete;
-            found.insert((meta_of[tc.table], rc.uuid), (tc.table, old, stays));
-        }
+    // its committed version and whether it stays. (Which rows only: a
+    // change list would share each row, and each `_version` below would
+    // copy it.)
+    let mut found = txn.precommit_rows()?;
+    found.sort_unstable_by_key(|f| (meta_of[f.0], f.1));
+    // Each row that stays gets a new `_version`, in that order. A row a
+    // prepared (rolled back) transaction inserted gets it after the
+    // rollback, which hands the row over (`Later`): written in the core
+    // first, it would be searched for twice more and taken out anyway.
+    enum New {
+        Gone,
+        Row(RowRef),
+        Later(Uuid),
     }
-    // Its rows shared would make each `_version` below a copy.
-    drop(precommitted);
-    let mut changes = TxnChanges::default();
-    for ((mt, u), (ti, old, stays)) in found {
-        let new = if stays {
-            let v = Datum::scalar(Atom::Uuid(rng.uuid()));
-            txn.set_at(ti, u, meta.tables[mt].columns.len() + 1, v)?;
-            txn.db().table_at(ti).and_then(|t| t.rows.get(&u)).cloned()
+    let mut rows: Vec<(usize, Uuid, Option<RowRef>, New)> = Vec::with_capacity(found.len());
+    let mut later = false;
+    for (ti, u, old, stays) in found {
+        let mt = meta_of[ti];
+        let new = if !stays {
+            New::Gone
         } else {
-            None
+            let v = rng.uuid();
+            if !install && old.is_none() {
+                later = true;
+                New::Later(v)
+            } else {
+                let ci = meta.tables[mt].columns.len() + 1;
+                New::Row(txn.set_at_shared(ti, u, ci, Datum::scalar(Atom::Uuid(v)))?)
+            }
+        };
+        rows.push((mt, u, old, new));
+    }
+    if later {
+        txn.roll_back_taking_inserted(|ti, u, mut row| {
+            let at = rows.binary_search_by_key(&(meta_of[ti], u), |r| (r.0, r.1));
+            if let Some((mt, _, _, new)) = at.ok().map(|at| &mut rows[at]) {
+                if let New::Later(v) = *new {
+                    // Its only holder: written in place.
+                    let ci = meta.tables[*mt].columns.len() + 1;
+                    Arc::make_mut(&mut row).columns[ci] = Datum::scalar(Atom::Uuid(v));
+                    *new = New::Row(row);
+                }
+            }
+        });
+    } else if install
+        && rows
+            .iter()
+            .any(|r| r.2.is_some() || !matches!(r.3, New::Gone))
+    {
+        // (A change needs a version on one side.)
+        txn.keep();
+    }
+    let mut changes = TxnChanges::default();
+    for (mt, u, old, new) in rows {
+        let new = match new {
+            New::Gone => None,
+            New::Row(r) => Some(r),
+            New::Later(_) => unreachable!("an inserted row the rollback hands over"),
         };
         if let Some(ch) = RowChange::between(u, old, new) {
             changes.push(mt, ch);
         }
-    }
-    if install && !changes.is_empty() {
-        txn.keep();
     }
     Ok(changes)
 }
@@ -311,35 +346,60 @@ fn execute_op(
             let (_, u) = fresh
                 .next()
                 .ok_or_else(|| Error::syntax("internal: insert uuid missing"))?;
-            // A committed row of any table, or a row this transaction
-            // inserted.
-            let anywhere = w.map.iter().any(|&t| w.txn.was_committed(t, u));
-            if anywhere || w.rows(ti).contains_key(&u) {
-                return Err(Error::new(
+            let duplicate = || {
+                Error::new(
                     "duplicate uuid",
                     format!("This UUID would duplicate a UUID already present within the table or deleted within the same transaction: {u}"),
-                ));
+                )
+            };
+            // A committed row of any table, or a row this transaction
+            // inserted: the first error. (A row of this table that is
+            // there is found by the insert, or looked for when the row is
+            // bad; the row's values counted as if never parsed.)
+            if w.txn.uuid_taken_elsewhere(w.map[ti], u) {
+                return Err(duplicate());
             }
-            let mut new = default_row(u, t);
-            let cols = cols_mut(&mut new);
-            if let Some(row) = o.get("row") {
-                let ro = shash_ordered(
-                    row.as_object()
-                        .ok_or_else(|| Error::syntax("row must be an object"))?,
-                );
-                for (cn, v) in ro {
-                    let ci = t.column(cn).ok_or_else(|| {
-                        Error::new(
-                            "unknown column",
-                            format!("No column {cn} in table {}.", t.name),
-                        )
-                    })?;
-                    w.stats.values_parsed += 1;
-                    cols[ci] = parse_value(v, &t.columns[ci].ty, &w.named, false)
-                        .map_err(|e| e.context(format!("column {cn}")))?;
+            let stats = w.stats;
+            let mut build = || -> Result<ovsdb::db::Row> {
+                let mut new = default_row(u, t);
+                let cols = cols_mut(&mut new);
+                if let Some(row) = o.get("row") {
+                    let ro = shash_ordered(
+                        row.as_object()
+                            .ok_or_else(|| Error::syntax("row must be an object"))?,
+                    );
+                    for (cn, v) in ro {
+                        let ci = t.column(cn).ok_or_else(|| {
+                            Error::new(
+                                "unknown column",
+                                format!("No column {cn} in table {}.", t.name),
+                            )
+                        })?;
+                        w.stats.values_parsed += 1;
+                        cols[ci] = parse_value(v, &t.columns[ci].ty, &w.named, false)
+                            .map_err(|e| e.context(format!("column {cn}")))?;
+                    }
                 }
+                Ok(new)
+            };
+            let new = match build() {
+                Ok(new) => new,
+                Err(e) => {
+                    if w.rows(ti).contains_key(&u) {
+                        w.stats = stats;
+                        return Err(duplicate());
+                    }
+                    return Err(e);
+                }
+            };
+            match w.txn.insert_row(w.map[ti], Arc::new(new)) {
+                Ok(()) => {}
+                Err(e) if e.tag == "duplicate uuid" => {
+                    w.stats = stats;
+                    return Err(duplicate());
+                }
+                Err(e) => return Err(e),
             }
-            w.txn.insert_row(w.map[ti], Arc::new(new))?;
             w.stats.rows_touched += 1;
             let mut r = Object::new();
             r.insert("uuid", uuid_json(u));

@@ -404,6 +404,9 @@ enum ColTrack {
 #[derive(Debug, Default, Clone)]
 struct RowTrack {
     inserted: bool,
+    /// A row the transaction inserted that has left its table again
+    /// (deleted or collected), until it is inserted again.
+    gone: bool,
     /// A pre-existing row the transaction deleted ([`RowTrack::original`]
     /// holds it).
     deleted: bool,
@@ -1361,13 +1364,18 @@ impl<'a> Txn<'a> {
     }
 
     fn touch(&mut self, ti: usize, u: Uuid) -> &mut RowTrack {
-        if !self.st.rows.contains_key(&(ti, u)) {
-            self.st.order.push((ti, u));
-            if !self.st.table_order.contains(&ti) {
-                self.st.table_order.push(ti);
+        // One search of the tracking, not one to test and one to enter.
+        let st = &mut self.st;
+        match st.rows.entry((ti, u)) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                st.order.push((ti, u));
+                if !st.table_order.contains(&ti) {
+                    st.table_order.push(ti);
+                }
+                e.insert(RowTrack::default())
             }
         }
-        self.st.rows.entry((ti, u)).or_default()
     }
 
     /// Inserts row `uuid` into `table` with the given column values (others
@@ -1412,12 +1420,14 @@ impl<'a> Txn<'a> {
         let Some(ts) = self.db.schema.tables.get(ti) else {
             return Err(Error::syntax("no such table"));
         };
-        if self.db.tables[ti].rows.contains_key(&u) || self.st.rows.contains_key(&(ti, u)) {
-            return Err(Error::new(
-                "duplicate uuid",
-                format!("row {} already exists in table {}", u, ts.name),
-            ));
+        let dup = || duplicate(ts, u);
+        // A row the transaction tracks, first; a row in the table is found
+        // by the insert itself (below), unless a value is bad: then the
+        // duplicate is still the error reported.
+        if self.st.rows.contains_key(&(ti, u)) {
+            return Err(dup());
         }
+        let present = |db: &Database| db.tables[ti].rows.contains_key(&u);
         // Given values are moved in; only the other columns get their
         // defaults (a default with `min` 1 is an allocation).
         let n = ts.columns.len();
@@ -1426,11 +1436,20 @@ impl<'a> Txn<'a> {
         let mut given = vec![false; n];
         for (ci, d) in values {
             let Some(c) = ts.columns.get(ci) else {
-                return Err(Error::syntax("no such column"));
+                return Err(if present(self.db) {
+                    dup()
+                } else {
+                    Error::syntax("no such column")
+                });
             };
             if !self.st.atoms_checked {
-                d.check_atoms(&c.ty)
-                    .map_err(|e| e.context(format!("column {}", c.name)))?;
+                if let Err(e) = d.check_atoms(&c.ty) {
+                    return Err(if present(self.db) {
+                        dup()
+                    } else {
+                        e.context(format!("column {}", c.name))
+                    });
+                }
             }
             columns[ci] = d;
             given[ci] = true;
@@ -1440,7 +1459,9 @@ impl<'a> Txn<'a> {
                 columns[ci] = Datum::default_for(&c.ty);
             }
         }
-        self.put_new_row(ti, Arc::new(Row { uuid: u, columns }));
+        if !self.put_new_row(ti, Arc::new(Row { uuid: u, columns })) {
+            return Err(duplicate(&self.db.schema.tables[ti], u));
+        }
         Ok(())
     }
 
@@ -1452,46 +1473,58 @@ impl<'a> Txn<'a> {
             return Err(Error::syntax("no such table"));
         };
         let u = row.uuid;
+        let dup = || duplicate(ts, u);
         // A row this transaction inserted and deleted again may come back.
         let again = match self.st.rows.get(&(ti, u)) {
             None => false,
             Some(rt) if rt.inserted => true,
-            Some(_) => {
-                return Err(Error::new(
-                    "duplicate uuid",
-                    format!("row {} already exists in table {}", u, ts.name),
-                ))
-            }
+            Some(_) => return Err(dup()),
         };
-        if self.db.tables[ti].rows.contains_key(&u) {
-            return Err(Error::new(
-                "duplicate uuid",
-                format!("row {} already exists in table {}", u, ts.name),
-            ));
-        }
+        // A row in the table is found by the insert itself (below), unless
+        // the row is bad: then the duplicate is still the error reported.
+        let mut bad = Ok(());
         if row.columns.len() != ts.columns.len() {
-            return Err(Error::syntax("row does not have the table's columns"));
-        }
-        if !self.st.atoms_checked {
-            for (c, d) in ts.columns.iter().zip(&row.columns) {
-                if !c.is_implicit() {
+            bad = Err(Error::syntax("row does not have the table's columns"));
+        } else if !self.st.atoms_checked {
+            bad = ts
+                .columns
+                .iter()
+                .zip(&row.columns)
+                .filter(|(c, _)| !c.is_implicit())
+                .try_for_each(|(c, d)| {
                     d.check_atoms(&c.ty)
-                        .map_err(|e| e.context(format!("column {}", c.name)))?;
-                }
-            }
+                        .map_err(|e| e.context(format!("column {}", c.name)))
+                });
+        }
+        if let Err(e) = bad {
+            return Err(if self.db.tables[ti].rows.contains_key(&u) {
+                dup()
+            } else {
+                e
+            });
+        }
+        if !self.put_new_row(ti, row) {
+            return Err(duplicate(&self.db.schema.tables[ti], u));
         }
         if again {
             self.st.explicitly_deleted.remove(&(ti, u));
             self.st.deleted_queue.retain(|&r| r != (ti, u));
         }
-        self.put_new_row(ti, row);
         Ok(())
     }
 
-    /// The rest of an insert: the new row's references counted (its empty
-    /// columns skipped), the row in place, the transaction told.
-    fn put_new_row(&mut self, ti: usize, row: RowRef) {
+    /// The rest of an insert: the row in place, the new row's references
+    /// counted (its empty columns skipped), the transaction told. False,
+    /// and nothing changed, when the table has a row with its UUID (the
+    /// insert is the search for one).
+    #[must_use]
+    fn put_new_row(&mut self, ti: usize, row: RowRef) -> bool {
         let u = row.uuid;
+        let table = self.db.table_mut(ti);
+        if let Some(there) = table.rows.insert(u, row.clone()) {
+            table.rows.insert(u, there);
+            return false;
+        }
         let refs = if self.st.refs_pending {
             0
         } else {
@@ -1504,11 +1537,14 @@ impl<'a> Txn<'a> {
                     .adjust_datum_refs(&mut self.st, (ti, u), ci, &row.columns[ci], 1);
             }
         }
-        self.db.table_mut(ti).rows.insert(u, row);
-        self.touch(ti, u).inserted = true;
+        drop(row);
+        let rt = self.touch(ti, u);
+        rt.inserted = true;
+        rt.gone = false;
         if !self.db.schema.tables[ti].is_root {
             self.st.gc_candidates.push((ti, u));
         }
+        true
     }
 
     fn check_column(&self, ti: usize, ci: usize) -> Result<()> {
@@ -1544,6 +1580,55 @@ impl<'a> Txn<'a> {
 
     /// Replaces a column given its index.
     pub fn set_at(&mut self, ti: usize, u: Uuid, ci: usize, value: Datum) -> Result<()> {
+        self.write_at(ti, u, ci, value, false).map(drop)
+    }
+
+    /// [`Txn::set_at`], then the row as it now is, shared (the server
+    /// model's commit writes a row's `_version` and keeps the row).
+    pub fn set_at_shared(&mut self, ti: usize, u: Uuid, ci: usize, value: Datum) -> Result<RowRef> {
+        let row = self.write_at(ti, u, ci, value, true)?;
+        Ok(row.expect("a row just written"))
+    }
+
+    /// [`Txn::set_at`], and the row written when `want` it. A column
+    /// without references is written where the row is found (one search
+    /// of the table).
+    fn write_at(
+        &mut self,
+        ti: usize,
+        u: Uuid,
+        ci: usize,
+        value: Datum,
+        want: bool,
+    ) -> Result<Option<RowRef>> {
+        let column = self.check_column(ti, ci);
+        let has_refs = column.is_ok() && self.db.has_refs(ti, ci) && !self.st.refs_pending;
+        if has_refs || column.is_err() || ti >= self.db.tables.len() {
+            self.set_at_counted(ti, u, ci, value)?;
+            let now = || self.db.tables[ti].rows.get(&u).cloned();
+            return Ok(if want { now() } else { None });
+        }
+        let db = &mut *self.db;
+        let table = Arc::make_mut(&mut db.tables[ti]);
+        let Some(r) = table.rows.get_mut(&u) else {
+            return Err(self.check_row(ti, u).expect_err("a missing row"));
+        };
+        if !self.st.atoms_checked {
+            value.check_atoms(&db.schema.tables[ti].columns[ci].ty)?;
+        }
+        // As `Table::row_mut`.
+        if Arc::strong_count(r) > 1 {
+            table.detached += r.approx_bytes() as u64;
+        }
+        let old = std::mem::replace(&mut Arc::make_mut(r).columns[ci], value);
+        let row = want.then(|| r.clone());
+        self.track_set(ti, u, ci, old);
+        Ok(row)
+    }
+
+    /// [`Txn::set_at`] the long way: each check, then the column's
+    /// references counted (a row without them too).
+    fn set_at_counted(&mut self, ti: usize, u: Uuid, ci: usize, value: Datum) -> Result<()> {
         self.check_row(ti, u)?;
         self.check_column(ti, ci)?;
         if !self.st.atoms_checked {
@@ -1567,27 +1652,33 @@ impl<'a> Txn<'a> {
         } else {
             std::mem::replace(&mut row.columns[ci], value)
         };
+        self.track_set(ti, u, ci, old);
+        Ok(())
+    }
+
+    /// The tracking of a column written: its value before the transaction
+    /// kept, unless the transaction inserted the row.
+    fn track_set(&mut self, ti: usize, u: Uuid, ci: usize, old: Datum) {
         if self.st.replaying_undo {
-            return Ok(());
+            return;
         }
         let rt = self.touch(ti, u);
         if rt.inserted {
-            return Ok(());
+            return;
         }
-        match rt.cols.remove(&ci) {
-            None => {
-                rt.cols.insert(ci, ColTrack::Old(old));
+        use std::collections::btree_map::Entry;
+        match rt.cols.entry(ci) {
+            Entry::Vacant(e) => {
+                e.insert(ColTrack::Old(old));
             }
-            Some(ColTrack::Old(orig)) => {
-                rt.cols.insert(ci, ColTrack::Old(orig));
-            }
-            Some(ColTrack::Keys(keys)) => {
-                // Rebuild the original from `old` plus the touched keys.
-                let orig = restore_keys(old, &keys);
-                rt.cols.insert(ci, ColTrack::Old(orig));
+            Entry::Occupied(mut e) => {
+                if let ColTrack::Keys(keys) = e.get() {
+                    // Rebuild the original from `old` plus the touched keys.
+                    let orig = restore_keys(old, keys);
+                    e.insert(ColTrack::Old(orig));
+                }
             }
         }
-        Ok(())
     }
 
     /// Applies a diff to a column given its index: O(d log n).
@@ -1743,21 +1834,9 @@ impl<'a> Txn<'a> {
 
     fn remove_row(&mut self, ti: usize, u: Uuid) {
         // Shared with the checkpoints a replay keeps: the row is not copied.
-        let Some(mut row) = self.db.table_mut(ti).remove_row(&u) else {
+        let Some(mut row) = self.unplace_row(ti, u) else {
             return;
         };
-        let refs = if self.st.refs_pending {
-            0
-        } else {
-            self.db.meta[ti].ref_cols.len()
-        };
-        for k in 0..refs {
-            let ci = self.db.meta[ti].ref_cols[k].col;
-            if !row.columns[ci].is_empty() {
-                self.db
-                    .adjust_datum_refs(&mut self.st, (ti, u), ci, &row.columns[ci], -1);
-            }
-        }
         if self.st.replaying_undo {
             return;
         }
@@ -1765,6 +1844,7 @@ impl<'a> Txn<'a> {
         let rt = self.touch(ti, u);
         if rt.inserted {
             rt.cols.clear();
+            rt.gone = true;
             return;
         }
         rt.deleted = true;
@@ -1782,6 +1862,25 @@ impl<'a> Txn<'a> {
             };
         }
         rt.original = Some(row);
+    }
+
+    /// A row out of its table, its references no longer counted (unless
+    /// they are pending); not tracked.
+    fn unplace_row(&mut self, ti: usize, u: Uuid) -> Option<RowRef> {
+        let row = self.db.table_mut(ti).remove_row(&u)?;
+        let refs = if self.st.refs_pending {
+            0
+        } else {
+            self.db.meta[ti].ref_cols.len()
+        };
+        for k in 0..refs {
+            let ci = self.db.meta[ti].ref_cols[k].col;
+            if !row.columns[ci].is_empty() {
+                self.db
+                    .adjust_datum_refs(&mut self.st, (ti, u), ci, &row.columns[ci], -1);
+            }
+        }
+        Some(row)
     }
 
     /// Commits: GC, weak-reference cleanup, integrity and size checks. On
@@ -1881,8 +1980,15 @@ impl<'a> Txn<'a> {
             let Some(row) = self.db.tables[ti].rows.get(&u) else {
                 continue;
             };
+            // The bounds compared here, the error built only for a value
+            // out of them (most columns of most rows are checked).
             let check = |ci: usize| -> Result<()> {
-                row.columns[ci].check_size(&ts.columns[ci].ty).map_err(|e| {
+                let (d, ty) = (&row.columns[ci], &ts.columns[ci].ty);
+                let n = d.len();
+                if n >= ty.min as usize && n <= ty.max as usize {
+                    return Ok(());
+                }
+                d.check_size(ty).map_err(|e| {
                     e.context(format!("{}.{} row {}", ts.name, ts.columns[ci].name, u))
                 })
             };
@@ -1920,7 +2026,10 @@ impl<'a> Txn<'a> {
     /// The change list from the tracking, which it leaves in place (a
     /// rollback after [`Txn::precommit`] still needs it).
     fn build_changes(&self) -> TxnChanges {
-        let mut by_table: BTreeMap<usize, Vec<RowChange>> = BTreeMap::new();
+        // Tables in the order their first change comes, put in the order
+        // they joined the transaction at the end if that differs (no map
+        // of tables to build and free for the one a commit mostly has).
+        let mut out = TxnChanges::default();
         for (ti, u) in &self.st.order {
             let Some(rt) = self.st.rows.get(&(*ti, *u)) else {
                 continue;
@@ -1973,17 +2082,27 @@ impl<'a> Txn<'a> {
                     Some(row.clone()),
                 )
             };
-            by_table.entry(*ti).or_default().push(RowChange {
+            let change = RowChange {
                 uuid: *u,
                 kind,
                 old,
                 new,
-            });
+            };
+            match out.tables.iter_mut().rev().find(|tc| tc.table == *ti) {
+                Some(tc) => tc.rows.push(change),
+                None => {
+                    // (A Vec's first capacity, as `TxnChanges::push`.)
+                    let mut rows = Vec::with_capacity(4);
+                    rows.push(change);
+                    out.tables.push(TableChanges { table: *ti, rows });
+                }
+            }
         }
-        let mut out = TxnChanges::default();
-        for &ti in &self.st.table_order {
-            if let Some(rows) = by_table.remove(&ti) {
-                out.tables.push(TableChanges { table: ti, rows });
+        if out.tables.len() > 1 {
+            let order = &self.st.table_order;
+            let at = |tc: &TableChanges| order.iter().position(|&t| t == tc.table);
+            if !out.tables.windows(2).all(|w| at(&w[0]) < at(&w[1])) {
+                out.tables.sort_unstable_by_key(at);
             }
         }
         out
@@ -1991,6 +2110,12 @@ impl<'a> Txn<'a> {
 
     /// Undoes everything this transaction did.
     fn rollback(&mut self) {
+        self.rollback_into(None);
+    }
+
+    /// [`Txn::rollback`], the rows it inserted that are still there handed
+    /// to `taken` (if given) as they leave their tables.
+    fn rollback_into(&mut self, mut taken: Option<&mut dyn FnMut(usize, Uuid, RowRef)>) {
         self.st.replaying_undo = true;
         let order = std::mem::take(&mut self.st.order);
         let mut rows = std::mem::take(&mut self.st.rows);
@@ -1999,7 +2124,10 @@ impl<'a> Txn<'a> {
                 continue;
             };
             if rt.inserted {
-                self.remove_row(ti, u);
+                let row = self.unplace_row(ti, u);
+                if let (Some(taken), Some(row)) = (taken.as_mut(), row) {
+                    taken(ti, u, row);
+                }
                 continue;
             }
             if rt.deleted {
@@ -2053,6 +2181,14 @@ impl Drop for Txn<'_> {
             self.rollback();
         }
     }
+}
+
+/// The error of an insert whose UUID table `ts` has.
+fn duplicate(ts: &TableSchema, u: Uuid) -> Error {
+    Error::new(
+        "duplicate uuid",
+        format!("row {} already exists in table {}", u, ts.name),
+    )
 }
 
 /// The value before the transaction, from the current value and the

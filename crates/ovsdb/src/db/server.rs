@@ -6,10 +6,14 @@
 //! to Raft), a commit of a result already checked
 //! ([`Txn::commit_unchecked`]), the operations' own access to the rows
 //! (a row changed in place, [`Txn::modify_at`]; the committed version of a
-//! row, [`Txn::committed_row`] and [`Txn::was_committed`]) and their
-//! references counted at commit ([`Txn::count_pending_refs`]).
+//! row, [`Txn::committed_row`] and [`Txn::was_committed`]; whether an
+//! insert's UUID is taken, [`Txn::uuid_taken_elsewhere`]) and their
+//! references counted at commit ([`Txn::count_pending_refs`]); for a
+//! commit that only needs which rows it changes, [`Txn::precommit_rows`],
+//! and for a dry run whose new rows outlive it,
+//! [`Txn::roll_back_taking_inserted`].
 
-use super::{restore_keys, ColTrack, Result, RowRef, Txn, TxnChanges};
+use super::{restore_keys, ColTrack, Result, RowRef, RowTrack, Txn, TxnChanges};
 use crate::atom::Atom;
 use crate::datum::Datum;
 use crate::error::Error;
@@ -19,6 +23,10 @@ use std::sync::Arc;
 
 #[cfg(doc)]
 use super::ReplayOptions;
+
+/// A row a commit changes ([`Txn::precommit_rows`]): its table, its UUID,
+/// its committed version and whether it stays.
+pub type CommitRow = (usize, Uuid, Option<RowRef>, bool);
 
 impl Txn<'_> {
     /// The commit's work and checks (garbage collection, weak references,
@@ -34,6 +42,60 @@ impl Txn<'_> {
             return Ok(TxnChanges::default());
         }
         Ok(self.build_changes())
+    }
+
+    /// [`Txn::precommit`] for a caller that needs only which rows its
+    /// change list would name: each as (table, UUID, its committed version
+    /// ([`Txn::committed_row`]), whether it stays), in the list's order
+    /// within each table. No row the transaction leaves is shared, no
+    /// diff computed.
+    pub fn precommit_rows(&mut self) -> Result<Vec<CommitRow>> {
+        self.finish()?;
+        if self.st.skip_changes {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        // The rows `build_changes` names, and no other.
+        for &(ti, u) in &self.st.order {
+            let Some(rt) = self.st.rows.get(&(ti, u)) else {
+                continue;
+            };
+            if rt.inserted {
+                // (Its being there told by the tracking, not searched for.)
+                if !rt.gone {
+                    out.push((ti, u, None, true));
+                }
+                continue;
+            }
+            if rt.deleted {
+                out.push((ti, u, self.committed_version(ti, u, Some(rt)), false));
+                continue;
+            }
+            let Some(row) = self.db.tables[ti].rows.get(&u) else {
+                continue;
+            };
+            let changed = rt.cols.iter().any(|(&ci, track)| {
+                let cur = &row.columns[ci];
+                match track {
+                    ColTrack::Old(o) => o != cur,
+                    ColTrack::Keys(keys) => !super::net_diff(cur, keys).is_empty(),
+                }
+            });
+            if changed {
+                out.push((ti, u, self.committed_version(ti, u, Some(rt)), true));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Rolls back a transaction (a dry run after [`Txn::precommit`]) and
+    /// hands over the rows it inserted that are still there, as (table,
+    /// UUID, row): the rollback takes them out of their tables anyway, and
+    /// a caller that keeps them (a prepared commit's new rows) need not
+    /// copy them.
+    pub fn roll_back_taking_inserted(mut self, mut take: impl FnMut(usize, Uuid, RowRef)) {
+        self.rollback_into(Some(&mut take));
+        self.done = true;
     }
 
     /// Ends a transaction after a successful [`Txn::precommit`], keeping
@@ -67,8 +129,13 @@ impl Txn<'_> {
     /// [`Txn::modify_at`], otherwise a copy with the columns it changed put
     /// back; `None` for a row it inserted.
     pub fn committed_row(&self, ti: usize, u: Uuid) -> Option<RowRef> {
+        self.committed_version(ti, u, self.st.rows.get(&(ti, u)))
+    }
+
+    /// [`Txn::committed_row`], given the row's tracking.
+    fn committed_version(&self, ti: usize, u: Uuid, rt: Option<&RowTrack>) -> Option<RowRef> {
         let now = || self.db.tables.get(ti).and_then(|t| t.rows.get(&u));
-        let Some(rt) = self.st.rows.get(&(ti, u)) else {
+        let Some(rt) = rt else {
             return now().cloned();
         };
         if rt.inserted {
@@ -100,6 +167,26 @@ impl Txn<'_> {
         // Gone: deleted by the transaction, or collected at its commit.
         let none_gone = self.st.explicitly_deleted.is_empty() && self.st.implicit == 0;
         !none_gone && self.st.rows.get(&(ti, u)).is_some_and(|rt| rt.deleted)
+    }
+
+    /// Whether a new row of table `ti` may not have UUID `u`, as
+    /// ovsdb-server's insert decides, but for a row `u` that table `ti`
+    /// has now (which [`Txn::insert_row`] finds): a row of any table was
+    /// there before this transaction ([`Txn::was_committed`]).
+    pub fn uuid_taken_elsewhere(&self, ti: usize, u: Uuid) -> bool {
+        let none_gone = self.st.explicitly_deleted.is_empty() && self.st.implicit == 0;
+        let tracked = |t: usize| self.st.rows.get(&(t, u));
+        for (t, table) in self.db.tables.iter().enumerate() {
+            let there = t != ti && !table.rows.is_empty() && table.rows.contains_key(&u);
+            if there && tracked(t).is_none_or(|rt| !rt.inserted) {
+                return true;
+            }
+            // Gone: deleted by the transaction, or collected at its commit.
+            if !there && !none_gone && tracked(t).is_some_and(|rt| rt.deleted) {
+                return true;
+            }
+        }
+        false
     }
 
     /// Changes row `u` of table `ti` in place, as an ovsdb-server operation
