@@ -1,24 +1,21 @@
 //! The server's rows and its commit engine: an `ovsdb::Database`
 //! ([`Core`]) holds every committed row (the core's [`Row`]: the columns
-//! in [`DbMeta`]'s order, then `_uuid` and `_version`), and its
-//! transaction does the commit-time work ovsdb-server's
-//! `ovsdb_txn_precommit` does: strong reference counts and their check,
-//! garbage collection of unreferenced non-root rows, weak-reference
-//! removal in ovsdb-server 3.1's order, `maxRows` and the unique indexes
-//! (with `ReplayOptions::server_checks`, in the words and order of a
-//! `transact` reply; the indexes through the committed keys the core
-//! keeps, `Database::keep_key_indexes`). The operations' result is
-//! written into it ([`Core::precommit`]); the rows its change list names
-//! are the commit's. A checked commit (a prepared one, a log record) is
-//! put in place without a transaction ([`Core::write`]), its rows shared.
+//! in [`DbMeta`]'s order, then `_uuid` and `_version`), and a transaction
+//! of it ([`Core::begin`]) is where a `transact`'s operations run (they
+//! read the rows it has written) and does the commit-time work
+//! ovsdb-server's `ovsdb_txn_precommit` does: strong reference counts and
+//! their check, garbage collection of unreferenced non-root rows,
+//! weak-reference removal in ovsdb-server 3.1's order, `maxRows` and the
+//! unique indexes (with `ReplayOptions::server_checks`, in the words and
+//! order of a `transact` reply; the indexes through the committed keys the
+//! core keeps, `Database::keep_key_indexes`); the rows its change list
+//! names are the commit's. A checked commit (a prepared one, a log record)
+//! is put in place without a transaction ([`Core::write`]), its rows
+//! shared.
 
-use crate::{DbMeta, Row, RowRef, ServerRow};
-use ovsdb::db::{ChangeKind, Database, ReplayOptions, RowMap, Txn, TxnChanges};
-use ovsdb::error::Result;
+use crate::DbMeta;
+use ovsdb::db::{Database, ReplayOptions, RowMap, Txn, TxnChanges};
 use ovsdb::schema::TableSchema;
-use ovsdb::types::{BaseType, Type};
-use ovsdb::uuid::Uuid;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The rows in an `ovsdb::Database` whose tables have the metadata's
@@ -31,66 +28,7 @@ pub(crate) struct Core {
     ti: Arc<Vec<usize>>,
     /// Per core table: the metadata's.
     meta_of: Arc<Vec<usize>>,
-    /// Per metadata table: its columns holding references, and whether
-    /// no commit rule concerns a row of it that holds none (a root table
-    /// nothing refers to, without `maxRows` or unique indexes): such a
-    /// row's change is the operations' own, and is put in place without
-    /// the core's transaction (the simulator's logical switches).
-    refs: Arc<Vec<(Vec<usize>, bool)>>,
 }
-
-/// What becomes of a row the commit changes.
-#[derive(Debug)]
-pub(crate) enum After {
-    /// Deleted.
-    Gone,
-    /// Kept, as the core's transaction holds it.
-    InCore,
-    /// As the operations wrote it (`None`: deleted), outside the core's
-    /// transaction (a row no commit rule concerns, see [`Core`]'s `refs`).
-    Aside(Option<Row>),
-}
-
-/// The rows one transaction's operations wrote (`None`: deleted), per
-/// metadata table. A table's map is made at its first write: a transaction
-/// writes few of the schema's tables, and dropping an empty `BTreeMap`
-/// still costs a walk (about 60 instructions, for each of the Northbound
-/// schema's tables at every transaction).
-#[derive(Debug, Default)]
-pub(crate) struct Written(Vec<Option<BTreeMap<Uuid, Option<Row>>>>);
-
-impl Written {
-    /// Nothing written yet, in a schema of `tables` tables.
-    pub(crate) fn new(tables: usize) -> Written {
-        Written((0..tables).map(|_| None).collect())
-    }
-
-    /// What the operations left of row `u` of table `t`, if they wrote it.
-    pub(crate) fn get(&self, t: usize, u: &Uuid) -> Option<&Option<Row>> {
-        self.0[t].as_ref()?.get(u)
-    }
-
-    pub(crate) fn contains(&self, t: usize, u: &Uuid) -> bool {
-        self.get(t, u).is_some()
-    }
-
-    pub(crate) fn insert(&mut self, t: usize, u: Uuid, row: Option<Row>) {
-        self.0[t].get_or_insert_with(BTreeMap::new).insert(u, row);
-    }
-
-    pub(crate) fn remove(&mut self, t: usize, u: &Uuid) -> Option<Option<Row>> {
-        self.0[t].as_mut()?.remove(u)
-    }
-
-    /// The rows written in table `t`, in UUID order.
-    pub(crate) fn table(&self, t: usize) -> impl Iterator<Item = (&Uuid, &Option<Row>)> {
-        self.0[t].iter().flatten()
-    }
-}
-
-/// The rows the commit changes, each with its committed version and what
-/// becomes of it.
-pub(crate) type Found = BTreeMap<(usize, Uuid), (Option<RowRef>, After)>;
 
 impl Core {
     pub(crate) fn new(meta: &DbMeta) -> Core {
@@ -113,33 +51,23 @@ impl Core {
                 indexes,
             );
         }
-        let refs = meta
-            .tables
-            .iter()
-            .map(|t| {
-                let cols = t.columns.iter().enumerate();
-                let refs = cols.filter(|(_, c)| has_ref(&c.ty)).map(|(i, _)| i);
-                let target = meta.tables.iter().flat_map(|o| &o.columns).any(|c| {
-                    let to = |b: &BaseType| b.ref_table.as_deref() == Some(t.name.as_str());
-                    to(&c.ty.key) || c.ty.value.as_ref().is_some_and(to)
-                });
-                let aside = t.is_root && !target && t.max_rows.is_none() && t.indexes.is_empty();
-                (refs.collect(), aside)
-            })
-            .collect();
         let mut db = Database::new(Arc::new(schema));
         db.keep_key_indexes();
         Core {
             db,
             ti: Arc::new(ti),
             meta_of: Arc::new(meta_of),
-            refs: Arc::new(refs),
         }
     }
 
     /// Per metadata table: the core's table.
     pub(crate) fn tables(&self) -> Arc<Vec<usize>> {
         self.ti.clone()
+    }
+
+    /// Per core table: the metadata's table.
+    pub(crate) fn meta_tables(&self) -> Arc<Vec<usize>> {
+        self.meta_of.clone()
     }
 
     /// The committed rows of metadata table `mt`.
@@ -151,9 +79,8 @@ impl Core {
             .rows
     }
 
-    /// Puts already checked changes (a prepared commit, a log record, the
-    /// rows a commit changed outside the core's transaction) in place
-    /// without recomputing their effects: the core then holds each
+    /// Puts already checked changes (a prepared commit, a log record) in
+    /// place without recomputing their effects: the core then holds each
     /// change's new row itself (shared, not copied).
     pub(crate) fn write(&mut self, changes: &TxnChanges) {
         let map = self.ti.clone();
@@ -163,92 +90,16 @@ impl Core {
         self.db.place_shared_rows(rows);
     }
 
-    /// Writes the operations' result (`written`, rows in `order` of first
-    /// touch) into a core transaction and runs the commit's checks and
-    /// work: `Ok` holds the transaction (to keep or to drop, which rolls it
-    /// back) and every row the commit changes, in table and UUID order,
-    /// with its committed version and what becomes of it.
-    pub(crate) fn precommit(
-        &mut self,
-        mut written: Written,
-        order: &[(usize, Uuid)],
-    ) -> Result<(Txn<'_>, Found)> {
-        let map = self.ti.clone();
-        let meta_of = self.meta_of.clone();
-        let refs = self.refs.clone();
-        let mut found = Found::new();
-        let mut txn = self.db.begin_with(ReplayOptions {
+    /// A transaction for one `transact`: its operations write into it, and
+    /// its [`Txn::precommit`] runs the commit's checks and work; kept
+    /// ([`Txn::keep`]) or dropped, which rolls it back.
+    pub(crate) fn begin(&mut self) -> Txn<'_> {
+        self.db.begin_with(ReplayOptions {
             server_checks: true,
             atoms_checked: true,
             ..Default::default()
-        });
-        // The committed versions of the rows the operations wrote.
-        let mut olds = BTreeMap::new();
-        for &(mt, u) in order {
-            let ti = map[mt];
-            let old = txn.db().table_at(ti).and_then(|t| t.rows.get(&u)).cloned();
-            let (cols, aside) = &refs[mt];
-            let quiet = |r: &Row| *aside && cols.iter().all(|&c| r.columns[c].is_empty());
-            match (&old, written.remove(mt, &u)) {
-                (_, Some(Some(r))) if quiet(&r) && old.as_deref().is_none_or(quiet) => {
-                    if old.as_ref().is_none_or(|o| o.cols() != r.cols()) {
-                        found.insert((mt, u), (old, After::Aside(Some(r))));
-                    }
-                    continue;
-                }
-                (Some(o), Some(None)) if quiet(o) => {
-                    found.insert((mt, u), (old, After::Aside(None)));
-                    continue;
-                }
-                // Inserted and deleted again: it still took its place.
-                (None, Some(None)) => {
-                    txn.insert_at(ti, u, Vec::new())?;
-                    txn.delete_at(ti, u)?;
-                }
-                (Some(_), Some(None)) => txn.delete_at(ti, u)?,
-                (None, Some(Some(r))) => txn.insert_row(ti, Arc::new(r))?,
-                (Some(o), Some(Some(r))) => {
-                    if o.cols() == r.cols() {
-                        txn.join(ti, u)?;
-                    } else {
-                        let n = r.cols().len();
-                        for (ci, d) in r.columns.into_iter().take(n).enumerate() {
-                            if o.columns[ci] != d {
-                                txn.set_at(ti, u, ci, d)?;
-                            }
-                        }
-                    }
-                }
-                _ => {}
-            }
-            olds.insert((mt, u), old);
-        }
-        let changes = txn.precommit()?;
-        for tc in &changes.tables {
-            let mt = meta_of[tc.table];
-            for rc in &tc.rows {
-                let u = rc.uuid;
-                let old = match olds.remove(&(mt, u)) {
-                    Some(old) => old,
-                    // A row the commit changed on its own (garbage
-                    // collected, or weak references dropped).
-                    None => txn.committed_row(tc.table, u),
-                };
-                let after = match rc.kind {
-                    ChangeKind::Delete => After::Gone,
-                    _ => After::InCore,
-                };
-                found.insert((mt, u), (old, after));
-            }
-        }
-        Ok((txn, found))
+        })
     }
-}
-
-/// Whether a column type holds references.
-fn has_ref(ty: &Type) -> bool {
-    let hit = |b: &BaseType| b.ref_table.is_some();
-    hit(&ty.key) || ty.value.as_ref().is_some_and(hit)
 }
 
 #[cfg(test)]
@@ -317,12 +168,11 @@ mod tests {
         );
     }
 
-    /// A row of a root table nothing refers to is written outside the
-    /// core's transaction while it holds no reference, and through it when
-    /// it gains one; the core holds it either way, and its children are
-    /// collected when it goes.
+    /// A row of a root table nothing refers to goes through the core's
+    /// transaction like any other, with or without references; the core
+    /// holds it, and its children are collected when it goes.
     #[test]
-    fn rows_without_references_of_unreferenced_root_tables_skip_the_transaction() {
+    fn rows_of_unreferenced_root_tables_go_through_the_transaction() {
         let schema = r#"{"name":"s","version":"1.0.0","tables":{
           "S":{"isRoot":true,"columns":{"n":{"type":"integer"},
             "to":{"type":{"key":{"type":"uuid","refTable":"K"},"min":0,"max":"unlimited"}}}},

@@ -1,22 +1,22 @@
 //! Executing a `transact`: named UUIDs, the operations (insert, select,
-//! update, mutate, delete, wait, commit, abort, comment, assert) against a
-//! working copy of the rows ([`Work`]), then the commit: the core's
-//! transaction (references, garbage collection, weak references,
-//! `maxRows`, unique indexes; `core.rs`) and the real changes, which
-//! are kept at once ([`Server::transact`]) or rolled back and installed
-//! later ([`Server::prepare`], then [`Server::apply_commit`]).
+//! update, mutate, delete, wait, commit, abort, comment, assert) in a
+//! transaction of the core ([`Work`], `core.rs`), which they read their
+//! own writes from, then the commit: the core's (references, garbage
+//! collection, weak references, `maxRows`, unique indexes) and the real
+//! changes, which are kept at once ([`Server::transact`]) or rolled back
+//! and installed later ([`Server::prepare`], then [`Server::apply_commit`]).
 
 use crate::cond::{resolve_column, ColRef, Condition, RowView};
-use crate::core::{After, Core, Written};
 use crate::dispatch::{err_json, uuid_json};
 use crate::meta::{DbMeta, TableMeta};
+use crate::rng::SplitMix64;
 use crate::triggers::{self, WaitMode};
 use crate::{
-    cols_mut, default_row, Commit, Row, Server, ServerRow, SessionId, TransactOutcome, TxnStats,
+    cols_mut, default_row, Commit, Server, ServerRow, SessionId, TransactOutcome, TxnStats,
 };
 use ovsdb::atom::Atom;
 use ovsdb::datum::{Datum, ParseOptions};
-use ovsdb::db::{RowChange, TxnChanges};
+use ovsdb::db::{RowChange, RowMap, RowRef, Txn, TxnChanges};
 use ovsdb::error::{Error, Result};
 use ovsdb::json::{Json, Object};
 use ovsdb::types::{AtomicType, Type};
@@ -27,13 +27,12 @@ use std::sync::Arc;
 /// Working state of a transaction being executed.
 struct Work<'a> {
     meta: &'a DbMeta,
-    /// The committed rows.
-    committed: &'a Core,
-    /// Rows written by the transaction: `None` = deleted.
-    changed: Written,
-    /// Rows in the order the operations first touched them (the order
-    /// ovsdb-server adds them, and their tables, to its transaction).
-    order: Vec<(usize, Uuid)>,
+    /// Per metadata table: the core's.
+    map: Arc<Vec<usize>>,
+    /// The core's transaction the operations write into (rows in the
+    /// order they first touch them, the order ovsdb-server adds them, and
+    /// their tables, to its transaction), and read back from.
+    txn: Txn<'a>,
     named: HashMap<String, Uuid>,
     comment: Vec<String>,
     stats: TxnStats,
@@ -41,33 +40,14 @@ struct Work<'a> {
 }
 
 impl<'a> Work<'a> {
-    /// Records the first time an operation touches row `u` of table `t`.
-    fn touch(&mut self, t: usize, u: Uuid) {
-        if !self.changed.contains(t, &u) {
-            self.order.push((t, u));
-        }
+    /// The rows of metadata table `t` as the transaction has them.
+    fn rows(&self, t: usize) -> &RowMap {
+        let table = self.txn.db().table_at(self.map[t]);
+        &table.expect("a table of the schema").rows
     }
 
     fn get(&self, t: usize, u: Uuid) -> Option<RowView<'_>> {
-        match self.changed.get(t, &u) {
-            Some(Some(r)) => Some(r.view()),
-            Some(None) => None,
-            None => self.committed.rows(t).get(&u).map(|r| r.view()),
-        }
-    }
-
-    fn exists(&self, t: usize, u: Uuid) -> bool {
-        match self.changed.get(t, &u) {
-            Some(x) => x.is_some(),
-            None => self.committed.rows(t).contains_key(&u),
-        }
-    }
-
-    fn row_owned(&self, t: usize, u: Uuid) -> Option<Row> {
-        match self.changed.get(t, &u) {
-            Some(x) => x.clone(),
-            None => self.committed.rows(t).get(&u).map(|r| Row::clone(r)),
-        }
+        self.rows(t).get(&u).map(|r| r.view())
     }
 
     /// UUIDs of the rows of table `t` matching `cond` (AND), in UUID order.
@@ -78,24 +58,10 @@ impl<'a> Work<'a> {
                 _ => vec![],
             };
         }
-        let mut out = Vec::new();
-        for (u, r) in self.committed.rows(t).iter() {
-            if self.changed.contains(t, u) {
-                continue;
-            }
-            if cond.eval_all(&r.view()) {
-                out.push(*u);
-            }
-        }
-        for (u, r) in self.changed.table(t) {
-            if let Some(r) = r {
-                if cond.eval_all(&r.view()) {
-                    out.push(*u);
-                }
-            }
-        }
-        ovsdb::order::sort(&mut out);
-        out
+        let rows = self.rows(t).iter();
+        rows.filter(|(_, r)| cond.eval_all(&r.view()))
+            .map(|(u, _)| *u)
+            .collect()
     }
 }
 
@@ -180,18 +146,9 @@ impl Server {
             .and_then(|s| self.sessions.get(&s))
             .map(|s| s.locks.clone())
             .unwrap_or_default();
-        let mut work = Work {
-            meta: &meta,
-            committed: &self.core,
-            changed: Written::new(meta.tables.len()),
-            order: Vec::new(),
-            named: HashMap::new(),
-            comment: Vec::new(),
-            stats: TxnStats::default(),
-            wait,
-        };
         // Named UUIDs may be referenced before the insert that declares
         // them, so allocate them all first.
+        let mut named = HashMap::new();
         let mut fresh: Vec<(Option<String>, Uuid)> = Vec::new();
         for op in ops {
             if let Some(o) = op.as_object() {
@@ -203,12 +160,23 @@ impl Server {
                         .and_then(Json::as_str)
                         .map(str::to_string);
                     if let Some(n) = &name {
-                        work.named.insert(n.clone(), u);
+                        named.insert(n.clone(), u);
                     }
                     fresh.push((name, u));
                 }
             }
         }
+        let map = self.core.tables();
+        let meta_of = self.core.meta_tables();
+        let mut work = Work {
+            meta: &meta,
+            map,
+            txn: self.core.begin(),
+            named,
+            comment: Vec::new(),
+            stats: TxnStats::default(),
+            wait,
+        };
         let mut fresh_iter = fresh.into_iter();
         let mut results: Vec<Json> = Vec::new();
         let mut failed = false;
@@ -240,10 +208,22 @@ impl Server {
         } else {
             Some(work.comment.join("\n"))
         };
-        let Work { changed, order, .. } = work;
         let txn_id = self.rng.uuid();
-        match self.finish_commit(changed, &order, txn_id, comment, install) {
+        // (Moved whole: what is left of it lets go of the core.)
+        let Work { txn, .. } = { work };
+        let done = finish_commit(txn, &meta, &meta_of, &mut self.rng, install);
+        let done = done.map(|changes| {
+            (!changes.is_empty()).then_some(Commit {
+                txn_id,
+                changes,
+                comment,
+            })
+        });
+        match done {
             Ok(commit) => {
+                if let Some(c) = commit.as_ref().filter(|_| install) {
+                    self.install(c);
+                }
                 let mut stats = stats_before;
                 stats.rows_changed = commit.as_ref().map_or(0, |c| c.changes.row_count());
                 TransactOutcome {
@@ -262,65 +242,87 @@ impl Server {
             }
         }
     }
+}
 
-    /// Commit-time work: the core's (references, garbage collection, weak
-    /// references, `maxRows`, unique indexes; [`Core::precommit`]), then
-    /// new `_version`s, and the install.
-    fn finish_commit(
-        &mut self,
-        changed: Written,
-        order: &[(usize, Uuid)],
-        txn_id: Uuid,
-        comment: Option<String>,
-        install: bool,
-    ) -> Result<Option<Commit>> {
-        let map = self.core.tables();
-        let meta = self.meta.clone();
-        let (mut txn, found) = self.core.precommit(changed, order)?;
-        // The real changes (kept below, or rolled back here and installed
-        // later by `apply_commit` for a prepared transaction), in table and
-        // UUID order, each row with a new `_version`. (A row the commit
-        // finds absent before and after is never one of them.)
-        let mut changes = TxnChanges::default();
-        let mut aside = TxnChanges::default();
-        for ((mt, u), (old, after)) in found {
-            let ti = map[mt];
-            let version = |rng: &mut crate::rng::SplitMix64| Datum::scalar(Atom::Uuid(rng.uuid()));
-            let is_aside = matches!(after, After::Aside(_));
-            let new = match after {
-                After::Gone | After::Aside(None) => None,
-                After::InCore => {
-                    let v = version(&mut self.rng);
-                    txn.set_at(ti, u, meta.tables[mt].columns.len() + 1, v)?;
-                    txn.db().table_at(ti).and_then(|t| t.rows.get(&u)).cloned()
-                }
-                After::Aside(Some(mut r)) => {
-                    *r.columns.last_mut().expect("a `_version` slot") = version(&mut self.rng);
-                    Some(Arc::new(r))
-                }
-            };
-            if let Some(ch) = RowChange::between(u, old, new) {
-                if is_aside && install {
-                    aside.push(mt, ch.clone());
-                }
-                changes.push(mt, ch);
-            }
-        }
-        if changes.is_empty() {
-            return Ok(None);
-        }
-        let commit = Commit {
-            txn_id,
-            changes,
-            comment,
-        };
-        if install {
-            txn.keep();
-            self.core.write(&aside);
-            self.install(&commit);
-        }
-        Ok(Some(commit))
+/// Commit-time work: the core's (references, garbage collection, weak
+/// references, `maxRows`, unique indexes; `Txn::precommit`), then new
+/// `_version`s: the real changes, in table and UUID order, each row with a
+/// new `_version`, kept in the core with `install` (the caller installs
+/// them) or rolled back here (a prepared transaction, installed later by
+/// `apply_commit`). (A row the commit finds absent before and after is
+/// never one of them.)
+fn finish_commit(
+    mut txn: Txn<'_>,
+    meta: &DbMeta,
+    meta_of: &[usize],
+    rng: &mut SplitMix64,
+    install: bool,
+) -> Result<TxnChanges> {
+    // Every row the commit changes, in metadata table and UUID order, with
+    // its committed version and whether it stays. (Which rows only: a
+    // change list would share each row, and each `_version` below would
+    // copy it.)
+    let mut found = txn.precommit_rows()?;
+    found.sort_unstable_by_key(|f| (meta_of[f.0], f.1));
+    // Each row that stays gets a new `_version`, in that order. A row a
+    // prepared (rolled back) transaction inserted gets it after the
+    // rollback, which hands the row over (`Later`): written in the core
+    // first, it would be searched for twice more and taken out anyway.
+    enum New {
+        Gone,
+        Row(RowRef),
+        Later(Uuid),
     }
+    let mut rows: Vec<(usize, Uuid, Option<RowRef>, New)> = Vec::with_capacity(found.len());
+    let mut later = false;
+    for (ti, u, old, stays) in found {
+        let mt = meta_of[ti];
+        let new = if !stays {
+            New::Gone
+        } else {
+            let v = rng.uuid();
+            if !install && old.is_none() {
+                later = true;
+                New::Later(v)
+            } else {
+                let ci = meta.tables[mt].columns.len() + 1;
+                New::Row(txn.set_at_shared(ti, u, ci, Datum::scalar(Atom::Uuid(v)))?)
+            }
+        };
+        rows.push((mt, u, old, new));
+    }
+    if later {
+        txn.roll_back_taking_inserted(|ti, u, mut row| {
+            let at = rows.binary_search_by_key(&(meta_of[ti], u), |r| (r.0, r.1));
+            if let Some((mt, _, _, new)) = at.ok().map(|at| &mut rows[at]) {
+                if let New::Later(v) = *new {
+                    // Its only holder: written in place.
+                    let ci = meta.tables[*mt].columns.len() + 1;
+                    Arc::make_mut(&mut row).columns[ci] = Datum::scalar(Atom::Uuid(v));
+                    *new = New::Row(row);
+                }
+            }
+        });
+    } else if install
+        && rows
+            .iter()
+            .any(|r| r.2.is_some() || !matches!(r.3, New::Gone))
+    {
+        // (A change needs a version on one side.)
+        txn.keep();
+    }
+    let mut changes = TxnChanges::default();
+    for (mt, u, old, new) in rows {
+        let new = match new {
+            New::Gone => None,
+            New::Row(r) => Some(r),
+            New::Later(_) => unreachable!("an inserted row the rollback hands over"),
+        };
+        if let Some(ch) = RowChange::between(u, old, new) {
+            changes.push(mt, ch);
+        }
+    }
+    Ok(changes)
 }
 
 fn execute_op(
@@ -344,39 +346,60 @@ fn execute_op(
             let (_, u) = fresh
                 .next()
                 .ok_or_else(|| Error::syntax("internal: insert uuid missing"))?;
-            // A committed row of any table, or a row this transaction
-            // inserted.
-            let anywhere = (0..meta.tables.len()).any(|t| {
-                let rows = w.committed.rows(t);
-                !rows.is_empty() && rows.contains_key(&u)
-            });
-            if anywhere || w.exists(ti, u) {
-                return Err(Error::new(
+            let duplicate = || {
+                Error::new(
                     "duplicate uuid",
                     format!("This UUID would duplicate a UUID already present within the table or deleted within the same transaction: {u}"),
-                ));
+                )
+            };
+            // A committed row of any table, or a row this transaction
+            // inserted: the first error. (A row of this table that is
+            // there is found by the insert, or looked for when the row is
+            // bad; the row's values counted as if never parsed.)
+            if w.txn.uuid_taken_elsewhere(w.map[ti], u) {
+                return Err(duplicate());
             }
-            let mut new = default_row(u, t);
-            let cols = cols_mut(&mut new);
-            if let Some(row) = o.get("row") {
-                let ro = shash_ordered(
-                    row.as_object()
-                        .ok_or_else(|| Error::syntax("row must be an object"))?,
-                );
-                for (cn, v) in ro {
-                    let ci = t.column(cn).ok_or_else(|| {
-                        Error::new(
-                            "unknown column",
-                            format!("No column {cn} in table {}.", t.name),
-                        )
-                    })?;
-                    w.stats.values_parsed += 1;
-                    cols[ci] = parse_value(v, &t.columns[ci].ty, &w.named, false)
-                        .map_err(|e| e.context(format!("column {cn}")))?;
+            let stats = w.stats;
+            let mut build = || -> Result<ovsdb::db::Row> {
+                let mut new = default_row(u, t);
+                let cols = cols_mut(&mut new);
+                if let Some(row) = o.get("row") {
+                    let ro = shash_ordered(
+                        row.as_object()
+                            .ok_or_else(|| Error::syntax("row must be an object"))?,
+                    );
+                    for (cn, v) in ro {
+                        let ci = t.column(cn).ok_or_else(|| {
+                            Error::new(
+                                "unknown column",
+                                format!("No column {cn} in table {}.", t.name),
+                            )
+                        })?;
+                        w.stats.values_parsed += 1;
+                        cols[ci] = parse_value(v, &t.columns[ci].ty, &w.named, false)
+                            .map_err(|e| e.context(format!("column {cn}")))?;
+                    }
                 }
+                Ok(new)
+            };
+            let new = match build() {
+                Ok(new) => new,
+                Err(e) => {
+                    if w.rows(ti).contains_key(&u) {
+                        w.stats = stats;
+                        return Err(duplicate());
+                    }
+                    return Err(e);
+                }
+            };
+            match w.txn.insert_row(w.map[ti], Arc::new(new)) {
+                Ok(()) => {}
+                Err(e) if e.tag == "duplicate uuid" => {
+                    w.stats = stats;
+                    return Err(duplicate());
+                }
+                Err(e) => return Err(e),
             }
-            w.touch(ti, u);
-            w.changed.insert(ti, u, Some(new));
             w.stats.rows_touched += 1;
             let mut r = Object::new();
             r.insert("uuid", uuid_json(u));
@@ -488,7 +511,7 @@ fn execute_op(
             let uuids = w.matching(ti, &cond);
             let count = uuids.len();
             for u in uuids {
-                let Some(mut row) = w.row_owned(ti, u) else {
+                let Some(row) = w.get(ti, u) else {
                     continue;
                 };
                 // ovsdb-server (execution.c, `update_row_cb`) leaves a row
@@ -496,21 +519,21 @@ fn execute_op(
                 // it already has: it does not decide where the row's table
                 // joins the transaction (weak references, see the core's
                 // `server_checks`). A mutation always joins.
-                if name == "update" && updates.iter().all(|(ci, d)| row.cols()[*ci] == *d) {
+                if name == "update" && updates.iter().all(|(ci, d)| row.cols[*ci] == *d) {
                     w.stats.rows_touched += 1;
                     continue;
                 }
-                let cols = cols_mut(&mut row);
-                for (ci, d) in &updates {
-                    cols[*ci] = d.clone();
-                }
-                for (ci, mutator, arg, cn) in &mutations {
-                    let ty = &t.columns[*ci].ty;
-                    mutate(&mut cols[*ci], ty, mutator, arg)
-                        .map_err(|e| e.context(format!("column {cn}")))?;
-                }
-                w.touch(ti, u);
-                w.changed.insert(ti, u, Some(row));
+                w.txn.modify_at(w.map[ti], u, |cols| {
+                    for (ci, d) in &updates {
+                        cols[*ci] = d.clone();
+                    }
+                    for (ci, mutator, arg, cn) in &mutations {
+                        let ty = &t.columns[*ci].ty;
+                        mutate(&mut cols[*ci], ty, mutator, arg)
+                            .map_err(|e| e.context(format!("column {cn}")))?;
+                    }
+                    Ok(())
+                })?;
                 w.stats.rows_touched += 1;
             }
             let mut r = Object::new();
@@ -524,8 +547,7 @@ fn execute_op(
             let uuids = w.matching(ti, &cond);
             let count = uuids.len();
             for u in uuids {
-                w.touch(ti, u);
-                w.changed.insert(ti, u, None);
+                w.txn.delete_at(w.map[ti], u)?;
                 w.stats.rows_touched += 1;
             }
             let mut r = Object::new();

@@ -379,9 +379,13 @@ pub struct ReplayOptions {
     /// parses or mutates it, and may leave columns without references
     /// empty: only references matter here); rows the
     /// operations touched without changing them still take their slot in
-    /// the weak-reference assessment's hash tables; and rows that join the
+    /// the weak-reference assessment's hash tables; rows that join the
     /// assessment later, and a deleted row's referrers, join in table-name
-    /// and UUID order (see `db/server.rs`).
+    /// and UUID order (see `db/server.rs`); and the operations' references
+    /// are counted at commit, from each row's net change (as ovsdb-server
+    /// counts them from a row's old and new versions): a reference written
+    /// and removed again neither counts nor brings its target into the
+    /// commit.
     pub server_checks: bool,
 }
 
@@ -400,11 +404,18 @@ enum ColTrack {
 #[derive(Debug, Default, Clone)]
 struct RowTrack {
     inserted: bool,
-    /// Set when a pre-existing row was deleted: its value before the txn,
-    /// shared (a pointer also keeps `TxnState::rows` B-tree nodes under
-    /// 1 KiB: larger allocations take glibc's slow path, fastbin
-    /// consolidation, on every small transaction).
-    deleted_original: Option<Arc<Row>>,
+    /// A row the transaction inserted that has left its table again
+    /// (deleted or collected), until it is inserted again.
+    gone: bool,
+    /// A pre-existing row the transaction deleted ([`RowTrack::original`]
+    /// holds it).
+    deleted: bool,
+    /// The row's version before the transaction, shared: kept when the
+    /// transaction deletes a pre-existing row, and when [`Txn::modify_at`]
+    /// first changes one (a pointer also keeps `TxnState::rows` B-tree
+    /// nodes under 1 KiB: larger allocations take glibc's slow path,
+    /// fastbin consolidation, on every small transaction).
+    original: Option<Arc<Row>>,
     cols: BTreeMap<usize, ColTrack>,
 }
 
@@ -426,6 +437,9 @@ struct TxnState {
     server_checks: bool,
     /// Set while rolling back: no tracking.
     replaying_undo: bool,
+    /// [`ReplayOptions::server_checks`]: the operations' reference counts
+    /// are not taken yet ([`Txn::count_pending_refs`] takes them at commit).
+    refs_pending: bool,
     /// [`Database::place_rows`]: strong reference counts are summed here
     /// per target row and written once at the end (a jump places tens of
     /// thousands of logical flows that all count on a few datapaths).
@@ -565,6 +579,7 @@ impl Database {
         t.st.file_record_order = opts.file_record_order;
         t.st.atoms_checked = opts.atoms_checked;
         t.st.server_checks = opts.server_checks;
+        t.st.refs_pending = opts.server_checks;
         t
     }
 
@@ -1364,13 +1379,18 @@ impl<'a> Txn<'a> {
     }
 
     fn touch(&mut self, ti: usize, u: Uuid) -> &mut RowTrack {
-        if !self.st.rows.contains_key(&(ti, u)) {
-            self.st.order.push((ti, u));
-            if !self.st.table_order.contains(&ti) {
-                self.st.table_order.push(ti);
+        // One search of the tracking, not one to test and one to enter.
+        let st = &mut self.st;
+        match st.rows.entry((ti, u)) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                st.order.push((ti, u));
+                if !st.table_order.contains(&ti) {
+                    st.table_order.push(ti);
+                }
+                e.insert(RowTrack::default())
             }
         }
-        self.st.rows.entry((ti, u)).or_default()
     }
 
     /// Inserts row `uuid` into `table` with the given column values (others
@@ -1415,12 +1435,14 @@ impl<'a> Txn<'a> {
         let Some(ts) = self.db.schema.tables.get(ti) else {
             return Err(Error::syntax("no such table"));
         };
-        if self.db.tables[ti].rows.contains_key(&u) || self.st.rows.contains_key(&(ti, u)) {
-            return Err(Error::new(
-                "duplicate uuid",
-                format!("row {} already exists in table {}", u, ts.name),
-            ));
+        let dup = || duplicate(ts, u);
+        // A row the transaction tracks, first; a row in the table is found
+        // by the insert itself (below), unless a value is bad: then the
+        // duplicate is still the error reported.
+        if self.st.rows.contains_key(&(ti, u)) {
+            return Err(dup());
         }
+        let present = |db: &Database| db.tables[ti].rows.contains_key(&u);
         // Given values are moved in; only the other columns get their
         // defaults (a default with `min` 1 is an allocation).
         let n = ts.columns.len();
@@ -1429,11 +1451,20 @@ impl<'a> Txn<'a> {
         let mut given = vec![false; n];
         for (ci, d) in values {
             let Some(c) = ts.columns.get(ci) else {
-                return Err(Error::syntax("no such column"));
+                return Err(if present(self.db) {
+                    dup()
+                } else {
+                    Error::syntax("no such column")
+                });
             };
             if !self.st.atoms_checked {
-                d.check_atoms(&c.ty)
-                    .map_err(|e| e.context(format!("column {}", c.name)))?;
+                if let Err(e) = d.check_atoms(&c.ty) {
+                    return Err(if present(self.db) {
+                        dup()
+                    } else {
+                        e.context(format!("column {}", c.name))
+                    });
+                }
             }
             columns[ci] = d;
             given[ci] = true;
@@ -1443,7 +1474,9 @@ impl<'a> Txn<'a> {
                 columns[ci] = Datum::default_for(&c.ty);
             }
         }
-        self.put_new_row(ti, Arc::new(Row { uuid: u, columns }));
+        if !self.put_new_row(ti, Arc::new(Row { uuid: u, columns })) {
+            return Err(duplicate(&self.db.schema.tables[ti], u));
+        }
         Ok(())
     }
 
@@ -1455,43 +1488,78 @@ impl<'a> Txn<'a> {
             return Err(Error::syntax("no such table"));
         };
         let u = row.uuid;
-        if self.db.tables[ti].rows.contains_key(&u) || self.st.rows.contains_key(&(ti, u)) {
-            return Err(Error::new(
-                "duplicate uuid",
-                format!("row {} already exists in table {}", u, ts.name),
-            ));
-        }
+        let dup = || duplicate(ts, u);
+        // A row this transaction inserted and deleted again may come back.
+        let again = match self.st.rows.get(&(ti, u)) {
+            None => false,
+            Some(rt) if rt.inserted => true,
+            Some(_) => return Err(dup()),
+        };
+        // A row in the table is found by the insert itself (below), unless
+        // the row is bad: then the duplicate is still the error reported.
+        let mut bad = Ok(());
         if row.columns.len() != ts.columns.len() {
-            return Err(Error::syntax("row does not have the table's columns"));
-        }
-        if !self.st.atoms_checked {
-            for (c, d) in ts.columns.iter().zip(&row.columns) {
-                if !c.is_implicit() {
+            bad = Err(Error::syntax("row does not have the table's columns"));
+        } else if !self.st.atoms_checked {
+            bad = ts
+                .columns
+                .iter()
+                .zip(&row.columns)
+                .filter(|(c, _)| !c.is_implicit())
+                .try_for_each(|(c, d)| {
                     d.check_atoms(&c.ty)
-                        .map_err(|e| e.context(format!("column {}", c.name)))?;
-                }
-            }
+                        .map_err(|e| e.context(format!("column {}", c.name)))
+                });
         }
-        self.put_new_row(ti, row);
+        if let Err(e) = bad {
+            return Err(if self.db.tables[ti].rows.contains_key(&u) {
+                dup()
+            } else {
+                e
+            });
+        }
+        if !self.put_new_row(ti, row) {
+            return Err(duplicate(&self.db.schema.tables[ti], u));
+        }
+        if again {
+            self.st.explicitly_deleted.remove(&(ti, u));
+            self.st.deleted_queue.retain(|&r| r != (ti, u));
+        }
         Ok(())
     }
 
-    /// The rest of an insert: the new row's references counted (its empty
-    /// columns skipped), the row in place, the transaction told.
-    fn put_new_row(&mut self, ti: usize, row: RowRef) {
+    /// The rest of an insert: the row in place, the new row's references
+    /// counted (its empty columns skipped), the transaction told. False,
+    /// and nothing changed, when the table has a row with its UUID (the
+    /// insert is the search for one).
+    #[must_use]
+    fn put_new_row(&mut self, ti: usize, row: RowRef) -> bool {
         let u = row.uuid;
-        for k in 0..self.db.meta[ti].ref_cols.len() {
+        let table = self.db.table_mut(ti);
+        if let Some(there) = table.rows.insert(u, row.clone()) {
+            table.rows.insert(u, there);
+            return false;
+        }
+        let refs = if self.st.refs_pending {
+            0
+        } else {
+            self.db.meta[ti].ref_cols.len()
+        };
+        for k in 0..refs {
             let ci = self.db.meta[ti].ref_cols[k].col;
             if !row.columns[ci].is_empty() {
                 self.db
                     .adjust_datum_refs(&mut self.st, (ti, u), ci, &row.columns[ci], 1);
             }
         }
-        self.db.table_mut(ti).rows.insert(u, row);
-        self.touch(ti, u).inserted = true;
+        drop(row);
+        let rt = self.touch(ti, u);
+        rt.inserted = true;
+        rt.gone = false;
         if !self.db.schema.tables[ti].is_root {
             self.st.gc_candidates.push((ti, u));
         }
+        true
     }
 
     fn check_column(&self, ti: usize, ci: usize) -> Result<()> {
@@ -1527,12 +1595,61 @@ impl<'a> Txn<'a> {
 
     /// Replaces a column given its index.
     pub fn set_at(&mut self, ti: usize, u: Uuid, ci: usize, value: Datum) -> Result<()> {
+        self.write_at(ti, u, ci, value, false).map(drop)
+    }
+
+    /// [`Txn::set_at`], then the row as it now is, shared (the server
+    /// model's commit writes a row's `_version` and keeps the row).
+    pub fn set_at_shared(&mut self, ti: usize, u: Uuid, ci: usize, value: Datum) -> Result<RowRef> {
+        let row = self.write_at(ti, u, ci, value, true)?;
+        Ok(row.expect("a row just written"))
+    }
+
+    /// [`Txn::set_at`], and the row written when `want` it. A column
+    /// without references is written where the row is found (one search
+    /// of the table).
+    fn write_at(
+        &mut self,
+        ti: usize,
+        u: Uuid,
+        ci: usize,
+        value: Datum,
+        want: bool,
+    ) -> Result<Option<RowRef>> {
+        let column = self.check_column(ti, ci);
+        let has_refs = column.is_ok() && self.db.has_refs(ti, ci) && !self.st.refs_pending;
+        if has_refs || column.is_err() || ti >= self.db.tables.len() {
+            self.set_at_counted(ti, u, ci, value)?;
+            let now = || self.db.tables[ti].rows.get(&u).cloned();
+            return Ok(if want { now() } else { None });
+        }
+        let db = &mut *self.db;
+        let table = Arc::make_mut(&mut db.tables[ti]);
+        let Some(r) = table.rows.get_mut(&u) else {
+            return Err(self.check_row(ti, u).expect_err("a missing row"));
+        };
+        if !self.st.atoms_checked {
+            value.check_atoms(&db.schema.tables[ti].columns[ci].ty)?;
+        }
+        // As `Table::row_mut`.
+        if Arc::strong_count(r) > 1 {
+            table.detached += r.approx_bytes() as u64;
+        }
+        let old = std::mem::replace(&mut Arc::make_mut(r).columns[ci], value);
+        let row = want.then(|| r.clone());
+        self.track_set(ti, u, ci, old);
+        Ok(row)
+    }
+
+    /// [`Txn::set_at`] the long way: each check, then the column's
+    /// references counted (a row without them too).
+    fn set_at_counted(&mut self, ti: usize, u: Uuid, ci: usize, value: Datum) -> Result<()> {
         self.check_row(ti, u)?;
         self.check_column(ti, ci)?;
         if !self.st.atoms_checked {
             value.check_atoms(&self.db.schema.tables[ti].columns[ci].ty)?;
         }
-        let has_refs = self.db.has_refs(ti, ci);
+        let has_refs = self.db.has_refs(ti, ci) && !self.st.refs_pending;
         let Some(row) = self.db.table_mut(ti).row_mut(&u) else {
             return Ok(());
         };
@@ -1550,27 +1667,33 @@ impl<'a> Txn<'a> {
         } else {
             std::mem::replace(&mut row.columns[ci], value)
         };
+        self.track_set(ti, u, ci, old);
+        Ok(())
+    }
+
+    /// The tracking of a column written: its value before the transaction
+    /// kept, unless the transaction inserted the row.
+    fn track_set(&mut self, ti: usize, u: Uuid, ci: usize, old: Datum) {
         if self.st.replaying_undo {
-            return Ok(());
+            return;
         }
         let rt = self.touch(ti, u);
         if rt.inserted {
-            return Ok(());
+            return;
         }
-        match rt.cols.remove(&ci) {
-            None => {
-                rt.cols.insert(ci, ColTrack::Old(old));
+        use std::collections::btree_map::Entry;
+        match rt.cols.entry(ci) {
+            Entry::Vacant(e) => {
+                e.insert(ColTrack::Old(old));
             }
-            Some(ColTrack::Old(orig)) => {
-                rt.cols.insert(ci, ColTrack::Old(orig));
-            }
-            Some(ColTrack::Keys(keys)) => {
-                // Rebuild the original from `old` plus the touched keys.
-                let orig = restore_keys(old, &keys);
-                rt.cols.insert(ci, ColTrack::Old(orig));
+            Entry::Occupied(mut e) => {
+                if let ColTrack::Keys(keys) = e.get() {
+                    // Rebuild the original from `old` plus the touched keys.
+                    let orig = restore_keys(old, keys);
+                    e.insert(ColTrack::Old(orig));
+                }
             }
         }
-        Ok(())
     }
 
     /// Applies a diff to a column given its index: O(d log n).
@@ -1608,7 +1731,7 @@ impl<'a> Txn<'a> {
                 return Err(Error::constraint("Datum crated by diff has size error"));
             }
         }
-        let has_refs = self.db.has_refs(ti, ci);
+        let has_refs = self.db.has_refs(ti, ci) && !self.st.refs_pending;
         let tracking = !self.st.replaying_undo;
         if tracking {
             let rt = self.touch(ti, u);
@@ -1726,21 +1849,21 @@ impl<'a> Txn<'a> {
 
     fn remove_row(&mut self, ti: usize, u: Uuid) {
         // Shared with the checkpoints a replay keeps: the row is not copied.
-        let Some(mut row) = self.db.table_mut(ti).remove_row(&u) else {
+        let Some(mut row) = self.unplace_row(ti, u) else {
             return;
         };
-        for ci in 0..row.columns.len() {
-            if self.db.has_refs(ti, ci) {
-                self.db
-                    .adjust_datum_refs(&mut self.st, (ti, u), ci, &row.columns[ci], -1);
-            }
-        }
         if self.st.replaying_undo {
             return;
         }
         self.st.deleted_queue.push((ti, u));
         let rt = self.touch(ti, u);
         if rt.inserted {
+            rt.cols.clear();
+            rt.gone = true;
+            return;
+        }
+        rt.deleted = true;
+        if rt.original.is_some() {
             rt.cols.clear();
             return;
         }
@@ -1753,7 +1876,26 @@ impl<'a> Txn<'a> {
                 ColTrack::Keys(keys) => restore_keys(cur, &keys),
             };
         }
-        rt.deleted_original = Some(row);
+        rt.original = Some(row);
+    }
+
+    /// A row out of its table, its references no longer counted (unless
+    /// they are pending); not tracked.
+    fn unplace_row(&mut self, ti: usize, u: Uuid) -> Option<RowRef> {
+        let row = self.db.table_mut(ti).remove_row(&u)?;
+        let refs = if self.st.refs_pending {
+            0
+        } else {
+            self.db.meta[ti].ref_cols.len()
+        };
+        for k in 0..refs {
+            let ci = self.db.meta[ti].ref_cols[k].col;
+            if !row.columns[ci].is_empty() {
+                self.db
+                    .adjust_datum_refs(&mut self.st, (ti, u), ci, &row.columns[ci], -1);
+            }
+        }
+        Some(row)
     }
 
     /// Commits: GC, weak-reference cleanup, integrity and size checks. On
@@ -1776,6 +1918,9 @@ impl<'a> Txn<'a> {
     /// The commit's work and checks (garbage collection, weak references,
     /// integrity), leaving the outcome in the database.
     fn finish(&mut self) -> Result<()> {
+        if self.st.refs_pending {
+            self.count_pending_refs();
+        }
         // Tables and rows the operations touched (GC appends after them).
         let (n_ops_tables, n_ops_rows) = (self.st.table_order.len(), self.st.order.len());
         if self.st.server_checks {
@@ -1850,8 +1995,15 @@ impl<'a> Txn<'a> {
             let Some(row) = self.db.tables[ti].rows.get(&u) else {
                 continue;
             };
+            // The bounds compared here, the error built only for a value
+            // out of them (most columns of most rows are checked).
             let check = |ci: usize| -> Result<()> {
-                row.columns[ci].check_size(&ts.columns[ci].ty).map_err(|e| {
+                let (d, ty) = (&row.columns[ci], &ts.columns[ci].ty);
+                let n = d.len();
+                if n >= ty.min as usize && n <= ty.max as usize {
+                    return Ok(());
+                }
+                d.check_size(ty).map_err(|e| {
                     e.context(format!("{}.{} row {}", ts.name, ts.columns[ci].name, u))
                 })
             };
@@ -1886,12 +2038,15 @@ impl<'a> Txn<'a> {
         Ok(())
     }
 
-    fn build_changes(&mut self) -> TxnChanges {
-        let mut by_table: BTreeMap<usize, Vec<RowChange>> = BTreeMap::new();
-        let order = std::mem::take(&mut self.st.order);
-        let mut rows = std::mem::take(&mut self.st.rows);
-        for (ti, u) in &order {
-            let Some(rt) = rows.remove(&(*ti, *u)) else {
+    /// The change list from the tracking, which it leaves in place (a
+    /// rollback after [`Txn::precommit`] still needs it).
+    fn build_changes(&self) -> TxnChanges {
+        // Tables in the order their first change comes, put in the order
+        // they joined the transaction at the end if that differs (no map
+        // of tables to build and free for the one a commit mostly has).
+        let mut out = TxnChanges::default();
+        for (ti, u) in &self.st.order {
+            let Some(rt) = self.st.rows.get(&(*ti, *u)) else {
                 continue;
             };
             let ts = &self.db.schema.tables[*ti];
@@ -1900,38 +2055,33 @@ impl<'a> Txn<'a> {
                     continue;
                 };
                 (ChangeKind::Insert, None, Some(row.clone()))
-            } else if let Some(old) = rt.deleted_original {
-                (ChangeKind::Delete, Some(old), None)
+            } else if rt.deleted {
+                (ChangeKind::Delete, rt.original.clone(), None)
             } else {
                 let Some(row) = self.db.tables[*ti].rows.get(u) else {
                     continue;
                 };
                 let mut cols = Vec::new();
                 // Schema column order.
-                for (ci, track) in rt.cols {
+                for (&ci, track) in &rt.cols {
                     let ty = &ts.columns[ci].ty;
                     let cur = &row.columns[ci];
+                    let track_old = self.st.track_old;
                     let (diff, old) = match track {
                         ColTrack::Old(o) => {
-                            if &o == cur {
+                            if o == cur {
                                 continue;
                             }
-                            (Datum::diff(&o, cur, ty), Some(o))
+                            (Datum::diff(o, cur, ty), track_old.then(|| o.clone()))
                         }
                         ColTrack::Keys(keys) => {
-                            let d = net_diff(cur, &keys);
+                            let d = net_diff(cur, keys);
                             if d.is_empty() {
                                 continue;
                             }
-                            let old = if self.st.track_old {
-                                Some(restore_keys(cur.clone(), &keys))
-                            } else {
-                                None
-                            };
-                            (d, old)
+                            (d, track_old.then(|| restore_keys(cur.clone(), keys)))
                         }
                     };
-                    let old = if self.st.track_old { old } else { None };
                     cols.push(ColumnChange {
                         column: ci,
                         diff,
@@ -1947,17 +2097,27 @@ impl<'a> Txn<'a> {
                     Some(row.clone()),
                 )
             };
-            by_table.entry(*ti).or_default().push(RowChange {
+            let change = RowChange {
                 uuid: *u,
                 kind,
                 old,
                 new,
-            });
+            };
+            match out.tables.iter_mut().rev().find(|tc| tc.table == *ti) {
+                Some(tc) => tc.rows.push(change),
+                None => {
+                    // (A Vec's first capacity, as `TxnChanges::push`.)
+                    let mut rows = Vec::with_capacity(4);
+                    rows.push(change);
+                    out.tables.push(TableChanges { table: *ti, rows });
+                }
+            }
         }
-        let mut out = TxnChanges::default();
-        for &ti in &self.st.table_order {
-            if let Some(rows) = by_table.remove(&ti) {
-                out.tables.push(TableChanges { table: ti, rows });
+        if out.tables.len() > 1 {
+            let order = &self.st.table_order;
+            let at = |tc: &TableChanges| order.iter().position(|&t| t == tc.table);
+            if !out.tables.windows(2).all(|w| at(&w[0]) < at(&w[1])) {
+                out.tables.sort_unstable_by_key(at);
             }
         }
         out
@@ -1965,6 +2125,12 @@ impl<'a> Txn<'a> {
 
     /// Undoes everything this transaction did.
     fn rollback(&mut self) {
+        self.rollback_into(None);
+    }
+
+    /// [`Txn::rollback`], the rows it inserted that are still there handed
+    /// to `taken` (if given) as they leave their tables.
+    fn rollback_into(&mut self, mut taken: Option<&mut dyn FnMut(usize, Uuid, RowRef)>) {
         self.st.replaying_undo = true;
         let order = std::mem::take(&mut self.st.order);
         let mut rows = std::mem::take(&mut self.st.rows);
@@ -1973,14 +2139,36 @@ impl<'a> Txn<'a> {
                 continue;
             };
             if rt.inserted {
-                self.remove_row(ti, u);
+                let row = self.unplace_row(ti, u);
+                if let (Some(taken), Some(row)) = (taken.as_mut(), row) {
+                    taken(ti, u, row);
+                }
                 continue;
             }
-            if let Some(orig) = rt.deleted_original {
+            if rt.deleted {
+                let Some(orig) = rt.original else {
+                    continue;
+                };
                 for ci in 0..orig.columns.len() {
-                    if self.db.has_refs(ti, ci) {
+                    if self.db.has_refs(ti, ci) && !self.st.refs_pending {
                         self.db
                             .adjust_datum_refs(&mut self.st, (ti, u), ci, &orig.columns[ci], 1);
+                    }
+                }
+                self.db.table_mut(ti).rows.insert(u, orig);
+                continue;
+            }
+            if let Some(orig) = rt.original {
+                // Modified in place ([`Txn::modify_at`]): the version
+                // before comes back whole, its counts with it.
+                if !self.st.refs_pending {
+                    if let Some(cur) = self.db.tables[ti].rows.get(&u).cloned() {
+                        for &ci in rt.cols.keys() {
+                            if self.db.has_refs(ti, ci) {
+                                let (o, n) = (&cur.columns[ci], &orig.columns[ci]);
+                                self.db.adjust_refs_delta(&mut self.st, (ti, u), ci, o, n);
+                            }
+                        }
                     }
                 }
                 self.db.table_mut(ti).rows.insert(u, orig);
@@ -2008,6 +2196,14 @@ impl Drop for Txn<'_> {
             self.rollback();
         }
     }
+}
+
+/// The error of an insert whose UUID table `ts` has.
+fn duplicate(ts: &TableSchema, u: Uuid) -> Error {
+    Error::new(
+        "duplicate uuid",
+        format!("row {} already exists in table {}", u, ts.name),
+    )
 }
 
 /// The value before the transaction, from the current value and the

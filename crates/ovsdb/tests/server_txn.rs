@@ -145,3 +145,152 @@ fn server_checks_word_a_weak_removal_below_the_minimum() {
     );
     assert_eq!(d.row_count(), 2);
 }
+
+/// The table and column numbers of `R.<column>`.
+fn r_col(d: &Database, column: &str) -> (usize, usize) {
+    let ti = d.schema().table_index("R").unwrap();
+    (ti, d.schema().tables[ti].column_index(column).unwrap())
+}
+
+#[test]
+fn modify_at_keeps_the_committed_row_and_a_drop_puts_it_back() {
+    let mut d = db();
+    let mut t = d.begin();
+    t.insert("R", Uuid(1), vec![("need".into(), uset(&[1]))])
+        .unwrap();
+    t.commit().unwrap();
+    let (ti, n) = r_col(&d, "n");
+    let committed = d.table("R").unwrap().rows.get(&Uuid(1)).cloned().unwrap();
+    {
+        let mut t = d.begin_with(server());
+        for k in [5, 6] {
+            t.modify_at(ti, Uuid(1), |c| {
+                c[n] = Datum::scalar(Atom::Integer(k));
+                Ok(())
+            })
+            .unwrap();
+        }
+        let now = t.db().row("R", &Uuid(1)).unwrap();
+        assert_eq!(now.columns[n], Datum::scalar(Atom::Integer(6)));
+        assert!(Arc::ptr_eq(
+            &t.committed_row(ti, Uuid(1)).unwrap(),
+            &committed
+        ));
+        assert!(t.was_committed(ti, Uuid(1)));
+    }
+    // Dropped: the committed version itself is back.
+    let back = d.table("R").unwrap().rows.get(&Uuid(1)).unwrap();
+    assert!(Arc::ptr_eq(back, &committed));
+}
+
+/// With `server_checks`, the operations' references are counted at commit
+/// from each row's net change: dropped before, nothing was counted; a weak
+/// reference removed and written back is not one the row adds, so a
+/// dangling one stays (as ovsdb-server, which compares old and new rows).
+#[test]
+fn server_checks_count_references_from_the_net_change() {
+    let mut d = db();
+    let mut t = d.begin();
+    t.insert("R", Uuid(2), vec![("need".into(), uset(&[2]))])
+        .unwrap();
+    t.insert(
+        "R",
+        Uuid(1),
+        vec![("w".into(), uset(&[2])), ("need".into(), uset(&[1]))],
+    )
+    .unwrap();
+    t.commit().unwrap();
+    let mut t = d.begin();
+    t.delete("R", Uuid(2)).unwrap();
+    t.commit_unchecked();
+    let (ti, w) = r_col(&d, "w");
+    let (_, kids) = r_col(&d, "kids");
+    {
+        let mut t = d.begin_with(server());
+        t.insert("K", Uuid(7), vec![]).unwrap();
+        t.modify_at(ti, Uuid(1), |c| {
+            c[kids] = uset(&[7]);
+            Ok(())
+        })
+        .unwrap();
+        t.delete("R", Uuid(1)).unwrap();
+    }
+    d.check_integrity().unwrap();
+    let mut t = d.begin_with(server());
+    for v in [uset(&[]), uset(&[2])] {
+        t.modify_at(ti, Uuid(1), |c| {
+            c[w] = v;
+            Ok(())
+        })
+        .unwrap();
+    }
+    t.insert("K", Uuid(7), vec![]).unwrap();
+    t.modify_at(ti, Uuid(1), |c| {
+        c[kids] = uset(&[7]);
+        Ok(())
+    })
+    .unwrap();
+    t.commit().unwrap();
+    let ts = d.table_schema("R").unwrap();
+    let r = d.row("R", &Uuid(1)).unwrap();
+    assert_eq!(r.get(ts, "w"), Some(&uset(&[2])));
+    assert_eq!(d.table("K").unwrap().strong_refs(&Uuid(7)), 1);
+}
+
+/// `precommit_rows` names the rows `precommit`'s change list would (not a
+/// row collected at commit, not a column set back to its value), a dry
+/// run's rollback hands over the rows it inserted, unshared, and an
+/// insert finds a duplicate itself, reported before a bad row.
+#[test]
+fn precommit_rows_and_a_rollback_that_hands_over_inserted_rows() {
+    let mut d = db();
+    let (r, n) = r_col(&d, "n");
+    let k = d.schema().table_index("K").unwrap();
+    let mut t = d.begin_with(server());
+    t.insert("R", Uuid(7), vec![("need".into(), uset(&[7]))])
+        .unwrap();
+    t.commit().unwrap();
+    let mut t = d.begin_with(server());
+    t.insert("K", Uuid(1), vec![]).unwrap();
+    let row = vec![("kids".into(), uset(&[1])), ("need".into(), uset(&[2]))];
+    t.insert("R", Uuid(2), row).unwrap();
+    t.insert("K", Uuid(3), vec![]).unwrap();
+    t.set_at(r, Uuid(7), n, Datum::scalar(Atom::Integer(5)))
+        .unwrap();
+    t.set_at(r, Uuid(7), n, Datum::scalar(Atom::Integer(0)))
+        .unwrap();
+    let bad = ovsdb::db::Row {
+        uuid: Uuid(7),
+        columns: vec![],
+    };
+    let e = t.insert_row(r, Arc::new(bad)).unwrap_err();
+    assert_eq!(e.tag, "duplicate uuid");
+    assert!(t.uuid_taken_elsewhere(k, Uuid(7)));
+    assert!(
+        !t.uuid_taken_elsewhere(r, Uuid(7)),
+        "table r's own row: the insert's"
+    );
+    assert!(
+        !t.uuid_taken_elsewhere(k, Uuid(2)),
+        "inserted, not committed"
+    );
+    let rows = t.precommit_rows().unwrap();
+    let named: Vec<_> = rows
+        .iter()
+        .map(|c| (c.0, c.1, c.2.is_some(), c.3))
+        .collect();
+    assert_eq!(
+        named,
+        [(k, Uuid(1), false, true), (r, Uuid(2), false, true)]
+    );
+    let mut taken = Vec::new();
+    t.roll_back_taking_inserted(|ti, u, row| taken.push((ti, u, row)));
+    taken.sort_by_key(|t| (t.0, t.1));
+    let got: Vec<_> = taken.iter().map(|t| (t.0, t.1, t.2.uuid)).collect();
+    let mut want = vec![(k, Uuid(1), Uuid(1)), (r, Uuid(2), Uuid(2))];
+    want.sort();
+    assert_eq!(got, want);
+    assert!(taken.iter().all(|t| Arc::strong_count(&t.2) == 1));
+    assert_eq!(d.row_count(), 1);
+    assert_eq!(d.table("K").unwrap().strong_refs(&Uuid(1)), 0);
+}

@@ -238,8 +238,10 @@ impl Txn<'_> {
             let t = Arc::make_mut(&mut db.tables[ti]);
             for (ix, idx) in db.meta[ti].indexes.iter().enumerate() {
                 let keys = &mut t.keys[ix];
-                if let Some(o) = &rt.deleted_original {
-                    keys.remove(row_key(idx, &o.columns), u);
+                if rt.deleted {
+                    if let Some(o) = &rt.original {
+                        keys.remove(row_key(idx, &o.columns), u);
+                    }
                     continue;
                 }
                 if !rt.inserted && !idx.iter().any(|c| rt.cols.contains_key(c)) {

@@ -174,7 +174,7 @@ impl Txn<'_> {
             let Some(rt) = st.rows.get(&(ti, *u)) else {
                 return false;
             };
-            if rt.inserted || rt.deleted_original.is_some() {
+            if rt.inserted || rt.deleted {
                 return true;
             }
             let Some(row) = db.tables[ti].rows.get(u) else {
@@ -188,7 +188,7 @@ impl Txn<'_> {
         let in_txn =
             |st: &TxnState, db: &Database, ti: usize, u: &Uuid| match st.rows.get(&(ti, *u)) {
                 Some(rt) if rt.inserted => exists(db, ti, u),
-                Some(rt) if rt.deleted_original.is_some() => true,
+                Some(rt) if rt.deleted => true,
                 _ => exists(db, ti, u),
             };
         // The operations' tables, in record (hash) order or operation
@@ -363,10 +363,18 @@ impl Txn<'_> {
     /// columns, where only added atoms are checked.
     fn missing_scalar_weak_targets(&self, ti: usize, u: Uuid) -> Vec<(usize, Uuid)> {
         let mut out = Vec::new();
+        let ts = &self.db.schema.tables[ti];
+        let scalar_weak = |rc: &RefCol| {
+            let weak = |t: Option<RefTarget>| t.is_some_and(|t| t.weak);
+            !ts.columns[rc.col].ty.is_composite() && (weak(rc.key) || weak(rc.value))
+        };
+        // (Most tables have none: the row is not looked up.)
+        if !self.db.meta[ti].ref_cols.iter().any(scalar_weak) {
+            return out;
+        }
         let Some(row) = self.db.tables[ti].rows.get(&u) else {
             return out;
         };
-        let ts = &self.db.schema.tables[ti];
         for rc in &self.db.meta[ti].ref_cols {
             if ts.columns[rc.col].ty.is_composite() {
                 continue;
