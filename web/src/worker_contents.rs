@@ -353,8 +353,8 @@ const FREE_SLICE: usize = 1_000;
 /// Frees a database a jump replaced, later and in slices. Freeing the rows
 /// a long jump built on the 1 GB Southbound file takes about 100 ms in
 /// Chromium; done at once, it held up the next jump whenever the reader
-/// moved on within a fraction of a second (BENCHMARKS.md, "Freeing a
-/// replaced database in slices"). Only its row maps go now; its rows wait
+/// moved on within a fraction of a second (BENCHMARKS.md, "A replaced
+/// database freed in slices"). Only its row maps go now; its rows wait
 /// in [`TRASH`]. The page's request for the rows of the new database comes
 /// a few milliseconds after the jump's reply, so no row goes before 100
 /// ms; then each turn of the event loop frees [`FREE_SLICE`] rows, and a
