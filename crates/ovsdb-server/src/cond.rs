@@ -96,12 +96,7 @@ pub fn resolve_column(t: &TableMeta, name: &str) -> Result<ColRef> {
     match name {
         "_uuid" => Ok(ColRef::Uuid),
         "_version" => Ok(ColRef::Version),
-        _ => t.column(name).map(ColRef::Col).ok_or_else(|| {
-            Error::new(
-                "unknown column",
-                format!("No column {} in table {}.", name, t.name),
-            )
-        }),
+        _ => t.known_column(name).map(ColRef::Col),
     }
 }
 

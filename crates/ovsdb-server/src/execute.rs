@@ -369,12 +369,7 @@ fn execute_op(
                             .ok_or_else(|| Error::syntax("row must be an object"))?,
                     );
                     for (cn, v) in ro {
-                        let ci = t.column(cn).ok_or_else(|| {
-                            Error::new(
-                                "unknown column",
-                                format!("No column {cn} in table {}.", t.name),
-                            )
-                        })?;
+                        let ci = t.known_column(cn)?;
                         w.stats.values_parsed += 1;
                         cols[ci] = parse_value(v, &t.columns[ci].ty, &w.named, false)
                             .map_err(|e| e.context(format!("column {cn}")))?;
@@ -443,12 +438,7 @@ fn execute_op(
                         .ok_or_else(|| Error::syntax("update requires \"row\""))?,
                 );
                 for (cn, v) in ro {
-                    let ci = t.column(cn).ok_or_else(|| {
-                        Error::new(
-                            "unknown column",
-                            format!("No column {cn} in table {}.", t.name),
-                        )
-                    })?;
+                    let ci = t.known_column(cn)?;
                     if !t.columns[ci].mutable {
                         return Err(Error::constraint(format!(
                             "Cannot update immutable column {cn} in table {}.",
@@ -471,12 +461,7 @@ fn execute_op(
                         .filter(|a| a.len() == 3)
                         .ok_or_else(|| Error::syntax("mutation must be a 3-element array"))?;
                     let cn = parts[0].as_str().unwrap_or("");
-                    let ci = t.column(cn).ok_or_else(|| {
-                        Error::new(
-                            "unknown column",
-                            format!("No column {cn} in table {}.", t.name),
-                        )
-                    })?;
+                    let ci = t.known_column(cn)?;
                     if !t.columns[ci].mutable {
                         return Err(Error::constraint(format!(
                             "Cannot mutate immutable column {cn} in table {}.",

@@ -34,6 +34,16 @@ impl TableMeta {
     pub fn column(&self, name: &str) -> Option<usize> {
         self.col_index.get(name).copied()
     }
+
+    /// [`TableMeta::column`], or ovsdb-server's "unknown column" error.
+    pub fn known_column(&self, name: &str) -> Result<usize> {
+        self.column(name).ok_or_else(|| {
+            Error::new(
+                "unknown column",
+                format!("No column {name} in table {}.", self.name),
+            )
+        })
+    }
 }
 
 #[derive(Debug, Clone)]
