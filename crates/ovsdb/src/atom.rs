@@ -129,6 +129,13 @@ impl Atom {
                     }
                     Atom::String(s.clone())
                 }
+                // OVS stores the bytes, then its constraint check rejects them.
+                Json::NonUtf8(b) => {
+                    return Err(Error::constraint(format!(
+                        "not a valid UTF-8 string: {}",
+                        crate::json::utf8_violation(b).unwrap_or_default()
+                    )))
+                }
                 _ => return Err(bad()),
             },
             // As OVS's `ovsdb_atom_parse_uuid`: `["uuid", "…"]`, or, where

@@ -6,11 +6,14 @@
 //!   1000 levels (checked with an explicit stack, so hostile input cannot
 //!   overflow the call stack), duplicate members keep the first position and
 //!   the last value, errors carry `line`, `column` and `byte` (0-based).
-//! * One deliberate difference: the C parser passes bytes >= 0x80 through
-//!   without UTF-8 validation (OVSDB validates later, per string atom). Rust
-//!   strings must be UTF-8, so a string or member name that is not valid
-//!   UTF-8 is reported as a parse error here ("invalid UTF-8 in string").
-//!   For database files this only moves the same rejection earlier.
+//! * Like the C parser, strings are not validated as UTF-8 here: OVSDB
+//!   checks each string atom later ("constraint violation: not a valid UTF-8
+//!   string: ..."). A string whose bytes are not UTF-8 (raw bytes, or a `\u`
+//!   escape of a lone trailing surrogate, which C writes in its 3-byte form)
+//!   parses as [`Json::NonUtf8`]; [`utf8_violation`] words it as OVS's
+//!   `utf8_validate` does. One difference is left: a member *name* that is
+//!   not UTF-8 is a parse error ("invalid UTF-8 in member name"), as member
+//!   names are Rust strings.
 //! * The writer emits compact JSON with members in stored order, strings
 //!   escaped as in §5.2 and reals formatted like C `printf("%.15g")`.
 //! * [`shash_hash`], [`Hmap`] and [`Object::reorder_shash`] emulate the
@@ -32,6 +35,9 @@ pub enum Json {
     Integer(i64),
     Real(f64),
     String(String),
+    /// A string whose bytes are not valid UTF-8, kept as OVS's parser keeps
+    /// it; OVSDB rejects it where a string atom is read.
+    NonUtf8(Vec<u8>),
     Array(Vec<Json>),
     Object(Object),
 }
@@ -302,7 +308,7 @@ impl Json {
             Json::Bool(_) => "boolean",
             Json::Integer(_) => "integer",
             Json::Real(_) => "real",
-            Json::String(_) => "string",
+            Json::String(_) | Json::NonUtf8(_) => "string",
             Json::Array(_) => "array",
             Json::Object(_) => "object",
         }
@@ -333,6 +339,7 @@ impl Json {
                     Json::Integer(i) => write_integer(*i, out),
                     Json::Real(r) => write_real(*r, out),
                     Json::String(s) => write_string(s, out),
+                    Json::NonUtf8(b) => write_string_bytes(b, out),
                     Json::Array(a) => {
                         out.push(b'[');
                         stack.push(Item::Raw(b"]"));
@@ -367,7 +374,7 @@ impl Json {
 
     /// Compact serialization as a `String`.
     pub fn to_string_compact(&self) -> String {
-        // The writer only emits UTF-8 (strings are UTF-8, escapes are ASCII).
+        // Only a `NonUtf8` string makes the bytes other than UTF-8.
         String::from_utf8_lossy(&self.to_bytes()).into_owned()
     }
 
@@ -387,6 +394,7 @@ impl Json {
                     n += buf.len();
                 }
                 Json::String(s) => n += string_serialized_len(s),
+                Json::NonUtf8(b) => n += bytes_serialized_len(b),
                 Json::Array(a) => {
                     n += 2 + a.len().saturating_sub(1);
                     stack.extend(a.iter());
@@ -605,8 +613,13 @@ pub fn format_g(v: f64, precision: usize) -> String {
 }
 
 fn write_string(s: &str, out: &mut Vec<u8>) {
+    write_string_bytes(s.as_bytes(), out)
+}
+
+/// Writes a string's bytes quoted, escaping as §5.2 says; other bytes,
+/// including those that are not UTF-8, go out as they are (as in C).
+fn write_string_bytes(bytes: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
-    let bytes = s.as_bytes();
     let mut start = 0;
     for (i, &c) in bytes.iter().enumerate() {
         let esc: Option<&[u8]> = match c {
@@ -638,10 +651,13 @@ fn write_string(s: &str, out: &mut Vec<u8>) {
 
 /// Serialized length of a string, quotes included.
 pub fn string_serialized_len(s: &str) -> usize {
+    bytes_serialized_len(s.as_bytes())
+}
+
+fn bytes_serialized_len(b: &[u8]) -> usize {
     // Most strings escape nothing: one counting pass without early exit
     // (which the compiler vectorizes) finds out, and only the others are
     // measured byte by byte.
-    let b = s.as_bytes();
     let escaped = b.iter().filter(|&&c| c < 0x20 || c == b'"' || c == b'\\');
     if escaped.count() == 0 {
         return 2 + b.len();
@@ -853,23 +869,18 @@ impl<'a> Parser<'a> {
                         j += 1;
                     }
                     let raw = &input[start..j];
-                    let s = if has_escape {
-                        unescape(raw).map_err(|e| {
-                            self.err(
-                                j,
-                                match e {
-                                    Unescape::Bad(m) => m,
-                                    Unescape::LoneSurrogate(_) => "invalid UTF-8 in string".into(),
-                                },
-                            )
-                        })?
+                    let v = if has_escape {
+                        match String::from_utf8(unescape_bytes(raw).map_err(|m| self.err(j, m))?) {
+                            Ok(s) => Json::String(s),
+                            Err(e) => Json::NonUtf8(e.into_bytes()),
+                        }
                     } else {
                         match std::str::from_utf8(raw) {
-                            Ok(s) => s.to_string(),
-                            Err(_) => return Err(self.err(j, "invalid UTF-8 in string")),
+                            Ok(s) => Json::String(s.to_string()),
+                            Err(_) => Json::NonUtf8(raw.to_vec()),
                         }
                     };
-                    self.token(Tok::Value(Json::String(s)), j)?;
+                    self.token(Tok::Value(v), j)?;
                     i = j + 1;
                 }
                 _ => {
@@ -971,6 +982,9 @@ impl<'a> Parser<'a> {
                         }
                         self.state = State::ObjectColon;
                         Ok(())
+                    }
+                    Tok::Value(Json::NonUtf8(_)) => {
+                        Err(self.err(pos, "invalid UTF-8 in member name"))
                     }
                     _ => Err(self.err(pos, "syntax error parsing object expecting string")),
                 }
@@ -1157,33 +1171,28 @@ fn hex4(raw: &[u8], i: usize) -> Result<u32, String> {
     Ok(v)
 }
 
-/// Why a quoted string did not unescape.
+/// Why a quoted string did not unescape to a Rust string.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Unescape {
     /// `json_string_unescape`'s message.
     Bad(String),
-    /// `\uXXXX` named a lone trailing surrogate: C writes its (invalid)
-    /// UTF-8 form, which a Rust string cannot hold; the caller words it.
-    LoneSurrogate(u32),
+    /// It unescaped to bytes that are not UTF-8 (a `\uXXXX` of a lone
+    /// trailing surrogate, which C writes in its 3-byte form); the caller
+    /// words it, with [`utf8_violation`].
+    NotUtf8(Vec<u8>),
 }
 
-impl From<String> for Unescape {
-    fn from(m: String) -> Self {
-        Unescape::Bad(m)
-    }
-}
-
-impl From<&str> for Unescape {
-    fn from(m: &str) -> Self {
-        Unescape::Bad(m.to_string())
-    }
+/// The inside of a double-quoted string as a Rust string ([`unescape_bytes`]).
+pub(crate) fn unescape(raw: &[u8]) -> Result<String, Unescape> {
+    let bytes = unescape_bytes(raw).map_err(Unescape::Bad)?;
+    String::from_utf8(bytes).map_err(|e| Unescape::NotUtf8(e.into_bytes()))
 }
 
 /// The inside of a double-quoted string, unescaped the way OVS's
 /// `json_string_unescape` does it, with its messages: for JSON strings (the
 /// lexer never passes an unescaped `"`) and for the quoted strings of the
-/// ovs-vsctl syntax (`strings`).
-pub(crate) fn unescape(raw: &[u8]) -> Result<String, Unescape> {
+/// ovs-vsctl syntax (`strings`). The bytes need not be UTF-8.
+fn unescape_bytes(raw: &[u8]) -> Result<Vec<u8>, String> {
     let mut out: Vec<u8> = Vec::with_capacity(raw.len());
     let mut i = 0;
     while i < raw.len() {
@@ -1227,14 +1236,68 @@ pub(crate) fn unescape(raw: &[u8]) -> Result<String, Unescape> {
                 } else {
                     c0
                 };
-                let ch = char::from_u32(cp).ok_or(Unescape::LoneSurrogate(cp))?;
-                let mut b = [0u8; 4];
-                out.extend_from_slice(ch.encode_utf8(&mut b).as_bytes());
+                match char::from_u32(cp) {
+                    Some(ch) => {
+                        let mut b = [0u8; 4];
+                        out.extend_from_slice(ch.encode_utf8(&mut b).as_bytes());
+                    }
+                    // A lone trailing surrogate: its 3-byte form, as C's
+                    // `ds_put_utf8` writes it (not valid UTF-8).
+                    None => out.extend_from_slice(&[
+                        0xe0 | (cp >> 12) as u8,
+                        0x80 | ((cp >> 6) & 0x3f) as u8,
+                        0x80 | (cp & 0x3f) as u8,
+                    ]),
+                }
             }
-            _ => return Err(format!("bad escape \\{}", e as char).into()),
+            _ => return Err(format!("bad escape \\{}", e as char)),
         }
     }
-    String::from_utf8(out).map_err(|_| "invalid UTF-8 in string".into())
+    Ok(out)
+}
+
+/// `None` if `b` is valid UTF-8; otherwise the message OVS's
+/// `utf8_validate` gives: "invalid UTF-8 sequence" and the bytes of the first
+/// bad sequence up to and including the byte that broke it (a sequence cut
+/// short by the end shows C's terminating `0x00`).
+pub fn utf8_violation(b: &[u8]) -> Option<String> {
+    const TAIL: (u8, u8) = (0x80, 0xbf);
+    let mut at = 0;
+    while at < b.len() {
+        let lead = b[at];
+        if lead < 0x80 {
+            at += 1;
+            continue;
+        }
+        // The ranges the bytes after `lead` must fall in (RFC 3629).
+        let follow: &[(u8, u8)] = match lead {
+            0xc2..=0xdf => &[TAIL],
+            0xe0 => &[(0xa0, 0xbf), TAIL],
+            0xe1..=0xec | 0xee..=0xef => &[TAIL, TAIL],
+            0xed => &[(0x80, 0x9f), TAIL],
+            0xf0 => &[(0x90, 0xbf), TAIL, TAIL],
+            0xf1..=0xf3 => &[TAIL, TAIL, TAIL],
+            0xf4 => &[(0x80, 0x8f), TAIL, TAIL],
+            _ => &[],
+        };
+        let byte = |k: usize| b.get(at + k).copied().unwrap_or(0);
+        let broke = if follow.is_empty() {
+            Some(1)
+        } else {
+            (1..=follow.len())
+                .find(|&k| !(follow[k - 1].0..=follow[k - 1].1).contains(&byte(k)))
+                .map(|k| k + 1)
+        };
+        if let Some(n) = broke {
+            let mut msg = String::from("invalid UTF-8 sequence");
+            for k in 0..n {
+                msg.push_str(&format!(" 0x{:02x}", byte(k)));
+            }
+            return Some(msg);
+        }
+        at += 1 + follow.len();
+    }
+    None
 }
 
 // ---------------------------------------------------------------------------

@@ -375,14 +375,12 @@ fn atom_unchecked(base: &BaseType, s: &str) -> Result<Atom, StringsError> {
                     }
                     // OVS would store bytes that are not UTF-8, which its
                     // UTF-8 check of the atom then rejects.
-                    Err(Unescape::LoneSurrogate(c)) => {
+                    Err(Unescape::NotUtf8(bytes)) => {
                         return Err(StringsError::Constraint {
                             input: input(),
                             message: format!(
-                                "constraint violation: not a valid UTF-8 string: \
-                                 invalid UTF-8 sequence 0x{:02x} 0x{:02x}",
-                                0xe0 | (c >> 12),
-                                0x80 | ((c >> 6) & 0x3f)
+                                "constraint violation: not a valid UTF-8 string: {}",
+                                crate::json::utf8_violation(&bytes).unwrap_or_default()
                             ),
                         })
                     }

@@ -373,7 +373,76 @@ fn strings() {
     assert!(err(br#"["\x"]"#).contains("bad escape \\x"));
     assert!(err(b"[\"a\x01\"]").contains("U+0001 must be escaped in quoted string"));
     assert!(err(b"[\"abc").contains("unexpected end of input in quoted string"));
-    assert!(err(b"[\"\xc0\"]").contains("invalid UTF-8"));
+    // Strings that are not UTF-8 parse, as in C, and write back unchanged.
+    assert_eq!(
+        parse(b"[\"a\xc0b\"]").unwrap(),
+        Json::Array(vec![Json::NonUtf8(b"a\xc0b".to_vec())])
+    );
+    assert_eq!(
+        parse(b"[\"a\xc0\\n\"]").unwrap().to_bytes(),
+        b"[\"a\xc0\\n\"]"
+    );
+    // A lone trailing surrogate becomes its 3-byte form, as C writes it.
+    assert_eq!(
+        parse(br#"["\udc00"]"#).unwrap(),
+        Json::Array(vec![Json::NonUtf8(vec![0xed, 0xb0, 0x80])])
+    );
+    assert!(err(b"{\"\xc0\":1}").contains("invalid UTF-8 in member name"));
+}
+
+#[test]
+fn utf8_violations_are_worded_as_ovs_utf8_validate_words_them() {
+    use ovsdb::json::utf8_violation;
+    let v = |b: &[u8]| utf8_violation(b);
+    assert_eq!(v("plain caf\u{e9} \u{1d11e}".as_bytes()), None);
+    // A byte no sequence starts with: that byte alone.
+    assert_eq!(v(b"ab\xc0").as_deref(), Some("invalid UTF-8 sequence 0xc0"));
+    assert_eq!(v(b"\x80").as_deref(), Some("invalid UTF-8 sequence 0x80"));
+    assert_eq!(v(b"\xff").as_deref(), Some("invalid UTF-8 sequence 0xff"));
+    // Up to and including the byte out of its range.
+    assert_eq!(
+        v(b"\xed\xa0\x80").as_deref(),
+        Some("invalid UTF-8 sequence 0xed 0xa0")
+    );
+    assert_eq!(
+        v(b"\xe0\x80\x80").as_deref(),
+        Some("invalid UTF-8 sequence 0xe0 0x80")
+    );
+    assert_eq!(
+        v(b"\xf4\x90\x80\x80").as_deref(),
+        Some("invalid UTF-8 sequence 0xf4 0x90")
+    );
+    assert_eq!(
+        v(b"\xf0\x9f\x98x").as_deref(),
+        Some("invalid UTF-8 sequence 0xf0 0x9f 0x98 0x78")
+    );
+    // Cut short by the end: C sees its terminating NUL.
+    assert_eq!(
+        v(b"\xc3").as_deref(),
+        Some("invalid UTF-8 sequence 0xc3 0x00")
+    );
+    // The first bad sequence is reported, after valid multi-byte ones.
+    assert_eq!(v("\u{e9}\u{20ac}".as_bytes()).as_deref(), None);
+    assert_eq!(
+        v(b"\xc3\xa9\xe2\x82").as_deref(),
+        Some("invalid UTF-8 sequence 0xe2 0x82 0x00")
+    );
+    // It agrees with Rust's own validation on which inputs are bad.
+    for a in 0u8..=255 {
+        for b in [0x00u8, 0x41, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0] {
+            for c in [0x80u8, 0xbf, 0x41] {
+                for d in [0x80u8, 0x41] {
+                    let bytes = [a, b, c, d];
+                    let bytes = &bytes[..if a == 0 { 1 } else { 4 }];
+                    assert_eq!(
+                        v(bytes).is_none(),
+                        std::str::from_utf8(bytes).is_ok(),
+                        "{bytes:x?}"
+                    );
+                }
+            }
+        }
+    }
 }
 
 #[test]
