@@ -18,6 +18,7 @@ pub mod raft;
 mod rawtxn;
 pub mod record;
 pub mod replay;
+pub mod replay_pass;
 pub mod scan;
 pub mod sizes;
 pub mod skim;
@@ -34,8 +35,9 @@ pub use error::{ErrorKind, LogError};
 pub use framing::{Format, Frame, Framer, RawRecord, Skip};
 pub use raft::{ClusterHeader, Entry, RaftRecord, RecordBody, Servers, Snapshot};
 pub use replay::Db;
+pub use replay_pass::{replay, replay_database, Replay, Upto};
 pub use scan::{split_data, Event, LogScan, ScanOptions, ScanPoint, Verdict};
-pub use sizes::{replay, replay_database, EntrySize, Replay, SharedReplay, Upto};
+pub use sizes::{EntrySize, SharedReplay};
 pub use summary::{
     cluster_summary, inspect_document, summarize, summarize_cluster, summarize_detailed,
     summarize_records, ClusterSummary, EntryBytes, FileSummary, RecordKinds, TermSid,
