@@ -20,6 +20,7 @@ pub mod record;
 pub mod replay;
 pub mod replay_pass;
 pub mod scan;
+pub mod shared_replay;
 pub mod sizes;
 pub mod skim;
 pub mod summary;
@@ -37,7 +38,8 @@ pub use raft::{ClusterHeader, Entry, RaftRecord, RecordBody, Servers, Snapshot};
 pub use replay::Db;
 pub use replay_pass::{replay, replay_database, Replay, Upto};
 pub use scan::{split_data, Event, LogScan, ScanOptions, ScanPoint, Verdict};
-pub use sizes::{EntrySize, SharedReplay};
+pub use shared_replay::SharedReplay;
+pub use sizes::EntrySize;
 pub use summary::{
     cluster_summary, inspect_document, summarize, summarize_cluster, summarize_detailed,
     summarize_records, ClusterSummary, EntryBytes, FileSummary, RecordKinds, TermSid,

@@ -257,7 +257,7 @@ pub struct Summarizer {
     terms: std::collections::BTreeSet<u64>,
     last_entry: Option<u64>,
     structure: crate::replay_pass::Structure,
-    stream: crate::sizes::Stream,
+    stream: crate::shared_replay::Stream,
     /// Standalone files: the replay runs in the same pass.
     standalone: Option<crate::replay_pass::ReplayPass>,
     /// Keep checkpoints of the replay ([`Summarizer::with_checkpoints`]).
@@ -335,7 +335,7 @@ impl Summarizer {
             terms: Default::default(),
             last_entry: None,
             structure: Default::default(),
-            stream: crate::sizes::Stream::new(),
+            stream: crate::shared_replay::Stream::new(),
             standalone: None,
             checkpoints: None,
         }
@@ -513,7 +513,7 @@ impl Summarizer {
         let ckpt = self.stream.ckpt.take();
         #[cfg(not(target_arch = "wasm32"))]
         let ahead = self.stream.ahead.to.take();
-        self.stream = crate::sizes::Stream::with_shared(shared);
+        self.stream = crate::shared_replay::Stream::with_shared(shared);
         self.stream.ckpt = ckpt;
         #[cfg(not(target_arch = "wasm32"))]
         {
