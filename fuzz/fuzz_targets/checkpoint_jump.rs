@@ -20,7 +20,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use ovsdb_log::checkpoint::{Checkpoint, Checkpoints, Policy};
-use ovsdb_log::sizes::{ReplayEnd, ReplayPass};
+use ovsdb_log::replay_pass::{ReplayEnd, ReplayPass};
 use ovsdb_log::{replay, Event, LogScan, Replay, Upto, Verdict};
 
 fn walk(bytes: &[u8], step: usize, pass: &mut ReplayPass) -> LogScan {

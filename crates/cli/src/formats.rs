@@ -55,10 +55,10 @@ fn scan_file(
 }
 
 /// The replay of `path` up to `upto`, read in chunks: one walk, or two
-/// when the replay needs a second ([`ovsdb_log::sizes::ReplayEnd`]);
+/// when the replay needs a second ([`ovsdb_log::replay_pass::ReplayEnd`]);
 /// the file is never held whole.
 fn replay_file(path: &str, upto: ovsdb_log::Upto) -> Result<ovsdb_log::Replay, String> {
-    use ovsdb_log::sizes::{ReplayEnd, ReplayPass};
+    use ovsdb_log::replay_pass::{ReplayEnd, ReplayPass};
     let mut pass = ReplayPass::first(upto);
     let mut scan = ovsdb_log::LogScan::new(pass.options());
     let mut f = |ev: ovsdb_log::Event<'_>| {
@@ -98,7 +98,7 @@ fn convert_file(
     mode: ovsdb::StorageMode,
 ) -> Result<(u64, Result<Vec<u8>, ovsdb_log::LogError>), String> {
     use ovsdb_log::convert::Converter;
-    use ovsdb_log::sizes::Plan;
+    use ovsdb_log::replay_pass::Plan;
     let mut plan = Plan::default();
     let mut scan = ovsdb_log::LogScan::new(ovsdb_log::ScanOptions::default());
     let mut f = |ev: ovsdb_log::Event<'_>| {

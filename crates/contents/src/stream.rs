@@ -3,7 +3,7 @@
 //! size) and hands every event to these consumers.
 //!
 //! * [`DatabaseAt`]: the database at an index, in one walk or two (the
-//!   [`ovsdb_log::sizes::ReplayPass`] says when it needs a second one).
+//!   [`ovsdb_log::replay_pass::ReplayPass`] says when it needs a second one).
 //! * [`Opener`]: the first open of a file: the load pass ([`Loader`]:
 //!   entries and the row → entries [`crate::HistoryIndex`]) and a replay
 //!   in the same walk; a second walk replays to the commit index when the
@@ -14,7 +14,7 @@
 
 use crate::load::{Loader, Log};
 use ovsdb_log::checkpoint::{Checkpoint, Checkpoints, Jump, Policy};
-use ovsdb_log::sizes::{ReplayEnd, ReplayPass};
+use ovsdb_log::replay_pass::{ReplayEnd, ReplayPass};
 use ovsdb_log::{Event, LogError, LogScan, ScanOptions, ScanPoint, Upto, Verdict};
 
 /// The database at `upto`, fed walk by walk:

@@ -11,7 +11,7 @@
 //! `plain` jumps replay every record, as the inspector's do, instead of
 //! reaching the database by the records' net change (time travel's).
 use ovsdb_log::checkpoint::Policy;
-use ovsdb_log::sizes::{ReplayEnd, ReplayPass};
+use ovsdb_log::replay_pass::{ReplayEnd, ReplayPass};
 use ovsdb_log::{LogScan, Replay, Upto, Verdict};
 use std::io::{Read, Seek, SeekFrom};
 use std::time::Instant;

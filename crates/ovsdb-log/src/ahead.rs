@@ -1,7 +1,7 @@
 //! Reading entries ahead of their replay, so that a caller with threads
 //! can give the byte-level txn read ([`crate::rawtxn`]) to another core.
 //!
-//! The one-pass size replay ([`crate::sizes`], behind
+//! The one-pass size replay ([`crate::shared_replay`], behind
 //! [`crate::summary::Summarizer`]) holds each entry's `data` bytes until
 //! the entry is known final, then reads its transaction and applies it.
 //! The read (tables, rows, columns; UUID sets decoded into datums) needs

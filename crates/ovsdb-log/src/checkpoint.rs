@@ -20,8 +20,8 @@ use crate::framing::{Format, RawRecord};
 use crate::net::{NetChange, Present};
 use crate::opindex::OpIndex;
 use crate::replay::Db;
+use crate::replay_pass::{Plan, Replay, ReplayEnd, ReplayPass, Upto};
 use crate::scan::{Event, LogScan, ScanOptions, ScanPoint, Verdict};
-use crate::sizes::{Plan, Replay, ReplayEnd, ReplayPass, Upto};
 use std::collections::HashSet;
 use std::sync::Arc;
 

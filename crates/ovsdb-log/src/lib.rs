@@ -18,7 +18,9 @@ pub mod raft;
 mod rawtxn;
 pub mod record;
 pub mod replay;
+pub mod replay_pass;
 pub mod scan;
+pub mod shared_replay;
 pub mod sizes;
 pub mod skim;
 pub mod summary;
@@ -34,8 +36,10 @@ pub use error::{ErrorKind, LogError};
 pub use framing::{Format, Frame, Framer, RawRecord, Skip};
 pub use raft::{ClusterHeader, Entry, RaftRecord, RecordBody, Servers, Snapshot};
 pub use replay::Db;
+pub use replay_pass::{replay, replay_database, Replay, Upto};
 pub use scan::{split_data, Event, LogScan, ScanOptions, ScanPoint, Verdict};
-pub use sizes::{replay, replay_database, EntrySize, Replay, SharedReplay, Upto};
+pub use shared_replay::SharedReplay;
+pub use sizes::EntrySize;
 pub use summary::{
     cluster_summary, inspect_document, summarize, summarize_cluster, summarize_detailed,
     summarize_records, ClusterSummary, EntryBytes, FileSummary, RecordKinds, TermSid,

@@ -256,10 +256,10 @@ pub struct Summarizer {
     with_sizes: bool,
     terms: std::collections::BTreeSet<u64>,
     last_entry: Option<u64>,
-    structure: crate::sizes::Structure,
-    stream: crate::sizes::Stream,
+    structure: crate::replay_pass::Structure,
+    stream: crate::shared_replay::Stream,
     /// Standalone files: the replay runs in the same pass.
-    standalone: Option<crate::sizes::ReplayPass>,
+    standalone: Option<crate::replay_pass::ReplayPass>,
     /// Keep checkpoints of the replay ([`Summarizer::with_checkpoints`]).
     checkpoints: Option<crate::checkpoint::Policy>,
 }
@@ -276,7 +276,7 @@ pub enum SummaryEnd {
 /// [`LogScan`] (with [`SecondPass::options`]) over the same bytes.
 pub struct SecondPass {
     s: FileSummary,
-    pass: crate::sizes::ReplayPass,
+    pass: crate::replay_pass::ReplayPass,
 }
 
 impl SecondPass {
@@ -335,7 +335,7 @@ impl Summarizer {
             terms: Default::default(),
             last_entry: None,
             structure: Default::default(),
-            stream: crate::sizes::Stream::new(),
+            stream: crate::shared_replay::Stream::new(),
             standalone: None,
             checkpoints: None,
         }
@@ -418,7 +418,8 @@ impl Summarizer {
                     self.stream.commit(*commit_index);
                 }
                 Event::Schema { .. } => {
-                    let mut p = crate::sizes::ReplayPass::standalone(crate::sizes::Upto::All);
+                    let mut p =
+                        crate::replay_pass::ReplayPass::standalone(crate::replay_pass::Upto::All);
                     if let Some(policy) = self.checkpoints {
                         p = p.with_checkpoints(policy);
                     }
@@ -512,7 +513,7 @@ impl Summarizer {
         let ckpt = self.stream.ckpt.take();
         #[cfg(not(target_arch = "wasm32"))]
         let ahead = self.stream.ahead.to.take();
-        self.stream = crate::sizes::Stream::with_shared(shared);
+        self.stream = crate::shared_replay::Stream::with_shared(shared);
         self.stream.ckpt = ckpt;
         #[cfg(not(target_arch = "wasm32"))]
         {
@@ -600,7 +601,7 @@ impl Summarizer {
                 let end_db = (!stream.behind()).then(|| stream.db.clone()).flatten();
                 *shared = stream.take_shared();
                 if let Some(mut c) = stream.ckpt.take() {
-                    let plan = crate::sizes::Plan {
+                    let plan = crate::replay_pass::Plan {
                         structure: self.structure.clone(),
                         records: s.records,
                         format: Some(Format::Clustered),
@@ -621,12 +622,12 @@ impl Summarizer {
             Some(Format::Clustered) => {
                 *shared = stream.pass_on();
                 let st = self.structure;
-                let mut pass = crate::sizes::ReplayPass::new(
+                let mut pass = crate::replay_pass::ReplayPass::new(
                     st.superseded,
                     st.commit,
                     st.prev_index,
                     s.records,
-                    crate::sizes::Upto::All,
+                    crate::replay_pass::Upto::All,
                 );
                 // The one-pass replay gave up, and its checkpoints with it:
                 // the second walk keeps its own.
@@ -638,7 +639,7 @@ impl Summarizer {
             Some(Format::Standalone) => Some(
                 self.standalone
                     .unwrap_or_else(|| {
-                        crate::sizes::ReplayPass::standalone(crate::sizes::Upto::All)
+                        crate::replay_pass::ReplayPass::standalone(crate::replay_pass::Upto::All)
                     })
                     .finish(s.truncated.clone()),
             ),

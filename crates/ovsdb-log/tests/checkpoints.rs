@@ -9,7 +9,7 @@
 mod common;
 
 use ovsdb_log::checkpoint::{Checkpoint, Checkpoints, Policy};
-use ovsdb_log::sizes::{ReplayEnd, ReplayPass};
+use ovsdb_log::replay_pass::{ReplayEnd, ReplayPass};
 use ovsdb_log::summary::{Summarizer, SummaryEnd};
 use ovsdb_log::{replay, Event, LogScan, Replay, SharedReplay, Upto, Verdict};
 

@@ -8,7 +8,7 @@ mod common;
 
 use ovsdb::StorageMode;
 use ovsdb_log::convert::Converter;
-use ovsdb_log::sizes::{CorePass, Plan, ReplayEnd, ReplayPass};
+use ovsdb_log::replay_pass::{CorePass, Plan, ReplayEnd, ReplayPass};
 use ovsdb_log::{Event, LogScan, Replay, ScanOptions, Upto, Verdict};
 
 /// One walk of `bytes` in chunks of `chunk`, events to `f`.

@@ -5,7 +5,7 @@ use ovsdb::json::Json;
 use ovsdb_log::checkpoint::Checkpoints;
 use ovsdb_log::record::{Record, TxnRecord};
 use ovsdb_log::replay::RowsAt;
-use ovsdb_log::sizes::ReplayPass;
+use ovsdb_log::replay_pass::ReplayPass;
 use ovsdb_log::{
     Db, Event, Format, Framer, LogScan, RawRecord, RecordBody, ScanOptions, Upto, Verdict,
 };
