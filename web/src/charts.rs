@@ -628,7 +628,7 @@ mod tests {
             ("sim/ab.rs", include_str!("sim/ab.rs")),
             ("sim/idl_panel.rs", include_str!("sim/idl_panel.rs")),
             ("contents_ui.rs", include_str!("contents_ui.rs")),
-            ("evidence_ui.rs", include_str!("evidence_ui.rs")),
+            ("app/evidence_ui.rs", include_str!("app/evidence_ui.rs")),
         ] {
             // The list above names the calls; skip this test's own lines.
             let code = src.split("#[cfg(test)]").next().unwrap();

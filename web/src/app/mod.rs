@@ -24,7 +24,6 @@ use crate::samples;
 use timeline::axis::{Axis, AxisMode};
 use timeline::time::utc_datetime;
 
-#[path = "evidence_ui.rs"]
 mod evidence_ui;
 use crate::inspector::{folded, Changes, Detail};
 use evidence_ui::{LogFilter, LogPanel};
