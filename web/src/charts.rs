@@ -627,8 +627,11 @@ mod tests {
             ("charts.rs", include_str!("charts.rs")),
             ("sim/ab.rs", include_str!("sim/ab.rs")),
             ("sim/idl_panel.rs", include_str!("sim/idl_panel.rs")),
-            ("contents_ui.rs", include_str!("contents_ui.rs")),
-            ("evidence_ui.rs", include_str!("evidence_ui.rs")),
+            ("contents_ui/mod.rs", include_str!("contents_ui/mod.rs")),
+            ("contents_ui/query.rs", include_str!("contents_ui/query.rs")),
+            ("contents_ui/view.rs", include_str!("contents_ui/view.rs")),
+            ("contents_ui/sizes.rs", include_str!("contents_ui/sizes.rs")),
+            ("app/evidence_ui.rs", include_str!("app/evidence_ui.rs")),
         ] {
             // The list above names the calls; skip this test's own lines.
             let code = src.split("#[cfg(test)]").next().unwrap();

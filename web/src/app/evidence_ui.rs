@@ -3,9 +3,18 @@
 //! the lanes and the virtualized log panel (whose lines the worker serves).
 //! A child module of `app`, so it works on `App`'s state directly.
 
-use super::*;
-use crate::draw::{TrackMark, TrackSpan};
-use crate::evidence_view::ServerView;
+use std::rc::Rc;
+
+use js_sys::{Object, Reflect};
+use timeline::axis::Axis;
+use timeline::time::utc_datetime;
+use wasm_bindgen::prelude::*;
+use web_sys::{HtmlElement, HtmlInputElement, HtmlSelectElement, MouseEvent};
+use yew::prelude::*;
+
+use super::{js_get, App, Msg};
+use crate::draw::{self, human_bytes, LogTrack, TrackMark, TrackSpan};
+use crate::evidence_view::{DiagView, ServerView};
 
 /// Height of one log panel row, in CSS pixels.
 const ROW: f64 = 18.0;
