@@ -92,12 +92,27 @@ fn column_type(t: &TableMeta, col: ColRef) -> Type {
     }
 }
 
-pub fn resolve_column(t: &TableMeta, name: &str) -> Result<ColRef> {
+/// A column named in a clause (`at`), with ovsdb-server's error.
+fn clause_column(t: &TableMeta, name: &str, at: &Json) -> Result<ColRef> {
     match name {
         "_uuid" => Ok(ColRef::Uuid),
         "_version" => Ok(ColRef::Version),
-        _ => t.known_column(name).map(ColRef::Col),
+        _ => t.known_column(name, at).map(ColRef::Col),
     }
+}
+
+/// The columns of a `select`'s or `wait`'s `columns` array `at`, with
+/// ovsdb-server's error for a name the table does not have.
+pub fn column_list(t: &TableMeta, at: &Json, names: &[Json]) -> Result<Vec<ColRef>> {
+    names
+        .iter()
+        .map(|c| {
+            let name = c.as_str().unwrap_or("");
+            clause_column(t, name, at).map_err(|_| {
+                Error::syntax(format!("{name} is not a valid column name")).with_syntax(at)
+            })
+        })
+        .collect()
 }
 
 impl Condition {
@@ -128,9 +143,11 @@ impl Condition {
                     let fname = parts[1]
                         .as_str()
                         .ok_or_else(|| Error::syntax("clause function must be a string"))?;
-                    let func = Func::parse(fname)
-                        .ok_or_else(|| Error::syntax(format!("unknown function {fname}")))?;
-                    let col = resolve_column(t, column)?;
+                    // The column first, then the function, as ovsdb-server.
+                    let col = clause_column(t, column, c)?;
+                    let func = Func::parse(fname).ok_or_else(|| {
+                        Error::new("unknown function", format!("No function named {fname}."))
+                    })?;
                     let ty = column_type(t, col);
                     let arg_ty = match func {
                         Func::Lt | Func::Le | Func::Gt | Func::Ge => {
@@ -140,8 +157,9 @@ impl Condition {
                             if !ok {
                                 return Err(Error::syntax(format!(
                                     "Type mismatch: \"{fname}\" operator may not be applied to column {column} of type {}.",
-                                    ty.to_json()
-                                )));
+                                    ty.to_english()
+                                ))
+                                .with_syntax(c));
                             }
                             // The argument must satisfy the column's
                             // constraints, as in ovsdb-server.
@@ -173,8 +191,7 @@ impl Condition {
                             relaxed_size: false,
                             named_uuid: Some(&mut resolve),
                         },
-                    )
-                    .map_err(|e| e.context(format!("clause on {column}")))?;
+                    )?;
                     clauses.push(Clause::Cmp {
                         col,
                         column: column.to_string(),

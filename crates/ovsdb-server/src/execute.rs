@@ -6,7 +6,7 @@
 //! changes, which are kept at once ([`Server::transact`]) or rolled back
 //! and installed later ([`Server::prepare`], then [`Server::apply_commit`]).
 
-use crate::cond::{resolve_column, ColRef, Condition, RowView};
+use crate::cond::{column_list, ColRef, Condition, RowView};
 use crate::dispatch::{err_json, uuid_json};
 use crate::meta::{DbMeta, TableMeta};
 use crate::rng::SplitMix64;
@@ -369,10 +369,9 @@ fn execute_op(
                             .ok_or_else(|| Error::syntax("row must be an object"))?,
                     );
                     for (cn, v) in ro {
-                        let ci = t.known_column(cn)?;
+                        let ci = t.known_column(cn, row)?;
                         w.stats.values_parsed += 1;
-                        cols[ci] = parse_value(v, &t.columns[ci].ty, &w.named, false)
-                            .map_err(|e| e.context(format!("column {cn}")))?;
+                        cols[ci] = parse_value(v, &t.columns[ci].ty, &w.named, false)?;
                     }
                 }
                 Ok(new)
@@ -405,10 +404,7 @@ fn execute_op(
             let t = &meta.tables[ti];
             let cond = parse_cond(o.get("where"), t, &w.named)?;
             let cols: Vec<ColRef> = match o.get("columns").and_then(Json::as_array) {
-                Some(a) => a
-                    .iter()
-                    .map(|c| resolve_column(t, c.as_str().unwrap_or("")))
-                    .collect::<Result<_>>()?,
+                Some(a) => column_list(t, o.get("columns").unwrap_or(&Json::Null), a)?,
                 None => {
                     let mut v = vec![ColRef::Uuid, ColRef::Version];
                     v.extend((0..t.columns.len()).map(ColRef::Col));
@@ -430,15 +426,15 @@ fn execute_op(
             let t = &meta.tables[ti];
             let cond = parse_cond(o.get("where"), t, &w.named)?;
             let mut updates: Vec<(usize, Datum)> = Vec::new();
-            let mut mutations: Vec<(usize, String, Datum, String)> = Vec::new();
+            let mut mutations: Vec<(usize, String, Datum)> = Vec::new();
             if name == "update" {
+                let row = o.get("row").unwrap_or(&Json::Null);
                 let ro = shash_ordered(
-                    o.get("row")
-                        .and_then(Json::as_object)
+                    row.as_object()
                         .ok_or_else(|| Error::syntax("update requires \"row\""))?,
                 );
                 for (cn, v) in ro {
-                    let ci = t.known_column(cn)?;
+                    let ci = t.known_column(cn, row)?;
                     if !t.columns[ci].mutable {
                         return Err(Error::constraint(format!(
                             "Cannot update immutable column {cn} in table {}.",
@@ -446,8 +442,7 @@ fn execute_op(
                         )));
                     }
                     w.stats.values_parsed += 1;
-                    let d = parse_value(v, &t.columns[ci].ty, &w.named, false)
-                        .map_err(|e| e.context(format!("column {cn}")))?;
+                    let d = parse_value(v, &t.columns[ci].ty, &w.named, false)?;
                     updates.push((ci, d));
                 }
             } else {
@@ -461,7 +456,7 @@ fn execute_op(
                         .filter(|a| a.len() == 3)
                         .ok_or_else(|| Error::syntax("mutation must be a 3-element array"))?;
                     let cn = parts[0].as_str().unwrap_or("");
-                    let ci = t.known_column(cn)?;
+                    let ci = t.known_column(cn, m)?;
                     if !t.columns[ci].mutable {
                         return Err(Error::constraint(format!(
                             "Cannot mutate immutable column {cn} in table {}.",
@@ -470,12 +465,34 @@ fn execute_op(
                     }
                     let mutator = parts[1].as_str().unwrap_or("").to_string();
                     let ty = &t.columns[ci].ty;
+                    // As ovsdb-server's mutation parser: which mutators a
+                    // column's type takes, and the argument's type.
+                    let numeric = matches!(ty.key.atomic, AtomicType::Integer | AtomicType::Real);
+                    let fits = match mutator.as_str() {
+                        "+=" | "-=" | "*=" | "/=" => numeric && !ty.is_map(),
+                        "%=" => ty.key.atomic == AtomicType::Integer && !ty.is_map(),
+                        "insert" | "delete" => !ty.is_scalar(),
+                        _ => true,
+                    };
+                    if !fits {
+                        return Err(Error::syntax(format!(
+                            "Type mismatch: \"{mutator}\" operator may not be applied to column {cn} of type {}.",
+                            ty.to_english()
+                        ))
+                        .with_syntax(m));
+                    }
                     let arg = match mutator.as_str() {
                         "+=" | "-=" | "*=" | "/=" | "%=" => {
                             let at = Type::scalar(ty.key.atomic);
                             parse_value(&parts[2], &at, &w.named, false)?
                         }
-                        "insert" => parse_value(&parts[2], &ty.relaxed(), &w.named, true)?,
+                        "insert" => {
+                            let at = Type {
+                                min: 0,
+                                ..ty.clone()
+                            };
+                            parse_value(&parts[2], &at, &w.named, false)?
+                        }
                         "delete" => match parse_value(&parts[2], &ty.relaxed(), &w.named, true) {
                             Ok(d) => d,
                             Err(e) => {
@@ -487,10 +504,15 @@ fn execute_op(
                                 }
                             }
                         },
-                        other => return Err(Error::syntax(format!("unknown mutator {other}"))),
+                        other => {
+                            return Err(Error::new(
+                                "unknown mutator",
+                                format!("No mutator named {other}."),
+                            ))
+                        }
                     };
                     w.stats.values_parsed += 1;
-                    mutations.push((ci, mutator, arg, cn.to_string()));
+                    mutations.push((ci, mutator, arg));
                 }
             }
             let uuids = w.matching(ti, &cond);
@@ -512,10 +534,9 @@ fn execute_op(
                     for (ci, d) in &updates {
                         cols[*ci] = d.clone();
                     }
-                    for (ci, mutator, arg, cn) in &mutations {
+                    for (ci, mutator, arg) in &mutations {
                         let ty = &t.columns[*ci].ty;
-                        mutate(&mut cols[*ci], ty, mutator, arg)
-                            .map_err(|e| e.context(format!("column {cn}")))?;
+                        mutate(&mut cols[*ci], ty, mutator, arg)?;
                     }
                     Ok(())
                 })?;
@@ -544,10 +565,7 @@ fn execute_op(
             let t = &meta.tables[ti];
             let cond = parse_cond(o.get("where"), t, &w.named)?;
             let cols: Vec<ColRef> = match o.get("columns").and_then(Json::as_array) {
-                Some(a) => a
-                    .iter()
-                    .map(|c| resolve_column(t, c.as_str().unwrap_or("")))
-                    .collect::<Result<_>>()?,
+                Some(a) => column_list(t, o.get("columns").unwrap_or(&Json::Null), a)?,
                 None => (0..t.columns.len()).map(ColRef::Col).collect(),
             };
             let timeout = match o.get("timeout") {
@@ -665,6 +683,14 @@ fn project(t: &TableMeta, r: &RowView<'_>, cols: &[ColRef]) -> Json {
     Json::Object(o)
 }
 
+/// ovsdb-server's error for an arithmetic mutation whose result does not fit.
+fn out_of_range(op: &str) -> Error {
+    Error::new(
+        "range error",
+        format!("Result of \"{op}\" operation is out of range."),
+    )
+}
+
 fn arith(a: &Atom, op: &str, arg: &Atom) -> Result<Atom> {
     match (a, arg) {
         (Atom::Integer(x), Atom::Integer(y)) => {
@@ -685,8 +711,7 @@ fn arith(a: &Atom, op: &str, arg: &Atom) -> Result<Atom> {
                     x.checked_rem(*y)
                 }
             };
-            r.map(Atom::Integer)
-                .ok_or_else(|| Error::new("range error", "Result of arithmetic overflows."))
+            r.map(Atom::Integer).ok_or_else(|| out_of_range(op))
         }
         (Atom::Real(x), Atom::Real(y)) => {
             let r = match op {
@@ -702,10 +727,7 @@ fn arith(a: &Atom, op: &str, arg: &Atom) -> Result<Atom> {
                 _ => return Err(Error::syntax("%= is not valid for reals")),
             };
             if !r.is_finite() {
-                return Err(Error::new(
-                    "range error",
-                    "Result of arithmetic is not finite.",
-                ));
+                return Err(out_of_range(op));
             }
             Ok(Atom::Real(r))
         }
@@ -726,15 +748,21 @@ fn mutate(d: &mut Datum, ty: &Type, mutator: &str, arg: &Datum) -> Result<()> {
                 .ok_or_else(|| Error::syntax("mutator argument must be a scalar"))?;
             match d {
                 Datum::Set(s) => {
-                    let mut out = BTreeSet::new();
-                    for x in s.iter() {
-                        let r = arith(x, mutator, a)?;
+                    // As ovsdb-server: every element first, then their
+                    // constraints, then duplicates.
+                    let done = s
+                        .iter()
+                        .map(|x| arith(x, mutator, a))
+                        .collect::<Result<Vec<Atom>>>()?;
+                    for r in &done {
                         r.check_constraints(&ty.key)?;
-                        if !out.insert(r) {
-                            return Err(Error::constraint(
-                                "Result of mutation contains duplicate values.",
-                            ));
-                        }
+                    }
+                    let n = done.len();
+                    let out: BTreeSet<Atom> = done.into_iter().collect();
+                    if out.len() != n {
+                        return Err(Error::constraint(format!(
+                            "Result of \"{mutator}\" operation contains duplicates."
+                        )));
                     }
                     *s = out.into_iter().collect();
                 }
@@ -745,10 +773,20 @@ fn mutate(d: &mut Datum, ty: &Type, mutator: &str, arg: &Datum) -> Result<()> {
         }
         "insert" => d.union_with(arg),
         "delete" => d.subtract(arg),
-        _ => return Err(Error::syntax(format!("unknown mutator {mutator}"))),
+        _ => {
+            return Err(Error::new(
+                "unknown mutator",
+                format!("No mutator named {mutator}."),
+            ))
+        }
     }
-    d.check_size(ty)
-        .map_err(|e| Error::constraint(format!("mutation result: {}", e.details)))
+    d.check_size(ty).map_err(|_| {
+        Error::constraint(format!(
+            "Attempted to store {} elements in {}.",
+            d.len(),
+            ty.to_english()
+        ))
+    })
 }
 
 #[cfg(test)]
@@ -770,7 +808,7 @@ mod tests {
         assert_eq!(
             r,
             format!(
-                r#"[{{"uuid":["uuid","{U1}"]}},{{"error":"range error","details":"column n: Result of arithmetic overflows."}},null]"#
+                r#"[{{"uuid":["uuid","{U1}"]}},{{"error":"range error","details":"Result of \"+=\" operation is out of range."}},null]"#
             )
         );
         // Nothing was committed.

@@ -36,12 +36,13 @@ impl TableMeta {
     }
 
     /// [`TableMeta::column`], or ovsdb-server's "unknown column" error.
-    pub fn known_column(&self, name: &str) -> Result<usize> {
+    pub fn known_column(&self, name: &str, at: &Json) -> Result<usize> {
         self.column(name).ok_or_else(|| {
             Error::new(
                 "unknown column",
                 format!("No column {name} in table {}.", self.name),
             )
+            .with_syntax(at)
         })
     }
 }

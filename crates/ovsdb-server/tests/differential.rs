@@ -253,3 +253,144 @@ fn run_seed(seed: u64, steps: usize) {
         "only {compared_updates} updates compared"
     );
 }
+
+/// Sends each transaction text to the real server and to the model, and
+/// returns (text, real result, model result) with each result's first
+/// error object, or "ok".
+fn errors_of(texts: &[Vec<u8>]) -> Vec<(String, String, String)> {
+    let dir = TempDir::new("errors");
+    let schema = dir.0.join("diff.ovsschema");
+    std::fs::write(&schema, SCHEMA).unwrap();
+    let db = dir.0.join("diff.db");
+    run(
+        "ovsdb-tool",
+        &["create", db.to_str().unwrap(), schema.to_str().unwrap()],
+    );
+    let real = Server::start(&dir.0, &db).expect("ovsdb-server");
+    let mut conn = Conn::connect(&real.sock).unwrap();
+    let mut model = Model::from_schema_text(SCHEMA, ServerOptions::default()).unwrap();
+    let sess = model.connect();
+    // The first error object of a result, or "ok" (an insert's UUID differs).
+    let outcome = |r: &Json| {
+        r.as_array()
+            .and_then(|a| a.iter().find(|x| x.get("error").is_some()))
+            .map_or("ok".to_string(), |e| {
+                e.sorted_recursive().to_string_compact()
+            })
+    };
+    let mut out = Vec::new();
+    for text in texts {
+        let params = parse(text).unwrap();
+        let reply = conn.call("transact", params.clone()).unwrap();
+        let mut o = Object::new();
+        o.insert("method", Json::from("transact"));
+        o.insert("params", params);
+        o.insert("id", Json::Integer(2));
+        let model_reply = model
+            .handle(sess, &Json::Object(o))
+            .into_iter()
+            .map(|(_, m)| m)
+            .find(|m| m.get("result").is_some())
+            .expect("a reply");
+        out.push((
+            String::from_utf8_lossy(text).into_owned(),
+            outcome(reply.get("result").unwrap()),
+            outcome(model_reply.get("result").unwrap()),
+        ));
+    }
+    out
+}
+
+/// A string column written with bytes that are not UTF-8: the real server
+/// takes the JSON (its parser keeps any bytes) and fails the operation with
+/// its UTF-8 check's words; the model must reply the same error object.
+#[test]
+fn strings_that_are_not_utf8_fail_as_on_the_real_server() {
+    assert!(ensure_packages(), "openvswitch packages unavailable");
+    // Raw bytes: a byte no sequence starts with, a surrogate's form, a
+    // sequence cut by the end of the string, one cut by an ASCII byte, a
+    // good two-byte character first; then a `\u` escape of a lone trailing
+    // surrogate; then a good string, which must commit on both.
+    let names: [&[u8]; 7] = [
+        b"\"a\xc0b\"",
+        b"\"\xed\xa0\x80\"",
+        b"\"ab\xc3\"",
+        b"\"\xe2\x82x\"",
+        b"\"\xc3\xa9\xf0\x9f\x98\"",
+        b"\"x\\udc00y\"",
+        b"\"caf\\u00e9\"",
+    ];
+    let texts: Vec<Vec<u8>> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let mut t = format!(r#"["diff",{{"op":"insert","table":"T","row":{{"k":{i},"name":"#)
+                .into_bytes();
+            t.extend_from_slice(name);
+            t.extend_from_slice(b"}}]");
+            t
+        })
+        .collect();
+    let got = errors_of(&texts);
+    for (text, real, model) in &got {
+        eprintln!("{text}\n  real  {real}\n  model {model}");
+    }
+    for (text, real, model) in &got {
+        assert_eq!(model, real, "{text}");
+    }
+    let rejected = got
+        .iter()
+        .filter(|g| g.1.contains("not a valid UTF-8 string"))
+        .count();
+    assert_eq!(rejected, 6, "every string but the last is rejected");
+}
+
+/// Operations whose values are wrong: the model replies the real server's
+/// error object, tag and details both.
+#[test]
+fn bad_values_fail_with_the_real_servers_words() {
+    assert!(ensure_packages(), "openvswitch packages unavailable");
+    let texts: Vec<Vec<u8>> = [
+        r#"["diff",{"op":"insert","table":"T","row":{"k":21}}]"#,
+        r#"["diff",{"op":"insert","table":"T","row":{"k":"x"}}]"#,
+        r#"["diff",{"op":"insert","table":"T","row":{"set":["set",[1,2,3,4,5]]}}]"#,
+        r#"["diff",{"op":"insert","table":"T","row":{"set":["set",[1,1]]}}]"#,
+        r#"["diff",{"op":"insert","table":"T","row":{"map":["map",[["a",1],["a",2]]]}}]"#,
+        r#"["diff",{"op":"insert","table":"T","row":{"name":1.5}}]"#,
+        r#"["diff",{"op":"insert","table":"T","row":{"nope":1}}]"#,
+        r#"["diff",{"op":"insert","table":"T","row":{"k":1}},{"op":"update","table":"T","where":[],"row":{"k":-1}}]"#,
+        r#"["diff",{"op":"insert","table":"T","row":{"k":1}},{"op":"mutate","table":"T","where":[],"mutations":[["k","+=",100]]}]"#,
+        r#"["diff",{"op":"insert","table":"T","row":{"k":1}},{"op":"mutate","table":"T","where":[],"mutations":[["k","+=","x"]]}]"#,
+        r#"["diff",{"op":"insert","table":"T","row":{"k":1}},{"op":"mutate","table":"T","where":[],"mutations":[["set","insert",["set",[1,2,3,4,5]]]]}]"#,
+        r#"["diff",{"op":"select","table":"T","where":[["k","==","x"]]}]"#,
+        r#"["diff",{"op":"insert","table":"T","row":{"set":["set",[1,2]]}},{"op":"mutate","table":"T","where":[],"mutations":[["set","insert",["set",[3,4,5]]]]}]"#,
+        r#"["diff",{"op":"insert","table":"T","row":{"k":1}},{"op":"mutate","table":"T","where":[],"mutations":[["set","delete",["set",[1,2,3,4,5,6]]]]}]"#,
+        r#"["diff",{"op":"insert","table":"T","row":{"k":1}},{"op":"mutate","table":"T","where":[],"mutations":[["nope","+=",1]]}]"#,
+        r#"["diff",{"op":"insert","table":"T","row":{"k":1}},{"op":"update","table":"T","where":[],"row":{"nope":1}}]"#,
+        r#"["diff",{"op":"select","table":"T","where":[["nope","==",1]]}]"#,
+        r#"["diff",{"op":"select","table":"T","where":[],"columns":["nope"]}]"#,
+        r#"["diff",{"op":"insert","table":"T","row":{"k":1}},{"op":"mutate","table":"T","where":[],"mutations":[["k","/=",0]]}]"#,
+        r#"["diff",{"op":"insert","table":"T","row":{"k":1}},{"op":"mutate","table":"T","where":[],"mutations":[["name","+=",1]]}]"#,
+        r#"["diff",{"op":"insert","table":"T","row":{"k":1}},{"op":"mutate","table":"T","where":[],"mutations":[["k","insert",1]]}]"#,
+        r#"["diff",{"op":"insert","table":"T","row":{"k":1}},{"op":"mutate","table":"T","where":[],"mutations":[["k","%=",0]]}]"#,
+        r#"["diff",{"op":"insert","table":"T","row":{"set":["set",[1,2]]}},{"op":"mutate","table":"T","where":[],"mutations":[["set","*=",0]]}]"#,
+        r#"["diff",{"op":"insert","table":"T","row":{"set":["set",[1,2]]}},{"op":"mutate","table":"T","where":[],"mutations":[["set","+=",9223372036854775807]]}]"#,
+        r#"["diff",{"op":"insert","table":"T","row":{"map":["map",[["a",1]]]}},{"op":"mutate","table":"T","where":[],"mutations":[["map","+=",1]]}]"#,
+        r#"["diff",{"op":"insert","table":"T","row":{"k":1}},{"op":"mutate","table":"T","where":[],"mutations":[["k","<<",1]]}]"#,
+        r#"["diff",{"op":"select","table":"T","where":[["name","<",1]]}]"#,
+        r#"["diff",{"op":"select","table":"T","where":[["k","includes","x"]]}]"#,
+        r#"["diff",{"op":"select","table":"T","where":[["k","like",1]]}]"#,
+        r#"["diff",{"op":"select","table":"T","where":[["nope","like",1]]}]"#,
+        r#"["diff",{"op":"select","table":"T","where":[["map","<",1]]}]"#,
+    ]
+    .iter()
+    .map(|t| t.as_bytes().to_vec())
+    .collect();
+    let got = errors_of(&texts);
+    for (text, real, model) in &got {
+        eprintln!("{text}\n  real  {real}\n  model {model}");
+    }
+    for (text, real, model) in &got {
+        assert_eq!(model, real, "{text}");
+    }
+}
