@@ -1,11 +1,52 @@
-//! The worker's side of the Contents page: messages `contents-*` (see the
-//! list at the top of `worker.rs`). Everything here is plumbing between
+//! The worker's side of the Contents page (`src/bin/worker.rs`, through
+//! `#[path]`): messages `contents-*`. Everything here is plumbing between
 //! the page's requests, the input `Blob`s and the `contents` core: the
 //! file is streamed from its input for every walk and never held; what is
 //! kept is the load pass's entry list and history index, the database at
 //! the chosen position (and the one before, for going back), the current
 //! row selection, the referrers and the tables' searchable text
 //! (`browse::TextIndex`) of the current database.
+//!
+//! Messages in (plain JS objects):
+//! - `{type: "contents-open", id, lane, name, at}`: the database of a
+//!   loaded file at log index `at` (absent or negative: the last committed
+//!   entry; standalone files: after `at` txn records). The first open of a
+//!   file streams it from its input once (`contents::stream::Opener`: the
+//!   load pass's entry list and row → entries index, and a replay in the
+//!   same walk; one more walk when the position is not the end); a later
+//!   position replays again (`contents::stream::DatabaseAt`), the previous
+//!   database is kept for going back. Replies `{type: "contents-opened",
+//!   id, json}` with `{name, database, clustered, first, last, committed,
+//!   at, term, date, comment, readError, loadError, tables: [{name,
+//!   rows}], rowCount, ms}` or `{error}`.
+//! - `{type: "contents-overview", id}`: the `show` overview
+//!   (`contents::show`) of the open database; replies `{type:
+//!   "contents-overview", id, json: {at, overview}}`.
+//! - `{type: "contents-rows", id, table, query, start, count, focus}`: the
+//!   rows of a table that `query` selects (`contents::browse::select`:
+//!   empty, a substring, or `ovn-nbctl find` conditions), `start..+count`
+//!   of them; replies `{type: "contents-rows", id, json: {table, query,
+//!   mode, note, total, start, columns, rows: [{uuid, cells: [[segment]]}],
+//!   focusRow, ms}}`, a segment being `[text]` or `[text, table, uuid]` (a
+//!   reference).
+//! - `{type: "contents-row", id, uuid}`: the row whole and its referrers;
+//!   replies `{type: "contents-row", id, json: {uuid, table, columns:
+//!   [[name, [segment]]], referrers: [{table, column, row}], at}}`.
+//! - `{type: "contents-history", id, uuid}`: the row's history, its
+//!   records read back from the input by offset (`contents::history`);
+//!   replies `{type: "contents-history", id, json}` with the JSON of
+//!   `ovsdb-scope history --json` (plus `ms`).
+//! - `{type: "contents-sizes", id}`: where the open file's bytes go
+//!   (`contents::sizes` through `contents::stream::SizesStream`: a replay
+//!   walk for the entries' full and diff sizes, then the breakdown walk;
+//!   kept for later requests) with the compaction what-if at the open
+//!   position; replies `{type: "contents-sizes", id, json}` with the JSON
+//!   of `ovsdb-scope sizes --at AT --json` for the file (plus `ms`, `at`).
+//! - `{type: "contents-diff", id, from}`: rows added, removed and changed
+//!   from the database at `from` to the open one (`contents::diff`; the
+//!   database at `from` replaces the kept previous one); replies
+//!   `{type: "contents-diff", id, json}` with the JSON of `ovsdb-scope
+//!   diff --from FROM --to AT --json` (plus `from`, `to`, `ms`).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -19,7 +60,8 @@ use ovsdb_log::checkpoint::{Checkpoint, Policy};
 use ovsdb_log::{Event, LogScan, Verdict};
 use wasm_bindgen::JsValue;
 
-use super::{get, now, post, read_blob, stream_file, stream_file_from, Loaded, FILES};
+use super::worker_load::{read_blob, stream_file, stream_file_from, Loaded, FILES};
+use super::{get, now, post};
 
 struct Db {
     at: u64,
@@ -655,10 +697,7 @@ fn read_spans(f: &Loaded, spans: &[(u64, u64)]) -> Result<HashMap<u64, Vec<u8>>,
     let mut out: HashMap<u64, Vec<u8>> = HashMap::new();
     if f.input_name == f.name {
         for &(off, len) in spans {
-            out.insert(
-                off,
-                super::read_blob(&f.input, off as f64, (off + len) as f64)?,
-            );
+            out.insert(off, read_blob(&f.input, off as f64, (off + len) as f64)?);
         }
         return Ok(out);
     }
