@@ -210,8 +210,19 @@ test("Contents: another index, from the field or the URL hash, shows the databas
   assert.deepEqual(await rowCounts(page), counts(pick));
   assert.match(page.url(), new RegExp(`ci=${pick}`));
   // ] steps on (each step from where the last one landed: the worker
-  // reads only the records in between).
+  // reads only the records in between). The rows read at the index before
+  // stay on screen until the new ones come: the grid never empties.
   await page.getByTestId("row-grid").focus();
+  assert.ok((await page.getByTestId("row").count()) > 0, "rows shown before the steps");
+  await page.evaluate(() => {
+    window.__fewestRows = Infinity;
+    const mo = new MutationObserver(() => {
+      const n = document.querySelectorAll("[data-testid=row-grid] [data-testid=row]").length;
+      window.__fewestRows = Math.min(window.__fewestRows, n);
+    });
+    mo.observe(document.body, { subtree: true, childList: true });
+    window.__stopCounting = () => mo.disconnect();
+  });
   for (let at = pick + 1; at <= Math.min(pick + 3, last); at++) {
     await page.keyboard.press("]");
     await page.locator(`[data-testid=at-index][data-value="${at}"]`).waitFor();
@@ -219,6 +230,11 @@ test("Contents: another index, from the field or the URL hash, shows the databas
     await page.locator(`[data-testid=row-grid][data-at="${at}"]`).waitFor();
     assert.deepEqual(await rowCounts(page), counts(at));
   }
+  const fewest = await page.evaluate(() => {
+    window.__stopCounting();
+    return window.__fewestRows;
+  });
+  assert.ok(fewest > 0, `the grid emptied during a step (fewest rows seen: ${fewest})`);
   // A link with the index reopens it.
   const again = await openContents(`&lane=0&ci=${first}`);
   await again.page.locator(`[data-testid=at-index][data-value="${first}"]`).waitFor();

@@ -51,6 +51,7 @@ impl ContentsPage {
 
     fn reset_rows(&mut self) {
         self.blocks.clear();
+        self.stale.clear();
         self.requested.clear();
     }
 
@@ -134,6 +135,9 @@ impl ContentsPage {
                     .as_ref()
                     .filter(|t| tables.iter().any(|x| x["name"] == **t))
                     .cloned();
+                // The same file and table at another index.
+                let same_table =
+                    keep.is_some() && self.opened.as_ref().is_some_and(|o| o["name"] == v["name"]);
                 self.table = keep.or_else(|| {
                     // The first table with rows.
                     tables
@@ -147,7 +151,14 @@ impl ContentsPage {
                 if self.overview_open() {
                     self.overview_id = self.send(ctx, "contents-overview", &[]);
                 }
-                self.reset_rows();
+                if same_table {
+                    // The same table at another index: its rows stay on
+                    // screen until the new ones come (`stale`).
+                    self.stale = std::mem::take(&mut self.blocks);
+                    self.requested.clear();
+                } else {
+                    self.reset_rows();
+                }
                 self.fetch(ctx);
                 if let Some(u) = self.selected.clone() {
                     self.select(ctx, u);
@@ -160,6 +171,7 @@ impl ContentsPage {
             "contents-rows" => {
                 if let Some(e) = err {
                     self.error = Some(e);
+                    self.stale.clear();
                     return true;
                 }
                 if v["table"].as_str() != self.table.as_deref()
@@ -182,6 +194,9 @@ impl ContentsPage {
                 self.rows_at = v["at"].as_u64();
                 self.blocks
                     .insert(b, v["rows"].as_array().cloned().unwrap_or_default());
+                if self.requested.is_empty() {
+                    self.stale.clear();
+                }
                 if let (Some(f), Some(p)) = (self.focus.take(), v["focusRow"].as_u64()) {
                     let p = p as usize;
                     self.scroll_to = Some(p.saturating_sub(VIEW / 2));

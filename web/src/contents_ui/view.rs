@@ -106,6 +106,7 @@ impl ContentsPage {
             .filter_map(|i| {
                 self.blocks
                     .get(&(i / BLOCK))
+                    .or_else(|| self.stale.get(&(i / BLOCK)))
                     .and_then(|b| b.get(i % BLOCK))
                     .map(|r| (i, r))
             })
@@ -156,7 +157,7 @@ impl ContentsPage {
                         let u = uuid.clone();
                         let sel = self.selected.as_deref() == Some(uuid.as_str());
                         html! {
-                            <div class={classes!("crow", sel.then_some("selected"))} data-testid="row" data-uuid={uuid}
+                            <div key={uuid.clone()} class={classes!("crow", sel.then_some("selected"))} data-testid="row" data-uuid={uuid}
                                 data-pos={i.to_string()}
                                 style={format!("top:{}px;{style_w}", i as f64 * ROW)}
                                 onclick={link.callback(move |_| Msg::Select(u.clone()))}>
