@@ -18,7 +18,7 @@ mod net;
 
 use idl::experiments::{port_binding_values, PORT_BINDING_COLUMNS, PORT_BINDING_SCHEMA};
 use idl::replica::{Commit, Event, Idl, TxnStatus};
-use net::{ensure_packages, run, Conn, Server, TempDir};
+use net::{ensure_packages, Conn, Server, TempDir};
 use ovsdb::json::{Json, Object};
 use ovsdb_server::DbMeta;
 use std::sync::Arc;
@@ -41,12 +41,7 @@ fn write_changed_only_on_real_server() {
     let dir = TempDir::new("wco");
     let schema = dir.0.join("pb.ovsschema");
     std::fs::write(&schema, PORT_BINDING_SCHEMA).unwrap();
-    let db = dir.0.join("pb.db");
-    run(
-        "ovsdb-tool",
-        &["create", db.to_str().unwrap(), schema.to_str().unwrap()],
-    );
-    let server = Server::start(&dir.0, &db).unwrap();
+    let server = Server::create(&dir.0, "pb.db", &schema).unwrap();
     let mut conn = Conn::connect(&server.sock).unwrap();
     let mut ops = vec![Json::from("SB")];
     for i in 0..ROWS {

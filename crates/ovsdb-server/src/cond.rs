@@ -103,8 +103,9 @@ fn clause_column(t: &TableMeta, name: &str, at: &Json) -> Result<ColRef> {
 
 /// The columns of a `select`'s or `wait`'s `columns` array `at`, with
 /// ovsdb-server's error for a name the table does not have.
-pub fn column_list(t: &TableMeta, at: &Json, names: &[Json]) -> Result<Vec<ColRef>> {
-    names
+pub fn column_list(t: &TableMeta, at: &Json) -> Result<Vec<ColRef>> {
+    at.as_array()
+        .unwrap_or_default()
         .iter()
         .map(|c| {
             let name = c.as_str().unwrap_or("");

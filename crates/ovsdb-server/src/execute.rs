@@ -403,8 +403,8 @@ fn execute_op(
             let ti = table_of(meta, o)?;
             let t = &meta.tables[ti];
             let cond = parse_cond(o.get("where"), t, &w.named)?;
-            let cols: Vec<ColRef> = match o.get("columns").and_then(Json::as_array) {
-                Some(a) => column_list(t, o.get("columns").unwrap_or(&Json::Null), a)?,
+            let cols: Vec<ColRef> = match o.get("columns").filter(|c| c.as_array().is_some()) {
+                Some(c) => column_list(t, c)?,
                 None => {
                     let mut v = vec![ColRef::Uuid, ColRef::Version];
                     v.extend((0..t.columns.len()).map(ColRef::Col));
@@ -564,8 +564,8 @@ fn execute_op(
             let ti = table_of(meta, o)?;
             let t = &meta.tables[ti];
             let cond = parse_cond(o.get("where"), t, &w.named)?;
-            let cols: Vec<ColRef> = match o.get("columns").and_then(Json::as_array) {
-                Some(a) => column_list(t, o.get("columns").unwrap_or(&Json::Null), a)?,
+            let cols: Vec<ColRef> = match o.get("columns").filter(|c| c.as_array().is_some()) {
+                Some(c) => column_list(t, c)?,
                 None => (0..t.columns.len()).map(ColRef::Col).collect(),
             };
             let timeout = match o.get("timeout") {
@@ -737,12 +737,9 @@ fn arith(a: &Atom, op: &str, arg: &Atom) -> Result<Atom> {
 
 fn mutate(d: &mut Datum, ty: &Type, mutator: &str, arg: &Datum) -> Result<()> {
     match mutator {
+        // (The column's type was checked against the mutator when the
+        // mutation was parsed.)
         "+=" | "-=" | "*=" | "/=" | "%=" => {
-            if !matches!(ty.key.atomic, AtomicType::Integer | AtomicType::Real) {
-                return Err(Error::constraint(
-                    "arithmetic mutator on a non-numeric column",
-                ));
-            }
             let a = arg
                 .as_scalar()
                 .ok_or_else(|| Error::syntax("mutator argument must be a scalar"))?;

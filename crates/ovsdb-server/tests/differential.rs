@@ -11,7 +11,7 @@ mod common;
 #[path = "common/net.rs"]
 mod net;
 
-use net::{ensure_packages, run, Conn, Server, TempDir};
+use net::{ensure_packages, Conn, Server, TempDir};
 use ovsdb::json::{parse, Json, Object};
 use ovsdb_server::rng::SplitMix64;
 use ovsdb_server::{Server as Model, ServerOptions};
@@ -72,6 +72,15 @@ fn random_txn(rng: &mut SplitMix64, known: &mut Vec<String>) -> String {
         });
     }
     format!(r#"["diff",{}]"#, ops.join(","))
+}
+
+/// A JSON-RPC request, as the model takes it.
+fn rpc(method: &str, params: Json, id: i64) -> Json {
+    let mut o = Object::new();
+    o.insert("method", Json::from(method));
+    o.insert("params", params);
+    o.insert("id", Json::Integer(id));
+    Json::Object(o)
 }
 
 /// Error tags (or "ok") per result entry: details wording may differ.
@@ -142,12 +151,7 @@ fn run_seed(seed: u64, steps: usize) {
     let dir = TempDir::new("diff");
     let schema = dir.0.join("diff.ovsschema");
     std::fs::write(&schema, SCHEMA).unwrap();
-    let db = dir.0.join("diff.db");
-    run(
-        "ovsdb-tool",
-        &["create", db.to_str().unwrap(), schema.to_str().unwrap()],
-    );
-    let real = Server::start(&dir.0, &db).expect("ovsdb-server");
+    let real = Server::create(&dir.0, "diff.db", &schema).expect("ovsdb-server");
     let mut conn = Conn::connect(&real.sock).unwrap();
     let reply = conn.call("monitor_cond", monitor_request()).unwrap();
     assert!(reply.get("error").unwrap().is_null(), "{reply}");
@@ -161,23 +165,11 @@ fn run_seed(seed: u64, steps: usize) {
 
     let mut model = Model::from_schema_text(SCHEMA, ServerOptions::default()).unwrap();
     let sess = model.connect();
-    let mut o = Object::new();
-    o.insert("method", Json::from("monitor_cond"));
-    o.insert("params", monitor_request());
-    o.insert("id", Json::Integer(1));
-    model.handle(sess, &Json::Object(o));
+    model.handle(sess, &rpc("monitor_cond", monitor_request(), 1));
     let sess1 = model.connect();
-    let mut o = Object::new();
-    o.insert("method", Json::from("monitor"));
-    o.insert("params", monitor_request());
-    o.insert("id", Json::Integer(1));
-    model.handle(sess1, &Json::Object(o));
+    model.handle(sess1, &rpc("monitor", monitor_request(), 1));
     let sess2 = model.connect();
-    let mut o = Object::new();
-    o.insert("method", Json::from("monitor_cond"));
-    o.insert("params", cond_request());
-    o.insert("id", Json::Integer(1));
-    model.handle(sess2, &Json::Object(o));
+    model.handle(sess2, &rpc("monitor_cond", cond_request(), 1));
 
     let mut rng = SplitMix64::new(seed);
     let mut known = Vec::new();
@@ -190,11 +182,7 @@ fn run_seed(seed: u64, steps: usize) {
         let mut real_updates: Vec<Json> = std::mem::take(&mut conn.backlog);
         real_updates.extend(conn.drain(Duration::from_millis(5)).unwrap());
         // Model.
-        let mut o = Object::new();
-        o.insert("method", Json::from("transact"));
-        o.insert("params", params);
-        o.insert("id", Json::Integer(2));
-        let out = model.handle(sess, &Json::Object(o));
+        let out = model.handle(sess, &rpc("transact", params, 2));
         let (mut model_updates, mut model_reply) = (Vec::new(), Json::Null);
         let (mut model_v1, mut model_cond) = (Vec::new(), Vec::new());
         for (to, m) in out {
@@ -261,12 +249,7 @@ fn errors_of(texts: &[Vec<u8>]) -> Vec<(String, String, String)> {
     let dir = TempDir::new("errors");
     let schema = dir.0.join("diff.ovsschema");
     std::fs::write(&schema, SCHEMA).unwrap();
-    let db = dir.0.join("diff.db");
-    run(
-        "ovsdb-tool",
-        &["create", db.to_str().unwrap(), schema.to_str().unwrap()],
-    );
-    let real = Server::start(&dir.0, &db).expect("ovsdb-server");
+    let real = Server::create(&dir.0, "diff.db", &schema).expect("ovsdb-server");
     let mut conn = Conn::connect(&real.sock).unwrap();
     let mut model = Model::from_schema_text(SCHEMA, ServerOptions::default()).unwrap();
     let sess = model.connect();
@@ -282,12 +265,8 @@ fn errors_of(texts: &[Vec<u8>]) -> Vec<(String, String, String)> {
     for text in texts {
         let params = parse(text).unwrap();
         let reply = conn.call("transact", params.clone()).unwrap();
-        let mut o = Object::new();
-        o.insert("method", Json::from("transact"));
-        o.insert("params", params);
-        o.insert("id", Json::Integer(2));
         let model_reply = model
-            .handle(sess, &Json::Object(o))
+            .handle(sess, &rpc("transact", params, 2))
             .into_iter()
             .map(|(_, m)| m)
             .find(|m| m.get("result").is_some())

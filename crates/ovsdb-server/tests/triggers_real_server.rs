@@ -11,7 +11,7 @@ mod common;
 mod net;
 
 use common::filters::uuidfilt;
-use net::{ensure_packages, run, Conn, Server, TempDir};
+use net::{ensure_packages, Conn, Server, TempDir};
 use ovsdb::json::{parse, Json};
 use ovsdb_server::{Server as Model, ServerOptions, SessionId};
 use std::time::{Duration, Instant};
@@ -231,12 +231,7 @@ fn waiting_transactions_behave_as_on_the_real_server() {
     let dir = TempDir::new("triggers");
     let schema = dir.0.join("db.ovsschema");
     std::fs::write(&schema, SCHEMA).unwrap();
-    let db = dir.0.join("db.db");
-    run(
-        "ovsdb-tool",
-        &["create", db.to_str().unwrap(), schema.to_str().unwrap()],
-    );
-    let server = Server::start(&dir.0, &db).expect("ovsdb-server starts");
+    let server = Server::create(&dir.0, "db.db", &schema).expect("ovsdb-server starts");
     let real = run_real(&server.sock);
     let model = run_model();
     // The script exercises what it claims to (guards against a vacuous

@@ -45,7 +45,7 @@ mod common;
 #[path = "common/net.rs"]
 mod net;
 
-use net::{ensure_packages, run, Conn, Server, TempDir};
+use net::{ensure_packages, Conn, Server, TempDir};
 use ovsdb::json::{parse, Json, Object};
 use ovsdb_server::rng::SplitMix64;
 use ovsdb_server::{Server as Model, ServerOptions};
@@ -290,12 +290,7 @@ fn run_seed(
     seed: u64,
     stats: &mut Stats,
 ) -> Option<String> {
-    let db = dir.0.join(format!("w{seed}.db"));
-    run(
-        "ovsdb-tool",
-        &["create", db.to_str().unwrap(), schema.to_str().unwrap()],
-    );
-    let real = Server::start(&dir.0, &db).expect("ovsdb-server");
+    let real = Server::create(&dir.0, &format!("w{seed}.db"), schema).expect("ovsdb-server");
     let mut conn = Conn::connect(&real.sock).unwrap();
     let mut model = Model::from_schema_text(SCHEMA, ServerOptions::default()).unwrap();
     let sess = model.connect();
@@ -478,12 +473,8 @@ fn referrers_join_in_the_order_of_the_deleted_rows_dst_refs() {
     };
     let mut failures = Vec::new();
     for (name, first, second) in [("p first", p, q), ("q first", q, p)] {
-        let db = dir.0.join(format!("{}.db", name.replace(' ', "-")));
-        run(
-            "ovsdb-tool",
-            &["create", db.to_str().unwrap(), schema.to_str().unwrap()],
-        );
-        let real = Server::start(&dir.0, &db).expect("ovsdb-server");
+        let real = Server::create(&dir.0, &format!("{}.db", name.replace(' ', "-")), &schema)
+            .expect("ovsdb-server");
         let mut conn = Conn::connect(&real.sock).unwrap();
         let mut model = Model::from_schema_text(S, ServerOptions::default()).unwrap();
         let sess = model.connect();

@@ -244,6 +244,17 @@ pub struct Server {
 impl Server {
     /// Starts ovsdb-server on `db` (already created) with a unix socket in
     /// `dir`. Waits until the socket accepts connections.
+    /// Creates database file `name` in `dir` from the schema file `schema`
+    /// with the real `ovsdb-tool`, then starts a server on it.
+    pub fn create(dir: &Path, name: &str, schema: &Path) -> std::io::Result<Server> {
+        let db = dir.join(name);
+        run(
+            "ovsdb-tool",
+            &["create", db.to_str().unwrap(), schema.to_str().unwrap()],
+        );
+        Server::start(dir, &db)
+    }
+
     pub fn start(dir: &Path, db: &Path) -> std::io::Result<Server> {
         let sock = dir.join("db.sock");
         let _ = std::fs::remove_file(&sock);
