@@ -108,9 +108,10 @@ pub struct ContentsPage {
     rows_at: Option<u64>,
     /// Fetched blocks of rows (block number → rows).
     blocks: HashMap<usize, Vec<Value>>,
-    /// The blocks read at the index before, shown until the new index's
-    /// arrive: a move then changes only the rows that differ, instead of
-    /// emptying the grid and filling it again (two layouts of every row).
+    /// The blocks read at the index before, shown instead of `blocks` until
+    /// all the new index's have arrived: a move then changes only the rows
+    /// that differ, instead of emptying the grid and filling it again (two
+    /// layouts of every row).
     stale: HashMap<usize, Vec<Value>>,
     requested: Vec<usize>,
     scroll_top: f64,

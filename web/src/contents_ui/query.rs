@@ -135,7 +135,6 @@ impl ContentsPage {
                     .as_ref()
                     .filter(|t| tables.iter().any(|x| x["name"] == **t))
                     .cloned();
-                // The same file and table at another index.
                 let same_table =
                     keep.is_some() && self.opened.as_ref().is_some_and(|o| o["name"] == v["name"]);
                 self.table = keep.or_else(|| {
@@ -152,8 +151,8 @@ impl ContentsPage {
                     self.overview_id = self.send(ctx, "contents-overview", &[]);
                 }
                 if same_table {
-                    // The same table at another index: its rows stay on
-                    // screen until the new ones come (`stale`).
+                    // The same file and table at another index: its rows
+                    // stay on screen until the new ones come (`stale`).
                     self.stale = std::mem::take(&mut self.blocks);
                     self.requested.clear();
                 } else {
@@ -191,11 +190,15 @@ impl ContentsPage {
                 self.note = v["note"].as_str().map(str::to_string);
                 self.filter_ms = v["ms"].as_f64().unwrap_or(0.0);
                 self.shown_query = self.query.clone();
-                self.rows_at = v["at"].as_u64();
                 self.blocks
                     .insert(b, v["rows"].as_array().cloned().unwrap_or_default());
                 if self.requested.is_empty() {
                     self.stale.clear();
+                }
+                // The grid says the index of the rows it shows: the new
+                // one once none of the old rows are left.
+                if self.stale.is_empty() {
+                    self.rows_at = v["at"].as_u64();
                 }
                 if let (Some(f), Some(p)) = (self.focus.take(), v["focusRow"].as_u64()) {
                     let p = p as usize;

@@ -99,14 +99,19 @@ impl ContentsPage {
     }
 
     pub(super) fn visible_rows(&self) -> Vec<(usize, &Value)> {
+        // The old index's rows until all of the new one's are there: never
+        // a mix of the two (a row's key, its UUID, must be unique).
+        let blocks = match self.stale.is_empty() {
+            true => &self.blocks,
+            false => &self.stale,
+        };
         let first = (self.scroll_top / ROW) as usize;
         let from = first.saturating_sub(5);
         let to = (first + VIEW + 5).min(self.total);
         (from..to)
             .filter_map(|i| {
-                self.blocks
+                blocks
                     .get(&(i / BLOCK))
-                    .or_else(|| self.stale.get(&(i / BLOCK)))
                     .and_then(|b| b.get(i % BLOCK))
                     .map(|r| (i, r))
             })
