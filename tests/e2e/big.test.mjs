@@ -93,3 +93,76 @@ test(`three ${MB} MB Southbound files load with summary, timeline and check`, { 
   assert.deepEqual(problems.foreignRequests, []);
   await page.close();
 });
+
+// Time travel on a big file: a long jump shows the rows on screen first (its
+// preview: counts and order from the net change, the rows shown read and
+// built on their own) and lands the rest later. The rows of the preview are
+// the landed database's, at the same places, and the tables' row counts and
+// the table's order are those of `ovsdb-scope dump --at` on the same file.
+test(`a long jump in Contents on a ${MB} MB file shows its rows first, then lands the same`, { timeout: 20 * 60 * 1000 }, async () => {
+  const file = join(dir, "s1.db");
+  const { page, problems } = await openPage(browser.context, server.url);
+  await page.locator("[data-testid=timeline][data-ready=true]").waitFor({ timeout: 120000 });
+  await page.getByTestId("file-input").setInputFiles([file]);
+  const long = { timeout: 15 * 60 * 1000 };
+  await page.locator(`[data-testid=summary-bytes][data-value="${statSync(file).size}"]`).waitFor(long);
+  await page.locator("[data-testid=timeline][data-ready=true]").waitFor(long);
+  await page.getByTestId("view-contents").click();
+  await page.locator("[data-testid=contents][data-state=ready][data-file='s1.db']").waitFor(long);
+  await page.locator("[data-testid=table-row-count][data-table=Logical_Flow]").click();
+  await page.locator("[data-testid=search-count][data-table=Logical_Flow]").waitFor(long);
+  const contents = page.getByTestId("contents");
+  const first = Number(await contents.getAttribute("data-first"));
+  const last = Number(await contents.getAttribute("data-last"));
+  // The rows on screen, the first time the grid says index `at`, and once
+  // it shows the landed database's.
+  const shownAt = (at, preview) =>
+    page.evaluate(
+      ([at, preview]) =>
+        new Promise((resolve) => {
+          const look = () => {
+            const g = document.querySelector("[data-testid=row-grid]");
+            if (g?.dataset.at !== String(at) || (!preview && g.dataset.preview)) return null;
+            const rows = [...g.querySelectorAll("[data-testid=row]")].map((r) => [Number(r.dataset.pos), r.dataset.uuid, r.innerText]);
+            return { preview: g.dataset.preview === "true", rows };
+          };
+          const now = look();
+          if (now) return resolve(now);
+          const mo = new MutationObserver(() => {
+            const v = look();
+            if (v) {
+              mo.disconnect();
+              resolve(v);
+            }
+          });
+          mo.observe(document.body, { subtree: true, attributes: true, childList: true });
+        }),
+      [at, preview],
+    );
+  let previews = 0;
+  for (const frac of [0.31, 0.57, 0.83]) {
+    const at = first + Math.floor((last - first) * frac);
+    const firstShown = shownAt(at, true);
+    await page.getByTestId("at-index").fill(String(at));
+    await page.getByTestId("at-index").press("Enter");
+    const early = await firstShown;
+    const landed = await shownAt(at, false);
+    previews += early.preview ? 1 : 0;
+    assert.ok(early.rows.length > 0 && landed.rows.length >= early.rows.length, `rows shown at ${at}`);
+    const byPos = new Map(landed.rows.map((r) => [r[0], r]));
+    for (const r of early.rows) assert.deepEqual(r, byPos.get(r[0]), `index ${at}: the row at ${r[0]}`);
+    // Counts and order against the CLI's database at that index.
+    const dump = JSON.parse(execFileSync(cliBin(), ["dump", "--json", "--at", String(at), file], { encoding: "utf8", maxBuffer: 1 << 30 }));
+    const uuids = Object.keys(dump.Logical_Flow || {}).sort();
+    for (const [pos, uuid] of landed.rows) assert.equal(uuid, uuids[pos], `index ${at}: Logical_Flow row ${pos}`);
+    for (const [t, rows] of Object.entries(dump)) {
+      const shown = page.locator(`[data-testid=table-row-count][data-table="${t}"]`);
+      assert.equal(Number(await shown.getAttribute("data-value")), Object.keys(rows).length, `index ${at}: ${t} rows`);
+    }
+  }
+  console.log(JSON.stringify({ longJumps: 3, previews }));
+  assert.ok(previews >= 2, `long jumps shown by their preview first: ${previews} of 3`);
+  assert.deepEqual(problems.pageErrors, []);
+  assert.deepEqual(problems.consoleErrors, []);
+  await page.close();
+});

@@ -8,9 +8,18 @@
 //! (`browse::TextIndex`) of the current database.
 //!
 //! Messages in (plain JS objects):
-//! - `{type: "contents-open", id, lane, name, at}`: the database of a
-//!   loaded file at log index `at` (absent or negative: the last committed
-//!   entry; standalone files: after `at` txn records). The first open of a
+//! - `{type: "contents-open", id, lane, name, at, viewTable, viewStart,
+//!   viewCount}`: the database of a loaded file at log index `at` (absent
+//!   or negative: the last committed entry; standalone files: after `at`
+//!   txn records). A long jump (reads back more than [`PREVIEW_BYTES`],
+//!   or a step on from one not landed yet) through the op index is
+//!   answered by its preview first when the page says which rows it shows
+//!   (`viewTable`, no query): the reply then has `preview: {table, start,
+//!   total, columns, rows}` (the rows on screen, read and built on their
+//!   own) and the tables' counts at `at`, and the rest lands between
+//!   messages (`{type: "contents-landed", json: {at}}` once it has; any
+//!   request that needs the database lands it first, a new
+//!   `contents-open` drops it or steps it on). The first open of a
 //!   file streams it from its input once (`contents::stream::Opener`: the
 //!   load pass's entry list and row → entries index, and a replay in the
 //!   same walk; one more walk when the position is not the end); a later
@@ -93,6 +102,22 @@ struct Open {
     /// The open's replay checkpoints: another index is replayed from the
     /// nearest one, the file read from its offset.
     checkpoints: Option<Box<ovsdb_log::checkpoint::Checkpoints>>,
+    /// A long jump shown by its preview, whose landing is still being
+    /// read and built (`cur` is the database before it until then).
+    pending: Option<Pending>,
+}
+
+/// A long jump whose preview the page shows ([`open`]): its landing is
+/// read and built between messages ([`complete_later`]), or at once when
+/// a request needs the database ([`settle`]). A new `contents-open`
+/// drops it.
+struct Pending {
+    /// Which pending landing this is ([`PENDING_GEN`]).
+    generation: u32,
+    at: u64,
+    d: DatabaseAt,
+    /// Its remaining ranges are read and in.
+    read: bool,
 }
 
 impl Open {
@@ -108,6 +133,27 @@ impl Open {
 
 thread_local! {
     static OPEN: RefCell<Option<Open>> = const { RefCell::new(None) };
+    /// Counts pending landings: a slice scheduled for one that is gone
+    /// does nothing.
+    static PENDING_GEN: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// A jump reads back more than this: it is shown by its preview first
+/// (the rows on screen, read and built on their own) and lands later. A
+/// step reads a record or two and lands at once.
+const PREVIEW_BYTES: u64 = 2 << 20;
+
+/// Rows of a pending landing built per turn of the worker's event loop:
+/// about 10 ms on the 1 GB Southbound file's logical flows.
+const BUILD_SLICE: usize = 1_000;
+
+/// The rows the page shows of a table (`viewTable`, `viewStart`,
+/// `viewCount` of `contents-open`), for a preview.
+fn view_hint(msg: &JsValue) -> Option<(String, usize, usize)> {
+    let table = get(msg, "viewTable").as_string()?;
+    let start = get(msg, "viewStart").as_f64()?.max(0.0) as usize;
+    let count = get(msg, "viewCount").as_f64()?.clamp(0.0, 100.0) as usize;
+    Some((table, start, count))
 }
 
 /// Forgets the open file (a new load replaces the files).
@@ -166,6 +212,7 @@ fn walk(
 
 /// Walks `f` as often as the replay `d` asks (one walk or two), each from
 /// where `d` starts (a checkpoint's offset) and until it has what it needs.
+#[inline(never)]
 fn replay_walks(f: &Loaded, d: &mut DatabaseAt) -> Result<(), String> {
     // A jump through the op index reads back a few ranges, no walk.
     for (a, b) in d.reads() {
@@ -176,6 +223,7 @@ fn replay_walks(f: &Loaded, d: &mut DatabaseAt) -> Result<(), String> {
 }
 
 /// [`replay_walks`] once the ranges of [`DatabaseAt::reads`] are in.
+#[inline(never)]
 fn walks_after_reads(f: &Loaded, d: &mut DatabaseAt) -> Result<(), String> {
     while let Some(opts) = d.next_walk() {
         let at = d.start();
@@ -196,12 +244,14 @@ fn walks_after_reads(f: &Loaded, d: &mut DatabaseAt) -> Result<(), String> {
     Ok(())
 }
 
+#[inline(never)]
 fn database_at(f: &Loaded, mut d: DatabaseAt, at: u64) -> Result<Db, String> {
     replay_walks(f, &mut d)?;
     landed(d, at)
 }
 
 /// The database a replay that has walked reached.
+#[inline(never)]
 fn landed(d: DatabaseAt, at: u64) -> Result<Db, String> {
     let landing = d.landing();
     let (db, err) = d.finish()?;
@@ -236,6 +286,7 @@ pub fn open(msg: &JsValue) {
     // after the page's request for the rows it shows (`free_later`).
     let mut gone: Option<Db> = None;
     let mut later = None;
+    let mut preview = None;
     let res = FILES.with(|cell| {
         let files = cell.borrow();
         let f = find_file(&files, msg).ok_or("that file is no longer loaded")?;
@@ -243,19 +294,49 @@ pub fn open(msg: &JsValue) {
             let mut o = o.borrow_mut();
             if o.as_ref().is_some_and(|x| x.name == f.name) {
                 let x = o.as_mut().unwrap();
+                // A landing still under way is dropped (the reader moved
+                // on), or moved on by a step forward.
+                let pending = x.pending.take();
                 let want = at
                     .unwrap_or(x.range.committed)
                     .clamp(x.range.first, x.range.last.max(x.range.first));
                 if x.cur.at != want {
-                    if x.prev.as_ref().is_some_and(|p| p.at == want) {
+                    let stepped = pending
+                        .filter(|p| want > p.at)
+                        .and_then(|p| p.d.step(x.checkpoints.as_deref(), want).ok());
+                    if stepped.is_none() && x.prev.as_ref().is_some_and(|p| p.at == want) {
                         std::mem::swap(&mut x.cur, x.prev.as_mut().unwrap());
                     } else {
-                        let d = DatabaseAt::from_checkpoints_near(
-                            x.checkpoints.as_deref(),
-                            want,
-                            x.landings(),
-                        );
+                        let moved = stepped.is_some();
+                        let d = stepped.unwrap_or_else(|| {
+                            DatabaseAt::from_checkpoints_near(
+                                x.checkpoints.as_deref(),
+                                want,
+                                x.landings(),
+                            )
+                        });
                         let reads = d.reads();
+                        let bytes: u64 = reads.iter().map(|(a, b)| b - a).sum();
+                        if let Some((table, start, count)) =
+                            view_hint(msg).filter(|_| moved || bytes > PREVIEW_BYTES)
+                        {
+                            if let Some(p) = d.preview(&table) {
+                                let window: Vec<Uuid> =
+                                    p.uuids.iter().skip(start).take(count).copied().collect();
+                                let reads = d.preview_reads(&table, &window);
+                                preview = Some(Preview {
+                                    d,
+                                    at: want,
+                                    table,
+                                    start,
+                                    window,
+                                    p,
+                                    reads,
+                                    input: f.input.clone(),
+                                });
+                                return Ok(());
+                            }
+                        }
                         if !reads.is_empty() {
                             // Through the op index: its ranges are read
                             // all at once, without blocking (see
@@ -307,17 +388,28 @@ pub fn open(msg: &JsValue) {
                 sizes: None,
                 preparing: false,
                 checkpoints: opened.checkpoints,
+                pending: None,
             });
             Ok(())
         })
     });
+    if let (Ok(()), Some(pv)) = (&res, preview) {
+        let (input, reads) = (pv.input.clone(), pv.reads.clone());
+        read_then(
+            input,
+            reads,
+            true,
+            Box::new(move |bytes| preview_landed(id, started, pv, bytes)),
+        );
+        return;
+    }
     if let (Ok(()), Some((d, want, reads, input))) = (&res, later) {
-        super::hold_messages();
-        wasm_bindgen_futures::spawn_local(async move {
-            let bytes = read_back(&input, &reads).await;
-            jump_landed(id, started, d, want, bytes);
-            super::release_messages();
-        });
+        read_then(
+            input,
+            reads,
+            true,
+            Box::new(move |bytes| jump_landed(id, started, d, want, bytes)),
+        );
         return;
     }
     opened_reply(id, started, res);
@@ -383,6 +475,180 @@ fn jump_landed(
     super::note_memory();
 }
 
+/// A long jump's preview, its ranges being read ([`open`]).
+struct Preview {
+    d: DatabaseAt,
+    at: u64,
+    table: String,
+    /// The first row of `window` in the table.
+    start: usize,
+    window: Vec<Uuid>,
+    p: ovsdb_log::net::Preview,
+    reads: Vec<(u64, u64)>,
+    input: web_sys::Blob,
+}
+
+/// The end of a preview's reads: the reply with the rows on screen, then
+/// the landing under way ([`complete_later`]). A preview that cannot be
+/// built lands at once.
+fn preview_landed(id: JsValue, started: f64, mut pv: Preview, bytes: Result<Vec<Vec<u8>>, String>) {
+    let res = with_open(|x| {
+        for ((a, _), b) in pv.reads.iter().zip(bytes?) {
+            pv.d.fill(*a, &b);
+        }
+        let db = &x.cur.db;
+        let names = db.schema().tables.iter().map(|t| t.name.clone());
+        let mut tables: Vec<(String, usize)> = names.zip(pv.p.counts.iter().copied()).collect();
+        ovsdb::order::sort_by(&mut tables, |a, b| a.0.cmp(&b.0));
+        let mut v = opened_json(x, pv.at, None, &tables, started);
+        // The rows on screen. Without them (a value that does not read:
+        // the landing will walk) the page asks for its rows, which land
+        // the jump first.
+        let rows = pv.d.preview_rows(&pv.table, &pv.window);
+        if let (Ok(rows), Some(ts)) = (rows, db.table_schema(&pv.table)) {
+            let cols = browse::columns(ts);
+            let out: Vec<Json> = rows
+                .iter()
+                .flatten()
+                .map(|r| row_json(ts, &cols, r))
+                .collect();
+            let shown = object([
+                ("table", pv.table.as_str().into()),
+                ("start", num(pv.start)),
+                ("total", num(pv.p.uuids.len())),
+                (
+                    "columns",
+                    Json::Array(cols.iter().map(|(n, _)| n.as_str().into()).collect()),
+                ),
+                ("rows", out.into()),
+            ]);
+            v = with(v, [("preview", shown)]);
+        }
+        let generation = PENDING_GEN.with(|g| {
+            g.set(g.get().wrapping_add(1));
+            g.get()
+        });
+        x.pending = Some(Pending {
+            generation,
+            at: pv.at,
+            d: pv.d,
+            read: false,
+        });
+        Ok((v, generation))
+    });
+    match res {
+        Err(e) => error_reply("contents-opened", id, e),
+        Ok((v, generation)) => {
+            reply("contents-opened", id, v);
+            complete_later(generation);
+        }
+    }
+    super::note_memory();
+}
+
+/// Reads the rest of a pending landing's ranges without holding messages,
+/// then builds its rows a slice per turn of the event loop
+/// ([`build_slice`]).
+fn complete_later(generation: u32) {
+    let wanted = with_open_file(|f, x| match &x.pending {
+        Some(p) if p.generation == generation => Ok(Some((p.d.reads(), f.input.clone()))),
+        _ => Ok(None),
+    });
+    let Ok(Some((reads, input))) = wanted else {
+        return;
+    };
+    let at: Vec<u64> = reads.iter().map(|r| r.0).collect();
+    read_then(
+        input,
+        reads,
+        false,
+        Box::new(move |bytes| {
+            let filled = with_open(|x| match x.pending.as_mut() {
+                Some(p) if p.generation == generation => {
+                    for (a, b) in at.iter().zip(bytes?) {
+                        p.d.fill(*a, &b);
+                    }
+                    p.read = true;
+                    Ok(true)
+                }
+                _ => Ok(false),
+            });
+            // A read that failed: the landing reads again when needed.
+            if let Ok(true) = filled {
+                build_slice(generation);
+            }
+        }),
+    );
+}
+
+/// What to do with the ranges [`read_back`] read.
+type ThenFn = Box<dyn FnOnce(Result<Vec<Vec<u8>>, String>)>;
+
+/// Reads `reads` of `input` ([`read_back`]) without blocking, then calls
+/// `then`; `hold`: other messages wait meanwhile (a jump's own reads).
+fn read_then(input: web_sys::Blob, reads: Vec<(u64, u64)>, hold: bool, then: ThenFn) {
+    if hold {
+        super::hold_messages();
+    }
+    wasm_bindgen_futures::spawn_local(async move {
+        let bytes = read_back(&input, &reads).await;
+        then(bytes);
+        if hold {
+            super::release_messages();
+        }
+    });
+}
+
+/// Builds one slice of a pending landing, and lands it once all is built
+/// (then tells the page: `contents-landed {at}`).
+fn build_slice(generation: u32) {
+    if super::holding() {
+        gloo_timers::callback::Timeout::new(20, move || build_slice(generation)).forget();
+        return;
+    }
+    let done = with_open(|x| match x.pending.as_mut() {
+        Some(p) if p.generation == generation => Ok(Some(p.d.build(BUILD_SLICE))),
+        _ => Ok(None),
+    });
+    match done {
+        Ok(Some(false)) => {
+            gloo_timers::callback::Timeout::new(0, move || build_slice(generation)).forget();
+        }
+        Ok(Some(true)) => {
+            let _ = with_open_file(settle);
+        }
+        _ => {}
+    }
+}
+
+/// Lands the pending jump now, if there is one: its remaining ranges are
+/// read, its rows built and placed, and it becomes the open database;
+/// the page is told (`contents-landed`).
+fn settle(f: &Loaded, x: &mut Open) -> Result<(), String> {
+    let Some(mut p) = x.pending.take() else {
+        return Ok(());
+    };
+    if !p.read {
+        for (a, b) in p.d.reads() {
+            let bytes = read_blob(&f.input, a as f64, b as f64)?;
+            p.d.fill(a, &bytes);
+        }
+    }
+    let d = database_at(f, p.d, p.at)?;
+    let gone = x.prev.replace(std::mem::replace(&mut x.cur, d));
+    x.selection = None;
+    post(&[
+        ("type", "contents-landed".into()),
+        ("id", JsValue::NULL),
+        (
+            "json",
+            object([("at", num(p.at))]).to_string_compact().into(),
+        ),
+    ]);
+    free_later(gone);
+    Ok(())
+}
+
 thread_local! {
     /// Rows of replaced databases still to free, a slice at a time.
     static TRASH: RefCell<Vec<ovsdb::db::RowRef>> = const { RefCell::new(Vec::new()) };
@@ -435,57 +701,87 @@ fn free_slice() {
 
 /// The reply to `contents-open`: the open file's current database.
 fn opened_reply(id: JsValue, started: f64, res: Result<(), String>) {
-    let ms = now() - started;
     match res {
         Err(e) => error_reply("contents-opened", id, e),
         Ok(()) => OPEN.with(|o| {
             let o = o.borrow();
             let x = o.as_ref().unwrap();
-            let db = &x.cur.db;
-            let tables: Vec<Json> = browse::tables(db)
+            let tables: Vec<(String, usize)> = browse::tables(&x.cur.db)
                 .into_iter()
-                .map(|t| object([("name", t.name.into()), ("rows", num(t.rows))]))
+                .map(|t| (t.name, t.rows))
                 .collect();
-            let entry = x
-                .log
-                .entries
-                .iter()
-                .rev()
-                .find(|e| !e.superseded && e.index == Some(x.cur.at));
-            reply(
-                "contents-opened",
-                id,
-                object([
-                    ("name", x.name.as_str().into()),
-                    ("database", db.schema().name.as_str().into()),
-                    (
-                        "clustered",
-                        (x.log.format == Some(ovsdb_log::Format::Clustered)).into(),
-                    ),
-                    ("first", num(x.range.first)),
-                    ("last", num(x.range.last)),
-                    ("committed", num(x.range.committed)),
-                    ("at", num(x.cur.at)),
-                    ("term", entry.and_then(|e| e.term).map_or(Json::Null, num)),
-                    (
-                        "date",
-                        opt(entry
-                            .and_then(|e| e.date_ms)
-                            .map(timeline::time::utc_datetime)),
-                    ),
-                    ("comment", opt(entry.and_then(|e| e.comment.clone()))),
-                    ("readError", opt(x.cur.error.clone())),
-                    (
-                        "loadError",
-                        opt(x.log.error.as_ref().map(|e| e.to_string())),
-                    ),
-                    ("tables", tables.into()),
-                    ("rowCount", num(db.row_count() as u64)),
-                    ("ms", Json::Real(ms)),
-                ]),
-            );
+            let v = opened_json(x, x.cur.at, x.cur.error.clone(), &tables, started);
+            reply("contents-opened", id, v);
         }),
     }
+}
+
+/// The `contents-opened` document of the open file at `at`, with its
+/// tables' row counts (`tables`, in name order).
+#[inline(never)]
+fn opened_json(
+    x: &Open,
+    at: u64,
+    read_error: Option<String>,
+    tables: &[(String, usize)],
+    started: f64,
+) -> Json {
+    let db = &x.cur.db;
+    let entry = x
+        .log
+        .entries
+        .iter()
+        .rev()
+        .find(|e| !e.superseded && e.index == Some(at));
+    object([
+        ("name", x.name.as_str().into()),
+        ("database", db.schema().name.as_str().into()),
+        (
+            "clustered",
+            (x.log.format == Some(ovsdb_log::Format::Clustered)).into(),
+        ),
+        ("first", num(x.range.first)),
+        ("last", num(x.range.last)),
+        ("committed", num(x.range.committed)),
+        ("at", num(at)),
+        ("term", entry.and_then(|e| e.term).map_or(Json::Null, num)),
+        (
+            "date",
+            opt(entry
+                .and_then(|e| e.date_ms)
+                .map(timeline::time::utc_datetime)),
+        ),
+        ("comment", opt(entry.and_then(|e| e.comment.clone()))),
+        ("readError", opt(read_error)),
+        (
+            "loadError",
+            opt(x.log.error.as_ref().map(|e| e.to_string())),
+        ),
+        (
+            "tables",
+            tables
+                .iter()
+                .map(|(n, r)| object([("name", n.as_str().into()), ("rows", num(*r))]))
+                .collect::<Vec<Json>>()
+                .into(),
+        ),
+        ("rowCount", num(tables.iter().map(|t| t.1).sum::<usize>())),
+        ("ms", Json::Real(now() - started)),
+    ])
+}
+
+/// A row of the grid: `{uuid, cells}` for the columns `cols`.
+#[inline(never)]
+fn row_json(
+    ts: &ovsdb::schema::TableSchema,
+    cols: &[(String, Option<usize>)],
+    r: &ovsdb::db::Row,
+) -> Json {
+    let cells: Vec<Json> = cols
+        .iter()
+        .map(|(_, ci)| segments(browse::cell(ts, r, *ci, browse::GRID_CELL_CHARS)))
+        .collect();
+    object([("uuid", r.uuid.to_string().into()), ("cells", cells.into())])
 }
 
 fn with_open<T>(f: impl FnOnce(&mut Open) -> Result<T, String>) -> Result<T, String> {
@@ -533,7 +829,8 @@ pub fn rows(msg: &JsValue) {
     let count = get(msg, "count").as_f64().unwrap_or(0.0).clamp(0.0, 500.0) as usize;
     let focus = get(msg, "focus").as_string().and_then(|s| Uuid::parse(&s));
     let started = now();
-    let res = with_open(|x| {
+    let res = with_open_file(|f, x| {
+        settle(f, x)?;
         let fresh = !matches!(&x.selection, Some((t, q, _)) if *t == table && *q == query);
         if fresh {
             let s = browse::select(&x.cur.db, &table, &query, Some(&mut x.cur.texts))?;
@@ -549,13 +846,7 @@ pub fn rows(msg: &JsValue) {
             .skip(start)
             .take(count)
             .filter_map(|u| db.row(&table, u))
-            .map(|r| {
-                let cells: Vec<Json> = cols
-                    .iter()
-                    .map(|(_, ci)| segments(browse::cell(ts, r, *ci, browse::GRID_CELL_CHARS)))
-                    .collect();
-                object([("uuid", r.uuid.to_string().into()), ("cells", cells.into())])
-            })
+            .map(|r| row_json(ts, &cols, r))
             .collect();
         Ok(object([
             ("table", table.as_str().into()),
@@ -626,7 +917,8 @@ fn schedule_text() {
 pub fn row(msg: &JsValue) {
     let id = get(msg, "id");
     let uuid = get(msg, "uuid").as_string().unwrap_or_default();
-    let res = with_open(|x| {
+    let res = with_open_file(|f, x| {
+        settle(f, x)?;
         let u = Uuid::parse(&uuid).ok_or_else(|| format!("{uuid:?} is not a UUID"))?;
         let db = &x.cur.db;
         let referrers = x.cur.referrers.get_or_insert_with(|| Referrers::build(db));
@@ -678,7 +970,8 @@ pub fn row(msg: &JsValue) {
 /// 15 ms of each jump to build, shown or not.)
 pub fn overview(msg: &JsValue) {
     let id = get(msg, "id");
-    let res = with_open(|x| {
+    let res = with_open_file(|f, x| {
+        settle(f, x)?;
         Ok(object([
             ("at", num(x.cur.at)),
             ("overview", contents::show::show(&x.cur.db).into()),
@@ -764,6 +1057,7 @@ pub fn sizes(msg: &JsValue) {
     let id = get(msg, "id");
     let started = now();
     let res = with_open_file(|f, x| {
+        settle(f, x)?;
         if x.sizes.is_none() {
             let mut d = DatabaseAt::new(ovsdb_log::Upto::All);
             replay_walks(f, &mut d)?;
@@ -813,6 +1107,7 @@ pub fn diff(msg: &JsValue) {
     let from = get(msg, "from").as_f64().unwrap_or(0.0).max(0.0) as u64;
     let started = now();
     let res = with_open_file(|f, x| {
+        settle(f, x)?;
         let from = from.clamp(x.range.first, x.range.last.max(x.range.first));
         if x.cur.at != from && x.prev.as_ref().is_none_or(|p| p.at != from) {
             let d = DatabaseAt::from_checkpoints_near(x.checkpoints.as_deref(), from, x.landings());

@@ -95,8 +95,70 @@ impl DatabaseAt {
     /// [`DatabaseAt::fill`]. Empty when there are none.
     pub fn reads(&self) -> Vec<(u64, u64)> {
         match &self.state {
-            State::Jump(j, false) => j.reads().to_vec(),
+            State::Jump(j, false) => j.reads(),
             _ => Vec::new(),
+        }
+    }
+
+    /// Before its reads, a jump through the op index tells what the
+    /// database holds in `table` and every table's row count
+    /// ([`Jump::preview`]); the rows on screen are then read and built
+    /// on their own ([`DatabaseAt::preview_reads`],
+    /// [`DatabaseAt::preview_rows`]) and the landing later, a slice at a
+    /// time ([`DatabaseAt::build`]). None for any other replay.
+    pub fn preview(&self, table: &str) -> Option<ovsdb_log::net::Preview> {
+        match &self.state {
+            State::Jump(j, false) => j.preview(table),
+            _ => None,
+        }
+    }
+
+    /// The byte ranges rows `uuids` of `table` need (to
+    /// [`DatabaseAt::fill`]).
+    pub fn preview_reads(&self, table: &str, uuids: &[ovsdb::Uuid]) -> Vec<(u64, u64)> {
+        match &self.state {
+            State::Jump(j, false) => j.preview_reads(table, uuids),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Rows `uuids` of `table` at the index (None: not there), once their
+    /// ranges are in.
+    pub fn preview_rows(
+        &self,
+        table: &str,
+        uuids: &[ovsdb::Uuid],
+    ) -> Result<Vec<Option<ovsdb::db::RowRef>>, String> {
+        match &self.state {
+            State::Jump(j, false) => j.preview_rows(table, uuids),
+            _ => Err("no preview of this replay".into()),
+        }
+    }
+
+    /// A jump through the op index that has not landed, moved on to
+    /// `index` ([`Checkpoints::step_jump`]); `Err` gives it back when it
+    /// cannot move (then make a new one).
+    pub fn step(self, ck: Option<&Checkpoints>, index: u64) -> Result<DatabaseAt, DatabaseAt> {
+        match (self.state, ck) {
+            (State::Jump(j, false), Some(ck)) => match ck.step_jump(j, index) {
+                Ok(j) => Ok(DatabaseAt {
+                    state: State::Jump(j, false),
+                }),
+                Err(j) => Err(DatabaseAt {
+                    state: State::Jump(j, false),
+                }),
+            },
+            (state, _) => Err(DatabaseAt { state }),
+        }
+    }
+
+    /// Builds up to `budget` rows of a jump's landing once every range
+    /// is in ([`Jump::build`]); true when none is left (and for any other
+    /// replay).
+    pub fn build(&mut self, budget: usize) -> bool {
+        match &mut self.state {
+            State::Jump(j, false) => j.build(budget),
+            _ => true,
         }
     }
 

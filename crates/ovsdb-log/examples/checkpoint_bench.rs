@@ -10,6 +10,11 @@
 //! `none` loads without checkpoints (compare the memory of two runs);
 //! `plain` jumps replay every record, as the inspector's do, instead of
 //! reaching the database by the records' net change (time travel's).
+//! `index` keeps the op index and jumps through it; `preview` too, and
+//! each jump first shows its preview (`Jump::preview`: the largest
+//! table's rows in order, 30 of them read and built on their own), timed
+//! apart from the rest of its landing, as the Contents page shows a long
+//! jump.
 use ovsdb_log::checkpoint::Policy;
 use ovsdb_log::replay_pass::{ReplayEnd, ReplayPass};
 use ovsdb_log::{LogScan, Replay, Upto, Verdict};
@@ -67,7 +72,7 @@ thread_local! {
 /// Reads back the byte ranges a jump through the op index asks for
 /// ([`ovsdb_log::checkpoint::Jump::reads`]); bytes read.
 fn read_ranges(path: &str, j: &mut ovsdb_log::checkpoint::Jump) -> u64 {
-    let ranges = j.reads().to_vec();
+    let ranges = j.reads();
     if ranges.is_empty() {
         return 0;
     }
@@ -150,7 +155,10 @@ fn main() {
     let plain = mode.as_deref() == Some("plain");
     // `index`: the load keeps the op index too, and jumps by net change
     // read back only the records it names (`Policy::op_index`).
-    let op_index = mode.as_deref() == Some("index");
+    let preview = mode.as_deref() == Some("preview");
+    let op_index = mode.as_deref() == Some("index") || preview;
+    let mut previews = Vec::new();
+    let mut preview_ranges = 0usize;
     let t0 = Instant::now();
     let r = load(&path, keep, op_index);
     let load_ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -204,6 +212,46 @@ fn main() {
             ck.jump_database(index)
         }
         .expect("sealed");
+        let folded = t.elapsed().as_secs_f64() * 1e3;
+        if preview && j.by_index() {
+            // The table with the most rows, 30 of them from a random start.
+            let names: Vec<String> = ck.list()[0]
+                .db()
+                .or(r.db.as_ref())
+                .map(|d| d.schema.tables.iter().map(|t| t.name.clone()).collect())
+                .unwrap_or_default();
+            // The counts of the first preview pick the table.
+            let largest = names.first().and_then(|n| j.preview(n)).and_then(|p| {
+                let k = (0..p.counts.len()).max_by_key(|&k| p.counts[k])?;
+                names.get(k)
+            });
+            let shown = largest.and_then(|n| Some((n, j.preview(n)?)));
+            if let Some((table, p)) = shown {
+                let t_order = Instant::now();
+                let _ = j.preview(table);
+                let order_ms = t_order.elapsed().as_secs_f64() * 1e3;
+                let start = (seed >> 8) as usize % (p.uuids.len().saturating_sub(30) + 1);
+                let window: Vec<ovsdb::Uuid> = p.uuids[start..].iter().take(30).copied().collect();
+                let ranges = j.preview_reads(table, &window);
+                preview_ranges += ranges.len();
+                let mut f = std::fs::File::open(&path).expect("open");
+                for (a, b) in ranges {
+                    let mut buf = vec![0u8; usize::try_from(b - a).expect("a range fits")];
+                    f.seek(SeekFrom::Start(a)).expect("seek");
+                    let n = read_full(&mut f, &mut buf);
+                    j.fill(a, &buf[..n]);
+                }
+                let rows = j.preview_rows(table, &window).expect("a preview");
+                assert!(rows.iter().all(Option::is_some), "every row shown is there");
+                previews.push(t.elapsed().as_secs_f64() * 1e3);
+                if std::env::var_os("PREVIEW_PARTS").is_some() {
+                    println!(
+                        "    fold {folded:.1} ms, one preview {order_ms:.1} ms, whole {:.1} ms",
+                        t.elapsed().as_secs_f64() * 1e3
+                    );
+                }
+            }
+        }
         // A jump through the op index folds it when it is made: counted
         // with its reads as the walk they replace.
         let mut w = t;
@@ -258,6 +306,16 @@ fn main() {
             walk_cpu / jumps as f64,
             land_cpu / jumps as f64
         );
+        if !previews.is_empty() {
+            previews.sort_by(f64::total_cmp);
+            println!(
+                "  {} previews (counts, order, 30 rows read and built on their own): median {:.1} ms, max {:.1} ms, {:.0} ranges each on average",
+                previews.len(),
+                previews[previews.len() / 2],
+                previews[previews.len() - 1],
+                preview_ranges as f64 / previews.len() as f64
+            );
+        }
     }
     // Stepping forward one entry at a time from where the last jump
     // landed (the explorer's `]` key): 5 random starts, 10 steps each.

@@ -150,7 +150,7 @@ fn value(b: &[u8], i: usize, out: &mut Vec<u8>, depth: usize) -> Option<usize> {
             // Names compare as their bytes without the quotes (as the tree's
             // sort does); a duplicate name takes the tree path.
             let name = |m: &(usize, usize, usize)| &b[m.0 + 1..m.1 - 1];
-            members.sort_by(|x, y| name(x).cmp(name(y)));
+            ovsdb::order::sort_small_by(&mut members, |x, y| name(x).cmp(name(y)));
             if members.windows(2).any(|w| name(&w[0]) == name(&w[1])) {
                 return None;
             }

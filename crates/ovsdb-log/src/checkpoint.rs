@@ -22,6 +22,7 @@ use crate::opindex::OpIndex;
 use crate::replay::Db;
 use crate::replay_pass::{Plan, Replay, ReplayEnd, ReplayPass, Upto};
 use crate::scan::{Event, LogScan, ScanOptions, ScanPoint, Verdict};
+use ovsdb::Uuid;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -465,6 +466,50 @@ impl Checkpoints {
         Some(j)
     }
 
+    /// A jump through the op index that has not landed yet, moved on to
+    /// `index` (at or after where it lands, in the same checkpoint
+    /// interval): the records in between are taken into its net change,
+    /// without folding the span from its checkpoint again. What was read
+    /// back stays; the new operations are read by [`Jump::reads`] (and a
+    /// preview's by [`Jump::preview_reads`]). `Err` gives it back when it
+    /// cannot move (then jump anew).
+    pub fn step_jump(&self, mut j: Box<Jump>, index: u64) -> Result<Box<Jump>, Box<Jump>> {
+        let (Some(s), Some(ops)) = (self.sealed.as_ref(), self.index.as_deref()) else {
+            return Err(j);
+        };
+        let fits = |x: &Indexed| {
+            !x.failed
+                && index >= x.applied
+                && index <= s.clean_to
+                && self.list.partition_point(|c| c.applied <= index) == x.interval
+        };
+        let Some(mut x) = j.indexed.take_if(|x| fits(x)) else {
+            return Err(j);
+        };
+        let Some(span) = ops.span(x.next_record, index) else {
+            j.indexed = Some(x);
+            return Err(j);
+        };
+        let Some(mut moved) = self.jump_with(index, true, &x.cp) else {
+            j.indexed = Some(x);
+            return Err(j);
+        };
+        x.net.extend_span(ops, span.clone());
+        if let Some(rec) = span.last().map(|k| ops.rec(k)) {
+            x.applied = rec.applied;
+            x.next_record = rec.record + 1;
+            x.resume_at = Some(ScanPoint {
+                offset: rec.end,
+                record: rec.record + 1,
+                format: x.cp.at.format,
+                log_end: rec.applied.saturating_add(1),
+            })
+            .filter(|r| r.format == Format::Clustered);
+        }
+        moved.indexed = Some(x);
+        Ok(Box::new(moved))
+    }
+
     /// The net change from `cp` to `index` taken from the op index, when
     /// it has every record in between.
     fn indexed(&self, index: u64, cp: &Checkpoint) -> Option<Box<Indexed>> {
@@ -481,12 +526,15 @@ impl Checkpoints {
             format: cp.at.format,
             log_end: rec.applied.saturating_add(1),
         });
-        let reads = net.reads();
         Some(Box::new(Indexed {
             net,
+            db: cp.db.clone()?,
             applied: last.map_or(cp.applied, |rec| rec.applied),
             resume_at: resume_at.filter(|r| r.format == Format::Clustered),
-            reads,
+            failed: false,
+            cp: cp.clone(),
+            interval: self.list.partition_point(|c| c.applied <= index),
+            next_record: last.map_or(cp.at.record, |rec| rec.record + 1),
         }))
     }
 
@@ -527,9 +575,21 @@ impl Checkpoints {
 /// for the bytes it reads back, and where it lands.
 struct Indexed {
     net: NetChange,
+    /// The checkpoint's database, the change's base (a clone shares its
+    /// rows): a preview's rows and the landing's are built against it.
+    db: Db,
     applied: u64,
     resume_at: Option<ScanPoint>,
-    reads: Vec<(u64, u64)>,
+    /// Building ahead ([`Jump::build`]) met a value that does not read:
+    /// the landing will fail too and walk plainly.
+    failed: bool,
+    /// Where it started, the checkpoint interval it lies in (the place
+    /// in [`Checkpoints::list`] of the next checkpoint) and the record
+    /// after the last one folded: a step moves it on
+    /// ([`Checkpoints::step_jump`]).
+    cp: Checkpoint,
+    interval: usize,
+    next_record: usize,
 }
 
 /// The scanner options of a jump's walk: a plain jump reads each txn on
@@ -583,9 +643,79 @@ impl Jump {
     /// A jump through the op index ([`Policy::op_index`]) needs no walk:
     /// the caller reads these byte ranges of the file, gives each to
     /// [`Jump::fill`], then calls [`Jump::finish`] without pushing
-    /// anything. Empty for a jump that walks (from [`Jump::offset`] on).
-    pub fn reads(&self) -> &[(u64, u64)] {
-        self.indexed.as_ref().map_or(&[], |x| &x.reads)
+    /// anything. Empty for a jump that walks (from [`Jump::offset`] on),
+    /// and once every range is in (a preview's ranges,
+    /// [`Jump::preview_reads`], are not read again).
+    pub fn reads(&self) -> Vec<(u64, u64)> {
+        self.indexed
+            .as_ref()
+            .map_or_else(Vec::new, |x| x.net.reads())
+    }
+
+    /// A jump through the op index, before anything is read back: what
+    /// the database at the index holds (the rows of table `table` in UUID
+    /// order, every table's row count), from the net change alone. A
+    /// reader is shown that, and the few rows on screen
+    /// ([`Jump::preview_reads`], [`Jump::preview_rows`]), before the
+    /// landing builds the rest. None for another jump or an unknown
+    /// table.
+    pub fn preview(&self, table: &str) -> Option<crate::net::Preview> {
+        let x = self.indexed.as_ref()?;
+        let ti = x.db.schema.tables.iter().position(|t| t.name == table)?;
+        Some(x.net.preview(&x.db, ti))
+    }
+
+    /// The byte ranges that hold what rows `uuids` of `table` need (give
+    /// them to [`Jump::fill`]).
+    pub fn preview_reads(&self, table: &str, uuids: &[Uuid]) -> Vec<(u64, u64)> {
+        let Some(x) = self.indexed.as_ref() else {
+            return Vec::new();
+        };
+        match x.db.schema.tables.iter().position(|t| t.name == table) {
+            Some(ti) => x.net.reads_for(ti, uuids),
+            None => Vec::new(),
+        }
+    }
+
+    /// Rows `uuids` of `table` at the index (None: not there), built on
+    /// their own once [`Jump::preview_reads`] are in.
+    pub fn preview_rows(
+        &self,
+        table: &str,
+        uuids: &[Uuid],
+    ) -> Result<Vec<Option<ovsdb::db::RowRef>>, String> {
+        let x = self
+            .indexed
+            .as_ref()
+            .ok_or("not a jump through the op index")?;
+        let ti =
+            x.db.schema
+                .tables
+                .iter()
+                .position(|t| t.name == table)
+                .ok_or_else(|| format!("no table {table}"))?;
+        x.net.rows_of(&x.db, ti, uuids)
+    }
+
+    /// Builds up to `budget` more rows of the landing of a jump through
+    /// the op index once its reads are in, ahead of [`Jump::finish`]
+    /// (which then only places them): the landing a slice at a time.
+    /// True once none is left to build (or building failed: the finish
+    /// then walks plainly, as it would have).
+    pub fn build(&mut self, budget: usize) -> bool {
+        let Some(x) = self.indexed.as_mut() else {
+            return true;
+        };
+        if x.failed {
+            return true;
+        }
+        match x.net.build(&x.db, budget) {
+            Ok(done) => done,
+            Err(_) => {
+                x.failed = true;
+                true
+            }
+        }
     }
 
     /// The file's bytes from `start` on: one of [`Jump::reads`]' ranges.

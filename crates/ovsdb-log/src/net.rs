@@ -55,9 +55,49 @@ pub struct NetChange {
     /// caller knows them ([`NetChange::against`]): a row it does not
     /// have needs no lookup when applying.
     present: Option<std::sync::Arc<Present>>,
-    /// The pending operations still held, by file offset (made by
-    /// [`NetChange::reads`]).
+    /// The pending operations held, by file offset, in file order (made
+    /// by [`NetChange::take_span`]).
     wanted: Vec<(u64, u32)>,
+    /// The landing built so far ([`NetChange::build`]).
+    build: Option<Box<Build>>,
+}
+
+/// Rows of a landing built ahead of placing them ([`NetChange::build`]).
+#[derive(Default)]
+struct Build {
+    /// Held rows built so far.
+    next: usize,
+    rows: Vec<PlacedRow>,
+    /// Each table's row of defaults, cloned for the rows inserted.
+    protos: Vec<Option<Vec<Datum>>>,
+    /// Each table's columns in the order its last object named them.
+    orders: Vec<Vec<usize>>,
+}
+
+impl std::fmt::Debug for Build {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Build({} of the held rows)", self.next)
+    }
+}
+
+impl Build {
+    fn new(tables: usize) -> Build {
+        Build {
+            protos: vec![None; tables],
+            orders: vec![Vec::new(); tables],
+            ..Build::default()
+        }
+    }
+}
+
+/// What a jump's database holds before its rows are built
+/// ([`NetChange::preview`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preview {
+    /// The rows of the table asked for, in UUID order.
+    pub uuids: Vec<Uuid>,
+    /// Every table's row count, in schema order.
+    pub counts: Vec<usize>,
 }
 
 const NONE: u32 = u32::MAX;
@@ -252,6 +292,50 @@ impl NetChange {
             .filter(|&&k| k != NONE)
             .map(|&k| (self.ops[k as usize].src, k))
             .collect();
+        if !self.wanted.is_sorted() {
+            self.wanted.sort_unstable();
+        }
+        self.records += span.len() as u64;
+    }
+
+    /// Takes the records at positions `span` of an [`OpIndex`] that
+    /// follow those [`NetChange::take_span`] took (a step forward from a
+    /// jump not landed yet): each operation goes on its row's held list,
+    /// found through the map of held rows (made on the first step). What
+    /// was built ([`NetChange::build`]) is built again.
+    pub(crate) fn extend_span(&mut self, index: &OpIndex, span: std::ops::Range<usize>) {
+        if span.is_empty() {
+            return;
+        }
+        self.build = None;
+        if self.at.is_empty() {
+            for (k, h) in self.held.iter().enumerate() {
+                self.at.insert((h.ti, h.uuid), k as u32);
+            }
+        }
+        for k in span.clone() {
+            let rec = index.rec(k);
+            for i in index.op_range(k) {
+                let op = index.op(i);
+                let (ti, uuid) = (usize::from(op.table), op.uuid());
+                let known = self.at.contains_key(&(ti, uuid));
+                let h = self.held_row(ti, uuid);
+                if op.at == DELETE {
+                    self.delete(h);
+                    continue;
+                }
+                // An insert of a row not held starts from no row (one the
+                // checkpoint had and the span deleted is held as deleted).
+                if !known && op.prev == INSERTS {
+                    self.held[h].deleted = true;
+                }
+                let start = rec.data + u64::from(op.at);
+                let n = self.ops.len() as u32;
+                self.push_op(h, start, op.len, rec.diff, true);
+                self.wanted.push((start, n));
+            }
+        }
+        debug_assert!(self.wanted.is_sorted());
         self.records += span.len() as u64;
     }
 
@@ -311,28 +395,40 @@ impl NetChange {
 
     /// The byte ranges of the file that hold the column objects of the
     /// pending operations still held (taken by
-    /// [`NetChange::take_span`]), in order: each such object exactly,
-    /// those less than [`READ_GAP`] apart as one (up to [`READ_MAX`]
-    /// bytes). Read each and give it to [`NetChange::fill`].
-    pub fn reads(&mut self) -> Vec<(u64, u64)> {
-        // Listed in file order by the fold ([`NetChange::take_span`]): the
-        // index notes operations in file order.
-        let mut wanted = std::mem::take(&mut self.wanted);
-        if !wanted.is_sorted() {
-            wanted.sort_unstable();
-        }
-        let mut out: Vec<(u64, u64)> = Vec::new();
-        for &(at, k) in &wanted {
-            let end = at + u64::from(self.ops[k as usize].len);
-            match out.last_mut() {
-                Some(last) if at <= last.1 + READ_GAP && end - last.0 <= READ_MAX => {
-                    last.1 = last.1.max(end);
+    /// [`NetChange::take_span`] and not yet given to [`NetChange::fill`]),
+    /// in order: each such object exactly, those less than [`READ_GAP`]
+    /// apart as one (up to [`READ_MAX`] bytes). Read each and give it to
+    /// [`NetChange::fill`].
+    pub fn reads(&self) -> Vec<(u64, u64)> {
+        let pending = self
+            .wanted
+            .iter()
+            .map(|&(at, k)| (at, self.ops[k as usize]))
+            .filter(|(_, o)| o.pending);
+        merge_reads(pending.map(|(at, o)| (at, at + u64::from(o.len))))
+    }
+
+    /// [`NetChange::reads`] for the rows `uuids` of table `ti` alone:
+    /// what [`NetChange::rows_of`] needs read for them.
+    pub fn reads_for(&self, ti: usize, uuids: &[Uuid]) -> Vec<(u64, u64)> {
+        // As `wanted` lists them: (offset, operation).
+        let mut mine: Vec<(u64, u32)> = Vec::new();
+        for h in self.held_of(ti, uuids) {
+            let mut k = h.first;
+            while k != NONE {
+                let o = self.ops[k as usize];
+                if o.pending {
+                    mine.push((o.src, k));
                 }
-                _ => out.push((at, end)),
+                k = o.next;
             }
         }
-        self.wanted = wanted;
-        out
+        // (The instance `take_span` sorts `wanted` with.)
+        mine.sort_unstable();
+        merge_reads(
+            mine.iter()
+                .map(|&(at, k)| (at, at + u64::from(self.ops[k as usize].len))),
+        )
     }
 
     /// The file's bytes from offset `start` on (one of
@@ -393,6 +489,7 @@ impl NetChange {
             records: 0,
             present: None,
             wanted: Vec::new(),
+            build: None,
         };
         self.stored = 0;
         self.dead = 0;
@@ -443,89 +540,229 @@ impl NetChange {
 
     /// Applies the change to `db` (the database it was taken against) and
     /// empties it. On error (a value that does not read) `db` is
-    /// unchanged.
+    /// unchanged. The rows [`NetChange::build`] built already are placed
+    /// as they are.
     pub fn apply(&mut self, db: &mut Db) -> Result<(), String> {
-        let mut all = std::mem::take(self);
-        let held = std::mem::take(&mut all.held);
-        let present = all.present.take();
-        let mut rows = Vec::with_capacity(held.len());
-        // Each table's row of defaults, cloned for the rows inserted.
-        let mut protos: Vec<Option<Vec<Datum>>> = vec![None; db.schema.tables.len()];
-        // Each table's columns in the order its last object named them.
-        let mut orders: Vec<Vec<usize>> = vec![Vec::new(); db.schema.tables.len()];
-        let mut vals = Vec::new();
-        for h in held {
-            // Most rows a jump holds were added since the checkpoint (and
-            // many deleted again): the filter spares their lookups.
-            let absent = present.as_ref().is_some_and(|p| !p.may_have(h.ti, h.uuid));
-            if h.deleted && h.first == NONE {
-                // Deleted: the row goes as `place_rows` takes it out (none
-                // when it was added and deleted again).
-                if !absent {
-                    rows.push(PlacedRow {
-                        table: h.ti,
-                        uuid: h.uuid,
-                        old: None,
-                        new: None,
-                    });
-                }
-                continue;
-            }
-            let old = match absent {
-                true => None,
-                false => db.row_ref(h.ti, &h.uuid),
-            };
-            let ts = &db.schema.tables[h.ti];
-            let mut row: Option<Vec<Datum>> = match (h.deleted, &old) {
-                (false, Some(r)) => Some(r.columns.clone()),
-                _ => None,
-            };
-            let mut k = h.first;
-            while k != NONE {
-                let o = all.ops[k as usize];
-                if o.pending {
-                    return Err("a column object was not read back".into());
-                }
-                let cols = all.bytes_of(o);
-                vals.clear();
-                let order = &mut orders[h.ti];
-                if quick_values(ts, order, row.is_some(), cols, o.diff, &mut vals).is_some() {
-                    match &mut row {
-                        Some(r) => {
-                            for (ci, d) in vals.drain(..) {
-                                r[ci] = d;
-                            }
-                        }
-                        None => {
-                            // An insert: the values given, defaults for the rest.
-                            let proto = protos[h.ti]
-                                .get_or_insert_with(|| Row::new_default(ts, h.uuid).columns);
-                            let mut new = Vec::with_capacity(proto.len());
-                            for (ci, d) in proto.iter().enumerate() {
-                                new.push(match vals.iter_mut().find(|v| v.0 == ci) {
-                                    Some(v) => std::mem::take(&mut v.1),
-                                    None => d.clone(),
-                                });
-                            }
-                            row = Some(new);
-                        }
-                    }
-                } else {
-                    let op = one_row_op(db, h.ti, row.as_deref(), cols, o.diff)?;
-                    apply_row_op(ts, h.uuid, &mut row, op);
-                }
-                k = o.next;
-            }
-            rows.push(PlacedRow {
-                table: h.ti,
-                uuid: h.uuid,
-                old,
-                new: row,
-            });
-        }
-        db.place_rows(rows);
+        let built = self.build(db, usize::MAX);
+        let all = std::mem::take(self);
+        built?;
+        db.place_rows(all.build.map_or_else(Vec::new, |b| b.rows));
         Ok(())
     }
+
+    /// Builds up to `budget` more of the rows the change leaves, without
+    /// placing them (`db` is the database it was taken against, as
+    /// [`NetChange::apply`] will get it): the landing a slice at a time.
+    /// True once every row is built. Nothing may be taken after it.
+    pub fn build(&mut self, db: &Db, budget: usize) -> Result<bool, String> {
+        let mut b = self
+            .build
+            .take()
+            .unwrap_or_else(|| Box::new(Build::new(db.schema.tables.len())));
+        let end = b.next.saturating_add(budget).min(self.held.len());
+        let mut vals = Vec::new();
+        let mut res = Ok(());
+        while b.next < end {
+            match self.build_row(db, &self.held[b.next], &mut b, &mut vals) {
+                Ok(Some(r)) => b.rows.push(r),
+                Ok(None) => {}
+                Err(e) => {
+                    res = Err(e);
+                    break;
+                }
+            }
+            b.next += 1;
+        }
+        let done = b.next == self.held.len();
+        self.build = Some(b);
+        res.map(|()| done)
+    }
+
+    /// Held row `h` as it lands: its new values built from its operations
+    /// (None: its delete, when the database had it; nothing to place when
+    /// it was added and deleted again). (One copy for its two callers:
+    /// the web worker's wasm is held under 1 MB.)
+    #[inline(never)]
+    fn build_row(
+        &self,
+        db: &Db,
+        h: &Held,
+        b: &mut Build,
+        vals: &mut Vec<(usize, Datum)>,
+    ) -> Result<Option<PlacedRow>, String> {
+        // Most rows a jump holds were added since the checkpoint (and
+        // many deleted again): the filter spares their lookups.
+        let absent = self
+            .present
+            .as_ref()
+            .is_some_and(|p| !p.may_have(h.ti, h.uuid));
+        if h.deleted && h.first == NONE {
+            // Deleted: the row goes as `place_rows` takes it out (none
+            // when it was added and deleted again).
+            return Ok((!absent).then_some(PlacedRow {
+                table: h.ti,
+                uuid: h.uuid,
+                old: None,
+                new: None,
+            }));
+        }
+        let old = match absent {
+            true => None,
+            false => db.row_ref(h.ti, &h.uuid),
+        };
+        let ts = &db.schema.tables[h.ti];
+        let mut row: Option<Vec<Datum>> = match (h.deleted, &old) {
+            (false, Some(r)) => Some(r.columns.clone()),
+            _ => None,
+        };
+        let mut k = h.first;
+        while k != NONE {
+            let o = self.ops[k as usize];
+            if o.pending {
+                return Err("a column object was not read back".into());
+            }
+            let cols = self.bytes_of(o);
+            vals.clear();
+            let order = &mut b.orders[h.ti];
+            if quick_values(ts, order, row.is_some(), cols, o.diff, vals).is_some() {
+                match &mut row {
+                    Some(r) => {
+                        for (ci, d) in vals.drain(..) {
+                            r[ci] = d;
+                        }
+                    }
+                    None => {
+                        // An insert: the values given, defaults for the rest.
+                        let proto = b.protos[h.ti]
+                            .get_or_insert_with(|| Row::new_default(ts, h.uuid).columns);
+                        let mut new = Vec::with_capacity(proto.len());
+                        for (ci, d) in proto.iter().enumerate() {
+                            new.push(match vals.iter_mut().find(|v| v.0 == ci) {
+                                Some(v) => std::mem::take(&mut v.1),
+                                None => d.clone(),
+                            });
+                        }
+                        row = Some(new);
+                    }
+                }
+            } else {
+                let op = one_row_op(db, h.ti, row.as_deref(), cols, o.diff)?;
+                apply_row_op(ts, h.uuid, &mut row, op);
+            }
+            k = o.next;
+        }
+        Ok(Some(PlacedRow {
+            table: h.ti,
+            uuid: h.uuid,
+            old,
+            new: row,
+        }))
+    }
+
+    /// The held rows of table `ti` among `uuids`.
+    fn held_of<'a>(&'a self, ti: usize, uuids: &'a [Uuid]) -> impl Iterator<Item = &'a Held> {
+        self.held
+            .iter()
+            .filter(move |h| h.ti == ti && uuids.contains(&h.uuid))
+    }
+
+    /// What the database holds after the change, before any row is built
+    /// or read back: the rows of table `ti` in UUID order, and every
+    /// table's row count (`db`: the database the change was taken
+    /// against). A jump shows these first and builds the rest later.
+    pub fn preview(&self, db: &Db, ti: usize) -> Preview {
+        let core = db.core();
+        let mut uuids = Vec::new();
+        let mut counts = Vec::with_capacity(db.schema.tables.len());
+        for t in 0..db.schema.tables.len() {
+            // The held rows, and those of them there after the change.
+            let mut held: Vec<Uuid> = Vec::new();
+            let mut there: Vec<Uuid> = Vec::new();
+            for h in self.held.iter().filter(|h| h.ti == t) {
+                held.push(h.uuid);
+                if h.first != NONE {
+                    there.push(h.uuid);
+                }
+            }
+            let rows = core.table_at(t);
+            if held.is_empty() && t != ti {
+                counts.push(rows.map_or(0, |r| r.len()));
+                continue;
+            }
+            ovsdb::order::sort(&mut held);
+            // The table's rows the change does not touch, then those it
+            // leaves.
+            let mut out: Vec<Uuid> = rows
+                .into_iter()
+                .flat_map(|r| r.rows.keys())
+                .filter(|u| held.binary_search(u).is_err())
+                .copied()
+                .collect();
+            out.extend(there);
+            // (No sort instance of its own: the worker's wasm is held
+            // under 1 MB.)
+            ovsdb::order::sort(&mut out);
+            counts.push(out.len());
+            if t == ti {
+                uuids = out;
+            }
+        }
+        Preview { uuids, counts }
+    }
+
+    /// Rows `uuids` of table `ti` as they are after the change (None:
+    /// not there), built alone, nothing placed: a preview's rows. The held
+    /// ones need their column objects read ([`NetChange::reads_for`]).
+    pub fn rows_of(
+        &self,
+        db: &Db,
+        ti: usize,
+        uuids: &[Uuid],
+    ) -> Result<Vec<Option<ovsdb::db::RowRef>>, String> {
+        let mut b = Build::new(db.schema.tables.len());
+        let mut vals = Vec::new();
+        let mut held: Vec<Option<ovsdb::db::RowRef>> = vec![None; uuids.len()];
+        let mut seen = vec![false; uuids.len()];
+        for h in self.held_of(ti, uuids) {
+            let Some(p) = uuids.iter().position(|u| *u == h.uuid) else {
+                continue;
+            };
+            seen[p] = true;
+            held[p] = self
+                .build_row(db, h, &mut b, &mut vals)?
+                .and_then(|r| r.new)
+                .map(|columns| {
+                    std::sync::Arc::new(Row {
+                        uuid: h.uuid,
+                        columns,
+                    })
+                });
+        }
+        Ok(uuids
+            .iter()
+            .zip(held)
+            .zip(seen)
+            .map(|((u, r), seen)| match seen {
+                true => r,
+                false => db.row_ref(ti, u),
+            })
+            .collect())
+    }
+}
+
+/// Ranges (start, end) in file order merged as [`NetChange::reads`]
+/// merges them.
+fn merge_reads(spans: impl Iterator<Item = (u64, u64)>) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for (at, end) in spans {
+        match out.last_mut() {
+            Some(last) if at <= last.1 + READ_GAP && end - last.0 <= READ_MAX => {
+                last.1 = last.1.max(end);
+            }
+            _ => out.push((at, end)),
+        }
+    }
+    out
 }
 
 /// The rows of a database as a filter: whether a row may be there

@@ -692,3 +692,146 @@ fn a_row_deleted_and_inserted_again_lands_as_its_last_insert() {
         "{indexed} through the index, {again} walked again"
     );
 }
+
+/// A jump through the op index shows what its database holds before
+/// landing ([`ovsdb_log::checkpoint::Jump::preview`]): each table's rows
+/// in UUID order and its row count, and a few rows built on their own
+/// from the ranges they need. It may then step forward before landing
+/// ([`Checkpoints::step_jump`]: the records in between taken into its net
+/// change) and show the preview there; the rest is read and built a
+/// slice at a time, and the landing is then the replay's database. Every
+/// sample, fixture and damaged copy, and generated Southbound files whose
+/// flows come and go.
+#[test]
+fn a_jumps_preview_shows_what_its_landing_holds() {
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let policy = Policy {
+        op_index: true,
+        ..CLOSE
+    };
+    let mut inputs = common::distinct_inputs();
+    inputs.extend(
+        southbound_files()
+            .into_iter()
+            .enumerate()
+            .map(|(k, b)| (format!("southbound s{k}"), b)),
+    );
+    let (mut previews, mut rows_built, mut steps) = (0, 0, 0);
+    for (name, bytes) in inputs {
+        let loaded = load(&bytes, policy);
+        let ck = loaded
+            .checkpoints
+            .as_deref()
+            .expect("asked for checkpoints");
+        let top = loaded.applied + 1;
+        for _ in 0..12 {
+            let mut i = rng.below(top + 1);
+            let mut j = ck.jump_database(i).expect("the load is over");
+            if !j.by_index() {
+                continue;
+            }
+            let mut want = replay(&bytes, Upto::Index(i));
+            rows_built += check_preview(&name, &bytes, &mut j, i, &want, &mut rng);
+            previews += 1;
+            // Steps forward before landing, each shown by its preview.
+            for _ in 0..rng.below(4) {
+                let to = i + 1 + rng.below(3);
+                match ck.step_jump(Box::new(j), to) {
+                    Ok(moved) => {
+                        j = *moved;
+                        i = to;
+                        steps += 1;
+                    }
+                    Err(back) => {
+                        j = *back;
+                        break;
+                    }
+                }
+                want = replay(&bytes, Upto::Index(i));
+                rows_built += check_preview(&name, &bytes, &mut j, i, &want, &mut rng);
+            }
+            // The rest, then the landing built three rows at a time.
+            read_back(&bytes, &mut j);
+            assert!(j.reads().is_empty(), "{name}: every range is in");
+            while !j.build(3) {}
+            let Ok(got) = j.finish() else {
+                panic!("{name}: index {i}: the landing failed");
+            };
+            assert!(
+                state(&got) == state(&want),
+                "{name}: index {i}: the landing"
+            );
+            assert_eq!(
+                got.db
+                    .as_ref()
+                    .map(|d| d.core().check_integrity().map_err(|e| e.to_string())),
+                want.db
+                    .as_ref()
+                    .map(|d| d.core().check_integrity().map_err(|e| e.to_string())),
+                "{name}: index {i}: integrity"
+            );
+        }
+    }
+    eprintln!(
+        "{previews} previews, {steps} steps before landing, {rows_built} rows built on their own"
+    );
+    assert!(
+        previews > 100 && steps > 100 && rows_built > 300,
+        "{previews} previews, {steps} steps, {rows_built} rows"
+    );
+}
+
+/// The preview of `j` (a jump to index `i`) against `want`, the replay's
+/// database there: every table's rows and counts, and a window of the
+/// largest table's rows (with a UUID it does not have) read and built on
+/// their own. Returns the rows built.
+fn check_preview(
+    name: &str,
+    bytes: &[u8],
+    j: &mut ovsdb_log::checkpoint::Jump,
+    i: u64,
+    want: &Replay,
+    rng: &mut Rng,
+) -> usize {
+    let db = want
+        .db
+        .as_ref()
+        .expect("a database at a checkpoint's index");
+    let count = |t: &str| db.core().table(t).map_or(0, |r| r.len());
+    let counts: Vec<usize> = db.schema.tables.iter().map(|t| count(&t.name)).collect();
+    for ts in &db.schema.tables {
+        let p = j.preview(&ts.name).expect("a jump through the index");
+        let keys: Vec<ovsdb::Uuid> = db
+            .core()
+            .table(&ts.name)
+            .map(|t| t.rows.keys().copied().collect())
+            .unwrap_or_default();
+        assert_eq!(p.uuids, keys, "{name}: index {i}: the rows of {}", ts.name);
+        assert_eq!(p.counts, counts, "{name}: index {i}: the row counts");
+    }
+    let Some(ts) = db.schema.tables.iter().max_by_key(|t| count(&t.name)) else {
+        return 0;
+    };
+    let p = j.preview(&ts.name).unwrap();
+    let start = rng.below(p.uuids.len() as u64 + 1) as usize;
+    let mut window: Vec<ovsdb::Uuid> = p.uuids.iter().skip(start).take(7).copied().collect();
+    window.push(ovsdb::Uuid::from_u128(0x0bad));
+    for (a, b) in j.preview_reads(&ts.name, &window) {
+        j.fill(a, &bytes[a as usize..(b as usize).min(bytes.len())]);
+    }
+    let rows = j
+        .preview_rows(&ts.name, &window)
+        .expect("its ranges are in");
+    let mut built = 0;
+    for (u, r) in window.iter().zip(&rows) {
+        let w = db.core().table(&ts.name).and_then(|t| t.rows.get(u));
+        assert_eq!(
+            r.as_ref().map(|r| &r.columns),
+            w.map(|r| &r.columns),
+            "{name}: index {i}: row {u} of {}",
+            ts.name
+        );
+        built += usize::from(r.is_some());
+    }
+    built
+}

@@ -166,8 +166,7 @@ impl Object {
 
     /// Sorts members bytewise by name (not recursive).
     pub fn sort(&mut self) {
-        self.members
-            .sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        crate::order::sort_small_by(&mut self.members, |a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     }
 }
 

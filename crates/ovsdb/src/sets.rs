@@ -80,7 +80,7 @@ impl AtomSet {
     /// if two are equal.
     pub fn try_from_vec(mut v: Vec<Atom>) -> Option<AtomSet> {
         if !v.windows(2).all(|w| w[0] < w[1]) {
-            v.sort();
+            sort_atoms(&mut v);
             if v.windows(2).any(|w| w[0] == w[1]) {
                 return None;
             }
@@ -296,7 +296,7 @@ impl FromIterator<Atom> for AtomSet {
     fn from_iter<I: IntoIterator<Item = Atom>>(iter: I) -> AtomSet {
         let mut v: Vec<Atom> = iter.into_iter().collect();
         if !v.windows(2).all(|w| w[0] < w[1]) {
-            v.sort();
+            sort_atoms(&mut v);
             dedup_keep_last(&mut v, |a, b| a == b);
         }
         AtomSet::from_sorted_unique(v)
@@ -812,10 +812,17 @@ impl AtomMap {
     }
 }
 
-/// Pairs sorted stably by key.
+/// Pairs sorted stably by key. Most maps are small: by insertion, with no
+/// sort instance of their own (the web worker's wasm is held under 1 MB).
 #[inline(never)]
 fn sort_pairs(v: &mut [(Atom, Atom)]) {
-    v.sort_by(|a, b| a.0.cmp(&b.0));
+    crate::order::sort_small_by(v, |a, b| a.0.cmp(&b.0));
+}
+
+/// Atoms sorted (stably), as [`sort_pairs`] sorts pairs.
+#[inline(never)]
+fn sort_atoms(v: &mut [Atom]) {
+    crate::order::sort_small_by(v, Atom::cmp);
 }
 
 impl<const N: usize> From<[(Atom, Atom); N]> for AtomMap {

@@ -113,6 +113,14 @@ pub struct ContentsPage {
     /// that differ, instead of emptying the grid and filling it again (two
     /// layouts of every row).
     stale: HashMap<usize, Vec<Value>>,
+    /// A long jump's rows on screen, read and built on their own by the
+    /// worker before the rest of its database (first row, rows): shown
+    /// until the blocks of the landed database arrive.
+    preview: Option<(usize, Vec<Value>)>,
+    /// The index whose landing the worker is still building
+    /// (`contents-landed`): the blocks, the overview, the selected row and
+    /// the sizes are asked for once it is there.
+    landing: Option<u64>,
     requested: Vec<usize>,
     scroll_top: f64,
     selected: Option<String>,
@@ -189,6 +197,8 @@ impl Component for ContentsPage {
             rows_at: None,
             blocks: HashMap::new(),
             stale: HashMap::new(),
+            preview: None,
+            landing: None,
             requested: Vec::new(),
             scroll_top: 0.0,
             selected: None,

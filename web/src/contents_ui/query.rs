@@ -38,6 +38,14 @@ impl ContentsPage {
         self.loading = true;
         self.error = None;
         self.asked_at = at;
+        // The rows on screen (and a few around them), which a long jump
+        // shows first (`preview`): the same file and table, no query.
+        let same_file = self.opened.as_ref().is_some_and(|o| o["name"] == *name);
+        let first = (self.scroll_top / ROW) as usize;
+        let view = match (&self.table, same_file && self.query.trim().is_empty()) {
+            (Some(t), true) => JsValue::from(t.as_str()),
+            _ => JsValue::UNDEFINED,
+        };
         self.open_id = self.send(
             ctx,
             "contents-open",
@@ -45,6 +53,9 @@ impl ContentsPage {
                 ("lane", (self.lane as f64).into()),
                 ("name", name.into()),
                 ("at", at.map_or(JsValue::from(-1.0), |a| (a as f64).into())),
+                ("viewTable", view),
+                ("viewStart", (first.saturating_sub(5) as f64).into()),
+                ("viewCount", ((VIEW + 10) as f64).into()),
             ],
         );
     }
@@ -52,7 +63,23 @@ impl ContentsPage {
     fn reset_rows(&mut self) {
         self.blocks.clear();
         self.stale.clear();
+        self.preview = None;
         self.requested.clear();
+    }
+
+    /// What waits for the open database: its blocks of rows, the
+    /// overview, the selected row and the sizes.
+    fn ask_for_the_rest(&mut self, ctx: &Context<Self>) {
+        if self.overview_open() {
+            self.overview_id = self.send(ctx, "contents-overview", &[]);
+        }
+        self.fetch(ctx);
+        if let Some(u) = self.selected.clone() {
+            self.select(ctx, u);
+        }
+        if self.sizes.is_some() {
+            ctx.link().send_message(Msg::Sizes);
+        }
     }
 
     /// Asks for the blocks the grid's window needs.
@@ -145,27 +172,51 @@ impl ContentsPage {
                         .or(tables.first())
                         .map(|t| s(&t["name"]))
                 });
+                let preview = v.get("preview").cloned();
                 self.opened = Some(v);
                 self.overview = None;
-                if self.overview_open() {
-                    self.overview_id = self.send(ctx, "contents-overview", &[]);
-                }
+                self.landing = None;
                 if same_table {
                     // The same file and table at another index: its rows
                     // stay on screen until the new ones come (`stale`).
-                    self.stale = std::mem::take(&mut self.blocks);
+                    if !self.blocks.is_empty() {
+                        self.stale = std::mem::take(&mut self.blocks);
+                    }
+                    self.preview = None;
                     self.requested.clear();
                 } else {
                     self.reset_rows();
                 }
-                self.fetch(ctx);
-                if let Some(u) = self.selected.clone() {
-                    self.select(ctx, u);
-                }
-                if self.sizes.is_some() {
-                    ctx.link().send_message(Msg::Sizes);
+                match preview.filter(|p| p["table"].as_str() == self.table.as_deref()) {
+                    Some(p) => {
+                        // A long jump: the rows on screen now, the rest
+                        // once the worker has landed it.
+                        self.total = p["total"].as_u64().unwrap_or(0) as usize;
+                        self.columns = p["columns"]
+                            .as_array()
+                            .map(|a| a.iter().map(s).collect())
+                            .unwrap_or_default();
+                        self.mode = "all".into();
+                        self.note = None;
+                        self.shown_query = self.query.clone();
+                        let start = p["start"].as_u64().unwrap_or(0) as usize;
+                        self.preview =
+                            Some((start, p["rows"].as_array().cloned().unwrap_or_default()));
+                        self.stale.clear();
+                        self.rows_at = self.opened.as_ref().and_then(|o| o["at"].as_u64());
+                        self.landing = self.rows_at;
+                    }
+                    None => self.ask_for_the_rest(ctx),
                 }
                 true
+            }
+            "contents-landed" => {
+                let at = v["at"].as_u64();
+                if at.is_some() && at == self.landing {
+                    self.landing = None;
+                    self.ask_for_the_rest(ctx);
+                }
+                false
             }
             "contents-rows" => {
                 if let Some(e) = err {
@@ -194,6 +245,7 @@ impl ContentsPage {
                     .insert(b, v["rows"].as_array().cloned().unwrap_or_default());
                 if self.requested.is_empty() {
                     self.stale.clear();
+                    self.preview = None;
                 }
                 // The grid says the index of the rows it shows: the new
                 // one once none of the old rows are left.

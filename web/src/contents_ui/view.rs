@@ -108,6 +108,12 @@ impl ContentsPage {
         let first = (self.scroll_top / ROW) as usize;
         let from = first.saturating_sub(5);
         let to = (first + VIEW + 5).min(self.total);
+        if let Some((start, rows)) = &self.preview {
+            // A long jump's rows on screen, until its blocks come.
+            return (from.max(*start)..to.min(start + rows.len()))
+                .map(|i| (i, &rows[i - start]))
+                .collect();
+        }
         (from..to)
             .filter_map(|i| {
                 blocks
@@ -150,6 +156,7 @@ impl ContentsPage {
         html! {
             <div class="cgrid" ref={self.grid.clone()} data-testid="row-grid" tabindex="0"
                 data-at={self.rows_at.map(|a| a.to_string())}
+                data-preview={self.preview.is_some().then_some("true")}
                 title="↑ ↓ select a row"
                 style={format!("height:{}px", (VIEW + 1) as f64 * ROW)}
                 onscroll={link.callback(|e: Event| Msg::Scroll(e.target_unchecked_into::<HtmlElement>().scroll_top() as f64))}>

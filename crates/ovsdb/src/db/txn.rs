@@ -613,9 +613,10 @@ impl<'a> Txn<'a> {
             }
             if !self.st.deleted_queue.is_empty() {
                 progressed = true;
-                let deleted: BTreeSet<(usize, Uuid)> = std::mem::take(&mut self.st.deleted_queue)
-                    .into_iter()
-                    .collect();
+                // Built by insertion: `collect` would sort with an instance
+                // of its own (the web worker's wasm is held under 1 MB).
+                let deleted: BTreeSet<(usize, Uuid)> =
+                    crate::order::btree_set(std::mem::take(&mut self.st.deleted_queue));
                 self.assess_weak_refs(&deleted, n_ops_tables, n_ops_rows)?;
             }
             let added = std::mem::take(&mut self.st.weak_added);
@@ -786,7 +787,7 @@ impl<'a> Txn<'a> {
             let order = &self.st.table_order;
             let at = |tc: &TableChanges| order.iter().position(|&t| t == tc.table);
             if !out.tables.windows(2).all(|w| at(&w[0]) < at(&w[1])) {
-                out.tables.sort_unstable_by_key(at);
+                crate::order::sort_small_by(&mut out.tables, |a, b| at(a).cmp(&at(b)));
             }
         }
         out
