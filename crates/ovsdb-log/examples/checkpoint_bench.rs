@@ -249,6 +249,22 @@ fn main() {
                         "    fold {folded:.1} ms, one preview {order_ms:.1} ms, whole {:.1} ms",
                         t.elapsed().as_secs_f64() * 1e3
                     );
+                    // Three steps on before landing, each previewed.
+                    let mut s = Box::new(ck.jump_database(index).expect("sealed"));
+                    for k in 1..=3 {
+                        let t1 = Instant::now();
+                        s = match ck.step_jump(s, index + k) {
+                            Ok(s) => s,
+                            Err(_) => break,
+                        };
+                        let stepped = t1.elapsed().as_secs_f64() * 1e3;
+                        let t2 = Instant::now();
+                        let _ = s.preview(table);
+                        println!(
+                            "      step {k}: moved on {stepped:.1} ms, preview {:.1} ms",
+                            t2.elapsed().as_secs_f64() * 1e3
+                        );
+                    }
                 }
             }
         }

@@ -672,42 +672,66 @@ impl NetChange {
     /// against). A jump shows these first and builds the rest later.
     pub fn preview(&self, db: &Db, ti: usize) -> Preview {
         let core = db.core();
-        let mut uuids = Vec::new();
-        let mut counts = Vec::with_capacity(db.schema.tables.len());
-        for t in 0..db.schema.tables.len() {
-            // The held rows, and those of them there after the change.
-            let mut held: Vec<Uuid> = Vec::new();
-            let mut there: Vec<Uuid> = Vec::new();
-            for h in self.held.iter().filter(|h| h.ti == t) {
-                held.push(h.uuid);
-                if h.first != NONE {
-                    there.push(h.uuid);
-                }
+        let tables = db.schema.tables.len();
+        // The held rows of each table, by their place in `held`.
+        let mut by_table: Vec<Vec<u32>> = vec![Vec::new(); tables];
+        for (k, h) in self.held.iter().enumerate() {
+            if let Some(v) = by_table.get_mut(h.ti) {
+                v.push(k as u32);
             }
+        }
+        let mut uuids = Vec::new();
+        let mut counts = Vec::with_capacity(tables);
+        for (t, mine) in by_table.iter().enumerate() {
             let rows = core.table_at(t);
-            if held.is_empty() && t != ti {
+            if mine.is_empty() && t != ti {
                 counts.push(rows.map_or(0, |r| r.len()));
                 continue;
             }
-            ovsdb::order::sort(&mut held);
-            // The table's rows the change does not touch, then those it
-            // leaves.
-            let mut out: Vec<Uuid> = rows
-                .into_iter()
-                .flat_map(|r| r.rows.keys())
-                .filter(|u| held.binary_search(u).is_err())
-                .copied()
-                .collect();
-            out.extend(there);
-            // (No sort instance of its own: the worker's wasm is held
-            // under 1 MB.)
-            ovsdb::order::sort(&mut out);
+            let held = self.sorted_by_uuid(mine);
+            // The table's rows and the held ones, merged in UUID order:
+            // each held row as the change leaves it.
+            let mut out = Vec::new();
+            let mut next = held.iter().map(|&k| &self.held[k as usize]).peekable();
+            for &u in rows.into_iter().flat_map(|r| r.rows.keys()) {
+                while let Some(h) = next.next_if(|h| h.uuid < u) {
+                    if h.first != NONE {
+                        out.push(h.uuid);
+                    }
+                }
+                match next.next_if(|h| h.uuid == u) {
+                    Some(h) if h.first == NONE => {}
+                    _ => out.push(u),
+                }
+            }
+            out.extend(next.filter(|h| h.first != NONE).map(|h| h.uuid));
             counts.push(out.len());
             if t == ti {
                 uuids = out;
             }
         }
         Preview { uuids, counts }
+    }
+
+    /// Held rows `mine` (places in `held`) in UUID order. Sorted as
+    /// (high 64 bits, place) pairs, the one sort instance `wanted` uses
+    /// too (the web worker's wasm is held under 1 MB), then ties of those
+    /// bits put in order by the whole UUID.
+    fn sorted_by_uuid(&self, mine: &[u32]) -> Vec<u32> {
+        let uuid = |k: u32| self.held[k as usize].uuid;
+        let mut keys: Vec<(u64, u32)> = mine
+            .iter()
+            .map(|&k| ((uuid(k).0 >> 64) as u64, k))
+            .collect();
+        keys.sort_unstable();
+        for i in 1..keys.len() {
+            let mut j = i;
+            while j > 0 && keys[j - 1].0 == keys[j].0 && uuid(keys[j - 1].1) > uuid(keys[j].1) {
+                keys.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+        keys.into_iter().map(|x| x.1).collect()
     }
 
     /// Rows `uuids` of table `ti` as they are after the change (None:
@@ -1061,6 +1085,38 @@ mod tests {
     use super::*;
     use ovsdb::json::parse;
     use ovsdb::DatabaseSchema;
+
+    /// Held rows come out in UUID order, also those whose high 64 bits
+    /// are the same (sorted by those bits first, then ties by the rest).
+    #[test]
+    fn held_rows_sort_by_the_whole_uuid() {
+        let mut n = NetChange::new();
+        let mut x: u64 = 0x2545_f491;
+        let mut want = Vec::new();
+        for k in 0..300u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Few distinct high halves: many ties.
+            let u = Uuid((u128::from(x % 5) << 64) | u128::from(x.rotate_left(17) ^ k));
+            want.push(u);
+            n.held.push(Held {
+                ti: 0,
+                uuid: u,
+                deleted: false,
+                first: NONE,
+                last: NONE,
+            });
+        }
+        want.sort();
+        let mine: Vec<u32> = (0..300).collect();
+        let got: Vec<Uuid> = n
+            .sorted_by_uuid(&mine)
+            .into_iter()
+            .map(|k| n.held[k as usize].uuid)
+            .collect();
+        assert_eq!(got, want);
+    }
 
     /// The quick read of a column object gives the row a replay's read
     /// gives, for inserts and modifies, or leaves it to that read.

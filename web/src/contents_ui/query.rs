@@ -38,6 +38,10 @@ impl ContentsPage {
         self.loading = true;
         self.error = None;
         self.asked_at = at;
+        // A landing the worker announces from now on is an older jump's
+        // (its `contents-landed` may cross this request): the rows it
+        // would ask for would land this one at once.
+        self.landing = None;
         // The rows on screen (and a few around them), which a long jump
         // shows first (`preview`): the same file and table, no query.
         let same_file = self.opened.as_ref().is_some_and(|o| o["name"] == *name);
