@@ -634,17 +634,20 @@ fn settle(f: &Loaded, x: &mut Open) -> Result<(), String> {
             p.d.fill(a, &bytes);
         }
     }
-    let d = database_at(f, p.d, p.at)?;
-    let gone = x.prev.replace(std::mem::replace(&mut x.cur, d));
-    x.selection = None;
+    // A landing that fails is said too: the page shows the preview's
+    // index, and the database open is still the one before.
+    let d = database_at(f, p.d, p.at);
+    let mut told = vec![("at", num(p.at))];
+    if let Err(e) = &d {
+        told.push(("error", e.as_str().into()));
+    }
     post(&[
         ("type", "contents-landed".into()),
         ("id", JsValue::NULL),
-        (
-            "json",
-            object([("at", num(p.at))]).to_string_compact().into(),
-        ),
+        ("json", object(told).to_string_compact().into()),
     ]);
+    let gone = x.prev.replace(std::mem::replace(&mut x.cur, d?));
+    x.selection = None;
     free_later(gone);
     Ok(())
 }

@@ -216,11 +216,15 @@ impl ContentsPage {
             }
             "contents-landed" => {
                 let at = v["at"].as_u64();
-                if at.is_some() && at == self.landing {
-                    self.landing = None;
-                    self.ask_for_the_rest(ctx);
+                if at.is_none() || at != self.landing {
+                    return false;
                 }
-                false
+                self.landing = None;
+                match err {
+                    Some(e) => self.error = Some(e),
+                    None => self.ask_for_the_rest(ctx),
+                }
+                true
             }
             "contents-rows" => {
                 if let Some(e) = err {
