@@ -116,8 +116,6 @@ struct Pending {
     generation: u32,
     at: u64,
     d: DatabaseAt,
-    /// Its remaining ranges are read and in.
-    read: bool,
 }
 
 impl Open {
@@ -324,16 +322,15 @@ pub fn open(msg: &JsValue) {
                                 let window: Vec<Uuid> =
                                     p.uuids.iter().skip(start).take(count).copied().collect();
                                 let reads = d.preview_reads(&table, &window);
-                                preview = Some(Preview {
+                                let pv = Preview {
                                     d,
                                     at: want,
                                     table,
                                     start,
                                     window,
                                     p,
-                                    reads,
-                                    input: f.input.clone(),
-                                });
+                                };
+                                preview = Some((pv, reads, f.input.clone()));
                                 return Ok(());
                             }
                         }
@@ -393,8 +390,7 @@ pub fn open(msg: &JsValue) {
             Ok(())
         })
     });
-    if let (Ok(()), Some(pv)) = (&res, preview) {
-        let (input, reads) = (pv.input.clone(), pv.reads.clone());
+    if let (Ok(()), Some((pv, reads, input))) = (&res, preview) {
         read_then(
             input,
             reads,
@@ -443,13 +439,7 @@ async fn read_back(input: &web_sys::Blob, reads: &[(u64, u64)]) -> Result<Vec<Ve
 
 /// The end of a jump whose ranges [`read_back`] read: the walk it may still
 /// need (when applying them failed), then the reply.
-fn jump_landed(
-    id: JsValue,
-    started: f64,
-    mut d: DatabaseAt,
-    want: u64,
-    bytes: Result<Vec<Vec<u8>>, String>,
-) {
+fn jump_landed(id: JsValue, started: f64, mut d: DatabaseAt, want: u64, parts: ReadBack) {
     let mut gone: Option<Db> = None;
     let res = FILES.with(|cell| {
         let files = cell.borrow();
@@ -460,9 +450,7 @@ fn jump_landed(
                 .iter()
                 .find(|f| f.name == x.name)
                 .ok_or("that file is no longer loaded")?;
-            for ((a, _), b) in d.reads().into_iter().zip(bytes?) {
-                d.fill(a, &b);
-            }
+            fill(&mut d, parts?);
             walks_after_reads(f, &mut d)?;
             let d = landed(d, want)?;
             gone = x.prev.replace(std::mem::replace(&mut x.cur, d));
@@ -484,22 +472,15 @@ struct Preview {
     start: usize,
     window: Vec<Uuid>,
     p: ovsdb_log::net::Preview,
-    reads: Vec<(u64, u64)>,
-    input: web_sys::Blob,
 }
 
 /// The end of a preview's reads: the reply with the rows on screen, then
-/// the landing under way ([`complete_later`]). A preview that cannot be
-/// built lands at once.
-fn preview_landed(id: JsValue, started: f64, mut pv: Preview, bytes: Result<Vec<Vec<u8>>, String>) {
+/// the landing under way ([`complete_later`]).
+fn preview_landed(id: JsValue, started: f64, mut pv: Preview, parts: ReadBack) {
     let res = with_open(|x| {
-        for ((a, _), b) in pv.reads.iter().zip(bytes?) {
-            pv.d.fill(*a, &b);
-        }
+        fill(&mut pv.d, parts?);
         let db = &x.cur.db;
-        let names = db.schema().tables.iter().map(|t| t.name.clone());
-        let mut tables: Vec<(String, usize)> = names.zip(pv.p.counts.iter().copied()).collect();
-        ovsdb::order::sort_by(&mut tables, |a, b| a.0.cmp(&b.0));
+        let tables = browse::tables_counted(db.schema(), pv.p.counts.iter().copied());
         let mut v = opened_json(x, pv.at, None, &tables, started);
         // The rows on screen. Without them (a value that does not read:
         // the landing will walk) the page asks for its rows, which land
@@ -532,7 +513,6 @@ fn preview_landed(id: JsValue, started: f64, mut pv: Preview, bytes: Result<Vec<
             generation,
             at: pv.at,
             d: pv.d,
-            read: false,
         });
         Ok((v, generation))
     });
@@ -557,18 +537,14 @@ fn complete_later(generation: u32) {
     let Ok(Some((reads, input))) = wanted else {
         return;
     };
-    let at: Vec<u64> = reads.iter().map(|r| r.0).collect();
     read_then(
         input,
         reads,
         false,
-        Box::new(move |bytes| {
+        Box::new(move |parts| {
             let filled = with_open(|x| match x.pending.as_mut() {
                 Some(p) if p.generation == generation => {
-                    for (a, b) in at.iter().zip(bytes?) {
-                        p.d.fill(*a, &b);
-                    }
-                    p.read = true;
+                    fill(&mut p.d, parts?);
                     Ok(true)
                 }
                 _ => Ok(false),
@@ -581,8 +557,18 @@ fn complete_later(generation: u32) {
     );
 }
 
+/// Ranges read back: each one's offset and bytes.
+type ReadBack = Result<Vec<(u64, Vec<u8>)>, String>;
+
 /// What to do with the ranges [`read_back`] read.
-type ThenFn = Box<dyn FnOnce(Result<Vec<Vec<u8>>, String>)>;
+type ThenFn = Box<dyn FnOnce(ReadBack)>;
+
+/// Gives a replay the ranges read back for it.
+fn fill(d: &mut DatabaseAt, parts: Vec<(u64, Vec<u8>)>) {
+    for (a, b) in parts {
+        d.fill(a, &b);
+    }
+}
 
 /// Reads `reads` of `input` ([`read_back`]) without blocking, then calls
 /// `then`; `hold`: other messages wait meanwhile (a jump's own reads).
@@ -592,7 +578,7 @@ fn read_then(input: web_sys::Blob, reads: Vec<(u64, u64)>, hold: bool, then: The
     }
     wasm_bindgen_futures::spawn_local(async move {
         let bytes = read_back(&input, &reads).await;
-        then(bytes);
+        then(bytes.map(|b| reads.iter().map(|r| r.0).zip(b).collect()));
         if hold {
             super::release_messages();
         }
@@ -625,16 +611,10 @@ fn build_slice(generation: u32) {
 /// read, its rows built and placed, and it becomes the open database;
 /// the page is told (`contents-landed`).
 fn settle(f: &Loaded, x: &mut Open) -> Result<(), String> {
-    let Some(mut p) = x.pending.take() else {
+    let Some(p) = x.pending.take() else {
         return Ok(());
     };
-    if !p.read {
-        for (a, b) in p.d.reads() {
-            let bytes = read_blob(&f.input, a as f64, b as f64)?;
-            p.d.fill(a, &bytes);
-        }
-    }
-    // A landing that fails is said too: the page shows the preview's
+    // (The ranges not read yet are read now, by `replay_walks`.) A landing that fails is said too: the page shows the preview's
     // index, and the database open is still the one before.
     let d = database_at(f, p.d, p.at);
     let mut told = vec![("at", num(p.at))];
@@ -709,10 +689,7 @@ fn opened_reply(id: JsValue, started: f64, res: Result<(), String>) {
         Ok(()) => OPEN.with(|o| {
             let o = o.borrow();
             let x = o.as_ref().unwrap();
-            let tables: Vec<(String, usize)> = browse::tables(&x.cur.db)
-                .into_iter()
-                .map(|t| (t.name, t.rows))
-                .collect();
+            let tables = browse::tables(&x.cur.db);
             let v = opened_json(x, x.cur.at, x.cur.error.clone(), &tables, started);
             reply("contents-opened", id, v);
         }),
@@ -726,7 +703,7 @@ fn opened_json(
     x: &Open,
     at: u64,
     read_error: Option<String>,
-    tables: &[(String, usize)],
+    tables: &[browse::TableCount],
     started: f64,
 ) -> Json {
     let db = &x.cur.db;
@@ -764,11 +741,14 @@ fn opened_json(
             "tables",
             tables
                 .iter()
-                .map(|(n, r)| object([("name", n.as_str().into()), ("rows", num(*r))]))
+                .map(|t| object([("name", t.name.as_str().into()), ("rows", num(t.rows))]))
                 .collect::<Vec<Json>>()
                 .into(),
         ),
-        ("rowCount", num(tables.iter().map(|t| t.1).sum::<usize>())),
+        (
+            "rowCount",
+            num(tables.iter().map(|t| t.rows).sum::<usize>()),
+        ),
         ("ms", Json::Real(now() - started)),
     ])
 }

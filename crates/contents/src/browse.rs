@@ -21,13 +21,27 @@ pub struct TableCount {
 
 /// The tables by name.
 pub fn tables(db: &Database) -> Vec<TableCount> {
-    let mut v: Vec<TableCount> = db
+    let counts = db
         .schema()
         .tables
         .iter()
-        .map(|t| TableCount {
+        .map(|t| db.table(&t.name).map_or(0, |x| x.len()));
+    tables_counted(db.schema(), counts)
+}
+
+/// The tables of `schema` by name, with their row counts `counts` (in
+/// schema order: a jump's preview knows them before its database).
+pub fn tables_counted(
+    schema: &ovsdb::DatabaseSchema,
+    counts: impl IntoIterator<Item = usize>,
+) -> Vec<TableCount> {
+    let mut v: Vec<TableCount> = schema
+        .tables
+        .iter()
+        .zip(counts)
+        .map(|(t, rows)| TableCount {
             name: t.name.clone(),
-            rows: db.table(&t.name).map_or(0, |x| x.len()),
+            rows,
         })
         .collect();
     ovsdb::order::sort_by(&mut v, |a, b| a.name.cmp(&b.name));

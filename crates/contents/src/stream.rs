@@ -94,9 +94,21 @@ impl DatabaseAt {
     /// through the checkpoints' op index, [`Jump::reads`]): give each to
     /// [`DatabaseAt::fill`]. Empty when there are none.
     pub fn reads(&self) -> Vec<(u64, u64)> {
+        self.jump().map_or_else(Vec::new, Jump::reads)
+    }
+
+    /// A jump before its walk (the op index's reads, its preview).
+    fn jump(&self) -> Option<&Jump> {
         match &self.state {
-            State::Jump(j, false) => j.reads(),
-            _ => Vec::new(),
+            State::Jump(j, false) => Some(j),
+            _ => None,
+        }
+    }
+
+    fn jump_mut(&mut self) -> Option<&mut Jump> {
+        match &mut self.state {
+            State::Jump(j, false) => Some(j),
+            _ => None,
         }
     }
 
@@ -107,19 +119,14 @@ impl DatabaseAt {
     /// [`DatabaseAt::preview_rows`]) and the landing later, a slice at a
     /// time ([`DatabaseAt::build`]). None for any other replay.
     pub fn preview(&self, table: &str) -> Option<ovsdb_log::net::Preview> {
-        match &self.state {
-            State::Jump(j, false) => j.preview(table),
-            _ => None,
-        }
+        self.jump()?.preview(table)
     }
 
     /// The byte ranges rows `uuids` of `table` need (to
     /// [`DatabaseAt::fill`]).
     pub fn preview_reads(&self, table: &str, uuids: &[ovsdb::Uuid]) -> Vec<(u64, u64)> {
-        match &self.state {
-            State::Jump(j, false) => j.preview_reads(table, uuids),
-            _ => Vec::new(),
-        }
+        self.jump()
+            .map_or_else(Vec::new, |j| j.preview_reads(table, uuids))
     }
 
     /// Rows `uuids` of `table` at the index (None: not there), once their
@@ -129,10 +136,9 @@ impl DatabaseAt {
         table: &str,
         uuids: &[ovsdb::Uuid],
     ) -> Result<Vec<Option<ovsdb::db::RowRef>>, String> {
-        match &self.state {
-            State::Jump(j, false) => j.preview_rows(table, uuids),
-            _ => Err("no preview of this replay".into()),
-        }
+        self.jump()
+            .ok_or("no preview of this replay")?
+            .preview_rows(table, uuids)
     }
 
     /// A jump through the op index that has not landed, moved on to
@@ -156,15 +162,12 @@ impl DatabaseAt {
     /// is in ([`Jump::build`]); true when none is left (and for any other
     /// replay).
     pub fn build(&mut self, budget: usize) -> bool {
-        match &mut self.state {
-            State::Jump(j, false) => j.build(budget),
-            _ => true,
-        }
+        self.jump_mut().is_none_or(|j| j.build(budget))
     }
 
     /// The file's bytes from `start` on, one of [`DatabaseAt::reads`].
     pub fn fill(&mut self, start: u64, bytes: &[u8]) {
-        if let State::Jump(j, false) = &mut self.state {
+        if let Some(j) = self.jump_mut() {
             j.fill(start, bytes);
         }
     }

@@ -528,7 +528,6 @@ impl Checkpoints {
         });
         Some(Box::new(Indexed {
             net,
-            db: cp.db.clone()?,
             applied: last.map_or(cp.applied, |rec| rec.applied),
             resume_at: resume_at.filter(|r| r.format == Format::Clustered),
             failed: false,
@@ -575,9 +574,6 @@ impl Checkpoints {
 /// for the bytes it reads back, and where it lands.
 struct Indexed {
     net: NetChange,
-    /// The checkpoint's database, the change's base (a clone shares its
-    /// rows): a preview's rows and the landing's are built against it.
-    db: Db,
     applied: u64,
     resume_at: Option<ScanPoint>,
     /// Building ahead ([`Jump::build`]) met a value that does not read:
@@ -590,6 +586,21 @@ struct Indexed {
     cp: Checkpoint,
     interval: usize,
     next_record: usize,
+}
+
+impl Indexed {
+    /// The checkpoint's database, the change's base (an indexed jump
+    /// starts only where there is one): a preview's rows and the
+    /// landing's are built against it.
+    fn base(&self) -> Option<&Db> {
+        self.cp.db.as_ref()
+    }
+
+    /// The base and the place of table `table` in its schema.
+    fn table(&self, table: &str) -> Option<(&Db, usize)> {
+        let db = self.base()?;
+        Some((db, db.schema.table_index(table)?))
+    }
 }
 
 /// The scanner options of a jump's walk: a plain jump reads each txn on
@@ -661,8 +672,8 @@ impl Jump {
     /// table.
     pub fn preview(&self, table: &str) -> Option<crate::net::Preview> {
         let x = self.indexed.as_ref()?;
-        let ti = x.db.schema.tables.iter().position(|t| t.name == table)?;
-        Some(x.net.preview(&x.db, ti))
+        let (db, ti) = x.table(table)?;
+        Some(x.net.preview(db, ti))
     }
 
     /// The byte ranges that hold what rows `uuids` of `table` need (give
@@ -671,8 +682,8 @@ impl Jump {
         let Some(x) = self.indexed.as_ref() else {
             return Vec::new();
         };
-        match x.db.schema.tables.iter().position(|t| t.name == table) {
-            Some(ti) => x.net.reads_for(ti, uuids),
+        match x.table(table) {
+            Some((_, ti)) => x.net.reads_for(ti, uuids),
             None => Vec::new(),
         }
     }
@@ -688,13 +699,8 @@ impl Jump {
             .indexed
             .as_ref()
             .ok_or("not a jump through the op index")?;
-        let ti =
-            x.db.schema
-                .tables
-                .iter()
-                .position(|t| t.name == table)
-                .ok_or_else(|| format!("no table {table}"))?;
-        x.net.rows_of(&x.db, ti, uuids)
+        let (db, ti) = x.table(table).ok_or_else(|| format!("no table {table}"))?;
+        x.net.rows_of(db, ti, uuids)
     }
 
     /// Builds up to `budget` more rows of the landing of a jump through
@@ -706,10 +712,10 @@ impl Jump {
         let Some(x) = self.indexed.as_mut() else {
             return true;
         };
-        if x.failed {
+        let Some(db) = x.cp.db.as_ref().filter(|_| !x.failed) else {
             return true;
-        }
-        match x.net.build(&x.db, budget) {
+        };
+        match x.net.build(db, budget) {
             Ok(done) => done,
             Err(_) => {
                 x.failed = true;

@@ -318,8 +318,10 @@ impl NetChange {
             for i in index.op_range(k) {
                 let op = index.op(i);
                 let (ti, uuid) = (usize::from(op.table), op.uuid());
-                let known = self.at.contains_key(&(ti, uuid));
+                // A row not held yet is added at the end.
+                let held = self.held.len();
                 let h = self.held_row(ti, uuid);
+                let known = h < held;
                 if op.at == DELETE {
                     self.delete(h);
                     continue;

@@ -242,6 +242,19 @@ fn run_seed(seed: u64, steps: usize) {
     );
 }
 
+/// [`errors_of`], each printed, and each of the model's the same as the
+/// real server's.
+fn same_errors_as_the_real_server(texts: &[Vec<u8>]) -> Vec<(String, String, String)> {
+    let got = errors_of(texts);
+    for (text, real, model) in &got {
+        eprintln!("{text}\n  real  {real}\n  model {model}");
+    }
+    for (text, real, model) in &got {
+        assert_eq!(model, real, "{text}");
+    }
+    got
+}
+
 /// Sends each transaction text to the real server and to the model, and
 /// returns (text, real result, model result) with each result's first
 /// error object, or "ok".
@@ -310,13 +323,7 @@ fn strings_that_are_not_utf8_fail_as_on_the_real_server() {
             t
         })
         .collect();
-    let got = errors_of(&texts);
-    for (text, real, model) in &got {
-        eprintln!("{text}\n  real  {real}\n  model {model}");
-    }
-    for (text, real, model) in &got {
-        assert_eq!(model, real, "{text}");
-    }
+    let got = same_errors_as_the_real_server(&texts);
     let rejected = got
         .iter()
         .filter(|g| g.1.contains("not a valid UTF-8 string"))
@@ -365,11 +372,5 @@ fn bad_values_fail_with_the_real_servers_words() {
     .iter()
     .map(|t| t.as_bytes().to_vec())
     .collect();
-    let got = errors_of(&texts);
-    for (text, real, model) in &got {
-        eprintln!("{text}\n  real  {real}\n  model {model}");
-    }
-    for (text, real, model) in &got {
-        assert_eq!(model, real, "{text}");
-    }
+    same_errors_as_the_real_server(&texts);
 }
