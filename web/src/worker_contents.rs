@@ -210,7 +210,6 @@ fn walk(
 
 /// Walks `f` as often as the replay `d` asks (one walk or two), each from
 /// where `d` starts (a checkpoint's offset) and until it has what it needs.
-#[inline(never)]
 fn replay_walks(f: &Loaded, d: &mut DatabaseAt) -> Result<(), String> {
     // A jump through the op index reads back a few ranges, no walk.
     for (a, b) in d.reads() {
@@ -221,7 +220,6 @@ fn replay_walks(f: &Loaded, d: &mut DatabaseAt) -> Result<(), String> {
 }
 
 /// [`replay_walks`] once the ranges of [`DatabaseAt::reads`] are in.
-#[inline(never)]
 fn walks_after_reads(f: &Loaded, d: &mut DatabaseAt) -> Result<(), String> {
     while let Some(opts) = d.next_walk() {
         let at = d.start();
@@ -242,14 +240,12 @@ fn walks_after_reads(f: &Loaded, d: &mut DatabaseAt) -> Result<(), String> {
     Ok(())
 }
 
-#[inline(never)]
 fn database_at(f: &Loaded, mut d: DatabaseAt, at: u64) -> Result<Db, String> {
     replay_walks(f, &mut d)?;
     landed(d, at)
 }
 
 /// The database a replay that has walked reached.
-#[inline(never)]
 fn landed(d: DatabaseAt, at: u64) -> Result<Db, String> {
     let landing = d.landing();
     let (db, err) = d.finish()?;
@@ -698,7 +694,6 @@ fn opened_reply(id: JsValue, started: f64, res: Result<(), String>) {
 
 /// The `contents-opened` document of the open file at `at`, with its
 /// tables' row counts (`tables`, in name order).
-#[inline(never)]
 fn opened_json(
     x: &Open,
     at: u64,
@@ -754,7 +749,6 @@ fn opened_json(
 }
 
 /// A row of the grid: `{uuid, cells}` for the columns `cols`.
-#[inline(never)]
 fn row_json(
     ts: &ovsdb::schema::TableSchema,
     cols: &[(String, Option<usize>)],

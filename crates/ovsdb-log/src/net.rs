@@ -582,9 +582,7 @@ impl NetChange {
 
     /// Held row `h` as it lands: its new values built from its operations
     /// (None: its delete, when the database had it; nothing to place when
-    /// it was added and deleted again). (One copy for its two callers:
-    /// the web worker's wasm is held under 1 MB.)
-    #[inline(never)]
+    /// it was added and deleted again).
     fn build_row(
         &self,
         db: &Db,
