@@ -6,7 +6,9 @@
 //   DIST_DIR=/tmp/dist-names FILES=a.db,b.db WORKERS=1 \
 //     node --experimental-websocket tests/bench/worker-profile.mjs
 // INTERVAL_US sets the sampling interval (default 1000); PROFILE_OUT
-// writes the .cpuprofile.
+// writes the .cpuprofile. With SIM set to a simulation link's hash (for
+// example SIM='#sim=leader-kill&until=3600000&t=0') it profiles that run
+// instead of loading FILES.
 import { writeFileSync } from "node:fs";
 import { chromium } from "playwright-core";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -14,7 +16,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serveDir, openPage } from "../e2e/harness.mjs";
 
-const files = process.env.FILES.split(",");
+const sim = process.env.SIM;
+const files = sim ? [] : process.env.FILES.split(",");
 const port = 9300 + Math.floor(Math.random() * 500);
 const profileDir = await mkdtemp(join(tmpdir(), "ovsdb-scope-wprof-"));
 const context = await chromium.launchPersistentContext(profileDir, {
@@ -69,13 +72,19 @@ const { sessionId: pageSession } = await send("Target.attachToTarget", { targetI
 await send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true }, pageSession);
 await new Promise((ok) => setTimeout(ok, 1000));
 const t0 = Date.now();
-await page.getByTestId("file-input").setInputFiles(files);
-const names = files.map((f) => f.split("/").pop());
-await page.locator(`[data-testid=summary][data-files="${names.join(",")}"]`).waitFor({ timeout: 1800000 });
-await page.locator("[data-testid=timeline][data-ready=true]").waitFor({ timeout: 1800000 });
-const wall = Date.now() - t0;
-const canvas = page.getByTestId("timeline");
-console.log("load wall ms", wall, "data-load-ms", await canvas.getAttribute("data-load-ms"), "parse-ms", await canvas.getAttribute("data-parse-ms"));
+if (sim) {
+  await page.evaluate((h) => { location.hash = h; }, sim);
+  await page.locator('[data-testid="sim-status"][data-value="ready"]').waitFor({ state: "attached", timeout: 600000 });
+  console.log("run wall ms", Date.now() - t0, await page.getByTestId("sim-events-per-s").innerText());
+} else {
+  await page.getByTestId("file-input").setInputFiles(files);
+  const names = files.map((f) => f.split("/").pop());
+  await page.locator(`[data-testid=summary][data-files="${names.join(",")}"]`).waitFor({ timeout: 1800000 });
+  await page.locator("[data-testid=timeline][data-ready=true]").waitFor({ timeout: 1800000 });
+  const wall = Date.now() - t0;
+  const canvas = page.getByTestId("timeline");
+  console.log("load wall ms", wall, "data-load-ms", await canvas.getAttribute("data-load-ms"), "parse-ms", await canvas.getAttribute("data-parse-ms"));
+}
 console.log("workers", workers.map((w) => `${w.url} ${w.alive ? "alive" : "gone"}`));
 for (const w of workers.filter((w) => w.alive)) {
   const { profile } = await send("Profiler.stop", {}, w.session);

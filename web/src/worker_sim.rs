@@ -102,15 +102,19 @@ fn ab_seeds(id: &JsValue, msg: &JsValue) {
 fn run(id: &JsValue, spec: &simview::RunSpec) {
     let started = now();
     let mut progress = progress_to(id);
-    let result = simview::run(spec, &mut |at, stop| progress(at as f64, stop as f64));
+    let result = simview::run_keeping_sim(spec, &mut |at, stop| progress(at as f64, stop as f64));
     let ms = now() - started;
     match result {
-        Ok(r) => post(&[
-            ("type", "result".into()),
-            ("id", id.clone()),
-            ("result", super::msg::to_bytes(&r).into()),
-            ("ms", ms.into()),
-        ]),
+        Ok((r, sim)) => {
+            post(&[
+                ("type", "result".into()),
+                ("id", id.clone()),
+                ("result", super::msg::to_bytes(&r).into()),
+                ("ms", ms.into()),
+            ]);
+            // Freed once the page has its answer.
+            drop(sim);
+        }
         Err(e) => error(id, e),
     }
 }

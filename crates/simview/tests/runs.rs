@@ -127,6 +127,15 @@ fn a_run_is_reproducible_and_its_trace_matches_its_metrics() {
     let end = a.trace.end;
     assert_eq!(a.trace.max_term_at(end) as f64, a.figure("terms").unwrap());
     assert!(a.trace.leader_at(end).is_some());
+    // The worker's form: the same result, and the simulator it came from,
+    // finished, still to be freed.
+    let (c, sim) = simview::run_keeping_sim(&spec, &mut |_, _| {}).expect("run");
+    assert_eq!(
+        (&c.trace, c.trace_hash, &c.json),
+        (&a.trace, a.trace_hash, &a.json)
+    );
+    assert!(sim.finished());
+    assert_eq!(sim.trace_hash(), a.trace_hash);
 }
 
 #[test]
