@@ -93,6 +93,29 @@ test("the issue's permalink starts the pre-sync run, and a copied link reproduce
   await again.page.close();
 });
 
+test("a second run in the same tab reproduces the first, and only the first is marked as such", async () => {
+  const { page, problems } = await openPage(browser.context, server.url + "#sim=ls-add-follower");
+  const first = await figures(page);
+  const rate = page.getByTestId("sim-events-per-s");
+  // The first run pays for the browser's compilation of the simulator.
+  assert.equal(await rate.getAttribute("data-first-run"), "true");
+  assert.match(await rate.innerText(), /first run in this tab/);
+  const events = Number((await rate.innerText()).split(" ")[0]);
+  assert.ok(events > 1000, `events ${events}`);
+  // Run it again from the editor, same seed: the worker is the same one.
+  await page.evaluate(() => {
+    for (const d of document.querySelectorAll("details")) d.open = true;
+  });
+  await page.getByTestId("sim-apply").click();
+  await page.locator('[data-testid="sim-events-per-s"][data-first-run="false"]').waitFor({ timeout: 60000 });
+  const again = await figures(page);
+  assert.deepEqual(again, first);
+  assert.doesNotMatch(await rate.innerText(), /first run/);
+  assert.equal(Number((await rate.innerText()).split(" ")[0]), events);
+  clean(problems);
+  await page.close();
+});
+
 test("killing the leader forks the run and a new term starts on the timeline", async () => {
   const { page, problems } = await openPage(browser.context, server.url + "#sim=ls-add-leader&t=2000");
   const before = await figures(page);
