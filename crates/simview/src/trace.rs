@@ -423,29 +423,54 @@ impl Recorder {
         r
     }
 
-    /// Records every server whose visible state changed since the last call.
+    /// Records every server whose visible state changed since the last
+    /// call: after a step, only the server it could have changed
+    /// ([`Sim::stepped`]) is read, else all of them.
     pub fn observe(&mut self, sim: &Sim) {
-        let now = sim.now();
-        for (i, s) in sim.servers.iter().enumerate() {
+        // (A paused server's point changes when its pause ends: the
+        // simulator wakes it then, a step of its own.)
+        match sim.stepped() {
+            Some(i) if self.trace.states.len() == sim.servers.len() => {
+                self.observe_server(sim, i);
+                self.observe_relays(sim);
+            }
+            _ => self.observe_all(sim),
+        }
+    }
+
+    /// Records every server and relay whose visible state changed.
+    pub fn observe_all(&mut self, sim: &Sim) {
+        for i in 0..sim.servers.len() {
             if self.trace.states.len() <= i {
                 self.trace.states.push(Vec::new());
             }
-            let p = StatePoint {
-                t: now,
-                life: life_code(s.life),
-                role: role_code(s.role),
-                term: s.term,
-                commit: s.commit_index,
-                last: s.last_index(),
-                et: s.et / 1000,
-                paused_until: if s.paused_until > now {
-                    s.paused_until
-                } else {
-                    0
-                },
-            };
-            push_point(&mut self.trace.states[i], p, now);
+            self.observe_server(sim, i);
         }
+        self.observe_relays(sim);
+    }
+
+    fn observe_server(&mut self, sim: &Sim, i: usize) {
+        let now = sim.now();
+        let s = &sim.servers[i];
+        let p = StatePoint {
+            t: now,
+            life: life_code(s.life),
+            role: role_code(s.role),
+            term: s.term,
+            commit: s.commit_index,
+            last: s.last_index(),
+            et: s.et / 1000,
+            paused_until: if s.paused_until > now {
+                s.paused_until
+            } else {
+                0
+            },
+        };
+        push_point(&mut self.trace.states[i], p, now);
+    }
+
+    fn observe_relays(&mut self, sim: &Sim) {
+        let now = sim.now();
         for (k, r) in sim.relays.iter().enumerate() {
             if self.trace.relay_states.len() <= k {
                 self.trace.relay_states.push(Vec::new());

@@ -448,6 +448,8 @@ pub struct Sim {
     /// Capture every record each server writes (for `--write-logs`);
     /// set before the first step, or use [`Sim::capture_logs`].
     capture: bool,
+    /// The one server the last step could have changed ([`Sim::stepped`]).
+    stepped: Option<Sid>,
     logs: Vec<Vec<LogRec>>,
     out: Vec<Out>,
     date_base_ms: u64,
@@ -540,6 +542,7 @@ impl Sim {
             record_events: false,
             events: Vec::new(),
             capture: false,
+            stepped: None,
             logs: Vec::new(),
             out: Vec::new(),
             date_base_ms: 1_795_986_960_000,
@@ -575,6 +578,14 @@ impl Sim {
 
     pub fn now(&self) -> Time {
         self.now
+    }
+    /// The one server whose state the last [`Sim::step`] could have
+    /// changed: a message delivered to it, its fsync done or its wake-up
+    /// (what it sends only reaches others in later steps). `None` when the
+    /// step may have changed any server (faults, clients, relays,
+    /// membership, the Southbound). A recorder reads just that server.
+    pub fn stepped(&self) -> Option<Sid> {
+        self.stepped
     }
     pub fn trace_hash(&self) -> u64 {
         self.hash.0
@@ -643,6 +654,11 @@ impl Sim {
             return false;
         }
         self.now = q.at;
+        self.stepped = match q.ev {
+            Ev::Deliver { to, .. } => Some(to),
+            Ev::Fsync { server, .. } | Ev::Wake { server, .. } => Some(server),
+            _ => None,
+        };
         self.metrics.events += 1;
         self.hash.add(q.at);
         self.hash.add(q.ev.code());
