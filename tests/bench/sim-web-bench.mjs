@@ -1,7 +1,9 @@
 // Web simulation benchmark (issue 7 item 10). Needs dist/ (trunk build --release).
 //   node tests/bench/sim-web-bench.mjs        (or: scripts/bench-sim-web.sh)
 // Prints: simulated events per second in the browser's worker (the run plus
-// its recording into the trace) for a few runs, and the canvas frame time
+// its recording into the trace) for a few runs, each as a tab's first run
+// (fresh page and worker) and as later runs in the same page (the Run
+// button with seeds 2-4), and the canvas frame time
 // during playback with messages drawn (draw cost per frame, and the
 // requestAnimationFrame interval), plus the gzipped wasm sizes.
 import { readdirSync, readFileSync } from "node:fs";
