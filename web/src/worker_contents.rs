@@ -610,8 +610,9 @@ fn settle(f: &Loaded, x: &mut Open) -> Result<(), String> {
     let Some(p) = x.pending.take() else {
         return Ok(());
     };
-    // (The ranges not read yet are read now, by `replay_walks`.) A landing that fails is said too: the page shows the preview's
-    // index, and the database open is still the one before.
+    // (The ranges not read yet are read now, by `replay_walks`.) A landing
+    // that fails is said too: the page shows the preview's index, and the
+    // database open is still the one before.
     let d = database_at(f, p.d, p.at);
     let mut told = vec![("at", num(p.at))];
     if let Err(e) = &d {

@@ -724,6 +724,9 @@ impl NetChange {
             .map(|&k| ((uuid(k).0 >> 64) as u64, k))
             .collect();
         keys.sort_unstable();
+        // By insertion, in place: `ovsdb::order::sort_small_by` on each run
+        // of ties would be one more sort instance (472 bytes of the
+        // worker's gzipped wasm).
         for i in 1..keys.len() {
             let mut j = i;
             while j > 0 && keys[j - 1].0 == keys[j].0 && uuid(keys[j - 1].1) > uuid(keys[j].1) {
