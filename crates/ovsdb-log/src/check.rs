@@ -814,9 +814,8 @@ impl FileCheck {
                     ck.violations.push(v(
                             "no-truncate-committed",
                             format!(
-                                "attempts to truncate log from {} to {} entries, but commit index is already {}",
-                                log_end - st.log.log_start,
-                                e.index.saturating_sub(st.log.log_start),
+                                "attempts to truncate log from {log_end} to {} entries, but commit index is already {}",
+                                e.index,
                                 st.commit_index
                             ),
                         ));
@@ -848,18 +847,16 @@ impl FileCheck {
                 if e.index < log_end {
                     if st.leader == sid {
                         ck.violations.push(v(
-                            "st.leader-append-only",
+                            "leader-append-only",
                             format!(
-                                "st.leader truncates its own log from {} to {} entries",
-                                log_end - st.log.log_start,
-                                e.index.saturating_sub(st.log.log_start)
+                                "truncates log from {log_end} to {} entries while server is leader",
+                                e.index
                             ),
                         ));
                     } else {
                         ck.warnings.push(format!(
-                            "{name}: record {k} truncates log from {} to {} entries",
-                            log_end - st.log.log_start,
-                            e.index.saturating_sub(st.log.log_start)
+                            "{name}: record {k} truncates log from {log_end} to {} entries",
+                            e.index
                         ));
                     }
                     st.log
@@ -870,11 +867,8 @@ impl FileCheck {
                 if let Some(prev_term) = st.log.last_term(snap_term) {
                     if e.term < prev_term {
                         ck.violations.push(v(
-                            "st.term-order",
-                            format!(
-                                "st.term {} precedes previous entry's st.term {prev_term}",
-                                e.term
-                            ),
+                            "term-order",
+                            format!("term {} precedes previous entry's term {prev_term}", e.term),
                         ));
                     }
                 }
@@ -889,7 +883,7 @@ impl FileCheck {
                         Some(k),
                         Some(t),
                         None,
-                        "st.vote-st.term",
+                        "vote-term",
                         format!("votes for {v} in term {t} but current term is {}", st.term),
                     ));
                 } else if let Some(old) = st.vote.filter(|o| *o != v) {
@@ -899,8 +893,8 @@ impl FileCheck {
                         Some(k),
                         Some(t),
                         None,
-                        "one-st.vote-per-st.term",
-                        format!("votes for {v} in st.term {t} but already voted for {old}"),
+                        "one-vote-per-term",
+                        format!("votes for {v} in term {t} but already voted for {old}"),
                     ));
                 } else {
                     st.vote = Some(v);
@@ -972,7 +966,7 @@ impl FileCheck {
                         Some(t),
                         None,
                         "election-safety",
-                        format!("st.term {t} has two different leaders {old} and {l} in this file"),
+                        format!("term {t} has two different leaders {old} and {l} in this file"),
                     ));
                 }
                 if t == st.term {
@@ -988,7 +982,7 @@ impl FileCheck {
                             None,
                             "election-safety",
                             format!(
-                                "st.term {t} has two different leaders: {other} (per {f}) and {l}"
+                                "term {t} has two different leaders: {other} (per {f}) and {l}"
                             ),
                         ));
                     }

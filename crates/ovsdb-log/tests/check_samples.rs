@@ -125,3 +125,135 @@ fn a_clusters_common_entries_are_parsed_once() {
         );
     }
 }
+
+/// The truncation warnings name log indexes as `ovsdb-tool check-cluster`
+/// prints them: the election-storm incident's own `check-cluster` output,
+/// recorded beside its files by the real tool.
+#[test]
+fn truncation_warnings_read_as_check_cluster_prints_them() {
+    let dir = common::repo_root().join("tests/fixtures/incidents/election-storm");
+    let files: Vec<(String, Vec<u8>)> = ["s1.db", "s2.db", "s3.db"]
+        .iter()
+        .map(|f| (f.to_string(), std::fs::read(dir.join(f)).unwrap()))
+        .collect();
+    let rep = run(&files);
+    let real = std::fs::read_to_string(dir.join("check-cluster.txt")).unwrap();
+    let want: Vec<&str> = real.lines().filter(|l| l.contains("truncates")).collect();
+    assert!(want.len() >= 2, "{real}");
+    let got: Vec<&str> = rep
+        .warnings
+        .iter()
+        .map(String::as_str)
+        .filter(|l| l.contains("truncates"))
+        .collect();
+    assert_eq!(got, want);
+}
+
+/// Every Raft rule a file can break is reported under its own plain name
+/// with a message in the words `ovsdb-tool check-cluster` uses.
+#[test]
+fn each_broken_rule_is_named_plainly() {
+    use ovsdb_log::raft::{Entry, RaftRecord};
+    let base = cluster("leader-failover");
+    let (h, recs) = read_clustered(&base[0].1).unwrap();
+    let me = h.server_id;
+    let other = read_clustered(&base[1].1).unwrap().0.server_id;
+    let (last_index, last_term) = recs
+        .iter()
+        .filter_map(|r| match &r.body {
+            RecordBody::Entry(e) => Some((e.index, e.term)),
+            _ => None,
+        })
+        .next_back()
+        .unwrap();
+    let top_term = recs.iter().filter_map(RaftRecord::term).max().unwrap();
+    assert!(
+        last_term >= 2,
+        "the sample's last entry is of term {last_term}"
+    );
+    let rec = |body| RaftRecord {
+        comment: None,
+        body,
+    };
+    let entry = |term, index| {
+        rec(RecordBody::Entry(Entry {
+            term,
+            index,
+            data: None,
+            eid: None,
+            servers: None,
+            election_timer: None,
+        }))
+    };
+    let next = top_term + 1;
+    let cases: Vec<(&str, String, Vec<RaftRecord>)> = vec![
+        (
+            "vote-term",
+            "but current term is".into(),
+            vec![rec(RecordBody::Vote { term: 1, vote: me })],
+        ),
+        (
+            "one-vote-per-term",
+            "but already voted for".into(),
+            vec![
+                rec(RecordBody::Vote {
+                    term: next,
+                    vote: me,
+                }),
+                rec(RecordBody::Vote {
+                    term: next,
+                    vote: other,
+                }),
+            ],
+        ),
+        (
+            "term-order",
+            format!("term 1 precedes previous entry's term {last_term}"),
+            vec![entry(1, last_index + 1)],
+        ),
+        (
+            "leader-append-only",
+            format!(
+                "truncates log from {} to {} entries while server is leader",
+                last_index + 2,
+                last_index + 1
+            ),
+            vec![
+                rec(RecordBody::Leader {
+                    term: next,
+                    leader: me,
+                }),
+                entry(next, last_index + 1),
+                entry(next, last_index + 1),
+            ],
+        ),
+        (
+            "no-truncate-committed",
+            "but commit index is already".into(),
+            vec![entry(last_term, 1)],
+        ),
+    ];
+    for (rule, words, tail) in cases {
+        let mut files = base.clone();
+        let mut r = recs.clone();
+        r.extend(tail);
+        files[0].1 = write_clustered(&h, &r);
+        let rep = run(&files);
+        let hit = rep.violations.iter().find(|v| v.rule == rule);
+        assert!(
+            hit.is_some_and(|v| v.message.contains(&words)),
+            "{rule}: {:#?}",
+            rep.violations
+        );
+        for v in &rep.violations {
+            assert!(!v.rule.contains('.') && !v.message.contains("st."), "{v}");
+        }
+    }
+    // The two-leaders damage is the election-safety rule.
+    let two = ovsdb_log::check::damage::two_leaders(&base).unwrap();
+    let rep = run(&two);
+    assert!(rep
+        .violations
+        .iter()
+        .any(|v| v.rule == "election-safety" && v.message.contains("has two different leaders")));
+}
