@@ -667,10 +667,10 @@ impl FileCheck {
                     }
                 }
                 other => {
+                    // check-cluster's "cannot identify file type", in words
+                    // that say what the file is.
                     if let Some(raw) = other.raw() {
-                        self.error = Some(raw.error(crate::ErrorKind::UnknownMagic {
-                            magic: "JSON".to_string(),
-                        }));
+                        self.error = Some(raw.error(crate::ErrorKind::NotClustered));
                     }
                 }
             }

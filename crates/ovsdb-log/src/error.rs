@@ -46,6 +46,9 @@ pub enum ErrorKind {
     BadRecord { message: String },
     /// The record parses but breaks a replay rule (Raft §3.6, txn §2.4).
     Replay { message: String },
+    /// A standalone database where only a clustered one will do (`check`:
+    /// a standalone file has no Raft log).
+    NotClustered,
 }
 
 impl ErrorKind {
@@ -80,6 +83,7 @@ impl ErrorKind {
             ErrorKind::NotObject => "not-object",
             ErrorKind::BadRecord { .. } => "bad-record",
             ErrorKind::Replay { .. } => "replay",
+            ErrorKind::NotClustered => "not-clustered",
         }
     }
 }
@@ -95,7 +99,15 @@ impl fmt::Display for ErrorKind {
                 )
             }
             ErrorKind::BadHeader { line, reason } => {
-                write!(f, "bad header line {line:?}: {reason}")
+                // Bytes that are not text say more by what they are than
+                // by an escaped copy of them.
+                if line.chars().any(|c| {
+                    c == char::REPLACEMENT_CHARACTER || (c.is_control() && c != '\t' && c != '\r')
+                }) {
+                    write!(f, "binary data, not an OVSDB database ({reason})")
+                } else {
+                    write!(f, "bad header line {line:?}: {reason}")
+                }
             }
             ErrorKind::UnknownMagic { magic } => {
                 write!(f, "cannot identify file type (magic {magic:?})")
@@ -124,6 +136,10 @@ impl fmt::Display for ErrorKind {
             ErrorKind::NotObject => write!(f, "body is not a JSON object"),
             ErrorKind::BadRecord { message } => write!(f, "bad record: {message}"),
             ErrorKind::Replay { message } => write!(f, "replay failed: {message}"),
+            ErrorKind::NotClustered => write!(
+                f,
+                "a standalone database (magic \"OVSDB JSON\"), not a clustered one"
+            ),
         }
     }
 }
