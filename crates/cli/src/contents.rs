@@ -24,7 +24,7 @@ macro_rules! out {
 standalone files: after all txn records, or after the first INDEX): OVN_Northbound \
 like `ovn-nbctl show`, OVN_Southbound like `ovn-sbctl show`, Open_vSwitch like \
 `ovs-vsctl show`, other databases a table summary.",
-    after_help = "Example:\n  ovsdb-scope show static/samples/standalone/nb.db\n\nExit codes: 0 ok, 2 bad input or usage."
+    after_help = "Example:\n  ovsdb-scope show static/samples/standalone/nb.db\n\nExit codes: 0 ok, 1 the file is damaged (the output uses the records before the damage), 2 bad input or usage."
 )]
 pub struct ShowArgs {
     /// A database file (clustered or standalone)
@@ -42,7 +42,7 @@ pub struct ShowArgs {
 column[:key]OP value with OP one of = != < > <= >= {=} {!=} {<} {>} {<=} {>=} {in} \
 {not-in}; values in the ovs-vsctl syntax ({a=1, b=2}, [x, y], \"quoted\"). --json prints \
 {\"data\":[[...]],\"headings\":[...]} like --format=json.",
-    after_help = "Example:\n  ovsdb-scope find nb.db Logical_Switch_Port 'addresses{>=}\"0a:00:00:00:01:06 192.0.2.6\"'\n\nExit codes: 0 ok, 2 bad input or usage."
+    after_help = "Example:\n  ovsdb-scope find nb.db Logical_Switch_Port 'addresses{>=}\"0a:00:00:00:01:06 192.0.2.6\"'\n\nExit codes: 0 ok, 1 the file is damaged (the output uses the records before the damage), 2 bad input or usage."
 )]
 pub struct FindArgs {
     /// A database file
@@ -66,7 +66,7 @@ pub struct FindArgs {
     long_about = "Every entry whose record inserts, modifies or deletes row UUID (the \
 snapshot too): record, offset, index, term, date, comment, and the column changes \
 (old -> new; `stored` is the value as the record holds it).",
-    after_help = "Example:\n  ovsdb-scope history static/samples/sb-scale/s1.db 3e9f0c1a-...\n\nExit codes: 0 ok, 2 bad input or usage."
+    after_help = "Example:\n  ovsdb-scope history static/samples/sb-scale/s1.db 01c61942-44cd-4e15-b19d-e23123b6b735\n\nExit codes: 0 ok, 1 the file is damaged (the output uses the records before the damage), 2 bad input or usage."
 )]
 pub struct HistoryArgs {
     /// A database file
@@ -85,7 +85,7 @@ pub struct HistoryArgs {
     long_about = "Rows added, removed and changed per table between the database at index \
 I and at index J (standalone: after I and after J txn records), with the changed \
 columns (old -> new).",
-    after_help = "Example:\n  ovsdb-scope diff static/samples/ls-add-follower/s1.db --from 3 --to 8\n\nExit codes: 0 ok, 2 bad input or usage."
+    after_help = "Example:\n  ovsdb-scope diff static/samples/ls-add-follower/s1.db --from 3 --to 8\n\nExit codes: 0 ok, 1 the file is damaged (the output uses the records before the damage), 2 bad input or usage."
 )]
 pub struct DiffArgs {
     /// A database file
@@ -137,7 +137,7 @@ _comment and _is_diff go to (record). So --by table and --by column sum exactly 
 snapshot is broken down by table and column too (commas between members go to (rows) \
 and (record): the server writes a snapshot in its own order), and --by growth gives the \
 bytes by table accumulated over the log at about 200 points.",
-    after_help = "Example:\n  ovsdb-scope sizes --by table static/samples/sb-scale/s1.db\n\nExit codes: 0 ok, 2 bad input or usage."
+    after_help = "Example:\n  ovsdb-scope sizes --by table static/samples/sb-scale/s1.db\n\nExit codes: 0 ok, 1 the file is damaged (the output uses the records before the damage), 2 bad input or usage."
 )]
 pub struct SizesArgs {
     /// Database files
@@ -158,17 +158,37 @@ fn read(path: &str) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("{path}: {e}"))
 }
 
-fn run(f: impl FnOnce() -> Result<(), String>) -> u8 {
-    crate::exit_code("ovsdb-scope", f().map(|()| 0))
+/// The command's exit code: 0, 1 when the file is damaged (the output used
+/// the records before the damage), 2 for input that is not a database.
+fn run(f: impl FnOnce() -> Result<u8, String>) -> u8 {
+    crate::exit_code("ovsdb-scope", f())
 }
 
 fn upto(at: Option<u64>) -> Upto {
     at.map_or(Upto::Committed, Upto::Index)
 }
 
-fn warn(path: &str, e: &Option<ovsdb_log::LogError>) {
-    if let Some(e) = e {
-        eprintln!("ovsdb-scope: {path}: {e} (using the records before it)");
+/// Says on stderr where the file is damaged; 1 when it is (the exit code).
+fn warn(path: &str, e: &Option<ovsdb_log::LogError>) -> u8 {
+    match e {
+        Some(e) => {
+            eprintln!("ovsdb-scope: {path}: {e} (using the records before it)");
+            1
+        }
+        None => 0,
+    }
+}
+
+/// A loaded log, or the error when not even its first record was read
+/// (not a database at all: exit code 2).
+fn load<'a>(path: &str, bytes: &'a [u8]) -> Result<(Log<'a>, u8), String> {
+    let log = Log::load(bytes);
+    match &log.error {
+        Some(e) if log.format.is_none() => Err(format!("{path}: {e}")),
+        e => {
+            let code = warn(path, e);
+            Ok((log, code))
+        }
     }
 }
 
@@ -177,9 +197,9 @@ pub fn show(a: ShowArgs) -> u8 {
         let path = &a.file;
         let bytes = read(path)?;
         let (db, err) = database_at(&bytes, upto(a.at)).map_err(|e| format!("{path}: {e}"))?;
-        warn(path, &err);
+        let code = warn(path, &err);
         out!("{}", contents::show::show(&db));
-        Ok(())
+        Ok(code)
     })
 }
 
@@ -188,7 +208,7 @@ pub fn find(a: FindArgs) -> u8 {
         let (path, table, conds) = (&a.file, &a.table, &a.conditions);
         let bytes = read(path)?;
         let (db, err) = database_at(&bytes, upto(a.at)).map_err(|e| format!("{path}: {e}"))?;
-        warn(path, &err);
+        let code = warn(path, &err);
         let (ts, rows) = contents::find::find(&db, table, conds).map_err(|e| e.to_string())?;
         if a.json {
             out!(
@@ -198,7 +218,7 @@ pub fn find(a: FindArgs) -> u8 {
         } else {
             out!("{}", contents::find::find_text(ts, &rows));
         }
-        Ok(())
+        Ok(code)
     })
 }
 
@@ -207,15 +227,14 @@ pub fn history(a: HistoryArgs) -> u8 {
         let (path, uuid) = (&a.file, &a.uuid);
         let u = ovsdb::Uuid::parse(uuid).ok_or(format!("{uuid}: not a UUID"))?;
         let bytes = read(path)?;
-        let log = Log::load(&bytes);
-        warn(path, &log.error);
+        let (log, code) = load(path, &bytes)?;
         let items = contents::history::history(&log, &u).map_err(|e| format!("{path}: {e}"))?;
         if a.json {
             out!(
                 "{}\n",
                 contents::history::history_json(&u, &items).to_string_compact()
             );
-            return Ok(());
+            return Ok(code);
         }
         if items.is_empty() {
             out!("no entry mentions {u}\n");
@@ -234,7 +253,7 @@ pub fn history(a: HistoryArgs) -> u8 {
                 it.table,
                 e.comment
                     .as_ref()
-                    .map_or(String::new(), |c| format!("  \"{c}\""))
+                    .map_or(String::new(), |c| format!("  \"{}\"", short(c)))
             );
             for c in &it.columns {
                 out!(
@@ -245,7 +264,7 @@ pub fn history(a: HistoryArgs) -> u8 {
                 );
             }
         }
-        Ok(())
+        Ok(code)
     })
 }
 
@@ -255,25 +274,25 @@ pub fn diff(a: DiffArgs) -> u8 {
         let bytes = read(path)?;
         let (from, e1) = database_at(&bytes, Upto::Index(i)).map_err(|e| format!("{path}: {e}"))?;
         let (to, e2) = database_at(&bytes, Upto::Index(j)).map_err(|e| format!("{path}: {e}"))?;
-        warn(path, &e1.or(e2));
+        let code = warn(path, &e1.or(e2));
         let d = contents::diff::diff(&from, &to);
         if a.json {
             out!("{}\n", contents::diff::diff_json(&d).to_string_compact());
         } else {
             out!("{}", contents::diff::diff_text(&d));
         }
-        Ok(())
+        Ok(code)
     })
 }
 
 pub fn sizes(a: SizesArgs) -> u8 {
     run(|| {
         let by = a.by.map(By::name);
-        let mut all = Vec::new();
+        let (mut all, mut code) = (Vec::new(), 0);
         for path in &a.files {
             let bytes = read(path)?;
-            let log = Log::load(&bytes);
-            warn(path, &log.error);
+            let (log, c) = load(path, &bytes)?;
+            code = code.max(c);
             let r = contents::sizes::sizes(&log, a.at);
             if a.json {
                 let mut j = contents::sizes::sizes_json(&r, by);
@@ -293,14 +312,14 @@ pub fn sizes(a: SizesArgs) -> u8 {
         if a.json {
             out!("{}\n", Json::Array(all).to_string_compact());
         }
-        Ok(())
+        Ok(code)
     })
 }
 
 fn print_sizes(path: &str, r: &contents::sizes::SizeReport, by: Option<&str>) {
     let m = |v: u64| if r.modes { v.to_string() } else { "-".into() };
     out!(
-        "{path}: {} entries, stored {} full {} diff {}\n",
+        "{path}: {} transactions, stored {} full {} diff {}\n",
         r.entries,
         r.total.stored,
         m(r.total.full),
@@ -348,8 +367,12 @@ fn print_sizes(path: &str, r: &contents::sizes::SizeReport, by: Option<&str>) {
             r.by_client.iter().map(|(k, v)| (k.clone(), *v)).collect(),
         );
     }
-    out!("  largest entries:\n");
-    for b in &r.largest {
+    // `--by` shows that breakdown alone.
+    let all = by.is_none();
+    if all {
+        out!("  largest entries:\n");
+    }
+    for b in r.largest.iter().filter(|_| all) {
         out!(
             "    record {:>7} index {:>9} {:>10} bytes  {}  {}\n",
             b.record,
@@ -388,14 +411,14 @@ fn print_sizes(path: &str, r: &contents::sizes::SizeReport, by: Option<&str>) {
             );
         }
     }
-    if let Some(c) = &r.compaction {
+    if let Some(c) = r.compaction.as_ref().filter(|_| all) {
         out!(
             "  compaction at {}: snapshot {} bytes vs {} bytes of log after the header\n",
             c.at,
             c.snapshot_bytes,
             c.log_bytes
         );
-        if want("table") {
+        {
             let mut rows: Vec<(&String, &u64)> = c.by_table.iter().collect();
             rows.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
             out!("    snapshot by table:\n");

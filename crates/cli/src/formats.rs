@@ -555,7 +555,9 @@ pub enum To {
     about = "Rewrite a file with full values or with column diffs",
     long_about = "Writes OUT with the same records as IN, every transaction re-encoded in \
 the chosen storage mode (full values, or column diffs as ovsdb-server 2.15+ writes); \
-records, hashes and lengths are rewritten so `ovsdb-tool` reads the result.",
+records, hashes and lengths are rewritten so `ovsdb-tool` reads the result. OUT is \
+written beside itself and renamed into place, so it is never left half written and OUT \
+may be IN.",
     after_help = "Example:\n  ovsdb-scope convert --to full s1.db s1-full.db\n\nExit codes: 0 written, 1 the input is damaged, 2 bad input or usage."
 )]
 pub struct ConvertArgs {
@@ -566,6 +568,20 @@ pub struct ConvertArgs {
     input: String,
     /// Output file
     output: String,
+}
+
+/// Writes `bytes` to a file beside `path`, then renames it over `path`:
+/// an interrupted write never leaves half a database there, and converting
+/// a file into itself (`convert --to diff x.db x.db`) is safe.
+fn write_whole(path: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let p = std::path::Path::new(path);
+    let name = p.file_name().map_or("out".into(), |n| n.to_string_lossy());
+    let tmp = p.with_file_name(format!(".{name}.ovsdb-scope-{}", std::process::id()));
+    std::fs::write(&tmp, bytes)
+        .and_then(|()| std::fs::rename(&tmp, p))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
 }
 
 pub fn convert(a: ConvertArgs) -> u8 {
@@ -585,7 +601,7 @@ pub fn convert(a: ConvertArgs) -> u8 {
     crate::progress::finish();
     match converted {
         Ok(out) => {
-            if let Err(e) = std::fs::write(output, &out) {
+            if let Err(e) = write_whole(output, &out) {
                 eprintln!("ovsdb-scope: {output}: {e}");
                 return 2;
             }

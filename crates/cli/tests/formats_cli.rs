@@ -210,3 +210,127 @@ fn inspect_and_check_report_skipped_spans() {
     assert!(out.contains("skipped: SHA-1 mismatch"), "{out}");
     assert!(out.contains("could not be checked"), "{out}");
 }
+
+/// show, find, history, diff and sizes: 2 for input that is not a
+/// database, 1 for a damaged one (the output still uses the records before
+/// the damage, and stderr names the record and offset), 0 for a sound one.
+#[test]
+fn contents_commands_exit_by_what_the_file_is() {
+    let dir = TempDir::new("exits");
+    let good = sample_path("leader-failover", "s1");
+    let bytes = std::fs::read(&good).unwrap();
+    // One byte changed in the middle: a SHA-1 mismatch there.
+    let mut mid = bytes.clone();
+    let n = mid.len() / 2;
+    mid[n] ^= 0x20;
+    let damaged = dir.path("mid.db");
+    std::fs::write(&damaged, &mid).unwrap();
+    let garbage = dir.path("garbage.db");
+    std::fs::write(
+        &garbage,
+        (0..3000u32)
+            .map(|i| (i * 7919 % 251) as u8)
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let empty = dir.path("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    let uuid = "00000000-0000-0000-0000-000000000000";
+    let commands = |f: &str| -> Vec<Vec<String>> {
+        [
+            vec!["show", f],
+            vec!["find", f, "Logical_Switch"],
+            vec!["history", f, uuid],
+            vec!["history", "--json", f, uuid],
+            vec!["diff", f, "--from", "1", "--to", "5"],
+            vec!["sizes", f],
+            vec!["sizes", "--json", f],
+        ]
+        .into_iter()
+        .map(|v| v.into_iter().map(String::from).collect())
+        .collect()
+    };
+    for (file, want) in [
+        (good.display().to_string(), 0),
+        (damaged.display().to_string(), 1),
+        (garbage.display().to_string(), 2),
+        (empty.display().to_string(), 2),
+    ] {
+        for args in commands(&file) {
+            let a: Vec<&str> = args.iter().map(String::as_str).collect();
+            let o = ours(&a);
+            let (out, err) = s(&o);
+            assert_eq!(o.status.code(), Some(want), "{a:?}\n{out}\n{err}");
+            match want {
+                0 => assert!(err.is_empty(), "{a:?}: {err}"),
+                1 => {
+                    assert!(!out.is_empty(), "{a:?}: nothing printed");
+                    assert!(
+                        err.contains("record ") && err.contains("byte offset"),
+                        "{err}"
+                    );
+                }
+                _ => assert_eq!(err.lines().count(), 1, "{a:?}: {err}"),
+            }
+        }
+    }
+    // Binary input is named as such, not echoed byte by byte.
+    let (_, err) = s(&ours(&["show", &garbage.display().to_string()]));
+    assert!(err.contains("binary data, not an OVSDB database"), "{err}");
+}
+
+/// `convert` may write its output over its input: the result is whole.
+#[test]
+fn convert_into_its_own_input_leaves_the_converted_file() {
+    let dir = TempDir::new("inplace");
+    let p = dir.path("s1.db");
+    std::fs::copy(sample_path("acl-portgroup-diff", "s1"), &p).unwrap();
+    let path = p.display().to_string();
+    let want = ours(&["dump", &path]).stdout;
+    let o = ours(&["convert", "--to", "full", &path, &path]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", s(&o));
+    let o = ours(&["inspect", "--json", &path]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", s(&o));
+    let j = parse(&o.stdout).unwrap();
+    let f = &j.get("files").unwrap().as_array().unwrap()[0];
+    let b = f.get("entry_bytes").unwrap();
+    // Stored with full values now (the sample was written with diffs).
+    assert_eq!(b.get("stored"), b.get("full"), "{j:?}");
+    assert_ne!(b.get("stored"), b.get("diff"), "{j:?}");
+    assert_eq!(ours(&["dump", &path]).stdout, want);
+    let left: Vec<_> = std::fs::read_dir(dir.path("."))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(left.len(), 1, "no temporary file is left: {left:?}");
+}
+
+/// `sizes --by X` prints that breakdown alone; without it, every part.
+#[test]
+fn sizes_by_shows_that_breakdown_alone() {
+    let f = sample_path("sb-scale", "s1").display().to_string();
+    let text = |args: &[&str]| String::from_utf8(ours(args).stdout).unwrap();
+    let parts = [
+        "by table:",
+        "by column:",
+        "by client:",
+        "largest entries:",
+        "growth (",
+        "compaction at",
+    ];
+    let all = text(&["sizes", &f]);
+    for p in parts {
+        assert!(all.contains(p), "{p}: {all}");
+    }
+    for (by, part) in [
+        ("table", "by table:"),
+        ("column", "by column:"),
+        ("client", "by client:"),
+        ("growth", "growth ("),
+    ] {
+        let t = text(&["sizes", "--by", by, &f]);
+        for p in parts {
+            assert_eq!(t.contains(p), p == part, "--by {by}, {p}: {t}");
+        }
+    }
+}

@@ -149,3 +149,45 @@ fn completions_for_bash_zsh_and_fish_name_every_command() {
     assert!(st.success(), "bash -n rejects the completion script");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every help example that names a file of this repository runs as
+/// written (from the repository's root) and succeeds.
+#[test]
+fn help_examples_on_bundled_files_run() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let bin = env!("CARGO_BIN_EXE_ovsdb-scope");
+    let mut ran = 0;
+    for cmd in COMMANDS {
+        let args: Vec<&str> = cmd.split(' ').chain(["--help"]).collect();
+        let t = text(&run(&args));
+        let examples = t
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("ovsdb-scope "));
+        for ex in examples {
+            let bundled = ["static/", "crates/", "scenarios/", "tests/"];
+            if !ex
+                .split(' ')
+                .any(|w| bundled.iter().any(|b| w.starts_with(b)))
+            {
+                continue;
+            }
+            let line = ex.replacen("ovsdb-scope", bin, 1);
+            let o = Command::new("bash")
+                .arg("-c")
+                .arg(format!("{line} >/dev/null"))
+                .current_dir(&root)
+                .env("NO_COLOR", "1")
+                .output()
+                .unwrap();
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "{cmd}'s example `{ex}`: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            ran += 1;
+        }
+    }
+    assert!(ran >= 5, "only {ran} examples name bundled files");
+}
