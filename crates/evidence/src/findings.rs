@@ -18,7 +18,7 @@
 //! | `snapshot-install` | a member (not a joining server) needed a snapshot to catch up | warning |
 //! | `leaderless` | no leader for at least `leaderless_ms` | warning |
 //! | `membership` | a server added, removed or leaving | info |
-//! | `membership-mismatch` | a server ID no file knows, files of different clusters, or a server that left but is still configured | warning |
+//! | `membership-mismatch` | a server ID no file of its cluster knows, or a server that left but is still configured | warning |
 //! | `memory-growth` | the server's own report of peak RSS growth ≥ `memory_growth_percent` | warning |
 //! | `recovery` | no quorum is left: which file holds the highest committed index (advice) | error |
 
@@ -170,6 +170,10 @@ pub struct Finding {
     /// A Raft log index the timeline can move to.
     pub index: Option<u64>,
     pub evidence: Vec<LineRef>,
+    /// The cluster it is about: an index into
+    /// `evidence::diagnose::Diagnosis::clusters` (set by the diagnosis,
+    /// which runs the rules on each cluster's servers apart).
+    pub cluster: Option<usize>,
 }
 
 impl Finding {
@@ -187,6 +191,7 @@ impl Finding {
             to: None,
             index: None,
             evidence: Vec::new(),
+            cluster: None,
         }
     }
 }
@@ -240,14 +245,19 @@ pub fn find(servers: &[ServerInput<'_>], knobs: &Knobs) -> Vec<Finding> {
     membership(servers, &lk, &mut out);
     memory(servers, &lk, knobs, &mut out);
     recovery(servers, &mut out);
-    ovsdb::order::sort_by(&mut out, |a, b| {
+    sort(&mut out);
+    out
+}
+
+/// The findings' order: by time (undated last), then server, then kind.
+pub fn sort(out: &mut Vec<Finding>) {
+    ovsdb::order::sort_by(out, |a, b| {
         (a.time_ms.unwrap_or(i64::MAX), a.server, &a.kind).cmp(&(
             b.time_ms.unwrap_or(i64::MAX),
             b.server,
             &b.kind,
         ))
     });
-    out
 }
 
 fn server_by_short(servers: &[ServerInput<'_>], sid: &str) -> Option<usize> {
@@ -1191,8 +1201,7 @@ fn membership(servers: &[ServerInput<'_>], lk: &[Lookup], out: &mut Vec<Finding>
     }
     // Server IDs the evidence names that no database file knows.
     let mut known: Vec<String> = Vec::new();
-    let mut clusters: Vec<(String, usize)> = Vec::new();
-    for (i, s) in servers.iter().enumerate() {
+    for s in servers {
         if let Some(l) = s.lane {
             if let Some(id) = &l.summary.server_id {
                 known.push(short_of(id));
@@ -1206,9 +1215,6 @@ fn membership(servers: &[ServerInput<'_>], lk: &[Lookup], out: &mut Vec<Finding>
                 if let timeline::MarkerKind::Membership { servers } = &m.kind {
                     known.extend(servers.iter().map(|x| short_of(x)));
                 }
-            }
-            if let Some(c) = &l.summary.cluster_id {
-                clusters.push((c.clone(), i));
             }
         }
     }
@@ -1229,25 +1235,6 @@ fn membership(servers: &[ServerInput<'_>], lk: &[Lookup], out: &mut Vec<Finding>
                 out.push(f);
             }
         }
-    }
-    ovsdb::order::sort(&mut clusters);
-    clusters.dedup_by(|a, b| a.0 == b.0);
-    if clusters.len() > 1 {
-        let mut f = Finding::new(
-            "membership-mismatch",
-            Severity::Warning,
-            format!(
-                "the files belong to {} different clusters: {}",
-                clusters.len(),
-                clusters
-                    .iter()
-                    .map(|(c, i)| format!("{} ({})", short_of(c), servers[*i].name))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        );
-        f.cause = Some("different-clusters".into());
-        out.push(f);
     }
     for (sid, i, line) in left {
         for (j, s) in servers.iter().enumerate() {

@@ -389,3 +389,148 @@ fn evidence_lines_are_the_servers_own_lines() {
         assert!(checked > 0, "{scen}");
     }
 }
+
+fn cluster_id_of(facts: &Json) -> String {
+    facts
+        .get("servers")
+        .and_then(|s| s.get("s1"))
+        .and_then(|s| s.get("cluster_status_at_end"))
+        .and_then(|s| s.get("cluster_id"))
+        .and_then(Json::as_str)
+        .unwrap()
+        .to_string()
+}
+
+/// What a finding says, without the indexes that depend on the other inputs.
+fn said(d: &Diagnosis, f: &Finding) -> String {
+    format!(
+        "{} {} {} {:?} {:?} {:?} {}",
+        f.kind,
+        f.severity.name(),
+        d.server_short(f),
+        f.time_ms,
+        f.term,
+        f.cause,
+        f.summary
+    )
+}
+
+#[test]
+fn two_clusters_are_analysed_apart() {
+    let mut files = scenario_inputs(&root().join("tests/fixtures/incidents/leader-pause"));
+    files.extend(scenario_inputs(
+        &root().join("tests/fixtures/incidents/election-storm"),
+    ));
+    let d = diagnose_files(&files);
+    let all = describe(&d);
+    let pause_id = cluster_id_of(&facts("leader-pause"));
+    let storm_id = cluster_id_of(&facts("election-storm"));
+    let ids: Vec<&str> = d.clusters.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert!(ids.contains(&pause_id.as_str()) && ids.contains(&storm_id.as_str()));
+    for c in &d.clusters {
+        assert_eq!(c.servers.len(), 3);
+        assert_eq!(c.database.as_deref(), Some("OVN_Northbound"));
+        assert!(c.label().ends_with(" OVN_Northbound"), "{}", c.label());
+    }
+    // Every finding is about one cluster, and rests on that cluster's lines.
+    for f in &d.findings {
+        let c = f
+            .cluster
+            .unwrap_or_else(|| panic!("no cluster: {}", said(&d, f)));
+        let members = &d.clusters[c].servers;
+        assert!(f.server.is_none_or(|s| members.contains(&s)), "{all}");
+        assert!(
+            f.evidence.iter().all(|r| members.contains(&r.server)),
+            "{all}"
+        );
+        assert!(!d.cluster_label(f).is_empty());
+    }
+    // The inputs of each folder belong to that folder's servers, the
+    // memory/show of `s1` too (two servers are named s1).
+    for i in &d.inputs {
+        let s = &d.servers[i.server.unwrap()];
+        let c = &d.clusters[s.cluster.unwrap()];
+        let want = if i.path.contains("leader-pause") {
+            &pause_id
+        } else {
+            &storm_id
+        };
+        assert_eq!(&c.id, want, "{}", i.path);
+    }
+    // Each cluster's findings are what it gives alone: no leader change
+    // across clusters, one storm, of the right cluster.
+    for (scen, id) in [("leader-pause", &pause_id), ("election-storm", &storm_id)] {
+        let alone = incident(scen);
+        let mut want: Vec<String> = alone.findings.iter().map(|f| said(&alone, f)).collect();
+        let mut got: Vec<String> = d
+            .findings
+            .iter()
+            .filter(|f| &d.clusters[f.cluster.unwrap()].id == id)
+            .map(|f| said(&d, f))
+            .collect();
+        want.sort();
+        got.sort();
+        assert_eq!(got, want, "{scen}");
+    }
+    assert!(
+        !d.findings.iter().any(|f| f.kind == "membership-mismatch"),
+        "{all}"
+    );
+    // The JSON names each finding's cluster and database.
+    let j = d.to_json();
+    for f in j.get("findings").unwrap().as_array().unwrap() {
+        assert!(f.get("cluster").and_then(Json::as_str).is_some());
+        assert_eq!(
+            f.get("database").and_then(Json::as_str),
+            Some("OVN_Northbound")
+        );
+    }
+    assert!(d
+        .to_text()
+        .contains("[1a9e OVN_Northbound] 9 leader changes"));
+}
+
+#[test]
+fn a_server_with_only_a_log_is_tied_to_the_cluster_that_lists_it() {
+    // Both clusters' files but election-storm's s3, and s3's log with every
+    // line that names the cluster cut: its server ID, in the configuration
+    // of the election-storm files, ties it to that cluster.
+    let storm = root().join("tests/fixtures/incidents/election-storm");
+    let pause = root().join("tests/fixtures/incidents/leader-pause");
+    let mut c = Collector::new(Limits::default());
+    for (dir, s) in [
+        (&pause, "s1"),
+        (&pause, "s2"),
+        (&pause, "s3"),
+        (&storm, "s1"),
+        (&storm, "s2"),
+    ] {
+        let p = dir.join(format!("{s}.db"));
+        c.add_bytes(&p.to_string_lossy(), &std::fs::read(&p).unwrap());
+    }
+    let log = std::fs::read_to_string(storm.join("s3.ovsdb-server.log")).unwrap();
+    let cut: String = log
+        .lines()
+        .filter(|l| !l.contains("cluster"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    c.add_bytes("node3/ovsdb-server-nb.log", cut.as_bytes());
+    let d = diagnose(c.finish(), &Knobs::default(), &mut |_| {});
+    let k = d
+        .servers
+        .iter()
+        .position(|s| s.short == short_of(&facts("election-storm"), "s3"))
+        .expect("the log's server");
+    let c = d.servers[k].cluster.expect("tied to a cluster");
+    assert_eq!(d.clusters[c].id, cluster_id_of(&facts("election-storm")));
+}
+
+#[test]
+fn a_log_names_its_cluster_in_its_membership_lines() {
+    // The first server of a cluster never logs "learned cluster ID": it
+    // created the cluster. Its "adding … to cluster 1a9e" lines name it.
+    let p = root().join("tests/fixtures/incidents/election-storm/s1.ovsdb-server.log");
+    let log = evidence::log::read_log(&std::fs::read(p).unwrap());
+    assert_eq!(log.cluster_id.as_deref(), Some("1a9e"));
+}
