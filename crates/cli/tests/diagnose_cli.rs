@@ -271,3 +271,39 @@ fn bad_inputs_are_named_and_the_rest_loads() {
         }
     }
 }
+
+#[test]
+fn damaged_database_files_are_findings_and_set_the_exit_code() {
+    // A calm file: exit 0. The same file damaged in the middle (an error)
+    // or cut short (a warning): exit 1, the finding naming file, record,
+    // byte offset and reason.
+    let good = std::fs::read(sample_path("ls-add-follower", "s1")).unwrap();
+    let (code, j, _) = run(&[sample_path("ls-add-follower", "s1").display().to_string()]);
+    assert_eq!(code, 0, "{}", j.to_string_compact());
+    let dir = TempDir::new("diag-damaged");
+    let mut mid = good.clone();
+    let m = mid.len() / 2;
+    for b in &mut mid[m..m + 8] {
+        *b ^= 0x55;
+    }
+    std::fs::write(dir.path("mid.db"), &mid).unwrap();
+    std::fs::write(dir.path("cut.db"), &good[..good.len() - 50]).unwrap();
+    for (name, severity) in [("mid.db", "error"), ("cut.db", "warning")] {
+        let p = dir.path(name).display().to_string();
+        let (code, j, _) = run(std::slice::from_ref(&p));
+        assert_eq!(code, 1, "{name}: {}", j.to_string_compact());
+        let f = j
+            .get("findings")
+            .and_then(Json::as_array)
+            .unwrap()
+            .iter()
+            .find(|f| f.get("kind").and_then(Json::as_str) == Some("damaged-file"))
+            .unwrap_or_else(|| panic!("{name}: {}", j.to_string_compact()))
+            .clone();
+        assert_eq!(f.get("severity").and_then(Json::as_str), Some(severity));
+        let summary = f.get("summary").and_then(Json::as_str).unwrap();
+        assert!(summary.starts_with(&format!("{p}: record ")), "{summary}");
+        assert!(summary.contains(" at byte offset "), "{summary}");
+        assert!(f.get("cause").and_then(Json::as_str).is_some());
+    }
+}

@@ -533,6 +533,13 @@ pub fn diagnose_read(collected: Collected, read: DatabasesRead, opts: &Options) 
             found.push(f);
         }
     }
+    found.extend(findings::damaged_files(
+        timeline
+            .lanes
+            .iter()
+            .enumerate()
+            .map(|(l, lane)| (lane, servers.iter().position(|s| s.lane == Some(l)))),
+    ));
     findings::sort(&mut found);
     drop(all);
     Diagnosis {

@@ -20,6 +20,7 @@
 //! | `membership` | a server added, removed or leaving | info |
 //! | `membership-mismatch` | a server ID no file of its cluster knows, or a server that left but is still configured | warning |
 //! | `memory-growth` | the server's own report of peak RSS growth ≥ `memory_growth_percent` | warning |
+//! | `damaged-file` | a database file with a damaged record: `index` where it sits, `cause` the reader's error code | error in the middle, warning for a damaged tail |
 //! | `recovery` | no quorum is left: which file holds the highest committed index (advice) | error |
 
 use std::collections::BTreeMap;
@@ -581,6 +582,61 @@ fn change_cause(
         }
     }
     ("unknown".into(), Vec::new())
+}
+
+/// Damaged database files, from what their one walk reported
+/// (`ovsdb_log::scan::LogScan`'s skipped spans and torn tails, kept on each
+/// lane): a damaged record in the middle (an `error`: what it held is lost,
+/// and ovsdb-server stops reading the log there) and a damaged tail (a
+/// `warning`: a write cut short, which ovsdb-server drops when it opens the
+/// file). `lanes` are the files with the server each belongs to.
+pub fn damaged_files<'a>(
+    lanes: impl Iterator<Item = (&'a timeline::Lane, Option<usize>)>,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (lane, server) in lanes {
+        let mut found = |sev, record: u64, offset: u64, reason: &str, code: &str, index, what| {
+            let mut f = Finding::new(
+                "damaged-file",
+                sev,
+                format!(
+                    "{}: record {record} at byte offset {offset}: {reason} ({what})",
+                    lane.name
+                ),
+            );
+            f.server = server;
+            f.cause = Some(code.to_string());
+            f.index = Some(index);
+            out.push(f);
+        };
+        for m in &lane.markers {
+            if let timeline::MarkerKind::Skipped {
+                offset,
+                bytes,
+                reason,
+                code,
+            } = &m.kind
+            {
+                let what = format!("{bytes} bytes skipped; what they held is lost");
+                let r = u64::from(m.record);
+                found(Severity::Error, r, *offset, reason, code, m.index, what);
+            }
+        }
+        if let Some(t) = &lane.truncated {
+            let what = "a damaged tail: reading stopped there".to_string();
+            let (r, o) = (t.record, t.offset);
+            found(
+                Severity::Warning,
+                r,
+                o,
+                &t.reason,
+                &t.code,
+                t.at_index,
+                what,
+            );
+        }
+    }
+    out
 }
 
 fn compaction_transfers(servers: &[ServerInput<'_>], lk: &[Lookup], out: &mut Vec<Finding>) {

@@ -534,3 +534,85 @@ fn a_log_names_its_cluster_in_its_membership_lines() {
     let log = evidence::log::read_log(&std::fs::read(p).unwrap());
     assert_eq!(log.cluster_id.as_deref(), Some("1a9e"));
 }
+
+/// Where each record of a database file starts (its `OVSDB CLUSTER`
+/// header line).
+fn record_starts(bytes: &[u8]) -> Vec<usize> {
+    let magic = b"OVSDB CLUSTER ";
+    (0..bytes.len().saturating_sub(magic.len()))
+        .filter(|&i| &bytes[i..i + magic.len()] == magic && (i == 0 || bytes[i - 1] == b'\n'))
+        .collect()
+}
+
+fn diagnose_bytes(path: &str, bytes: &[u8]) -> Diagnosis {
+    let mut c = Collector::new(Limits::default());
+    c.add_bytes(path, bytes);
+    diagnose(c.finish(), &Knobs::default(), &mut |_| {})
+}
+
+#[test]
+fn a_record_damaged_mid_file_is_an_error_naming_record_and_offset() {
+    let good = std::fs::read(root().join("static/samples/leader-failover/s1.db")).unwrap();
+    let starts = record_starts(&good);
+    assert!(starts.len() > 100);
+    // Record 77 (the header is record 0): flip bytes in the middle of its body.
+    let mut bad = good.clone();
+    let (at, next) = (starts[77], starts[78]);
+    let body = at + bad[at..].iter().position(|&b| b == b'\n').unwrap() + 1;
+    let mid = body + (next - body) / 2;
+    for b in &mut bad[mid..mid + 4] {
+        *b ^= 0x55;
+    }
+    let d = diagnose_bytes("copies/s1.db", &bad);
+    let all = describe(&d);
+    let dmg = of_kind(&d, "damaged-file");
+    assert_eq!(dmg.len(), 1, "{all}");
+    let f = dmg[0];
+    assert_eq!(f.severity.name(), "error");
+    assert!(f.summary.contains("copies/s1.db"), "{}", f.summary);
+    assert!(f.summary.contains("record 77 "), "{}", f.summary);
+    assert!(
+        f.summary.contains(&format!("byte offset {at}:")),
+        "{} (record 77 starts at {at})",
+        f.summary
+    );
+    assert!(f.summary.contains("SHA-1"), "{}", f.summary);
+    assert!(f.cause.is_some());
+    assert_eq!(d.server_short(f), d.servers[0].short);
+    assert_eq!(d.exit_code(), 1);
+    // The good file has none.
+    let d = diagnose_bytes("copies/s1.db", &good);
+    assert!(of_kind(&d, "damaged-file").is_empty(), "{}", describe(&d));
+}
+
+#[test]
+fn a_file_cut_mid_record_is_a_warning_naming_record_and_offset() {
+    let good = std::fs::read(root().join("static/samples/leader-failover/s1.db")).unwrap();
+    let starts = record_starts(&good);
+    let last = *starts.last().unwrap();
+    let cut = &good[..good.len() - 20];
+    assert!(cut.len() > last);
+    let d = diagnose_bytes("copies/s1.db", cut);
+    let all = describe(&d);
+    let dmg = of_kind(&d, "damaged-file");
+    assert_eq!(dmg.len(), 1, "{all}");
+    let f = dmg[0];
+    assert_eq!(f.severity.name(), "warning");
+    // The last record, at the offset where its bytes run out (its header
+    // line is whole; its body is not).
+    let n = starts.len() - 1;
+    let head = format!("copies/s1.db: record {n} at byte offset ");
+    let off: usize = f
+        .summary
+        .strip_prefix(&head)
+        .and_then(|r| r.split(':').next())
+        .and_then(|o| o.parse().ok())
+        .unwrap_or_else(|| panic!("{}", f.summary));
+    assert!(
+        last <= off && off < cut.len(),
+        "{off} not in {last}..{}",
+        cut.len()
+    );
+    assert!(f.summary.contains("truncated"), "{}", f.summary);
+    assert_eq!(d.exit_code(), 1);
+}
