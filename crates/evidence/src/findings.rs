@@ -14,7 +14,8 @@
 //! | `compaction-transfer` | a leader transferred leadership to write a snapshot | info |
 //! | `long-poll` | `Unreasonably long N ms poll interval` with N ≥ `long_poll_ms`; `cause` is `process-stopped`, `compaction`, `snapshot-install`, `large-transaction` or `unknown` | warning |
 //! | `probe-disconnect` | a peer dropped for not answering the inactivity probe | warning |
-//! | `reconnect-loop` | a peer lost at least `reconnect_drops` times within `reconnect_window_ms` | error |
+//! | `reconnect-loop` | an established connection to a peer lost at least `reconnect_drops` times within `reconnect_window_ms` | error |
+//! | `peer-down` | a peer's connection lost and the attempts since refused (or timed out): it is down, from then to the line that shows it back | warning |
 //! | `snapshot-install` | a member (not a joining server) needed a snapshot to catch up | warning |
 //! | `leaderless` | no leader for at least `leaderless_ms` | warning |
 //! | `membership` | a server added, removed or leaving | info |
@@ -927,40 +928,131 @@ fn index_at_time(lane: &timeline::Lane, t: i64) -> Option<u64> {
         .max()
 }
 
+/// What one line says of a connection to a peer.
+enum Link {
+    /// An established connection lost (closed by the peer, dropped, or no
+    /// reply to the probe).
+    Lost,
+    /// An attempt to connect that failed: the peer is not there.
+    Failed,
+    /// Connected to it, or it connected to us.
+    Up,
+}
+
+/// A peer that stayed away, as one server saw it: its connection lost and
+/// every attempt since refused (or timed out).
+struct Down<'e> {
+    observer: usize,
+    peer: &'e str,
+    start: &'e Event,
+    failures: Vec<&'e Event>,
+    /// The line that shows it back, if any.
+    back: Option<&'e Event>,
+}
+
+fn link_of(e: &Event) -> Option<(&str, Link)> {
+    Some(match &e.kind {
+        EventKind::ProbeTimeout { peer, .. } => (peer.as_str(), Link::Lost),
+        // lib/reconnect.c reconnect_connect_failed: "connection attempt
+        // failed (%s)" / "connection attempt timed out".
+        EventKind::ConnectionLost { peer, reason } if reason.starts_with("connection attempt") => {
+            (peer.as_str(), Link::Failed)
+        }
+        EventKind::ConnectionLost { peer, .. } => (peer.as_str(), Link::Lost),
+        EventKind::Connected { peer } => (peer.as_str(), Link::Up),
+        // ovsdb/raft.c raft_conn_receive: the peer connected to us.
+        EventKind::LearnedRemoteAddress { address, .. } => (address.as_str(), Link::Up),
+        _ => return None,
+    })
+}
+
+/// Why attempts failed, from the first failure's line: `connection
+/// refused` for `connection attempt failed (Connection refused)`.
+fn failure_reason(e: &Event) -> String {
+    match &e.kind {
+        EventKind::ConnectionLost { reason, .. } => match reason.split_once('(') {
+            Some((_, r)) => r.trim_end_matches(')').to_lowercase(),
+            None => reason.trim_start_matches("connection attempt ").to_string(),
+        },
+        _ => String::new(),
+    }
+}
+
 fn connections(servers: &[ServerInput<'_>], lk: &[Lookup], knobs: &Knobs, out: &mut Vec<Finding>) {
     let peers = peer_names(servers);
+    let mut downs: Vec<Down<'_>> = Vec::new();
     for (i, s) in servers.iter().enumerate() {
+        // Per peer: the losses of an established connection (a loop when
+        // they come often), and the spans in which the peer was down.
         let mut drops: BTreeMap<&str, Vec<&Event>> = BTreeMap::new();
+        let mut open: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut last_lost: BTreeMap<&str, &Event> = BTreeMap::new();
         for e in s.events {
-            match &e.kind {
-                EventKind::ProbeTimeout { peer, after_s } => {
-                    let who = peers
-                        .get(peer.as_str())
-                        .cloned()
-                        .unwrap_or_else(|| peer.to_string());
-                    let mut f = Finding::new(
-                        "probe-disconnect",
-                        Severity::Warning,
-                        format!(
-                            "{} dropped {who} ({peer}): no reply to the inactivity probe within {after_s} s",
-                            label(s)
-                        ),
-                    );
-                    f.server = Some(i);
-                    f.time_ms = Some(e.time_ms);
-                    f.duration_ms = Some(after_s * 1000);
-                    f.cause = Some(who);
-                    f.term = lk[i].term_at(s, e.time_ms);
-                    f.index = s.lane.and_then(|l| index_at_time(l, e.time_ms));
-                    f.evidence = vec![LineRef {
-                        server: i,
-                        line: e.line,
-                    }];
-                    out.push(f);
-                    drops.entry(peer).or_default().push(e);
+            if let EventKind::ProbeTimeout { peer, after_s } = &e.kind {
+                let who = peers
+                    .get(peer.as_str())
+                    .cloned()
+                    .unwrap_or_else(|| peer.to_string());
+                let mut f = Finding::new(
+                    "probe-disconnect",
+                    Severity::Warning,
+                    format!(
+                        "{} dropped {who} ({peer}): no reply to the inactivity probe within {after_s} s",
+                        label(s)
+                    ),
+                );
+                f.server = Some(i);
+                f.time_ms = Some(e.time_ms);
+                f.duration_ms = Some(after_s * 1000);
+                f.cause = Some(who);
+                f.term = lk[i].term_at(s, e.time_ms);
+                f.index = s.lane.and_then(|l| index_at_time(l, e.time_ms));
+                f.evidence = vec![LineRef {
+                    server: i,
+                    line: e.line,
+                }];
+                out.push(f);
+            }
+            let Some((peer, link)) = link_of(e) else {
+                continue;
+            };
+            match link {
+                Link::Lost => {
+                    if !open.contains_key(peer) {
+                        drops.entry(peer).or_default().push(e);
+                        last_lost.insert(peer, e);
+                    }
                 }
-                EventKind::ConnectionLost { peer, .. } => drops.entry(peer).or_default().push(e),
-                _ => {}
+                Link::Failed => match open.get(peer) {
+                    Some(&d) => downs[d].failures.push(e),
+                    None => {
+                        // The loss just before belongs to the span: the
+                        // peer went away, it did not flap.
+                        let start = match last_lost.remove(peer) {
+                            Some(l) => {
+                                if let Some(v) = drops.get_mut(peer) {
+                                    v.retain(|x| !std::ptr::eq(*x, l));
+                                }
+                                l
+                            }
+                            None => e,
+                        };
+                        open.insert(peer, downs.len());
+                        downs.push(Down {
+                            observer: i,
+                            peer,
+                            start,
+                            failures: vec![e],
+                            back: None,
+                        });
+                    }
+                },
+                Link::Up => {
+                    last_lost.remove(peer);
+                    if let Some(d) = open.remove(peer) {
+                        downs[d].back = Some(e);
+                    }
+                }
             }
         }
         let n = knobs.reconnect_drops.max(1);
@@ -1004,6 +1096,88 @@ fn connections(servers: &[ServerInput<'_>], lk: &[Lookup], knobs: &Knobs, out: &
                 }
             }
         }
+    }
+    peers_down(servers, &peers, downs, out);
+}
+
+/// One `peer-down` finding per peer and span, joining what every server
+/// saw of it: from the first loss to the first line that shows it back.
+fn peers_down(
+    servers: &[ServerInput<'_>],
+    peers: &BTreeMap<String, String>,
+    mut downs: Vec<Down<'_>>,
+    out: &mut Vec<Finding>,
+) {
+    let name = |peer: &str| peers.get(peer).cloned().unwrap_or_else(|| peer.to_string());
+    ovsdb::order::sort_by(&mut downs, |a, b| {
+        (name(a.peer), a.start.time_ms).cmp(&(name(b.peer), b.start.time_ms))
+    });
+    let mut k = 0;
+    while k < downs.len() {
+        let who = name(downs[k].peer);
+        let mut end = downs[k].back.map(|e| e.time_ms);
+        let mut j = k;
+        while j + 1 < downs.len()
+            && name(downs[j + 1].peer) == who
+            && end.is_none_or(|t| downs[j + 1].start.time_ms <= t)
+        {
+            j += 1;
+            if let Some(b) = downs[j].back {
+                end = Some(end.map_or(b.time_ms, |t| t.max(b.time_ms)));
+            }
+        }
+        let group = &downs[k..=j];
+        let first = &group[0];
+        let t0 = first.start.time_ms;
+        let reason = failure_reason(first.failures[0]);
+        let mut seen_by: Vec<String> = Vec::new();
+        for d in group {
+            let l = label(&servers[d.observer]);
+            if !seen_by.contains(&l) {
+                seen_by.push(l);
+            }
+        }
+        // Where the observers' logs end, for a peer never seen back.
+        let log_end = group
+            .iter()
+            .filter_map(|d| servers[d.observer].events.last())
+            .map(|e| e.time_ms)
+            .max()
+            .unwrap_or(t0);
+        let clock = |t: i64| format!("{}.{:03}", timeline::time::utc_clock(t), t.rem_euclid(1000));
+        let until = match end {
+            Some(t) => format!("to {}", clock(t)),
+            None => "until the logs end".to_string(),
+        };
+        let d = end.unwrap_or(log_end) - t0;
+        let mut f = Finding::new(
+            "peer-down",
+            Severity::Warning,
+            format!(
+                "{who} ({}) down ({reason}) from {} {until}, {:.1} s, as {} saw it",
+                first.peer,
+                clock(t0),
+                d as f64 / 1000.0,
+                seen_by.join(" and ")
+            ),
+        );
+        f.server =
+            server_by_short(servers, &who).or_else(|| server_by_address(servers, first.peer));
+        f.time_ms = Some(t0);
+        f.duration_ms = Some(d.max(0) as u64);
+        f.cause = Some(reason);
+        for d in group {
+            let at = |e: &Event| LineRef {
+                server: d.observer,
+                line: e.line,
+            };
+            f.evidence.push(at(d.start));
+            f.evidence.push(at(d.failures[0]));
+            f.evidence.extend(d.back.map(at));
+        }
+        f.evidence.dedup();
+        out.push(f);
+        k = j + 1;
     }
 }
 

@@ -326,12 +326,34 @@ fn no_quorum_left_gives_recovery_advice() {
             .any(|l| l.cause.as_deref() == Some("unresolved")),
         "{all}"
     );
-    // The survivor loses both killed peers again and again.
-    let loops = of_kind(&d, "reconnect-loop");
-    assert_eq!(loops.len(), 2, "{all}");
-    for l in loops {
-        assert_eq!(d.server_short(l), survivor);
-        assert!((l.time_ms.unwrap() - t_kill).abs() <= 1000, "{all}");
+    // The survivor's attempts to reach the killed peers are refused: they
+    // are down (to the end of the logs), not flapping.
+    assert!(of_kind(&d, "reconnect-loop").is_empty(), "{all}");
+    let down = of_kind(&d, "peer-down");
+    assert_eq!(down.len(), 2, "{all}");
+    let mut killed: Vec<String> = down.iter().map(|p| d.server_short(p)).collect();
+    killed.sort();
+    let mut want: Vec<String> = ["s2", "s3"]
+        .iter()
+        .map(|s| {
+            d.servers
+                .iter()
+                .find(|x| x.name == *s)
+                .unwrap()
+                .short
+                .clone()
+        })
+        .collect();
+    want.sort();
+    assert_eq!(killed, want, "{all}");
+    for p in down {
+        assert!((p.time_ms.unwrap() - t_kill).abs() <= 1000, "{all}");
+        assert_eq!(p.cause.as_deref(), Some("connection refused"));
+        assert!(p.summary.contains("until the logs end"), "{}", p.summary);
+        assert!(p
+            .evidence
+            .iter()
+            .all(|r| d.servers[r.server].short == survivor));
     }
     assert_eq!(d.exit_code(), 1);
 }
@@ -615,4 +637,52 @@ fn a_file_cut_mid_record_is_a_warning_naming_record_and_offset() {
     );
     assert!(f.summary.contains("truncated"), "{}", f.summary);
     assert_eq!(d.exit_code(), 1);
+}
+
+#[test]
+fn a_killed_peer_refusing_connections_is_down_not_a_reconnect_loop() {
+    let f = facts("follower-catchup-snapshot");
+    let d = incident("follower-catchup-snapshot");
+    let all = describe(&d);
+    let killed = f
+        .get("injected")
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i.get("kind").and_then(Json::as_str) == Some("SIGKILL"))
+        .unwrap();
+    let who = short_of(&f, killed.get("server").unwrap().as_str().unwrap());
+    let kill = int(killed, &["utc_ms"]);
+    let restart = int(&f, &["catchup", "restart_utc_ms"]);
+    assert!(of_kind(&d, "reconnect-loop").is_empty(), "{all}");
+    let down = of_kind(&d, "peer-down");
+    assert_eq!(down.len(), 1, "one span, seen by both others:\n{all}");
+    let p = down[0];
+    assert_eq!(d.server_short(p), who);
+    assert_eq!(p.severity.name(), "warning");
+    assert_eq!(p.cause.as_deref(), Some("connection refused"));
+    assert!((p.time_ms.unwrap() - kill).abs() <= 1000, "{all}");
+    let back = p.time_ms.unwrap() + p.duration_ms.unwrap() as i64;
+    assert!((back - restart).abs() <= 1000, "{back} vs {restart}\n{all}");
+    assert!(
+        p.summary.starts_with(&format!("{who} (tcp:")),
+        "{}",
+        p.summary
+    );
+    assert!(p.summary.contains(" to 19:19:25."), "{}", p.summary);
+    // Both other servers saw it.
+    let observers: std::collections::BTreeSet<usize> =
+        p.evidence.iter().map(|r| r.server).collect();
+    assert_eq!(observers.len(), 2, "{all}");
+}
+
+#[test]
+fn paused_peers_that_come_back_each_time_are_a_reconnect_loop() {
+    // election-storm: SIGSTOP/SIGCONT; the connections are lost and come
+    // back, and no attempt is refused.
+    let d = incident("election-storm");
+    let all = describe(&d);
+    assert!(!of_kind(&d, "reconnect-loop").is_empty(), "{all}");
+    assert!(of_kind(&d, "peer-down").is_empty(), "{all}");
 }
