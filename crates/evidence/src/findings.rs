@@ -247,8 +247,71 @@ pub fn find(servers: &[ServerInput<'_>], knobs: &Knobs) -> Vec<Finding> {
     membership(servers, &lk, &mut out);
     memory(servers, &lk, knobs, &mut out);
     recovery(servers, &mut out);
+    // The cluster's times (when a leader was known, how long none was)
+    // are when the servers whose logs we have learned of them: say so when
+    // other members' logs are missing.
+    if let Some(view) = partial_view(servers) {
+        for f in &mut out {
+            if matches!(
+                f.kind.as_str(),
+                "leader-change" | "election-storm" | "leaderless"
+            ) {
+                f.summary.push_str(&view);
+            }
+        }
+    }
     sort(&mut out);
     out
+}
+
+/// `", as aa26 saw it (no log of 2f3f, 3581)"` when some members of the
+/// cluster (as the files, statuses and logs name them) have no log among
+/// the inputs; `None` when every member's log is there, or none is.
+fn partial_view(servers: &[ServerInput<'_>]) -> Option<String> {
+    let mut members: Vec<String> = Vec::new();
+    let mut add = |sid: &str| {
+        let sid = short_of(sid);
+        if !sid.is_empty() && !members.contains(&sid) {
+            members.push(sid);
+        }
+    };
+    for s in servers {
+        add(&s.short);
+        if let Some(l) = s.lane {
+            for cfg in l.entries.iter().filter_map(|e| e.servers.as_ref()) {
+                cfg.iter().for_each(|(sid, _)| add(sid));
+            }
+        }
+        if let Some(st) = s.status {
+            st.servers.iter().for_each(|p| add(&p.sid));
+        }
+        for e in s.events {
+            match &e.kind {
+                EventKind::AddServerResult { sid, ok: true, .. }
+                | EventKind::LeaderIs { sid, .. }
+                | EventKind::LearnedServerId { sid, .. } => add(sid),
+                _ => {}
+            }
+        }
+    }
+    let seen: Vec<&str> = servers
+        .iter()
+        .filter(|s| !s.events.is_empty() && !s.short.is_empty())
+        .map(|s| s.short.as_str())
+        .collect();
+    let missing: Vec<&str> = members
+        .iter()
+        .map(String::as_str)
+        .filter(|m| !seen.contains(m))
+        .collect();
+    if seen.is_empty() || missing.is_empty() {
+        return None;
+    }
+    Some(format!(
+        ", as {} saw it (no log of {})",
+        seen.join(" and "),
+        missing.join(", ")
+    ))
 }
 
 /// The findings' order: by time (undated last), then server, then kind.

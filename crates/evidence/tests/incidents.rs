@@ -686,3 +686,36 @@ fn paused_peers_that_come_back_each_time_are_a_reconnect_loop() {
     assert!(!of_kind(&d, "reconnect-loop").is_empty(), "{all}");
     assert!(of_kind(&d, "peer-down").is_empty(), "{all}");
 }
+
+#[test]
+fn one_servers_figures_are_labelled_as_its_view() {
+    // The paused server's inputs alone (what its sosreport holds): the
+    // cluster was leaderless ~1.5 s, but that server saw 3 s. Its figures
+    // are labelled as its own view; with every member's log they are not.
+    let dir = root().join("tests/fixtures/incidents/leader-pause");
+    let files: Vec<PathBuf> = scenario_inputs(&dir)
+        .into_iter()
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("s1."))
+        .collect();
+    let one = diagnose_files(&files);
+    let all = describe(&one);
+    let f = facts("leader-pause");
+    let me = short_of(&f, "s1");
+    let (s2, s3) = (short_of(&f, "s2"), short_of(&f, "s3"));
+    let label = format!(", as {me} saw it (no log of {s2}, {s3})");
+    for kind in ["leaderless", "leader-change"] {
+        let found = of_kind(&one, kind);
+        assert!(!found.is_empty(), "{kind}\n{all}");
+        for x in found {
+            assert!(x.summary.ends_with(&label), "{}", x.summary);
+        }
+    }
+    // Findings of one server's own log are not relabelled.
+    for x in of_kind(&one, "long-poll") {
+        assert!(!x.summary.contains(" saw it"), "{}", x.summary);
+    }
+    let whole = incident("leader-pause");
+    for x in &whole.findings {
+        assert!(!x.summary.contains(" saw it ("), "{}", x.summary);
+    }
+}
