@@ -574,6 +574,39 @@ fn named_cluster(s: &Server, tl: &timeline::Timeline) -> Option<(String, Option<
     Some((id, db))
 }
 
+/// Who a server says its cluster's members are, as short IDs and
+/// addresses: itself, its file's configurations, its status, its log.
+fn member_names(s: &Server, tl: &timeline::Timeline) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    if !s.short.is_empty() {
+        v.push(s.short.clone());
+    }
+    if let Some(a) = &s.address {
+        v.push(a.clone());
+    }
+    if let Some(l) = s.lane.and_then(|l| tl.lanes.get(l)) {
+        for e in &l.entries {
+            for (sid, addr) in e.servers.iter().flatten() {
+                v.push(short_of(sid));
+                v.push(addr.clone());
+            }
+        }
+    }
+    if let Some(st) = &s.status {
+        for p in &st.servers {
+            v.push(p.sid.clone());
+            v.push(p.address.clone());
+        }
+    }
+    if let Some(log) = &s.log {
+        for (sid, addr) in &log.servers {
+            v.push(sid.clone());
+            v.push(addr.clone());
+        }
+    }
+    v
+}
+
 /// Two cluster IDs are the same cluster when one is a prefix of the other
 /// (a log names the 4-hex short ID, a file header the full UUID).
 fn same_id(a: &str, b: &str) -> bool {
@@ -607,37 +640,15 @@ fn group_clusters(servers: &mut [Server], tl: &timeline::Timeline) -> Vec<Cluste
         cl.servers.push(k);
         server.cluster = Some(c);
     }
-    // Who each cluster's members are, as short IDs and addresses.
-    let names = |s: &Server| -> Vec<String> {
-        let mut v: Vec<String> = Vec::new();
-        v.extend((!s.short.is_empty()).then(|| s.short.clone()));
-        v.extend(s.address.clone());
-        if let Some(l) = s.lane.and_then(|l| tl.lanes.get(l)) {
-            for cfg in l.entries.iter().filter_map(|e| e.servers.as_ref()) {
-                for (sid, addr) in cfg {
-                    v.push(short_of(sid));
-                    v.push(addr.clone());
-                }
-            }
+    let names = |s: &Server| member_names(s, tl);
+    let mut members: Vec<Vec<String>> = Vec::new();
+    for c in &clusters {
+        let mut m = Vec::new();
+        for &k in &c.servers {
+            m.extend(names(&servers[k]));
         }
-        if let Some(st) = &s.status {
-            for p in &st.servers {
-                v.push(p.sid.clone());
-                v.push(p.address.clone());
-            }
-        }
-        if let Some(log) = &s.log {
-            for (sid, addr) in &log.servers {
-                v.push(sid.clone());
-                v.push(addr.clone());
-            }
-        }
-        v
-    };
-    let members: Vec<Vec<String>> = clusters
-        .iter()
-        .map(|c| c.servers.iter().flat_map(|&k| names(&servers[k])).collect())
-        .collect();
+        members.push(m);
+    }
     for (k, server) in servers.iter_mut().enumerate() {
         if server.cluster.is_some() {
             continue;
@@ -697,10 +708,10 @@ fn nearest_server(servers: &[Server], inputs: &[InputUse], path: &str) -> Option
     let mut by_stem = (0..servers.len()).filter(|&k| named(k));
     match (by_stem.next(), by_stem.next()) {
         (Some(k), None) => return Some(k),
-        (Some(_), Some(_)) => return nearest_by_folder(inputs, path, named),
+        (Some(_), Some(_)) => return nearest_by_folder(inputs, path, &named),
         _ => {}
     }
-    nearest_by_folder(inputs, path, |_| true)
+    nearest_by_folder(inputs, path, &|_| true)
 }
 
 /// Among the servers `keep` accepts, the one whose inputs share the most
@@ -708,7 +719,7 @@ fn nearest_server(servers: &[Server], inputs: &[InputUse], path: &str) -> Option
 fn nearest_by_folder(
     inputs: &[InputUse],
     path: &str,
-    keep: impl Fn(usize) -> bool,
+    keep: &dyn Fn(usize) -> bool,
 ) -> Option<usize> {
     let dir = parent(path);
     let mut best: Option<(usize, usize)> = None;

@@ -1013,6 +1013,17 @@ struct Down<'e> {
     back: Option<&'e Event>,
 }
 
+/// One server's connection to one peer, as its lines go.
+struct PeerLink<'e> {
+    peer: &'e str,
+    /// Losses of an established connection.
+    drops: Vec<&'e Event>,
+    /// The span it is down in, an index into the `Down`s.
+    open: Option<usize>,
+    /// The last loss, while no line shows the peer back.
+    last_lost: Option<&'e Event>,
+}
+
 fn link_of(e: &Event) -> Option<(&str, Link)> {
     Some(match &e.kind {
         EventKind::ProbeTimeout { peer, .. } => (peer.as_str(), Link::Lost),
@@ -1034,7 +1045,7 @@ fn link_of(e: &Event) -> Option<(&str, Link)> {
 fn failure_reason(e: &Event) -> String {
     match &e.kind {
         EventKind::ConnectionLost { reason, .. } => match reason.split_once('(') {
-            Some((_, r)) => r.trim_end_matches(')').to_lowercase(),
+            Some((_, r)) => r.trim_end_matches(')').to_ascii_lowercase(),
             None => reason.trim_start_matches("connection attempt ").to_string(),
         },
         _ => String::new(),
@@ -1047,9 +1058,9 @@ fn connections(servers: &[ServerInput<'_>], lk: &[Lookup], knobs: &Knobs, out: &
     for (i, s) in servers.iter().enumerate() {
         // Per peer: the losses of an established connection (a loop when
         // they come often), and the spans in which the peer was down.
-        let mut drops: BTreeMap<&str, Vec<&Event>> = BTreeMap::new();
-        let mut open: BTreeMap<&str, usize> = BTreeMap::new();
-        let mut last_lost: BTreeMap<&str, &Event> = BTreeMap::new();
+        // (A server has a few peers: a list, not another map type in the
+        // page's wasm.)
+        let mut links: Vec<PeerLink<'_>> = Vec::new();
         for e in s.events {
             if let EventKind::ProbeTimeout { peer, after_s } = &e.kind {
                 let who = peers
@@ -1079,28 +1090,38 @@ fn connections(servers: &[ServerInput<'_>], lk: &[Lookup], knobs: &Knobs, out: &
             let Some((peer, link)) = link_of(e) else {
                 continue;
             };
+            let st = match links.iter().position(|l| l.peer == peer) {
+                Some(k) => &mut links[k],
+                None => {
+                    links.push(PeerLink {
+                        peer,
+                        drops: Vec::new(),
+                        open: None,
+                        last_lost: None,
+                    });
+                    links.last_mut().unwrap()
+                }
+            };
             match link {
                 Link::Lost => {
-                    if !open.contains_key(peer) {
-                        drops.entry(peer).or_default().push(e);
-                        last_lost.insert(peer, e);
+                    if st.open.is_none() {
+                        st.drops.push(e);
+                        st.last_lost = Some(e);
                     }
                 }
-                Link::Failed => match open.get(peer) {
-                    Some(&d) => downs[d].failures.push(e),
+                Link::Failed => match st.open {
+                    Some(d) => downs[d].failures.push(e),
                     None => {
                         // The loss just before belongs to the span: the
                         // peer went away, it did not flap.
-                        let start = match last_lost.remove(peer) {
+                        let start = match st.last_lost.take() {
                             Some(l) => {
-                                if let Some(v) = drops.get_mut(peer) {
-                                    v.retain(|x| !std::ptr::eq(*x, l));
-                                }
+                                st.drops.retain(|x| !std::ptr::eq(*x, l));
                                 l
                             }
                             None => e,
                         };
-                        open.insert(peer, downs.len());
+                        st.open = Some(downs.len());
                         downs.push(Down {
                             observer: i,
                             peer,
@@ -1111,15 +1132,18 @@ fn connections(servers: &[ServerInput<'_>], lk: &[Lookup], knobs: &Knobs, out: &
                     }
                 },
                 Link::Up => {
-                    last_lost.remove(peer);
-                    if let Some(d) = open.remove(peer) {
+                    st.last_lost = None;
+                    if let Some(d) = st.open.take() {
                         downs[d].back = Some(e);
                     }
                 }
             }
         }
         let n = knobs.reconnect_drops.max(1);
-        for (peer, evs) in drops {
+        for PeerLink {
+            peer, drops: evs, ..
+        } in links
+        {
             let mut k = 0;
             while k + n <= evs.len() {
                 let t0 = evs[k].time_ms;
@@ -1168,35 +1192,46 @@ fn connections(servers: &[ServerInput<'_>], lk: &[Lookup], knobs: &Knobs, out: &
 fn peers_down(
     servers: &[ServerInput<'_>],
     peers: &BTreeMap<String, String>,
-    mut downs: Vec<Down<'_>>,
+    downs: Vec<Down<'_>>,
     out: &mut Vec<Finding>,
 ) {
     let name = |peer: &str| peers.get(peer).cloned().unwrap_or_else(|| peer.to_string());
-    ovsdb::order::sort_by(&mut downs, |a, b| {
-        (name(a.peer), a.start.time_ms).cmp(&(name(b.peer), b.start.time_ms))
-    });
-    let mut k = 0;
-    while k < downs.len() {
-        let who = name(downs[k].peer);
-        let mut end = downs[k].back.map(|e| e.time_ms);
-        let mut j = k;
-        while j + 1 < downs.len()
-            && name(downs[j + 1].peer) == who
-            && end.is_none_or(|t| downs[j + 1].start.time_ms <= t)
-        {
-            j += 1;
-            if let Some(b) = downs[j].back {
-                end = Some(end.map_or(b.time_ms, |t| t.max(b.time_ms)));
+    // Spans of one peer that overlap, whoever saw them: (peer, start, end,
+    // the spans). Few spans: joined by a scan, not a sort.
+    let mut groups: Vec<(String, i64, Option<i64>, Vec<usize>)> = Vec::new();
+    for (k, d) in downs.iter().enumerate() {
+        let (who, t0, t1) = (name(d.peer), d.start.time_ms, d.back.map(|e| e.time_ms));
+        let joins = |g: &&mut (String, i64, Option<i64>, Vec<usize>)| {
+            g.0 == who && g.2.is_none_or(|e| t0 <= e) && t1.is_none_or(|e| g.1 <= e)
+        };
+        match groups.iter_mut().find(joins) {
+            Some(g) => {
+                g.1 = g.1.min(t0);
+                g.2 = match (g.2, t1) {
+                    (Some(a), Some(b)) => Some(a.max(b)),
+                    (a, b) => a.or(b),
+                };
+                g.3.push(k);
             }
+            None => groups.push((who, t0, t1, vec![k])),
         }
-        let group = &downs[k..=j];
-        let first = &group[0];
-        let t0 = first.start.time_ms;
+    }
+    for (who, t0, end, members) in groups {
+        let group: Vec<&Down<'_>> = members.iter().map(|&k| &downs[k]).collect();
+        let first = group
+            .iter()
+            .find(|d| d.start.time_ms == t0)
+            .unwrap_or(&group[0]);
         let reason = failure_reason(first.failures[0]);
-        let mut seen_by: Vec<String> = Vec::new();
-        for d in group {
-            let l = label(&servers[d.observer]);
-            if !seen_by.contains(&l) {
+        let mut seen_by: Vec<&str> = Vec::new();
+        for d in &group {
+            let s = &servers[d.observer];
+            let l = if s.short.is_empty() {
+                &s.name
+            } else {
+                &s.short
+            };
+            if !seen_by.contains(&l.as_str()) {
                 seen_by.push(l);
             }
         }
@@ -1229,7 +1264,7 @@ fn peers_down(
         f.time_ms = Some(t0);
         f.duration_ms = Some(d.max(0) as u64);
         f.cause = Some(reason);
-        for d in group {
+        for d in &group {
             let at = |e: &Event| LineRef {
                 server: d.observer,
                 line: e.line,
@@ -1240,7 +1275,6 @@ fn peers_down(
         }
         f.evidence.dedup();
         out.push(f);
-        k = j + 1;
     }
 }
 
