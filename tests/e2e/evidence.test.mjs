@@ -102,6 +102,13 @@ test("the bundled leader-pause incident: inputs and findings match diagnose --js
   await page.locator('[data-testid=summary][data-files="s1.db,s2.db,s3.db"]').waitFor({ timeout: 60000 });
   await diagnosed(page);
   await assertMatches(page, ref);
+  // Each finding names its cluster as the CLI does (short ID, database).
+  const clusters = await page.getByTestId("finding-cluster").allInnerTexts();
+  assert.deepEqual(
+    clusters.sort(),
+    ref.findings.map((f) => (f.cluster ? `${f.cluster.slice(0, 4)} ${f.database}` : "")).sort(),
+  );
+  assert.ok(clusters.every((c) => / OVN_Northbound$/.test(c)), clusters.join("|"));
   // The explorer still works as before on the files.
   await page.locator("[data-testid=check-results][data-state=done]").waitFor({ timeout: 60000 });
   assert.equal(await page.getByTestId("sample-picker").inputValue(), "leader-pause");

@@ -77,6 +77,8 @@ pub struct FindingView {
     pub finding: Finding,
     /// `Diagnosis::server_short` of the finding ("" for none).
     pub server: String,
+    /// `Diagnosis::cluster_label` of the finding: `196d OVN_Northbound`.
+    pub cluster: String,
     /// The cited lines: server index, 0-based line, text.
     pub evidence: Vec<(usize, u64, String)>,
 }

@@ -394,6 +394,7 @@ pub fn load(msg: &JsValue) {
             .map(|f| FindingView {
                 finding: f.clone(),
                 server: d.server_short(f),
+                cluster: d.cluster_label(f),
                 evidence: f
                     .evidence
                     .iter()

@@ -223,13 +223,87 @@ fn bad_inputs_are_named_and_the_rest_loads() {
     assert!(reason("ovsdb-server-nb.log").contains("binary"));
     assert!(reason("s1.db").contains("truncated"), "{}", reason("s1.db"));
     assert!(!reason("long.log").is_empty());
-    assert!(
-        reason("other-cluster.log").contains("another cluster"),
-        "{}",
-        reason("other-cluster.log")
-    );
-    // The good files and the readable prefix of the truncated one are used.
+    // The good files, the readable prefix of the truncated one and the log
+    // of another cluster are used.
     let used = j.get("inputs").and_then(Json::as_array).unwrap();
-    assert_eq!(used.len(), 5, "{}", j.to_string_compact());
+    assert_eq!(used.len(), 6, "{}", j.to_string_compact());
     assert!(reason("s1.db").contains("kept the first"));
+    // The log of another cluster is that cluster's, analysed apart: its
+    // leaders never follow or precede the files' cluster's.
+    let other = used
+        .iter()
+        .find(|i| {
+            i.get("path")
+                .and_then(Json::as_str)
+                .is_some_and(|p| p.ends_with("other-cluster.log"))
+        })
+        .unwrap();
+    assert_eq!(other.get("server").and_then(Json::as_str), Some("ecc0"));
+    let clusters = j.get("clusters").and_then(Json::as_array).unwrap();
+    assert_eq!(clusters.len(), 2, "{}", j.to_string_compact());
+    let members = |id: &str| -> Vec<String> {
+        clusters
+            .iter()
+            .find(|c| c.get("id").and_then(Json::as_str) == Some(id))
+            .and_then(|c| c.get("servers").and_then(Json::as_array))
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect()
+    };
+    for f in j.get("findings").and_then(Json::as_array).unwrap() {
+        if f.get("kind").and_then(Json::as_str) != Some("leader-change") {
+            continue;
+        }
+        let id = f.get("cluster").and_then(Json::as_str).unwrap();
+        let m = members(id);
+        let from = f.get("from").and_then(Json::as_str).unwrap();
+        let to = f.get("to").and_then(Json::as_str).unwrap();
+        if id.starts_with("1a9e") {
+            assert_eq!(m, ["ecc0"], "{}", f.to_string_compact());
+        } else {
+            assert!(
+                !["e47d", "ecc0", "ac72"].contains(&from)
+                    && !["e47d", "ecc0", "ac72"].contains(&to),
+                "{}",
+                f.to_string_compact()
+            );
+        }
+    }
+}
+
+#[test]
+fn damaged_database_files_are_findings_and_set_the_exit_code() {
+    // A calm file: exit 0. The same file damaged in the middle (an error)
+    // or cut short (a warning): exit 1, the finding naming file, record,
+    // byte offset and reason.
+    let good = std::fs::read(sample_path("ls-add-follower", "s1")).unwrap();
+    let (code, j, _) = run(&[sample_path("ls-add-follower", "s1").display().to_string()]);
+    assert_eq!(code, 0, "{}", j.to_string_compact());
+    let dir = TempDir::new("diag-damaged");
+    let mut mid = good.clone();
+    let m = mid.len() / 2;
+    for b in &mut mid[m..m + 8] {
+        *b ^= 0x55;
+    }
+    std::fs::write(dir.path("mid.db"), &mid).unwrap();
+    std::fs::write(dir.path("cut.db"), &good[..good.len() - 50]).unwrap();
+    for (name, severity) in [("mid.db", "error"), ("cut.db", "warning")] {
+        let p = dir.path(name).display().to_string();
+        let (code, j, _) = run(std::slice::from_ref(&p));
+        assert_eq!(code, 1, "{name}: {}", j.to_string_compact());
+        let f = j
+            .get("findings")
+            .and_then(Json::as_array)
+            .unwrap()
+            .iter()
+            .find(|f| f.get("kind").and_then(Json::as_str) == Some("damaged-file"))
+            .unwrap_or_else(|| panic!("{name}: {}", j.to_string_compact()))
+            .clone();
+        assert_eq!(f.get("severity").and_then(Json::as_str), Some(severity));
+        let summary = f.get("summary").and_then(Json::as_str).unwrap();
+        assert!(summary.starts_with(&format!("{p}: record ")), "{summary}");
+        assert!(summary.contains(" at byte offset "), "{summary}");
+        assert!(f.get("cause").and_then(Json::as_str).is_some());
+    }
 }

@@ -67,6 +67,9 @@ pub struct Server {
     pub log_part_base: Vec<usize>,
     pub status: Option<ClusterStatus>,
     pub memory: Option<Vec<(String, u64)>>,
+    /// Index into [`Diagnosis::clusters`]: the cluster its inputs name
+    /// (`None` when nothing ties it to one).
+    pub cluster: Option<usize>,
 }
 
 impl Server {
@@ -126,6 +129,32 @@ impl Server {
     }
 }
 
+/// One Raft cluster of the inputs (a must-gather holds the Northbound and
+/// the Southbound clusters): the servers whose inputs name it, analysed
+/// together and apart from every other cluster.
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Cluster {
+    /// The full cluster ID when a file header or `cluster/status` gives it,
+    /// else the 4-hex short ID a log names.
+    pub id: String,
+    /// The database (`OVN_Northbound`), when an input names it.
+    pub database: Option<String>,
+    /// Indexes into [`Diagnosis::servers`].
+    pub servers: Vec<usize>,
+}
+
+impl Cluster {
+    /// `196d OVN_Northbound`, or `196d` when the database is unknown.
+    pub fn label(&self) -> String {
+        let short = short_of(&self.id);
+        match &self.database {
+            Some(db) => format!("{short} {db}"),
+            None => short,
+        }
+    }
+}
+
 /// The whole diagnosis.
 #[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
 #[derive(Clone, Debug)]
@@ -133,6 +162,9 @@ pub struct Diagnosis {
     pub inputs: Vec<InputUse>,
     pub ignored: Vec<Ignored>,
     pub servers: Vec<Server>,
+    /// The clusters the inputs name, each with its servers; every finding
+    /// about a cluster says which ([`Finding::cluster`]).
+    pub clusters: Vec<Cluster>,
     pub timeline: timeline::Timeline,
     pub findings: Vec<Finding>,
 }
@@ -303,13 +335,6 @@ pub fn diagnose_read(collected: Collected, read: DatabasesRead, opts: &Options) 
         ..
     } = read;
     ignored.extend(db_ignored);
-    let mut file_clusters: Vec<String> = timeline
-        .lanes
-        .iter()
-        .filter_map(|l| l.summary.cluster_id.clone())
-        .collect();
-    ovsdb::order::sort(&mut file_clusters);
-    file_clusters.dedup();
     for f in &files {
         let lane_i = f.lane;
         let Some(lane) = timeline.lanes.get(lane_i) else {
@@ -365,23 +390,6 @@ pub fn diagnose_read(collected: Collected, read: DatabasesRead, opts: &Options) 
             });
             continue;
         };
-        if let (Some(cid), false) = (&st.cluster_id, file_clusters.is_empty()) {
-            if !file_clusters.iter().any(|c| c == cid) {
-                ignored.push(Ignored {
-                    path: item.path.clone(),
-                    reason: format!(
-                        "cluster/status of another cluster ({}; the files are of {})",
-                        short_of(cid),
-                        file_clusters
-                            .iter()
-                            .map(|c| short_of(c))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                });
-                continue;
-            }
-        }
         let k = match find_short(&servers, &st.sid) {
             Some(k) => k,
             None => {
@@ -428,24 +436,6 @@ pub fn diagnose_read(collected: Collected, read: DatabasesRead, opts: &Options) 
             text.extend_from_slice(&item.bytes);
             if !item.bytes.is_empty() && !item.bytes.ends_with(b"\n") {
                 text.push(b'\n');
-            }
-        }
-        if let (Some(cid), false) = (joined.cluster_id.clone(), file_clusters.is_empty()) {
-            if !file_clusters.iter().any(|c| c.starts_with(&cid)) {
-                for p in &paths {
-                    ignored.push(Ignored {
-                        path: p.clone(),
-                        reason: format!(
-                            "log of another cluster ({cid}; the files are of {})",
-                            file_clusters
-                                .iter()
-                                .map(|c| short_of(c))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    });
-                }
-                continue;
             }
         }
         let k = match joined.server_id.clone() {
@@ -504,8 +494,9 @@ pub fn diagnose_read(collected: Collected, read: DatabasesRead, opts: &Options) 
         });
     }
 
+    let clusters = group_clusters(&mut servers, &timeline);
     let empty: Vec<Event> = Vec::new();
-    let views: Vec<ServerInput<'_>> = servers
+    let all: Vec<ServerInput<'_>> = servers
         .iter()
         .map(|s| ServerInput {
             short: s.short.clone(),
@@ -516,15 +507,160 @@ pub fn diagnose_read(collected: Collected, read: DatabasesRead, opts: &Options) 
             lane: s.lane.and_then(|i| timeline.lanes.get(i)),
         })
         .collect();
-    let found = findings::find(&views, knobs);
-    drop(views);
+    // Each cluster on its own: a leader of one cluster never follows a
+    // leader of another. A server nothing ties to a cluster is analysed
+    // alone when clusters are known (with none known, all are one).
+    let mut groups: Vec<(Option<usize>, Vec<usize>)> = clusters
+        .iter()
+        .enumerate()
+        .map(|(c, cl)| (Some(c), cl.servers.clone()))
+        .collect();
+    let untied = (0..servers.len()).filter(|&k| servers[k].cluster.is_none());
+    if clusters.is_empty() {
+        groups.push((None, untied.collect()));
+    } else {
+        groups.extend(untied.map(|k| (None, vec![k])));
+    }
+    let mut found = Vec::new();
+    for (cluster, members) in groups {
+        let views: Vec<ServerInput<'_>> = members.iter().map(|&k| all[k].clone()).collect();
+        for mut f in findings::find(&views, knobs) {
+            f.server = f.server.map(|i| members[i]);
+            for r in &mut f.evidence {
+                r.server = members[r.server];
+            }
+            f.cluster = cluster;
+            found.push(f);
+        }
+    }
+    found.extend(findings::damaged_files(
+        timeline
+            .lanes
+            .iter()
+            .enumerate()
+            .map(|(l, lane)| (lane, servers.iter().position(|s| s.lane == Some(l)))),
+    ));
+    findings::sort(&mut found);
+    drop(all);
     Diagnosis {
         inputs,
         ignored,
         servers,
+        clusters,
         timeline,
         findings: found,
     }
+}
+
+/// What a server's inputs say of its cluster, best first: its file's
+/// header, its `cluster/status`, its log (`learned cluster ID`, or the
+/// cluster a membership line names). With the database's name when known.
+fn named_cluster(s: &Server, tl: &timeline::Timeline) -> Option<(String, Option<String>)> {
+    let lane = s.lane.and_then(|l| tl.lanes.get(l));
+    let db = lane
+        .map(|l| l.summary.database.clone())
+        .filter(|d| !d.is_empty())
+        .or_else(|| s.status.as_ref().map(|st| st.name.clone()))
+        .filter(|d| !d.is_empty());
+    let id = lane
+        .and_then(|l| l.summary.cluster_id.clone())
+        .or_else(|| {
+            let st = s.status.as_ref()?;
+            st.cluster_id
+                .clone()
+                .or_else(|| (!st.cluster_sid.is_empty()).then(|| st.cluster_sid.clone()))
+        })
+        .or_else(|| s.log.as_ref()?.cluster_id.clone())?;
+    Some((id, db))
+}
+
+/// Who a server says its cluster's members are, as short IDs and
+/// addresses: itself, its file's configurations, its status, its log.
+fn member_names(s: &Server, tl: &timeline::Timeline) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    if !s.short.is_empty() {
+        v.push(s.short.clone());
+    }
+    if let Some(a) = &s.address {
+        v.push(a.clone());
+    }
+    if let Some(l) = s.lane.and_then(|l| tl.lanes.get(l)) {
+        for e in &l.entries {
+            for (sid, addr) in e.servers.iter().flatten() {
+                v.push(short_of(sid));
+                v.push(addr.clone());
+            }
+        }
+    }
+    if let Some(st) = &s.status {
+        for p in &st.servers {
+            v.push(p.sid.clone());
+            v.push(p.address.clone());
+        }
+    }
+    if let Some(log) = &s.log {
+        for (sid, addr) in &log.servers {
+            v.push(sid.clone());
+            v.push(addr.clone());
+        }
+    }
+    v
+}
+
+/// Two cluster IDs are the same cluster when one is a prefix of the other
+/// (a log names the 4-hex short ID, a file header the full UUID).
+fn same_id(a: &str, b: &str) -> bool {
+    !a.is_empty() && !b.is_empty() && (a.starts_with(b) || b.starts_with(a))
+}
+
+/// Groups the servers by cluster and sets each server's `cluster`. A server
+/// whose inputs name no cluster joins the one cluster whose members (server
+/// IDs and addresses, from the files' configurations, the statuses and the
+/// logs) include it or the peers its log names.
+fn group_clusters(servers: &mut [Server], tl: &timeline::Timeline) -> Vec<Cluster> {
+    let mut clusters: Vec<Cluster> = Vec::new();
+    for (k, server) in servers.iter_mut().enumerate() {
+        let Some((id, db)) = named_cluster(server, tl) else {
+            continue;
+        };
+        let c = match clusters.iter().position(|c| same_id(&c.id, &id)) {
+            Some(c) => c,
+            None => {
+                clusters.push(Cluster::default());
+                clusters.len() - 1
+            }
+        };
+        let cl = &mut clusters[c];
+        if id.len() > cl.id.len() {
+            cl.id = id;
+        }
+        if cl.database.is_none() {
+            cl.database = db;
+        }
+        cl.servers.push(k);
+        server.cluster = Some(c);
+    }
+    let names = |s: &Server| member_names(s, tl);
+    let mut members: Vec<Vec<String>> = Vec::new();
+    for c in &clusters {
+        let mut m = Vec::new();
+        for &k in &c.servers {
+            m.extend(names(&servers[k]));
+        }
+        members.push(m);
+    }
+    for (k, server) in servers.iter_mut().enumerate() {
+        if server.cluster.is_some() {
+            continue;
+        }
+        let own = names(server);
+        let mut hits = (0..clusters.len()).filter(|&c| own.iter().any(|n| members[c].contains(n)));
+        if let (Some(c), None) = (hits.next(), hits.next()) {
+            clusters[c].servers.push(k);
+            server.cluster = Some(c);
+        }
+    }
+    clusters
 }
 
 /// A log that never names its own server (its first rotated part is gone)
@@ -563,21 +699,35 @@ fn by_peer_addresses(servers: &[Server], log: &LogFile) -> Option<usize> {
     }
 }
 
-/// The server whose inputs share the most folders with `path`, or its name
-/// stem.
+/// The server named by `path`'s stem (`s1.memory-show.txt` with `s1.db`),
+/// else the one whose inputs share the most folders with `path`. Several
+/// servers of one name (`s1` of two clusters) are told apart by folders.
 fn nearest_server(servers: &[Server], inputs: &[InputUse], path: &str) -> Option<usize> {
     let st = stem(path);
-    let by_stem = servers
-        .iter()
-        .position(|s| !generic_stem(st) && s.name == st);
-    if by_stem.is_some() {
-        return by_stem;
+    let named = |k: usize| !generic_stem(st) && servers[k].name == st;
+    let mut by_stem = (0..servers.len()).filter(|&k| named(k));
+    match (by_stem.next(), by_stem.next()) {
+        (Some(k), None) => return Some(k),
+        (Some(_), Some(_)) => return nearest_by_folder(inputs, path, &named),
+        _ => {}
     }
+    nearest_by_folder(inputs, path, &|_| true)
+}
+
+/// Among the servers `keep` accepts, the one whose inputs share the most
+/// folders with `path` (none on a tie).
+fn nearest_by_folder(
+    inputs: &[InputUse],
+    path: &str,
+    keep: &dyn Fn(usize) -> bool,
+) -> Option<usize> {
     let dir = parent(path);
     let mut best: Option<(usize, usize)> = None;
     let mut tie = false;
     for i in inputs {
-        let Some(k) = i.server else { continue };
+        let Some(k) = i.server.filter(|&k| keep(k)) else {
+            continue;
+        };
         let d = common_dirs(dir, parent(&i.path));
         if d == 0 {
             continue;
@@ -606,6 +756,13 @@ impl Diagnosis {
                 .iter()
                 .any(|f| f.severity >= Severity::Warning),
         )
+    }
+
+    /// The cluster a finding is about, as `196d OVN_Northbound` (or `""`).
+    pub fn cluster_label(&self, f: &Finding) -> String {
+        f.cluster
+            .and_then(|c| self.clusters.get(c))
+            .map_or(String::new(), Cluster::label)
     }
 
     /// Short ID of a finding's server (or `""`).
@@ -661,10 +818,31 @@ impl Diagnosis {
                 x.push_unchecked("address", s(sv.address.clone()));
                 x.push_unchecked("role", s(role));
                 x.push_unchecked("term", u(term));
+                x.push_unchecked(
+                    "cluster",
+                    s(sv.cluster.map(|c| self.clusters[c].id.clone())),
+                );
                 Json::Object(x)
             })
             .collect();
         o.push_unchecked("servers", Json::Array(servers));
+        let clusters = self
+            .clusters
+            .iter()
+            .map(|c| {
+                let mut x = Object::new();
+                x.push_unchecked("id", Json::String(c.id.clone()));
+                x.push_unchecked("database", s(c.database.clone()));
+                let members = c
+                    .servers
+                    .iter()
+                    .map(|&k| Json::String(self.servers[k].label()))
+                    .collect();
+                x.push_unchecked("servers", Json::Array(members));
+                Json::Object(x)
+            })
+            .collect();
+        o.push_unchecked("clusters", Json::Array(clusters));
         let findings = self
             .findings
             .iter()
@@ -681,6 +859,9 @@ impl Diagnosis {
                         Json::String(sv)
                     },
                 );
+                let cl = f.cluster.and_then(|c| self.clusters.get(c));
+                x.push_unchecked("cluster", s(cl.map(|c| c.id.clone())));
+                x.push_unchecked("database", s(cl.and_then(|c| c.database.clone())));
                 x.push_unchecked("time_ms", f.time_ms.map_or(Json::Null, Json::Integer));
                 x.push_unchecked("term", u(f.term));
                 x.push_unchecked("cause", s(f.cause.clone()));
@@ -749,14 +930,29 @@ impl Diagnosis {
                 term.map_or("-".to_string(), |t| t.to_string())
             );
         }
+        if !self.clusters.is_empty() {
+            let _ = writeln!(out, "\nclusters:");
+            for c in &self.clusters {
+                let members: Vec<String> =
+                    c.servers.iter().map(|&k| self.servers[k].label()).collect();
+                let _ = writeln!(out, "  {:<20} {}", c.label(), members.join(" "));
+            }
+        }
+        // Each finding names its cluster when there is more than one.
+        let several = self.clusters.len() > 1
+            || (!self.clusters.is_empty() && self.servers.iter().any(|s| s.cluster.is_none()));
         let _ = writeln!(out, "\nfindings ({}):", self.findings.len());
         for f in &self.findings {
             let when = f
                 .time_ms
                 .map_or("-".to_string(), timeline::time::utc_datetime);
+            let cluster = match f.cluster.and_then(|c| self.clusters.get(c)) {
+                Some(c) if several => format!("[{}] ", c.label()),
+                _ => String::new(),
+            };
             let _ = writeln!(
                 out,
-                "  {when}  {:<7} {:<19} {:<5} {}",
+                "  {when}  {:<7} {:<19} {:<5} {cluster}{}",
                 f.severity.name(),
                 f.kind,
                 self.server_short(f),

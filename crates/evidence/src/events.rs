@@ -467,6 +467,28 @@ pub fn recognize_in(line: &crate::log::LogLine<'_>, ix: &mut Interner) -> Option
     }
 }
 
+/// The cluster a membership or snapshot line names: `… to cluster 196d …`,
+/// `cluster 196d: installed snapshot …`, `… leave cluster 196d`,
+/// `… from cluster 196d …` (ovsdb/raft.c writes the short cluster ID in
+/// each). `text` is the line's message, `kind` what it was recognized as.
+pub fn cluster_named<'a>(kind: &EventKind, text: &'a str) -> Option<&'a str> {
+    use EventKind::*;
+    if !matches!(
+        kind,
+        AddingServer { .. }
+            | AddServerResult { .. }
+            | RemoveServerResult { .. }
+            | SnapshotInstalled { .. }
+            | Leaving { .. }
+            | Left { .. }
+    ) {
+        return None;
+    }
+    let (_, r) = cut(text, "cluster ")?;
+    let id = r.split([' ', ':']).next()?;
+    (!id.is_empty() && id.bytes().all(|c| c.is_ascii_hexdigit())).then_some(id)
+}
+
 /// Position of `pat` in `s`. A plain scan for the first byte, then a
 /// compare: the texts are short, and std's `str::find(&str)` sets up a
 /// two-way searcher on every call (it showed in profiles).

@@ -14,12 +14,14 @@
 //! | `compaction-transfer` | a leader transferred leadership to write a snapshot | info |
 //! | `long-poll` | `Unreasonably long N ms poll interval` with N ≥ `long_poll_ms`; `cause` is `process-stopped`, `compaction`, `snapshot-install`, `large-transaction` or `unknown` | warning |
 //! | `probe-disconnect` | a peer dropped for not answering the inactivity probe | warning |
-//! | `reconnect-loop` | a peer lost at least `reconnect_drops` times within `reconnect_window_ms` | error |
+//! | `reconnect-loop` | an established connection to a peer lost at least `reconnect_drops` times within `reconnect_window_ms` | error |
+//! | `peer-down` | a peer's connection lost and the attempts since refused (or timed out): it is down, from then to the line that shows it back | warning |
 //! | `snapshot-install` | a member (not a joining server) needed a snapshot to catch up | warning |
 //! | `leaderless` | no leader for at least `leaderless_ms` | warning |
 //! | `membership` | a server added, removed or leaving | info |
-//! | `membership-mismatch` | a server ID no file knows, files of different clusters, or a server that left but is still configured | warning |
+//! | `membership-mismatch` | a server ID no file of its cluster knows, or a server that left but is still configured | warning |
 //! | `memory-growth` | the server's own report of peak RSS growth ≥ `memory_growth_percent` | warning |
+//! | `damaged-file` | a database file with a damaged record: `index` where it sits, `cause` the reader's error code | error in the middle, warning for a damaged tail |
 //! | `recovery` | no quorum is left: which file holds the highest committed index (advice) | error |
 
 use std::collections::BTreeMap;
@@ -170,6 +172,10 @@ pub struct Finding {
     /// A Raft log index the timeline can move to.
     pub index: Option<u64>,
     pub evidence: Vec<LineRef>,
+    /// The cluster it is about: an index into
+    /// `evidence::diagnose::Diagnosis::clusters` (set by the diagnosis,
+    /// which runs the rules on each cluster's servers apart).
+    pub cluster: Option<usize>,
 }
 
 impl Finding {
@@ -187,6 +193,7 @@ impl Finding {
             to: None,
             index: None,
             evidence: Vec::new(),
+            cluster: None,
         }
     }
 }
@@ -240,14 +247,82 @@ pub fn find(servers: &[ServerInput<'_>], knobs: &Knobs) -> Vec<Finding> {
     membership(servers, &lk, &mut out);
     memory(servers, &lk, knobs, &mut out);
     recovery(servers, &mut out);
-    ovsdb::order::sort_by(&mut out, |a, b| {
+    // The cluster's times (when a leader was known, how long none was)
+    // are when the servers whose logs we have learned of them: say so when
+    // other members' logs are missing.
+    if let Some(view) = partial_view(servers) {
+        for f in &mut out {
+            if matches!(
+                f.kind.as_str(),
+                "leader-change" | "election-storm" | "leaderless"
+            ) {
+                f.summary.push_str(&view);
+            }
+        }
+    }
+    sort(&mut out);
+    out
+}
+
+/// `", as aa26 saw it (no log of 2f3f, 3581)"` when some members of the
+/// cluster (as the files, statuses and logs name them) have no log among
+/// the inputs; `None` when every member's log is there, or none is.
+fn partial_view(servers: &[ServerInput<'_>]) -> Option<String> {
+    let mut members: Vec<String> = Vec::new();
+    let mut add = |sid: &str| {
+        let sid = short_of(sid);
+        if !sid.is_empty() && !members.contains(&sid) {
+            members.push(sid);
+        }
+    };
+    for s in servers {
+        add(&s.short);
+        if let Some(l) = s.lane {
+            for cfg in l.entries.iter().filter_map(|e| e.servers.as_ref()) {
+                cfg.iter().for_each(|(sid, _)| add(sid));
+            }
+        }
+        if let Some(st) = s.status {
+            st.servers.iter().for_each(|p| add(&p.sid));
+        }
+        for e in s.events {
+            match &e.kind {
+                EventKind::AddServerResult { sid, ok: true, .. }
+                | EventKind::LeaderIs { sid, .. }
+                | EventKind::LearnedServerId { sid, .. } => add(sid),
+                _ => {}
+            }
+        }
+    }
+    let seen: Vec<&str> = servers
+        .iter()
+        .filter(|s| !s.events.is_empty() && !s.short.is_empty())
+        .map(|s| s.short.as_str())
+        .collect();
+    let missing: Vec<&str> = members
+        .iter()
+        .map(String::as_str)
+        .filter(|m| !seen.contains(m))
+        .collect();
+    if seen.is_empty() || missing.is_empty() {
+        return None;
+    }
+    Some(format!(
+        ", as {} saw it (no log of {})",
+        seen.join(" and "),
+        missing.join(", ")
+    ))
+}
+
+/// The findings' order: by time (undated last), then server, then kind.
+pub fn sort(out: &mut Vec<Finding>) {
+    ovsdb::order::sort_by(out, |a, b| {
         (a.time_ms.unwrap_or(i64::MAX), a.server, &a.kind).cmp(&(
             b.time_ms.unwrap_or(i64::MAX),
             b.server,
             &b.kind,
         ))
     });
-    out
 }
 
 fn server_by_short(servers: &[ServerInput<'_>], sid: &str) -> Option<usize> {
@@ -573,6 +648,61 @@ fn change_cause(
     ("unknown".into(), Vec::new())
 }
 
+/// Damaged database files, from what their one walk reported
+/// (`ovsdb_log::scan::LogScan`'s skipped spans and torn tails, kept on each
+/// lane): a damaged record in the middle (an `error`: what it held is lost,
+/// and ovsdb-server stops reading the log there) and a damaged tail (a
+/// `warning`: a write cut short, which ovsdb-server drops when it opens the
+/// file). `lanes` are the files with the server each belongs to.
+pub fn damaged_files<'a>(
+    lanes: impl Iterator<Item = (&'a timeline::Lane, Option<usize>)>,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (lane, server) in lanes {
+        let mut found = |sev, record: u64, offset: u64, reason: &str, code: &str, index, what| {
+            let mut f = Finding::new(
+                "damaged-file",
+                sev,
+                format!(
+                    "{}: record {record} at byte offset {offset}: {reason} ({what})",
+                    lane.name
+                ),
+            );
+            f.server = server;
+            f.cause = Some(code.to_string());
+            f.index = Some(index);
+            out.push(f);
+        };
+        for m in &lane.markers {
+            if let timeline::MarkerKind::Skipped {
+                offset,
+                bytes,
+                reason,
+                code,
+            } = &m.kind
+            {
+                let what = format!("{bytes} bytes skipped; what they held is lost");
+                let r = u64::from(m.record);
+                found(Severity::Error, r, *offset, reason, code, m.index, what);
+            }
+        }
+        if let Some(t) = &lane.truncated {
+            let what = "a damaged tail: reading stopped there".to_string();
+            let (r, o) = (t.record, t.offset);
+            found(
+                Severity::Warning,
+                r,
+                o,
+                &t.reason,
+                &t.code,
+                t.at_index,
+                what,
+            );
+        }
+    }
+    out
+}
+
 fn compaction_transfers(servers: &[ServerInput<'_>], lk: &[Lookup], out: &mut Vec<Finding>) {
     for (i, s) in servers.iter().enumerate() {
         for e in s.events {
@@ -861,44 +991,159 @@ fn index_at_time(lane: &timeline::Lane, t: i64) -> Option<u64> {
         .max()
 }
 
+/// What one line says of a connection to a peer.
+enum Link {
+    /// An established connection lost (closed by the peer, dropped, or no
+    /// reply to the probe).
+    Lost,
+    /// An attempt to connect that failed: the peer is not there.
+    Failed,
+    /// Connected to it, or it connected to us.
+    Up,
+}
+
+/// A peer that stayed away, as one server saw it: its connection lost and
+/// every attempt since refused (or timed out).
+struct Down<'e> {
+    observer: usize,
+    peer: &'e str,
+    start: &'e Event,
+    failures: Vec<&'e Event>,
+    /// The line that shows it back, if any.
+    back: Option<&'e Event>,
+}
+
+/// One server's connection to one peer, as its lines go.
+struct PeerLink<'e> {
+    peer: &'e str,
+    /// Losses of an established connection.
+    drops: Vec<&'e Event>,
+    /// The span it is down in, an index into the `Down`s.
+    open: Option<usize>,
+    /// The last loss, while no line shows the peer back.
+    last_lost: Option<&'e Event>,
+}
+
+fn link_of(e: &Event) -> Option<(&str, Link)> {
+    Some(match &e.kind {
+        EventKind::ProbeTimeout { peer, .. } => (peer.as_str(), Link::Lost),
+        // lib/reconnect.c reconnect_connect_failed: "connection attempt
+        // failed (%s)" / "connection attempt timed out".
+        EventKind::ConnectionLost { peer, reason } if reason.starts_with("connection attempt") => {
+            (peer.as_str(), Link::Failed)
+        }
+        EventKind::ConnectionLost { peer, .. } => (peer.as_str(), Link::Lost),
+        EventKind::Connected { peer } => (peer.as_str(), Link::Up),
+        // ovsdb/raft.c raft_conn_receive: the peer connected to us.
+        EventKind::LearnedRemoteAddress { address, .. } => (address.as_str(), Link::Up),
+        _ => return None,
+    })
+}
+
+/// Why attempts failed, from the first failure's line: `connection
+/// refused` for `connection attempt failed (Connection refused)`.
+fn failure_reason(e: &Event) -> String {
+    match &e.kind {
+        EventKind::ConnectionLost { reason, .. } => match reason.split_once('(') {
+            Some((_, r)) => r.trim_end_matches(')').to_ascii_lowercase(),
+            None => reason.trim_start_matches("connection attempt ").to_string(),
+        },
+        _ => String::new(),
+    }
+}
+
 fn connections(servers: &[ServerInput<'_>], lk: &[Lookup], knobs: &Knobs, out: &mut Vec<Finding>) {
     let peers = peer_names(servers);
+    let mut downs: Vec<Down<'_>> = Vec::new();
     for (i, s) in servers.iter().enumerate() {
-        let mut drops: BTreeMap<&str, Vec<&Event>> = BTreeMap::new();
+        // Per peer: the losses of an established connection (a loop when
+        // they come often), and the spans in which the peer was down.
+        // (A server has a few peers: a list, not another map type in the
+        // page's wasm.)
+        let mut links: Vec<PeerLink<'_>> = Vec::new();
         for e in s.events {
-            match &e.kind {
-                EventKind::ProbeTimeout { peer, after_s } => {
-                    let who = peers
-                        .get(peer.as_str())
-                        .cloned()
-                        .unwrap_or_else(|| peer.to_string());
-                    let mut f = Finding::new(
-                        "probe-disconnect",
-                        Severity::Warning,
-                        format!(
-                            "{} dropped {who} ({peer}): no reply to the inactivity probe within {after_s} s",
-                            label(s)
-                        ),
-                    );
-                    f.server = Some(i);
-                    f.time_ms = Some(e.time_ms);
-                    f.duration_ms = Some(after_s * 1000);
-                    f.cause = Some(who);
-                    f.term = lk[i].term_at(s, e.time_ms);
-                    f.index = s.lane.and_then(|l| index_at_time(l, e.time_ms));
-                    f.evidence = vec![LineRef {
-                        server: i,
-                        line: e.line,
-                    }];
-                    out.push(f);
-                    drops.entry(peer).or_default().push(e);
+            if let EventKind::ProbeTimeout { peer, after_s } = &e.kind {
+                let who = peers
+                    .get(peer.as_str())
+                    .cloned()
+                    .unwrap_or_else(|| peer.to_string());
+                let mut f = Finding::new(
+                    "probe-disconnect",
+                    Severity::Warning,
+                    format!(
+                        "{} dropped {who} ({peer}): no reply to the inactivity probe within {after_s} s",
+                        label(s)
+                    ),
+                );
+                f.server = Some(i);
+                f.time_ms = Some(e.time_ms);
+                f.duration_ms = Some(after_s * 1000);
+                f.cause = Some(who);
+                f.term = lk[i].term_at(s, e.time_ms);
+                f.index = s.lane.and_then(|l| index_at_time(l, e.time_ms));
+                f.evidence = vec![LineRef {
+                    server: i,
+                    line: e.line,
+                }];
+                out.push(f);
+            }
+            let Some((peer, link)) = link_of(e) else {
+                continue;
+            };
+            let st = match links.iter().position(|l| l.peer == peer) {
+                Some(k) => &mut links[k],
+                None => {
+                    links.push(PeerLink {
+                        peer,
+                        drops: Vec::new(),
+                        open: None,
+                        last_lost: None,
+                    });
+                    links.last_mut().unwrap()
                 }
-                EventKind::ConnectionLost { peer, .. } => drops.entry(peer).or_default().push(e),
-                _ => {}
+            };
+            match link {
+                Link::Lost => {
+                    if st.open.is_none() {
+                        st.drops.push(e);
+                        st.last_lost = Some(e);
+                    }
+                }
+                Link::Failed => match st.open {
+                    Some(d) => downs[d].failures.push(e),
+                    None => {
+                        // The loss just before belongs to the span: the
+                        // peer went away, it did not flap.
+                        let start = match st.last_lost.take() {
+                            Some(l) => {
+                                st.drops.retain(|x| !std::ptr::eq(*x, l));
+                                l
+                            }
+                            None => e,
+                        };
+                        st.open = Some(downs.len());
+                        downs.push(Down {
+                            observer: i,
+                            peer,
+                            start,
+                            failures: vec![e],
+                            back: None,
+                        });
+                    }
+                },
+                Link::Up => {
+                    st.last_lost = None;
+                    if let Some(d) = st.open.take() {
+                        downs[d].back = Some(e);
+                    }
+                }
             }
         }
         let n = knobs.reconnect_drops.max(1);
-        for (peer, evs) in drops {
+        for PeerLink {
+            peer, drops: evs, ..
+        } in links
+        {
             let mut k = 0;
             while k + n <= evs.len() {
                 let t0 = evs[k].time_ms;
@@ -938,6 +1183,98 @@ fn connections(servers: &[ServerInput<'_>], lk: &[Lookup], knobs: &Knobs, out: &
                 }
             }
         }
+    }
+    peers_down(servers, &peers, downs, out);
+}
+
+/// One `peer-down` finding per peer and span, joining what every server
+/// saw of it: from the first loss to the first line that shows it back.
+fn peers_down(
+    servers: &[ServerInput<'_>],
+    peers: &BTreeMap<String, String>,
+    downs: Vec<Down<'_>>,
+    out: &mut Vec<Finding>,
+) {
+    let name = |peer: &str| peers.get(peer).cloned().unwrap_or_else(|| peer.to_string());
+    // Spans of one peer that overlap, whoever saw them: (peer, start, end,
+    // the spans). Few spans: joined by a scan, not a sort.
+    let mut groups: Vec<(String, i64, Option<i64>, Vec<usize>)> = Vec::new();
+    for (k, d) in downs.iter().enumerate() {
+        let (who, t0, t1) = (name(d.peer), d.start.time_ms, d.back.map(|e| e.time_ms));
+        let joins = |g: &&mut (String, i64, Option<i64>, Vec<usize>)| {
+            g.0 == who && g.2.is_none_or(|e| t0 <= e) && t1.is_none_or(|e| g.1 <= e)
+        };
+        match groups.iter_mut().find(joins) {
+            Some(g) => {
+                g.1 = g.1.min(t0);
+                g.2 = match (g.2, t1) {
+                    (Some(a), Some(b)) => Some(a.max(b)),
+                    (a, b) => a.or(b),
+                };
+                g.3.push(k);
+            }
+            None => groups.push((who, t0, t1, vec![k])),
+        }
+    }
+    for (who, t0, end, members) in groups {
+        let group: Vec<&Down<'_>> = members.iter().map(|&k| &downs[k]).collect();
+        let first = group
+            .iter()
+            .find(|d| d.start.time_ms == t0)
+            .unwrap_or(&group[0]);
+        let reason = failure_reason(first.failures[0]);
+        let mut seen_by: Vec<&str> = Vec::new();
+        for d in &group {
+            let s = &servers[d.observer];
+            let l = if s.short.is_empty() {
+                &s.name
+            } else {
+                &s.short
+            };
+            if !seen_by.contains(&l.as_str()) {
+                seen_by.push(l);
+            }
+        }
+        // Where the observers' logs end, for a peer never seen back.
+        let log_end = group
+            .iter()
+            .filter_map(|d| servers[d.observer].events.last())
+            .map(|e| e.time_ms)
+            .max()
+            .unwrap_or(t0);
+        let clock = |t: i64| format!("{}.{:03}", timeline::time::utc_clock(t), t.rem_euclid(1000));
+        let until = match end {
+            Some(t) => format!("to {}", clock(t)),
+            None => "until the logs end".to_string(),
+        };
+        let d = end.unwrap_or(log_end) - t0;
+        let mut f = Finding::new(
+            "peer-down",
+            Severity::Warning,
+            format!(
+                "{who} ({}) down ({reason}) from {} {until}, {:.1} s, as {} saw it",
+                first.peer,
+                clock(t0),
+                d as f64 / 1000.0,
+                seen_by.join(" and ")
+            ),
+        );
+        f.server =
+            server_by_short(servers, &who).or_else(|| server_by_address(servers, first.peer));
+        f.time_ms = Some(t0);
+        f.duration_ms = Some(d.max(0) as u64);
+        f.cause = Some(reason);
+        for d in &group {
+            let at = |e: &Event| LineRef {
+                server: d.observer,
+                line: e.line,
+            };
+            f.evidence.push(at(d.start));
+            f.evidence.push(at(d.failures[0]));
+            f.evidence.extend(d.back.map(at));
+        }
+        f.evidence.dedup();
+        out.push(f);
     }
 }
 
@@ -1191,8 +1528,7 @@ fn membership(servers: &[ServerInput<'_>], lk: &[Lookup], out: &mut Vec<Finding>
     }
     // Server IDs the evidence names that no database file knows.
     let mut known: Vec<String> = Vec::new();
-    let mut clusters: Vec<(String, usize)> = Vec::new();
-    for (i, s) in servers.iter().enumerate() {
+    for s in servers {
         if let Some(l) = s.lane {
             if let Some(id) = &l.summary.server_id {
                 known.push(short_of(id));
@@ -1206,9 +1542,6 @@ fn membership(servers: &[ServerInput<'_>], lk: &[Lookup], out: &mut Vec<Finding>
                 if let timeline::MarkerKind::Membership { servers } = &m.kind {
                     known.extend(servers.iter().map(|x| short_of(x)));
                 }
-            }
-            if let Some(c) = &l.summary.cluster_id {
-                clusters.push((c.clone(), i));
             }
         }
     }
@@ -1229,25 +1562,6 @@ fn membership(servers: &[ServerInput<'_>], lk: &[Lookup], out: &mut Vec<Finding>
                 out.push(f);
             }
         }
-    }
-    ovsdb::order::sort(&mut clusters);
-    clusters.dedup_by(|a, b| a.0 == b.0);
-    if clusters.len() > 1 {
-        let mut f = Finding::new(
-            "membership-mismatch",
-            Severity::Warning,
-            format!(
-                "the files belong to {} different clusters: {}",
-                clusters.len(),
-                clusters
-                    .iter()
-                    .map(|(c, i)| format!("{} ({})", short_of(c), servers[*i].name))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        );
-        f.cause = Some("different-clusters".into());
-        out.push(f);
     }
     for (sid, i, line) in left {
         for (j, s) in servers.iter().enumerate() {

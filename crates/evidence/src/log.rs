@@ -61,7 +61,7 @@
 //! See [`crate::events::recognize`] and [`crate::events::EventKind`]: one
 //! event at most per parsed line.
 
-use crate::events::{recognize_in, Event, EventKind, FastHash, Interner, Text};
+use crate::events::{cluster_named, recognize_in, Event, EventKind, FastHash, Interner, Text};
 use std::collections::{BTreeMap, HashMap};
 
 #[cfg(feature = "serde")]
@@ -383,7 +383,8 @@ pub struct LogFile {
 
     /// Last `local server ID is …` (short ID).
     pub server_id: Option<String>,
-    /// Last `learned cluster ID …` (short ID).
+    /// Last `learned cluster ID …` (short ID), else the cluster the first
+    /// membership or snapshot line names (`adding … to cluster 196d`).
     pub cluster_id: Option<String>,
     /// Last `ovsdb-server (Open vSwitch) …` version.
     pub version: Option<String>,
@@ -580,6 +581,11 @@ impl LogScanner {
                 self.out.last_ms = Some(self.out.last_ms.map_or(l.time_ms, |t| t.max(l.time_ms)));
                 if let Some(kind) = recognize_in(&l, &mut self.texts) {
                     self.note(&kind);
+                    if self.out.cluster_id.is_none() {
+                        if let Some(cid) = cluster_named(&kind, l.text) {
+                            self.out.cluster_id = Some(cid.to_string());
+                        }
+                    }
                     if self.skip_events {
                         return self.next_line(info, carry);
                     }

@@ -814,6 +814,7 @@ pub fn findings_list(p: &FindingsProps) -> Html {
                                 <span class="sev">{ f.severity.name() }</span>
                                 <b>{ f.kind.clone() }</b>
                                 <span class="who">{ if fv.server.is_empty() { String::new() } else { format!("server {}", fv.server) } }</span>
+                                <span data-testid="finding-cluster">{ fv.cluster.clone() }</span>
                                 <span class="when">{ when(f.time_ms) }</span>
                                 if let Some(c) = &f.cause { <span class="cause">{ format!("cause: {c}") }</span> }
                                 if let Some(ms) = f.duration_ms { <span>{ format!("{ms} ms") }</span> }
