@@ -8,6 +8,8 @@ use raft_sim::report::Aggregate;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AbPreset {
     pub name: &'static str,
+    /// Names A's side first ("X against Y", "without and with"), as the
+    /// page lays A out first and takes the ratio A/B.
     pub title: &'static str,
     /// What the comparison shows, in one paragraph.
     pub explain: &'static str,
@@ -63,7 +65,7 @@ pub const AB_PRESETS: &[AbPreset] = &[
     },
     AbPreset {
         name: "election-timer",
-        title: "Election timer 1 s against 16 s: leader failover",
+        title: "Election timer 16 s against 1 s: leader failover",
         explain: "The leader is killed at a random moment; followers wait one election \
                   timeout (plus a random part) before they stand. A long timer rides \
                   out slow moments but makes every failover that much longer.",
@@ -78,7 +80,7 @@ pub const AB_PRESETS: &[AbPreset] = &[
     },
     AbPreset {
         name: "three-vs-five",
-        title: "Three servers against five: 100 writes through a follower (v3.4)",
+        title: "Five servers against three: 100 writes through a follower (v3.4)",
         explain: "A five-server cluster survives two failures instead of one. Every entry \
                   goes to four followers instead of two, so the cluster sends and writes \
                   nearly twice the bytes; on an idle fast network the write latency hardly \
@@ -94,7 +96,7 @@ pub const AB_PRESETS: &[AbPreset] = &[
     },
     AbPreset {
         name: "failover-3-vs-5",
-        title: "Three servers against five: leader failover (leader-kill)",
+        title: "Five servers against three: leader failover (leader-kill)",
         explain: "The idle leader is killed at a random moment. Each follower stands when \
                   its own election timeout (1 s plus a random part) runs out, so with four \
                   followers the first candidate comes a little sooner than with two; it \
@@ -142,7 +144,7 @@ pub const AB_PRESETS: &[AbPreset] = &[
     },
     AbPreset {
         name: "write-changed-only",
-        title: "ovn-northd with and without WRITE_CHANGED_ONLY: 120 chassis, 10000 ports",
+        title: "ovn-northd without and with WRITE_CHANGED_ONLY: 120 chassis, 10000 ports",
         explain: "northd tracks the Port_Binding columns it writes, so they are read/write \
                   and, as soon as one value really changes, every column it rewrote goes \
                   in the transaction. Here each new pod makes northd's Southbound \
