@@ -452,3 +452,34 @@ test("an A/B preset over several seeds gives the figures of `compare --seeds` on
   clean(problems);
   await page.close();
 });
+
+test("the editor shows each preset's own file, and a text edited in it runs as a custom scenario", async () => {
+  const { page, problems } = await openPage(browser.context, server.url + "#sim=ls-add-follower");
+  await figures(page);
+  await page.evaluate(() => {
+    for (const d of document.querySelectorAll("details")) d.open = true;
+  });
+  const text = page.getByTestId("sim-text");
+  const file = (n) => readFileSync(new URL(`../../scenarios/${n}.scn`, import.meta.url), "utf8");
+  // The page holds no preset texts: the run brings its own.
+  assert.equal(await text.inputValue(), file("ls-add-follower"));
+  // Choosing another preset runs it, and its file fills the editor.
+  await page.getByTestId("sim-preset").selectOption("leader-kill");
+  await page.waitForFunction(() => location.hash.startsWith("#sim=leader-kill"));
+  await figures(page);
+  await page.waitForFunction((want) => document.querySelector("[data-testid=sim-text]").value === want, file("leader-kill"));
+  // An edited text runs as it stands (typed while the run plays: the
+  // playback's redraws keep what was typed).
+  const edited = file("leader-kill").replace(/^name = .*$/m, "name = edited-in-the-page");
+  assert.notEqual(edited, file("leader-kill"));
+  await text.fill(edited);
+  await page.waitForTimeout(300);
+  assert.equal(await text.inputValue(), edited);
+  await page.getByTestId("sim-apply").click();
+  await page.waitForFunction(() => location.hash.startsWith("#sim=custom"));
+  await figures(page);
+  await page.getByText("Simulate: edited-in-the-page").waitFor();
+  assert.equal(await text.inputValue(), edited);
+  clean(problems);
+  await page.close();
+});

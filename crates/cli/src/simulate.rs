@@ -321,7 +321,10 @@ fn ab_sides(o: &RunOpts) -> Result<(RunSpec, RunSpec), String> {
     if !o.json {
         println!(
             "{}: {}\nA = {}, B = {}",
-            p.name, p.title, p.a_label, p.b_label
+            p.name,
+            p.words().title,
+            p.a_label,
+            p.b_label
         );
     }
     Ok(p.sides_with(o.seed, o.profile.as_deref(), &o.sets))

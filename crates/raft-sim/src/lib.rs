@@ -46,6 +46,6 @@ pub mod sim;
 pub mod txn;
 
 pub use knobs::{Knobs, Profile};
-pub use scenario::{preset, Scenario, PRESETS};
+pub use scenario::{preset, Scenario, PRESETS, PRESET_NAMES};
 pub use server::{MsgKind, Role, Server, Time};
 pub use sim::{EventKind, Metrics, SbBinding, SbMetrics, Sim, SimEvent};

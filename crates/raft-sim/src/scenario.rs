@@ -498,66 +498,36 @@ impl Scenario {
     }
 }
 
-/// The preset scenario files (scenarios/*.scn), embedded so that the web
-/// build needs no file access.
-pub const PRESETS: &[(&str, &str)] = &[
-    (
-        "ls-add-follower",
-        include_str!("../../../scenarios/ls-add-follower.scn"),
-    ),
-    (
-        "ls-add-leader",
-        include_str!("../../../scenarios/ls-add-leader.scn"),
-    ),
-    (
-        "acl-portgroup",
-        include_str!("../../../scenarios/acl-portgroup.scn"),
-    ),
-    (
-        "leader-kill",
-        include_str!("../../../scenarios/leader-kill.scn"),
-    ),
-    (
-        "leader-kill-5",
-        include_str!("../../../scenarios/leader-kill-5.scn"),
-    ),
-    (
-        "election-timer",
-        include_str!("../../../scenarios/election-timer.scn"),
-    ),
-    (
-        "membership",
-        include_str!("../../../scenarios/membership.scn"),
-    ),
-    (
-        "relay-write",
-        include_str!("../../../scenarios/relay-write.scn"),
-    ),
-    (
-        "relay-write-5",
-        include_str!("../../../scenarios/relay-write-5.scn"),
-    ),
-    (
-        "relay-chain",
-        include_str!("../../../scenarios/relay-chain.scn"),
-    ),
-    (
-        "compaction-hours",
-        include_str!("../../../scenarios/compaction-hours.scn"),
-    ),
-    (
-        "sb-bringup",
-        include_str!("../../../scenarios/sb-bringup.scn"),
-    ),
-    (
-        "write-changed-only",
-        include_str!("../../../scenarios/write-changed-only.scn"),
-    ),
-    (
-        "route-status",
-        include_str!("../../../scenarios/route-status.scn"),
-    ),
-];
+/// One list of the preset scenario files (scenarios/NAME.scn), seen two
+/// ways: [`PRESETS`] with their texts, embedded so that the web build needs
+/// no file access, and [`PRESET_NAMES`] alone, for the page, which lists
+/// them and gets a text from the worker's run (`simview::RunResult`), so
+/// that it carries none of the texts.
+macro_rules! presets {
+    ($($name:literal),* $(,)?) => {
+        pub const PRESETS: &[(&str, &str)] = &[
+            $(($name, include_str!(concat!("../../../scenarios/", $name, ".scn"))),)*
+        ];
+        pub const PRESET_NAMES: &[&str] = &[$($name),*];
+    };
+}
+
+presets!(
+    "ls-add-follower",
+    "ls-add-leader",
+    "acl-portgroup",
+    "leader-kill",
+    "leader-kill-5",
+    "election-timer",
+    "membership",
+    "relay-write",
+    "relay-write-5",
+    "relay-chain",
+    "compaction-hours",
+    "sb-bringup",
+    "write-changed-only",
+    "route-status",
+);
 
 pub fn preset(name: &str) -> Option<&'static str> {
     PRESETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)

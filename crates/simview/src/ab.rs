@@ -8,11 +8,6 @@ use raft_sim::report::Aggregate;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AbPreset {
     pub name: &'static str,
-    /// Names A's side first ("X against Y", "without and with"), as the
-    /// page lays A out first and takes the ratio A/B.
-    pub title: &'static str,
-    /// What the comparison shows, in one paragraph.
-    pub explain: &'static str,
     pub scenario: &'static str,
     /// Scenario text when it is not one of the simulator's presets.
     pub text: Option<&'static str>,
@@ -35,10 +30,6 @@ pub struct AbPreset {
 pub const AB_PRESETS: &[AbPreset] = &[
     AbPreset {
         name: "commit-sync",
-        title: "Commit-index sync: 100 writes through a follower",
-        explain: "Before the fix, a follower learnt the new commit index only from the \
-                  leader's next heartbeat, so each write sent through it waited about a \
-                  heartbeat period. v2.12 sends the commit index right away.",
         scenario: "ls-add-follower",
         text: None,
         a_label: "v2.12-pre-sync",
@@ -50,10 +41,6 @@ pub const AB_PRESETS: &[AbPreset] = &[
     },
     AbPreset {
         name: "full-vs-diff",
-        title: "Full values against column diffs: acl-portgroup, N=400",
-        explain: "Each acl-add rewrites the port group's acls column. Stored as full \
-                  values, every entry carries the whole growing set; stored as diffs, \
-                  only the added or removed ACL.",
         scenario: "acl-portgroup",
         text: None,
         a_label: "full values",
@@ -65,10 +52,6 @@ pub const AB_PRESETS: &[AbPreset] = &[
     },
     AbPreset {
         name: "election-timer",
-        title: "Election timer 16 s against 1 s: leader failover",
-        explain: "The leader is killed at a random moment; followers wait one election \
-                  timeout (plus a random part) before they stand. A long timer rides \
-                  out slow moments but makes every failover that much longer.",
         scenario: "failover",
         text: Some(FAILOVER),
         a_label: "16 s timer",
@@ -80,11 +63,6 @@ pub const AB_PRESETS: &[AbPreset] = &[
     },
     AbPreset {
         name: "three-vs-five",
-        title: "Five servers against three: 100 writes through a follower (v3.4)",
-        explain: "A five-server cluster survives two failures instead of one. Every entry \
-                  goes to four followers instead of two, so the cluster sends and writes \
-                  nearly twice the bytes; on an idle fast network the write latency hardly \
-                  moves, because the leader still needs only the two fastest replies.",
         scenario: "ls-add-follower",
         text: None,
         a_label: "5 servers",
@@ -96,12 +74,6 @@ pub const AB_PRESETS: &[AbPreset] = &[
     },
     AbPreset {
         name: "failover-3-vs-5",
-        title: "Five servers against three: leader failover (leader-kill)",
-        explain: "The idle leader is killed at a random moment. Each follower stands when \
-                  its own election timeout (1 s plus a random part) runs out, so with four \
-                  followers the first candidate comes a little sooner than with two; it \
-                  then needs three votes instead of two. The scenario with five servers is \
-                  also the preset leader-kill-5.",
         scenario: "leader-kill",
         text: None,
         a_label: "5 servers",
@@ -113,14 +85,6 @@ pub const AB_PRESETS: &[AbPreset] = &[
     },
     AbPreset {
         name: "snapshot-transfer",
-        title: "Leadership transfer before a snapshot: three hours of writes",
-        explain: "Only a follower may compact (2.17), so a leader whose log grew enough \
-                  hands leadership to a follower first (2.16) and compacts as a follower: \
-                  the leader moves at about every snapshot interval (10-20 min, then \
-                  1-2 min re-checks until the log grew a lot). Without the transfer, and \
-                  letting any role compact as before 2.16, the first leader keeps its \
-                  place and blocks while it compacts. The scenario is the preset \
-                  compaction-hours.",
         scenario: "compaction-hours",
         text: None,
         a_label: "transfer, followers compact",
@@ -144,19 +108,6 @@ pub const AB_PRESETS: &[AbPreset] = &[
     },
     AbPreset {
         name: "write-changed-only",
-        title: "ovn-northd without and with WRITE_CHANGED_ONLY: 120 chassis, 10000 ports",
-        explain: "northd tracks the Port_Binding columns it writes, so they are read/write \
-                  and, as soon as one value really changes, every column it rewrote goes \
-                  in the transaction. Here each new pod makes northd's Southbound \
-                  transaction carry 6 columns of every one of the 10000 ports (about \
-                  3.3 MB), which northd builds, sends and the leader parses, against 3 KB \
-                  with write-changed-only; the log and the controllers' updates are the \
-                  same. Reproduced: the transaction's collapse (real: a 1.5 s build became \
-                  negligible) and lower bring-up latency, mean and p99, by a drop that \
-                  grows with the ports. Not reproduced: the sizes. The model's build is \
-                  77 ms (the cost per column is an estimate), and its bring-up falls by \
-                  about two thirds, not the real 30 % at 120 nodes, because real pod \
-                  bring-up also includes Kubernetes, ovnkube and ovn-controller's work.",
         scenario: "write-changed-only",
         text: None,
         a_label: "rewrites every row",
@@ -168,18 +119,6 @@ pub const AB_PRESETS: &[AbPreset] = &[
     },
     AbPreset {
         name: "route-status",
-        title: "Advertised_Route_Status rows or not: 8000 routes, 120 chassis",
-        explain: "With each port northd writes 40 Advertised_Route rows (8000 in all); with \
-                  status rows, the chassis advertising a route writes one \
-                  Advertised_Route_Status row for it, and every controller receives every \
-                  row. The Southbound servers send and parse more, hold more, and a \
-                  controller that reconnects downloads more. Reproduced: Southbound CPU \
-                  and reconnect convergence grow by about half (+53 % and +52 %; measured \
-                  +51 % and +51 %), and CPU by a similar share at 40000 routes \
-                  (--set routes_per_port=200: +62 %; measured +51 %). Not reproduced: the \
-                  share's size is the assumed status row (route, chassis, status; the \
-                  real schema is unknown) against a route row, with no conditions on \
-                  either table, so its closeness to 51 % is not evidence.",
         scenario: "route-status",
         text: None,
         a_label: "status rows",
@@ -204,11 +143,115 @@ type = none
 at 40000 kill leader
 ";
 
+/// What the page says of a preset: its title and one paragraph. Kept apart
+/// from the runs' settings ([`AB_PRESETS`]) so that the worker, which runs
+/// presets and never shows them, carries none of these words.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AbWords {
+    pub name: &'static str,
+    /// Names A's side first ("X against Y", "without and with"), as the
+    /// page lays A out first and takes the ratio A/B.
+    pub title: &'static str,
+    /// What the comparison shows, in one paragraph.
+    pub explain: &'static str,
+}
+
+pub const AB_WORDS: &[AbWords] = &[
+    AbWords {
+        name: "commit-sync",
+        title: "Commit-index sync: 100 writes through a follower",
+        explain: "Before the fix, a follower learnt the new commit index only from the \
+                  leader's next heartbeat, so each write sent through it waited about a \
+                  heartbeat period. v2.12 sends the commit index right away.",
+    },
+    AbWords {
+        name: "full-vs-diff",
+        title: "Full values against column diffs: acl-portgroup, N=400",
+        explain: "Each acl-add rewrites the port group's acls column. Stored as full \
+                  values, every entry carries the whole growing set; stored as diffs, \
+                  only the added or removed ACL.",
+    },
+    AbWords {
+        name: "election-timer",
+        title: "Election timer 16 s against 1 s: leader failover",
+        explain: "The leader is killed at a random moment; followers wait one election \
+                  timeout (plus a random part) before they stand. A long timer rides \
+                  out slow moments but makes every failover that much longer.",
+    },
+    AbWords {
+        name: "three-vs-five",
+        title: "Five servers against three: 100 writes through a follower (v3.4)",
+        explain: "A five-server cluster survives two failures instead of one. Every entry \
+                  goes to four followers instead of two, so the cluster sends and writes \
+                  nearly twice the bytes; on an idle fast network the write latency hardly \
+                  moves, because the leader still needs only the two fastest replies.",
+    },
+    AbWords {
+        name: "failover-3-vs-5",
+        title: "Five servers against three: leader failover (leader-kill)",
+        explain: "The idle leader is killed at a random moment. Each follower stands when \
+                  its own election timeout (1 s plus a random part) runs out, so with four \
+                  followers the first candidate comes a little sooner than with two; it \
+                  then needs three votes instead of two. The scenario with five servers is \
+                  also the preset leader-kill-5.",
+    },
+    AbWords {
+        name: "snapshot-transfer",
+        title: "Leadership transfer before a snapshot: three hours of writes",
+        explain: "Only a follower may compact (2.17), so a leader whose log grew enough \
+                  hands leadership to a follower first (2.16) and compacts as a follower: \
+                  the leader moves at about every snapshot interval (10-20 min, then \
+                  1-2 min re-checks until the log grew a lot). Without the transfer, and \
+                  letting any role compact as before 2.16, the first leader keeps its \
+                  place and blocks while it compacts. The scenario is the preset \
+                  compaction-hours.",
+    },
+    AbWords {
+        name: "write-changed-only",
+        title: "ovn-northd without and with WRITE_CHANGED_ONLY: 120 chassis, 10000 ports",
+        explain: "northd tracks the Port_Binding columns it writes, so they are read/write \
+                  and, as soon as one value really changes, every column it rewrote goes \
+                  in the transaction. Here each new pod makes northd's Southbound \
+                  transaction carry 6 columns of every one of the 10000 ports (about \
+                  3.3 MB), which northd builds, sends and the leader parses, against 3 KB \
+                  with write-changed-only; the log and the controllers' updates are the \
+                  same. Reproduced: the transaction's collapse (real: a 1.5 s build became \
+                  negligible) and lower bring-up latency, mean and p99, by a drop that \
+                  grows with the ports. Not reproduced: the sizes. The model's build is \
+                  77 ms (the cost per column is an estimate), and its bring-up falls by \
+                  about two thirds, not the real 30 % at 120 nodes, because real pod \
+                  bring-up also includes Kubernetes, ovnkube and ovn-controller's work.",
+    },
+    AbWords {
+        name: "route-status",
+        title: "Advertised_Route_Status rows or not: 8000 routes, 120 chassis",
+        explain: "With each port northd writes 40 Advertised_Route rows (8000 in all); with \
+                  status rows, the chassis advertising a route writes one \
+                  Advertised_Route_Status row for it, and every controller receives every \
+                  row. The Southbound servers send and parse more, hold more, and a \
+                  controller that reconnects downloads more. Reproduced: Southbound CPU \
+                  and reconnect convergence grow by about half (+53 % and +52 %; measured \
+                  +51 % and +51 %), and CPU by a similar share at 40000 routes \
+                  (--set routes_per_port=200: +62 %; measured +51 %). Not reproduced: the \
+                  share's size is the assumed status row (route, chassis, status; the \
+                  real schema is unknown) against a route row, with no conditions on \
+                  either table, so its closeness to 51 % is not evidence.",
+    },
+];
+
 pub fn ab_preset(name: &str) -> Option<&'static AbPreset> {
     AB_PRESETS.iter().find(|p| p.name == name)
 }
 
 impl AbPreset {
+    /// The preset's title and paragraph (every preset has them: a test).
+    pub fn words(&self) -> &'static AbWords {
+        AB_WORDS
+            .iter()
+            .find(|w| w.name == self.name)
+            .unwrap_or(&AB_WORDS[0])
+    }
+
     fn side(
         &self,
         side: (
@@ -475,6 +518,21 @@ impl SeedsTable {
             seeds: a.seeds,
             rows,
             violations,
+        }
+    }
+}
+
+#[cfg(test)]
+mod words_tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_has_its_own_words_and_no_words_are_left_over() {
+        assert_eq!(AB_WORDS.len(), AB_PRESETS.len());
+        for p in AB_PRESETS {
+            let w = p.words();
+            assert_eq!(w.name, p.name);
+            assert!(!w.title.is_empty() && !w.explain.is_empty(), "{}", p.name);
         }
     }
 }

@@ -155,6 +155,9 @@ pub struct RunResult {
     pub json: String,
     pub trace_hash: u64,
     pub violations: Vec<String>,
+    /// The scenario text the run started from ([`RunSpec::base_text`]):
+    /// the page's editor shows it (the page holds no preset texts).
+    pub base_text: String,
 }
 
 impl RunResult {
@@ -213,6 +216,7 @@ pub fn run_keeping_sim(
         json: report::run_json(&sim, &m),
         trace_hash: sim.trace_hash(),
         violations: m.violations.clone(),
+        base_text: spec.base_text().unwrap_or_default(),
     };
     Ok((result, sim))
 }

@@ -330,8 +330,8 @@ impl Component for AbPage {
         html! {
             <div class="ab-page" data-testid="ab-page">
                 { nav }
-                <h2>{ p.title }</h2>
-                <p>{ p.explain }</p>
+                <h2>{ p.words().title }</h2>
+                <p>{ p.words().explain }</p>
                 <p>{ format!("Scenario {} · seed {seed} · A = {} · B = {}", p.scenario, p.a_label, p.b_label) }</p>
                 if let Some(e) = &self.error {
                     <div class="error" role="alert">{ e.clone() }</div>

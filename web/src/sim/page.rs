@@ -92,6 +92,9 @@ pub struct SimPage {
     peer: usize,
     timer: String,
     edit_text: String,
+    /// The scenario text was typed in since the last run or reset: Run
+    /// runs it as a custom scenario.
+    edit_dirty: bool,
     edit_profile: String,
     edit_seed: String,
     edit_sets: String,
@@ -176,7 +179,15 @@ impl SimPage {
     }
 
     fn reset_edits(&mut self) {
-        self.edit_text = self.spec.base_text().unwrap_or_default();
+        // The spec's own text, else the last run's (the page holds no
+        // preset texts; a run brings its text, `RunResult::base_text`).
+        self.edit_text = self
+            .spec
+            .text
+            .clone()
+            .or_else(|| self.result.as_ref().map(|r| r.base_text.clone()))
+            .unwrap_or_default();
+        self.edit_dirty = false;
         self.edit_profile = self.spec.profile.clone().unwrap_or_default();
         self.edit_seed = self.spec.seed.to_string();
         self.edit_sets = sets_text(&self.spec);
@@ -334,7 +345,7 @@ impl SimPage {
                     }>{ "Drop next message" }</button>
                 }
                 <input size="6" aria-label="election timer (ms)" value={self.timer.clone()}
-                       onchange={link.callback(|e: Event| Msg::Timer(value_of(&e)))} />
+                       oninput={link.callback(|e: InputEvent| Msg::Timer(value_of(&e)))} />
                 <button data-testid="iv-timer" onclick={iv(FaultAction::ElectionTimer(self.timer.trim().parse().unwrap_or(1000)))}
                         title="ms; the leader appends the change to the log; as in ovsdb-server, at most twice the current timer">{ "Set election timer" }</button>
                 if let Some(l) = leader {
@@ -359,7 +370,7 @@ impl SimPage {
                 <div class="row">
                     <label>{ "Preset " }
                         <select data-testid="sim-preset" onchange={link.callback(|e: Event| Msg::EditScenario(value_of(&e)))}>
-                            { for raft_sim::PRESETS.iter().map(|(n, _)| html! {
+                            { for raft_sim::PRESET_NAMES.iter().map(|n| html! {
                                 <option value={*n} selected={*n == self.spec.scenario}>{ *n }</option>
                             }) }
                             <option value="custom" selected={self.spec.scenario == "custom"}>{ "custom" }</option>
@@ -375,18 +386,18 @@ impl SimPage {
                     </label>
                     <label>{ " Seed " }
                         <input data-testid="sim-seed" size="6" value={self.edit_seed.clone()}
-                               onchange={link.callback(|e: Event| Msg::EditSeed(value_of(&e)))} />
+                               oninput={link.callback(|e: InputEvent| Msg::EditSeed(value_of(&e)))} />
                     </label>
                     <label>{ " Knobs " }
                         <input data-testid="sim-sets" size="40" placeholder="n=50, election_timer=2000"
                                value={self.edit_sets.clone()}
-                               onchange={link.callback(|e: Event| Msg::EditSets(value_of(&e)))} />
+                               oninput={link.callback(|e: InputEvent| Msg::EditSets(value_of(&e)))} />
                     </label>
                     <button data-testid="sim-apply" onclick={link.callback(|_| Msg::Apply)}>{ "Run" }</button>
                 </div>
                 <textarea data-testid="sim-text" rows="14" cols="100" spellcheck="false"
                           value={self.edit_text.clone()}
-                          onchange={link.callback(|e: Event| Msg::EditText(value_of(&e)))} />
+                          oninput={link.callback(|e: InputEvent| Msg::EditText(value_of(&e)))} />
                 if !self.spec.interventions.is_empty() {
                     <p>{ "Interventions so far (fault lines added to the scenario):" }</p>
                     <pre data-testid="sim-interventions">{ self.spec.interventions.join("\n") }</pre>
@@ -429,6 +440,7 @@ impl Component for SimPage {
             peer: 1,
             timer: "2000".into(),
             edit_text: String::new(),
+            edit_dirty: false,
             edit_profile: String::new(),
             edit_seed: String::new(),
             edit_sets: String::new(),
@@ -457,6 +469,9 @@ impl Component for SimPage {
                 self.run_ms = ms;
                 self.runs += 1;
                 self.playhead = self.playhead.min(result.trace.end);
+                if !self.edit_dirty {
+                    self.edit_text = result.base_text.clone();
+                }
                 self.result = Some(result);
                 self.update_hash();
                 if self.autoplay {
@@ -579,27 +594,35 @@ impl Component for SimPage {
             Msg::Timer(t) => self.timer = t,
             Msg::EditText(t) => {
                 self.edit_text = t;
+                self.edit_dirty = true;
                 return false;
             }
             Msg::EditProfile(p) => self.edit_profile = p,
             Msg::EditSeed(s) => self.edit_seed = s,
             Msg::EditSets(s) => self.edit_sets = s,
             Msg::EditScenario(name) => {
-                if let Some(t) = raft_sim::preset(&name) {
-                    self.edit_text = t.to_string();
+                // "custom": the text below is the scenario. A preset runs at
+                // once: its text comes with the run.
+                self.edit_dirty = name == "custom";
+                if !self.edit_dirty {
+                    self.spec.text = None;
+                    ctx.link().send_message(Msg::Apply);
                 }
                 self.spec.scenario = name;
             }
             Msg::Apply => {
-                let preset = raft_sim::preset(&self.spec.scenario);
-                let custom = preset != Some(self.edit_text.as_str());
+                let custom = std::mem::take(&mut self.edit_dirty);
                 let spec = RunSpec {
                     scenario: if custom {
                         "custom".into()
                     } else {
                         self.spec.scenario.clone()
                     },
-                    text: custom.then(|| self.edit_text.clone()),
+                    text: if custom {
+                        Some(self.edit_text.clone())
+                    } else {
+                        self.spec.text.clone()
+                    },
                     profile: Some(self.edit_profile.clone()).filter(|p| !p.is_empty()),
                     sets: self
                         .edit_sets
@@ -696,7 +719,7 @@ impl Component for SimPage {
                     </h2>
                     <p class="presets">
                         { "Presets: " }
-                        { for raft_sim::PRESETS.iter().map(|(n, _)| html! {
+                        { for raft_sim::PRESET_NAMES.iter().map(|n| html! {
                             <a href={format!("#sim={n}")}>{ *n }{ " " }</a>
                         }) }
                         <a href="#sim=ls-add-follower&profile=v2.12-pre-sync">{ "ls-add-follower (pre-sync)" }</a>
