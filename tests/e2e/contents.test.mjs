@@ -456,3 +456,19 @@ test("Contents: comparing two indexes lists the rows diff --json lists", async (
   assert.deepEqual(problems.consoleErrors, []);
   assert.deepEqual(problems.pageErrors, []);
 });
+
+test("Contents: its keys work as soon as v opens it, before any click", async () => {
+  const { page, problems } = await openPage(browser.context, `${server.url}#sample=${SAMPLE}`);
+  await page.locator("[data-testid=timeline][data-ready=true]").waitFor({ timeout: 30000 });
+  await page.keyboard.press("v");
+  await page.locator("[data-testid=contents][data-state=ready]").waitFor({ timeout: 60000 });
+  const at = Number(await page.getByTestId("at-index").getAttribute("data-value"));
+  const first = Number(await page.getByTestId("contents").getAttribute("data-first"));
+  assert.ok(at > first, `${at} > ${first}`);
+  await page.keyboard.press("[");
+  await page.locator(`[data-testid=at-index][data-value="${at - 1}"]`).waitFor({ timeout: 20000 });
+  await page.keyboard.press("]");
+  await page.locator(`[data-testid=at-index][data-value="${at}"]`).waitFor({ timeout: 20000 });
+  assert.deepEqual(problems.consoleErrors, []);
+  assert.deepEqual(problems.pageErrors, []);
+});

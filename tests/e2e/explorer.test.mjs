@@ -77,6 +77,11 @@ for (const [sample, files] of Object.entries(SAMPLES)) {
       const terms = await page.getByTestId("term").evaluateAll((els) => els.map((e) => Number(e.dataset.value)));
       assert.deepEqual(terms, ref.cluster.terms);
     }
+    if (first.format === "standalone") {
+      // No servers, terms or invariant check claimed for a standalone file.
+      assert.match(await page.getByTestId("cluster-servers").innerText(), /No Raft cluster/);
+      assert.equal(await page.getByText("cluster invariants hold").count(), 0);
+    }
     for (const mode of ["full", "diff", "stored"]) {
       await page.getByTestId(`storage-${mode}`).click();
       assert.equal(await page.getByTestId(`storage-${mode}`).getAttribute("aria-pressed"), "true");

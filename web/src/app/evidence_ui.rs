@@ -455,7 +455,7 @@ impl App {
                         style={format!("top:{top}px;right:6px")}>
                         <div class="ls-head"><b data-role={st.role.clone()}>{ st.role.clone() }</b>
                             { format!(" · term {} · leader {}", st.term, leader) }</div>
-                        <div>{ format!("log {}–{} · not committed {} · not applied {}",
+                        <div>{ format!("Log: [{}, {}] · not committed {} · not applied {}",
                             opt(st.log_first), opt(st.log_last), opt(st.not_committed), opt(st.not_applied)) }</div>
                         <div class="ls-peers">
                             { for peers.iter().map(|p| html! {
@@ -620,7 +620,7 @@ impl App {
                                 <td title={s.log_parts.join("\n")}>{ if s.lines > 0 { format!("{} lines", s.lines) } else { "—".into() } }</td>
                                 <td>{ format!("{} · {}", s.role.clone().unwrap_or_else(|| "—".into()), opt(s.term)) }</td>
                                 <td>{ st.map_or("—".to_string(), |st| st.leader.clone()) }</td>
-                                <td>{ st.map_or("—".to_string(), |st| format!("{}–{}", opt(st.log_first), opt(st.log_last))) }</td>
+                                <td>{ st.map_or("—".to_string(), |st| format!("[{}, {}]", opt(st.log_first), opt(st.log_last))) }</td>
                                 <td>{ st.map_or("—".to_string(), |st| format!("{} / {}", opt(st.not_committed), opt(st.not_applied))) }</td>
                                 <td>{ st.map_or("—".to_string(), |st| st.servers.iter().filter(|p| !p.is_self)
                                         .map(|p| format!("{} {}/{}", p.sid, opt(p.next_index), opt(p.match_index)))

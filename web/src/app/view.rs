@@ -280,7 +280,8 @@ impl App {
                     { format!(
                         "{} is damaged at record {record} (byte offset {offset}): {reason}. \
                          {bytes} bytes were skipped; reading went on at the next valid record.",
-                        l.name
+                        l.name,
+                        reason = reason.trim_end_matches('.')
                     ) }
                 </div>
             }) }
@@ -410,6 +411,15 @@ impl App {
             return html! {};
         };
         let c = &t.cluster;
+        if c.servers.is_empty() && c.problems.is_empty() {
+            // Standalone files: no servers, terms or invariants to show.
+            return html! {
+                <section class="cluster" aria-label="Cluster">
+                    <h2 data-testid="cluster-servers" data-value="0">{ "No Raft cluster in these files: nothing to check" }</h2>
+                    <div data-testid="check-results" data-value="0" data-state={if c.checked { "done" } else { "running" }} />
+                </section>
+            };
+        }
         html! {
             <section class="cluster" aria-label="Cluster">
                 <h2 data-testid="cluster-servers" data-value={c.servers.len().to_string()}>

@@ -129,6 +129,8 @@ pub struct ContentsPage {
     row: Option<Value>,
     history: Option<Value>,
     grid: NodeRef,
+    /// The section: focused when it opens, so its keys work at once.
+    root: NodeRef,
     sizes_id: u32,
     /// None: not asked; Some(None): being measured.
     sizes: Option<Option<Value>>,
@@ -207,6 +209,7 @@ impl Component for ContentsPage {
             row: None,
             history: None,
             grid: NodeRef::default(),
+            root: NodeRef::default(),
             sizes_id: 0,
             sizes: None,
             chart: NodeRef::default(),
@@ -375,7 +378,12 @@ impl Component for ContentsPage {
         }
     }
 
-    fn rendered(&mut self, _ctx: &Context<Self>, _first: bool) {
+    fn rendered(&mut self, _ctx: &Context<Self>, first: bool) {
+        if first {
+            if let Some(el) = self.root.cast::<HtmlElement>() {
+                let _ = el.focus();
+            }
+        }
         if let (false, Some(Some(v)), Some(c)) = (
             self.chart_drawn,
             &self.sizes,
@@ -413,7 +421,7 @@ impl Component for ContentsPage {
         let p = ctx.props();
         let onkey = link.callback(Msg::Key);
         html! {
-            <section class="contents" data-testid="contents" onkeydown={onkey} tabindex="-1"
+            <section class="contents" data-testid="contents" onkeydown={onkey} tabindex="-1" ref={self.root.clone()}
                 data-state={if self.loading { "loading" } else if self.opened.is_some() { "ready" } else { "none" }}
                 data-file={self.opened.as_ref().map(|o| s(&o["name"]))}
                 data-first={self.opened.as_ref().map(|o| s(&o["first"]))}
