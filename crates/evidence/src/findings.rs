@@ -260,6 +260,16 @@ pub fn find(servers: &[ServerInput<'_>], knobs: &Knobs) -> Vec<Finding> {
             }
         }
     }
+    // A line cited twice (a leader's announcement that is also the
+    // cause's evidence) is listed once, where it first came.
+    for f in &mut out {
+        let mut seen = Vec::with_capacity(f.evidence.len());
+        f.evidence.retain(|r| {
+            let new = !seen.contains(r);
+            seen.push(*r);
+            new
+        });
+    }
     sort(&mut out);
     out
 }

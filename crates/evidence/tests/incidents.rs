@@ -398,6 +398,11 @@ fn evidence_lines_are_the_servers_own_lines() {
         let d = incident(scen);
         let mut checked = 0;
         for f in &d.findings {
+            // Each line once in a finding.
+            let mut lines = f.evidence.clone();
+            lines.sort();
+            lines.dedup();
+            assert_eq!(lines.len(), f.evidence.len(), "{scen}: {f:?}");
             for r in &f.evidence {
                 let s = &d.servers[r.server];
                 // One part per server here: its text split by LF, independently.
