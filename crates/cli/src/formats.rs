@@ -436,7 +436,7 @@ pub fn inspect(a: InspectArgs) -> u8 {
     if json {
         outln!("{}", ovsdb_log::inspect_document(&names, &summaries));
     } else {
-        let cluster = ovsdb_log::cluster_summary(&summaries);
+        let cluster = ovsdb_log::cluster_summary(&names, &summaries);
         for (p, s) in names.iter().zip(&summaries) {
             print_summary_text(p, s);
         }

@@ -334,3 +334,34 @@ fn sizes_by_shows_that_breakdown_alone() {
         }
     }
 }
+
+/// `inspect` of files that are not one cluster names each odd file by its
+/// path.
+#[test]
+fn inspect_names_the_files_that_do_not_fit_by_path() {
+    let a = sample_path("leader-failover", "s1").display().to_string();
+    let b = sample_path("election-timer", "s2").display().to_string();
+    let c = sample_path("standalone", "nb").display().to_string();
+    let o = ours(&["inspect", &a, &b, &c]);
+    let (out, _) = s(&o);
+    let problems: Vec<&str> = out.lines().filter(|l| l.contains("problem:")).collect();
+    assert_eq!(problems.len(), 2, "{out}");
+    assert!(
+        problems[0].contains(&format!("{b} belongs to cluster")),
+        "{out}"
+    );
+    assert!(
+        problems[1].contains(&format!("{c} is not a clustered database")),
+        "{out}"
+    );
+    let j = parse(&ours(&["inspect", "--json", &a, &b, &c]).stdout).unwrap();
+    let p = j
+        .get("cluster")
+        .unwrap()
+        .get("problems")
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(p[0].as_str().unwrap().starts_with(&b), "{p:?}");
+}

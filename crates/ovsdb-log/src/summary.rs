@@ -697,8 +697,8 @@ fn schema_version_of_payload(data: &Json) -> Option<String> {
 /// The cluster part of `inspect`: the files' cluster summary when more than
 /// one file was read, `None` for a single file. The one rule, for the CLI's
 /// text and JSON and for the web's export.
-pub fn cluster_summary(files: &[FileSummary]) -> Option<ClusterSummary> {
-    (files.len() > 1).then(|| summarize_cluster(files))
+pub fn cluster_summary(names: &[&str], files: &[FileSummary]) -> Option<ClusterSummary> {
+    (files.len() > 1).then(|| summarize_cluster(names, files))
 }
 
 /// The `inspect --json` document, `{"files":[...],"cluster":...}`: one object
@@ -719,7 +719,7 @@ pub fn inspect_document(names: &[&str], files: &[FileSummary]) -> Json {
     );
     o.push_unchecked(
         "cluster",
-        cluster_summary(files).map_or(Json::Null, |c| c.to_json()),
+        cluster_summary(names, files).map_or(Json::Null, |c| c.to_json()),
     );
     Json::Object(o)
 }
@@ -744,8 +744,9 @@ pub struct ClusterSummary {
     pub problems: Vec<String>,
 }
 
-/// Combines the summaries of several files of one cluster.
-pub fn summarize_cluster(files: &[FileSummary]) -> ClusterSummary {
+/// Combines the summaries of several files of one cluster (`names[i]` is
+/// `files[i]`'s name, as the problems call it; the index when missing).
+pub fn summarize_cluster(names: &[&str], files: &[FileSummary]) -> ClusterSummary {
     let mut c = ClusterSummary {
         cluster_id: None,
         database: None,
@@ -759,30 +760,31 @@ pub fn summarize_cluster(files: &[FileSummary]) -> ClusterSummary {
     let mut terms = std::collections::BTreeSet::new();
     let mut leaders = std::collections::BTreeSet::new();
     for (i, f) in files.iter().enumerate() {
+        let i = names
+            .get(i)
+            .map_or_else(|| format!("file {i}"), |n| n.to_string());
         if f.format != Some(Format::Clustered) {
-            c.problems
-                .push(format!("file {i} is not a clustered database"));
+            c.problems.push(format!("{i} is not a clustered database"));
             continue;
         }
         match (c.cluster_id, f.cluster_id) {
             (None, Some(id)) => c.cluster_id = Some(id),
             (Some(a), Some(b)) if a != b => c
                 .problems
-                .push(format!("file {i} belongs to cluster {b}, not {a}")),
+                .push(format!("{i} belongs to cluster {b}, not {a}")),
             _ => {}
         }
         match (&c.database, &f.database) {
             (None, Some(d)) => c.database = Some(d.clone()),
-            (Some(a), Some(b)) if a != b => c
-                .problems
-                .push(format!("file {i} holds database {b}, not {a}")),
+            (Some(a), Some(b)) if a != b => {
+                c.problems.push(format!("{i} holds database {b}, not {a}"))
+            }
             _ => {}
         }
         if let Some(sid) = f.server_id {
             if c.servers.contains(&sid) {
-                c.problems.push(format!(
-                    "file {i} has the same server ID {sid} as another file"
-                ));
+                c.problems
+                    .push(format!("{i} has the same server ID {sid} as another file"));
             }
             c.servers.push(sid);
         }

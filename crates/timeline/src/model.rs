@@ -385,7 +385,7 @@ fn cluster_info(lanes: &[Lane], summaries: &[ovsdb_log::FileSummary]) -> Cluster
         .iter()
         .any(|s| s.format == Some(Format::Clustered));
     if clustered {
-        let cs = ovsdb_log::summarize_cluster(summaries);
+        let cs = ovsdb_log::summarize_cluster(&names, summaries);
         info.cluster_id = cs.cluster_id.map(|x| x.to_string());
         info.problems = cs.problems;
     }
