@@ -361,7 +361,6 @@ fn inspect_names_the_files_that_do_not_fit_by_path() {
         .get("problems")
         .unwrap()
         .as_array()
-        .unwrap()
-        .clone();
+        .unwrap();
     assert!(p[0].as_str().unwrap().starts_with(&b), "{p:?}");
 }
