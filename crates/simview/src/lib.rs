@@ -68,6 +68,7 @@ impl RunSpec {
             return Ok(t.clone());
         }
         raft_sim::preset(&self.scenario)
+            .or_else(|| ab::ab_scenario(&self.scenario))
             .map(str::to_string)
             .ok_or_else(|| format!("unknown scenario preset '{}'", self.scenario))
     }
