@@ -664,12 +664,15 @@ pub fn check(a: CheckArgs) -> u8 {
     for v in &rep.violations {
         outln!("{v}");
     }
+    let files = match args.len() {
+        1 => "1 file".to_string(),
+        n => format!("{n} files"),
+    };
     if rep.exit_code() == 0 {
-        outln!("{} files checked: cluster invariants hold", args.len());
+        outln!("{files} checked: cluster invariants hold");
     } else if rep.violations.is_empty() && rep.unreadable.is_empty() {
         outln!(
-            "{} files checked: no violation found, but {} skipped span(s) could not be checked",
-            args.len(),
+            "{files} checked: no violation found, but {} skipped span(s) could not be checked",
             rep.unknown.len()
         );
     }

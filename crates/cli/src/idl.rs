@@ -30,10 +30,8 @@ pub struct IdlArgs {
     name: Experiment,
     #[arg(long, value_name = "N")]
     rows: Option<usize>,
-    /// Columns per row (1..6)
     #[arg(long, value_name = "C")]
     columns: Option<usize>,
-    /// Rows that really change (a new external_ids)
     #[arg(long, value_name = "K")]
     changed: Option<usize>,
     #[arg(long, value_name = "I")]
@@ -46,20 +44,46 @@ pub struct IdlArgs {
     updates_per_sec: Option<usize>,
     #[arg(long, value_name = "E")]
     evaluations_per_sec: Option<usize>,
-    /// Lookups per evaluation
     #[arg(long, value_name = "L")]
     lookups: Option<usize>,
     #[arg(long, value_name = "S")]
     seconds: Option<usize>,
-    /// Set or map sizes, comma-separated
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     sizes: Option<Vec<usize>>,
-    /// Diffs applied per size
     #[arg(long, value_name = "D")]
     diffs: Option<usize>,
     /// Print JSON
     #[arg(long)]
     json: bool,
+}
+
+/// Each parameter's help from the spec (`idl::params::EXPERIMENTS`, which
+/// the page's IDL panel shows too): per experiment that takes it, what it
+/// is, its default and its bounds.
+pub fn with_param_help(cmd: clap::Command) -> clap::Command {
+    cmd.mut_subcommand("idl-experiment", |mut sub| {
+        let ids: Vec<String> = sub
+            .get_arguments()
+            .map(|a| a.get_id().to_string())
+            .collect();
+        for id in ids {
+            let name = id.replace('_', "-");
+            let uses: Vec<String> = params::EXPERIMENTS
+                .iter()
+                .filter_map(|e| {
+                    let p = e.params.iter().find(|p| p.name == name)?;
+                    Some(format!(
+                        "{}: {} (default {}; {} to {})",
+                        e.name, p.help, p.default, p.min, p.max
+                    ))
+                })
+                .collect();
+            if !uses.is_empty() {
+                sub = sub.mut_arg(id.as_str(), |a| a.help(uses.join("; ")));
+            }
+        }
+        sub
+    })
 }
 
 pub fn experiment(a: IdlArgs) -> u8 {

@@ -81,10 +81,10 @@ fn exit_code(prefix: &str, r: Result<u8, String>) -> u8 {
     })
 }
 
-/// The command line: the derived one, with what only the run knows (the
-/// preset names) filled in.
+/// The command line: the derived one, with what only the core knows (the
+/// preset names, the IDL parameters' help) filled in.
 fn command() -> clap::Command {
-    simulate::with_presets(Cli::command())
+    idl::with_param_help(simulate::with_presets(Cli::command()))
 }
 
 fn main() -> ExitCode {

@@ -119,16 +119,29 @@ fn print_human(sim: &Sim, m: &raft_sim::Metrics) {
         "scenario {} profile {} seed {}",
         sim.scenario.name, sim.knobs.profile, sim.seed
     );
-    for (name, v) in report::figures(m) {
+    let figures = report::figures(m);
+    let w = figures
+        .iter()
+        .map(|(n, _)| n.len())
+        .max()
+        .unwrap_or(0)
+        .max(24);
+    for (name, v) in figures {
         match v {
-            Some(v) => println!("  {name:<24} {v:.3}"),
-            None => println!("  {name:<24} -"),
+            // Counts as integers, measures with three decimals.
+            Some(v) if v.fract() == 0.0 && v.abs() < 1e15 => println!("  {name:<w$} {v:.0}"),
+            Some(v) => println!("  {name:<w$} {v:.3}"),
+            None => println!("  {name:<w$} -"),
         }
     }
-    println!("  per-server file bytes     {:?}", m.per_server_file_bytes);
+    println!(
+        "  {:<w$} {:?}",
+        "per-server file bytes", m.per_server_file_bytes
+    );
     if m.violations.is_empty() {
         println!(
-            "  invariants                ok ({} checks)",
+            "  {:<w$} ok ({} checks)",
+            "invariants",
             sim.invariant_checks()
         );
     } else {

@@ -191,3 +191,26 @@ fn help_examples_on_bundled_files_run() {
     }
     assert!(ran >= 5, "only {ran} examples name bundled files");
 }
+
+/// Every option of every command says what it is.
+#[test]
+fn every_option_has_help() {
+    for cmd in COMMANDS {
+        let args: Vec<&str> = cmd.split(' ').chain(["--help"]).collect();
+        let t = text(&run(&args));
+        let lines: Vec<&str> = t.lines().collect();
+        for (i, l) in lines.iter().enumerate() {
+            let opt = l.trim_start();
+            if !(opt.starts_with("--") || opt.starts_with("-h")) || l.len() - opt.len() > 6 {
+                continue;
+            }
+            let next = lines.get(i + 1).map_or("", |n| n.trim());
+            let inline = opt.split("  ").nth(1).is_some_and(|h| !h.trim().is_empty());
+            assert!(
+                inline || !next.is_empty(),
+                "{cmd}: `{}` has no help",
+                opt.trim()
+            );
+        }
+    }
+}
