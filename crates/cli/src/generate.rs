@@ -32,7 +32,7 @@ file starting with a snapshot (chassis with encaps, datapaths with port bindings
 flows) and followed by entries like ovn-northd's (flows added and removed, port bindings \
 claimed), each with a commit-index record. The same options always give the same bytes; \
 `ovsdb-tool check-cluster` accepts them.",
-    after_help = "Example:\n  ovsdb-scope generate southbound /tmp/sb --size-mb 1000\n\nEXIT STATUS:\n  0 written, 2 bad usage or a file could not be written"
+    after_help = "Example:\n  ovsdb-scope generate southbound /tmp/sb --size-mb 1000\n\nExit codes: 0 written, 2 bad usage or a file could not be written."
 )]
 struct SouthboundArgs {
     /// Folder to write s1.db, s2.db and s3.db into
@@ -52,8 +52,8 @@ struct SouthboundArgs {
     /// Entries after the snapshot
     #[arg(long, value_name = "N", default_value_t = SbShape::default().entries)]
     entries: usize,
-    /// Instead of --entries: grow each file to N MB
-    #[arg(long, value_name = "N")]
+    /// Instead of --entries: grow each file to N MB (1 or more)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     size_mb: Option<u64>,
     /// Flows added (and removed) per entry
     #[arg(long, value_name = "N", default_value_t = SbShape::default().flows_per_entry)]
@@ -64,6 +64,7 @@ struct SouthboundArgs {
     /// Full values instead of column diffs in entries
     #[arg(long)]
     full: bool,
+    /// Seed of the generator (the same seed, the same bytes)
     #[arg(long, value_name = "N", default_value_t = SbShape::default().seed)]
     seed: u64,
 }
@@ -87,6 +88,10 @@ pub fn generate(a: GenerateArgs) -> u8 {
         seed: a.seed,
     };
     let dir = a.outdir;
+    if std::path::Path::new(&dir).exists() && !std::path::Path::new(&dir).is_dir() {
+        eprintln!("ovsdb-scope generate: {dir}: exists and is not a folder");
+        return 2;
+    }
     if let Err(e) = std::fs::create_dir_all(&dir) {
         eprintln!("ovsdb-scope generate: {dir}: {e}");
         return 2;
