@@ -117,8 +117,8 @@ pub const STEPS: &[TourStep] = &[
         preset: "election-timer",
         profile: None,
         sets: &[],
-        at_ms: 14_000,
-        window_ms: 2500.0,
+        at_ms: 14_300,
+        window_ms: 3500.0,
         shows: Shows::Failover,
     },
 ];
@@ -253,6 +253,10 @@ impl TourStep {
                 let Some((killed, t_down)) = down else {
                     return Err("no server goes down inside the window".into());
                 };
+                // The window shows the leader leading before it dies.
+                if (t_down as f64) - t0 < 0.1 * (t1 - t0) {
+                    return Err("the window opens as the leader goes down".into());
+                }
                 let before = t_down.saturating_sub(1);
                 if tr.leader_at(before) != Some(killed) {
                     return Err(format!(
