@@ -65,13 +65,14 @@ pub struct FindArgs {
     about = "Every entry that inserted, modified or deleted a row",
     long_about = "Every entry whose record inserts, modifies or deletes row UUID (the \
 snapshot too): record, offset, index, term, date, comment, and the column changes \
-(old -> new; `stored` is the value as the record holds it).",
+(old -> new; `stored` is the value as the record holds it). UUID may be the first 4 or \
+more hex digits of one, as with ovn-nbctl, when only one row's UUID starts with them.",
     after_help = "Example:\n  ovsdb-scope history static/samples/sb-scale/s1.db 01c61942-44cd-4e15-b19d-e23123b6b735\n\nExit codes: 0 ok, 1 the file is damaged (the output uses the records before the damage), 2 bad input or usage."
 )]
 pub struct HistoryArgs {
     /// A database file
     file: String,
-    /// The row's UUID
+    /// The row's UUID, or its first 4 or more hex digits
     uuid: String,
     /// Print JSON
     #[arg(long)]
@@ -225,9 +226,12 @@ pub fn find(a: FindArgs) -> u8 {
 pub fn history(a: HistoryArgs) -> u8 {
     run(|| {
         let (path, uuid) = (&a.file, &a.uuid);
-        let u = ovsdb::Uuid::parse(uuid).ok_or(format!("{uuid}: not a UUID"))?;
         let bytes = read(path)?;
         let (log, code) = load(path, &bytes)?;
+        let u = match ovsdb::Uuid::parse(uuid) {
+            Some(u) => u,
+            None => by_prefix(&log, uuid)?,
+        };
         let items = contents::history::history(&log, &u).map_err(|e| format!("{path}: {e}"))?;
         if a.json {
             out!(
@@ -266,6 +270,37 @@ pub fn history(a: HistoryArgs) -> u8 {
         }
         Ok(code)
     })
+}
+
+/// The one row UUID of the file that starts with `prefix` (4 hex digits or
+/// more, as `ovn-nbctl` takes a record's UUID prefix).
+fn by_prefix(log: &Log<'_>, prefix: &str) -> Result<ovsdb::Uuid, String> {
+    let p = prefix.to_ascii_lowercase();
+    if p.len() < 4 || !p.bytes().all(|c| c.is_ascii_hexdigit() || c == b'-') {
+        return Err(format!(
+            "{prefix}: not a UUID, nor its first 4 or more hex digits"
+        ));
+    }
+    let mut hits: Vec<ovsdb::Uuid> = log
+        .history
+        .rows()
+        .filter(|u| u.to_string().starts_with(&p))
+        .copied()
+        .collect();
+    hits.sort();
+    match hits.as_slice() {
+        [u] => Ok(*u),
+        [] => Err(format!("{prefix}: no row UUID of this file starts with it")),
+        many => {
+            let shown: Vec<String> = many.iter().take(5).map(|u| u.to_string()).collect();
+            Err(format!(
+                "{prefix}: {} row UUIDs start with it ({}{}); give more digits",
+                many.len(),
+                shown.join(", "),
+                if many.len() > 5 { ", ..." } else { "" }
+            ))
+        }
+    }
 }
 
 pub fn diff(a: DiffArgs) -> u8 {

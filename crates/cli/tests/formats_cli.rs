@@ -364,3 +364,24 @@ fn inspect_names_the_files_that_do_not_fit_by_path() {
         .unwrap();
     assert!(p[0].as_str().unwrap().starts_with(&b), "{p:?}");
 }
+
+/// `history` takes a row's UUID or its first hex digits when only one row
+/// of the file starts with them, as `ovn-nbctl` does.
+#[test]
+fn history_takes_a_uuid_prefix_that_names_one_row() {
+    let f = sample_path("sb-scale", "s1").display().to_string();
+    let full = ours(&["history", &f, "01c61942-44cd-4e15-b19d-e23123b6b735"]);
+    assert_eq!(full.status.code(), Some(0));
+    assert!(!full.stdout.is_empty());
+    let short = ours(&["history", &f, "01C61942"]);
+    assert_eq!(short.status.code(), Some(0), "{:?}", s(&short));
+    assert_eq!(short.stdout, full.stdout);
+    // Several rows start with 0163 in this file: it says which.
+    let (_, err) = s(&ours(&["history", &f, "0163"]));
+    assert!(err.contains("row UUIDs start with it (0163"), "{err}");
+    for bad in ["016", "zzzz", "ffffffff"] {
+        let o = ours(&["history", &f, bad]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert_eq!(s(&o).1.lines().count(), 1, "{bad}");
+    }
+}
