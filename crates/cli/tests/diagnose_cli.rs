@@ -172,7 +172,7 @@ fn json_shape_and_exit_codes() {
     // Help and bad usage.
     let o = ours(&["diagnose", "--help"]);
     assert_eq!(o.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("EXIT STATUS"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("Exit codes"));
     assert_eq!(
         ours(&["diagnose", "--set", "nope=1", "x"]).status.code(),
         Some(2)
