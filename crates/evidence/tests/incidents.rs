@@ -73,6 +73,18 @@ fn int(j: &Json, path: &[&str]) -> i64 {
         .unwrap_or_else(|| panic!("{path:?} is not an integer"))
 }
 
+/// The first fault of `kind` the incident's facts record as injected.
+fn injected<'a>(facts: &'a Json, kind: &str) -> &'a Json {
+    facts
+        .get("injected")
+        .and_then(Json::as_array)
+        .and_then(|a| {
+            a.iter()
+                .find(|i| i.get("kind").and_then(Json::as_str) == Some(kind))
+        })
+        .unwrap_or_else(|| panic!("no {kind} among the injected faults"))
+}
+
 fn of_kind<'a>(d: &'a Diagnosis, kind: &str) -> Vec<&'a Finding> {
     d.findings.iter().filter(|f| f.kind == kind).collect()
 }
@@ -213,14 +225,7 @@ fn follower_that_needed_a_snapshot() {
     let f = facts("follower-catchup-snapshot");
     let d = incident("follower-catchup-snapshot");
     let all = describe(&d);
-    let killed = f
-        .get("injected")
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|i| i.get("kind").and_then(Json::as_str) == Some("SIGKILL"))
-        .unwrap();
+    let killed = injected(&f, "SIGKILL");
     let who = short_of(&f, killed.get("server").unwrap().as_str().unwrap());
     let restart = int(&f, &["catchup", "restart_utc_ms"]);
     let s = of_kind(&d, "snapshot-install");
@@ -649,14 +654,7 @@ fn a_killed_peer_refusing_connections_is_down_not_a_reconnect_loop() {
     let f = facts("follower-catchup-snapshot");
     let d = incident("follower-catchup-snapshot");
     let all = describe(&d);
-    let killed = f
-        .get("injected")
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|i| i.get("kind").and_then(Json::as_str) == Some("SIGKILL"))
-        .unwrap();
+    let killed = injected(&f, "SIGKILL");
     let who = short_of(&f, killed.get("server").unwrap().as_str().unwrap());
     let kill = int(killed, &["utc_ms"]);
     let restart = int(&f, &["catchup", "restart_utc_ms"]);
