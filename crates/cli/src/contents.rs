@@ -402,20 +402,20 @@ fn print_sizes(path: &str, r: &contents::sizes::SizeReport, by: Option<&str>) {
             r.by_client.iter().map(|(k, v)| (k.clone(), *v)).collect(),
         );
     }
-    // `--by` shows that breakdown alone.
+    // `--by` shows that breakdown alone: no largest entries, no what-if.
     let all = by.is_none();
     if all {
         out!("  largest entries:\n");
-    }
-    for b in r.largest.iter().filter(|_| all) {
-        out!(
-            "    record {:>7} index {:>9} {:>10} bytes  {}  {}\n",
-            b.record,
-            b.index.map_or("-".into(), |i| i.to_string()),
-            b.stored,
-            b.top_table.as_deref().unwrap_or("-"),
-            short(b.comment.as_deref().unwrap_or(""))
-        );
+        for b in &r.largest {
+            out!(
+                "    record {:>7} index {:>9} {:>10} bytes  {}  {}\n",
+                b.record,
+                b.index.map_or("-".into(), |i| i.to_string()),
+                b.stored,
+                b.top_table.as_deref().unwrap_or("-"),
+                short(b.comment.as_deref().unwrap_or(""))
+            );
+        }
     }
     if want("growth") && !r.growth.is_empty() {
         // Ten of the points, with the three largest tables at each.
@@ -453,13 +453,11 @@ fn print_sizes(path: &str, r: &contents::sizes::SizeReport, by: Option<&str>) {
             c.snapshot_bytes,
             c.log_bytes
         );
-        {
-            let mut rows: Vec<(&String, &u64)> = c.by_table.iter().collect();
-            rows.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-            out!("    snapshot by table:\n");
-            for (k, v) in rows {
-                out!("      {k:<36}{v:>12}\n");
-            }
+        let mut rows: Vec<(&String, &u64)> = c.by_table.iter().collect();
+        rows.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        out!("    snapshot by table:\n");
+        for (k, v) in rows {
+            out!("      {k:<36}{v:>12}\n");
         }
     }
 }
