@@ -21,7 +21,7 @@
 //! | `membership` | a server added, removed or leaving | info |
 //! | `membership-mismatch` | a server ID no file of its cluster knows, or a server that left but is still configured | warning |
 //! | `memory-growth` | the server's own report of peak RSS growth ≥ `memory_growth_percent` | warning |
-//! | `damaged-file` | a database file with a damaged record: `index` where it sits, `cause` the reader's error code | error in the middle, warning for a damaged tail |
+//! | `damaged-file` | a database file with a damaged record: `index` where it sits, time the date of the last transaction before it (it was written after), `cause` the reader's error code | error in the middle, warning for a damaged tail |
 //! | `recovery` | no quorum is left: which file holds the highest committed index (advice) | error |
 
 use std::collections::BTreeMap;
@@ -195,6 +195,29 @@ impl Finding {
             evidence: Vec::new(),
             cluster: None,
         }
+    }
+
+    /// A finding about one logged event of server `i`: the event's time,
+    /// the term the server's log was in then, the newest entry of its
+    /// database file by then, and the event's line as evidence.
+    fn at_event(
+        kind: &str,
+        severity: Severity,
+        summary: String,
+        (i, s): (usize, &ServerInput<'_>),
+        lk: &Lookup,
+        e: &Event,
+    ) -> Finding {
+        let mut f = Finding::new(kind, severity, summary);
+        f.server = Some(i);
+        f.time_ms = Some(e.time_ms);
+        f.term = lk.term_at(s, e.time_ms);
+        f.index = s.lane.and_then(|l| index_at_time(l, e.time_ms));
+        f.evidence = vec![LineRef {
+            server: i,
+            line: e.line,
+        }];
+        f
     }
 }
 
@@ -681,6 +704,14 @@ pub fn damaged_files<'a>(
             f.server = server;
             f.cause = Some(code.to_string());
             f.index = Some(index);
+            // A file carries no time of its own, but its transactions are
+            // dated: the damage was written after the last one before it.
+            f.time_ms = lane
+                .entries
+                .iter()
+                .filter(|e| u64::from(e.record) < record)
+                .filter_map(|e| e.date_ms)
+                .max();
             out.push(f);
         };
         for m in &lane.markers {
@@ -722,23 +753,18 @@ fn compaction_transfers(servers: &[ServerInput<'_>], lk: &[Lookup], out: &mut Ve
             if !reason.as_deref().is_some_and(|r| r.contains("snapshot")) {
                 continue;
             }
-            let mut f = Finding::new(
+            let mut f = Finding::at_event(
                 "compaction-transfer",
                 Severity::Info,
                 format!(
                     "{} gave up leadership to write a snapshot (automatic compaction of a leader)",
                     label(s)
                 ),
+                (i, s),
+                &lk[i],
+                e,
             );
-            f.server = Some(i);
-            f.time_ms = Some(e.time_ms);
-            f.term = lk[i].term_at(s, e.time_ms);
             f.cause = Some("snapshot".into());
-            f.index = s.lane.and_then(|l| index_at_time(l, e.time_ms));
-            f.evidence = vec![LineRef {
-                server: i,
-                line: e.line,
-            }];
             out.push(f);
         }
     }
@@ -1077,24 +1103,19 @@ fn connections(servers: &[ServerInput<'_>], lk: &[Lookup], knobs: &Knobs, out: &
                     .get(peer.as_str())
                     .cloned()
                     .unwrap_or_else(|| peer.to_string());
-                let mut f = Finding::new(
+                let mut f = Finding::at_event(
                     "probe-disconnect",
                     Severity::Warning,
                     format!(
                         "{} dropped {who} ({peer}): no reply to the inactivity probe within {after_s} s",
                         label(s)
                     ),
+                    (i, s),
+                    &lk[i],
+                    e,
                 );
-                f.server = Some(i);
-                f.time_ms = Some(e.time_ms);
                 f.duration_ms = Some(after_s * 1000);
                 f.cause = Some(who);
-                f.term = lk[i].term_at(s, e.time_ms);
-                f.index = s.lane.and_then(|l| index_at_time(l, e.time_ms));
-                f.evidence = vec![LineRef {
-                    server: i,
-                    line: e.line,
-                }];
                 out.push(f);
             }
             let Some((peer, link)) = link_of(e) else {
@@ -1525,15 +1546,14 @@ fn membership(servers: &[ServerInput<'_>], lk: &[Lookup], out: &mut Vec<Finding>
             if !seen.insert(text.clone()) {
                 continue;
             }
-            let mut f = Finding::new("membership", Severity::Info, text);
-            f.server = Some(i);
-            f.time_ms = Some(e.time_ms);
-            f.term = lk[i].term_at(s, e.time_ms);
-            f.evidence = vec![LineRef {
-                server: i,
-                line: e.line,
-            }];
-            out.push(f);
+            out.push(Finding::at_event(
+                "membership",
+                Severity::Info,
+                text,
+                (i, s),
+                &lk[i],
+                e,
+            ));
         }
     }
     // Server IDs the evidence names that no database file knows.
@@ -1613,23 +1633,20 @@ fn memory(servers: &[ServerInput<'_>], lk: &[Lookup], knobs: &Knobs, out: &mut V
             if *percent < knobs.memory_growth_percent {
                 continue;
             }
-            let mut f = Finding::new(
+            let mut f = Finding::at_event(
                 "memory-growth",
                 Severity::Warning,
                 format!(
                     "peak RSS of {} grew {percent}% in {seconds:.1} s, {from_kb} kB to {to_kb} kB",
                     label(s)
                 ),
+                (i, s),
+                &lk[i],
+                e,
             );
-            f.server = Some(i);
+            // The growth started the logged span before the line.
             f.time_ms = Some(e.time_ms - (*seconds * 1000.0) as i64);
             f.duration_ms = Some((*seconds * 1000.0) as u64);
-            f.term = lk[i].term_at(s, e.time_ms);
-            f.index = s.lane.and_then(|l| index_at_time(l, e.time_ms));
-            f.evidence = vec![LineRef {
-                server: i,
-                line: e.line,
-            }];
             out.push(f);
         }
     }
