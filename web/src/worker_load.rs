@@ -365,7 +365,7 @@ pub fn load(msg: &JsValue) {
             .iter()
             .zip(&logs)
             .map(|(s, log)| {
-                let (role, term) = s.role_term();
+                let (role, term) = s.role_term(&d.timeline);
                 ServerView {
                     short: s.short.clone(),
                     name: s.name.clone(),

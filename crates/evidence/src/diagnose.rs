@@ -73,17 +73,17 @@ pub struct Server {
 }
 
 impl Server {
-    /// Role and term: from `cluster/status`, else the log's last word on it.
-    pub fn role_term(&self) -> (Option<String>, Option<u64>) {
+    /// Role and term: from `cluster/status`, else the log's last word on
+    /// them, else the last term the server's database file records (a
+    /// server writes each new term to its file before it acts in it; a
+    /// file does not say the role).
+    pub fn role_term(&self, timeline: &timeline::Timeline) -> (Option<String>, Option<u64>) {
         if let Some(st) = &self.status {
             return (Some(st.role.clone()), Some(st.term));
         }
-        let Some(log) = &self.log else {
-            return (None, None);
-        };
         let mut role = None;
         let mut term = None;
-        for e in &log.events {
+        for e in self.log.iter().flat_map(|l| &l.events) {
             match &e.kind {
                 EventKind::ElectionWon { term: t, .. } => {
                     role = Some("leader");
@@ -103,6 +103,13 @@ impl Server {
                 }
                 _ => {}
             }
+        }
+        if term.is_none() {
+            term = self
+                .lane
+                .and_then(|l| timeline.lanes.get(l))
+                .filter(|l| l.clustered)
+                .and_then(|l| l.bands.iter().map(|b| b.term).max());
         }
         (role.map(str::to_string), term)
     }
@@ -810,7 +817,7 @@ impl Diagnosis {
             .servers
             .iter()
             .map(|sv| {
-                let (role, term) = sv.role_term();
+                let (role, term) = sv.role_term(&self.timeline);
                 let mut x = Object::new();
                 x.push_unchecked("server_id", s(sv.server_id.clone()));
                 x.push_unchecked("short", Json::String(sv.short.clone()));
@@ -919,7 +926,7 @@ impl Diagnosis {
         }
         let _ = writeln!(out, "\nservers:");
         for s in &self.servers {
-            let (role, term) = s.role_term();
+            let (role, term) = s.role_term(&self.timeline);
             let _ = writeln!(
                 out,
                 "  {:<5} {:<12} {:<24} {:<10} term {}",

@@ -576,6 +576,19 @@ fn record_starts(bytes: &[u8]) -> Vec<usize> {
         .collect()
 }
 
+/// The latest `"_date"` written in `bytes` (ms since the epoch), read
+/// straight from the text.
+fn latest_date(bytes: &[u8]) -> Option<i64> {
+    let text = String::from_utf8_lossy(bytes);
+    text.split("\"_date\":")
+        .skip(1)
+        .filter_map(|rest| {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        })
+        .max()
+}
+
 fn diagnose_bytes(path: &str, bytes: &[u8]) -> Diagnosis {
     let mut c = Collector::new(Limits::default());
     c.add_bytes(path, bytes);
@@ -610,6 +623,9 @@ fn a_record_damaged_mid_file_is_an_error_naming_record_and_offset() {
     );
     assert!(f.summary.contains("SHA-1"), "{}", f.summary);
     assert!(f.cause.is_some());
+    // Dated by the last transaction written before the damaged record.
+    assert!(latest_date(&good[..at]).is_some());
+    assert_eq!(f.time_ms, latest_date(&good[..at]));
     assert_eq!(d.server_short(f), d.servers[0].short);
     assert_eq!(d.exit_code(), 1);
     // The good file has none.
@@ -646,6 +662,7 @@ fn a_file_cut_mid_record_is_a_warning_naming_record_and_offset() {
         cut.len()
     );
     assert!(f.summary.contains("truncated"), "{}", f.summary);
+    assert_eq!(f.time_ms, latest_date(&good[..last]));
     assert_eq!(d.exit_code(), 1);
 }
 
@@ -720,5 +737,40 @@ fn one_servers_figures_are_labelled_as_its_view() {
     let whole = incident("leader-pause");
     for x in &whole.findings {
         assert!(!x.summary.contains(" saw it ("), "{}", x.summary);
+    }
+}
+
+#[test]
+fn database_files_alone_give_each_server_its_last_term() {
+    // No log and no cluster/status: the term is the highest a server's own
+    // file records (read here straight from the file's text).
+    let dir = root().join("tests/fixtures/incidents/no-quorum");
+    let files: Vec<PathBuf> = ["s1.db", "s2.db", "s3.db"]
+        .iter()
+        .map(|f| dir.join(f))
+        .collect();
+    let d = diagnose_files(&files);
+    assert_eq!(d.servers.len(), 3, "{}", describe(&d));
+    let mut terms = Vec::new();
+    for (s, path) in d.servers.iter().zip(&files) {
+        let text = String::from_utf8(std::fs::read(path).unwrap()).unwrap();
+        let highest = text
+            .split("\"term\":")
+            .skip(1)
+            .filter_map(|r| {
+                let digits: String = r.chars().take_while(char::is_ascii_digit).collect();
+                digits.parse::<u64>().ok()
+            })
+            .max();
+        let (role, term) = s.role_term(&d.timeline);
+        assert_eq!(role, None, "a file does not say the role");
+        assert!(highest.is_some());
+        assert_eq!(term, highest, "{}", s.name);
+        terms.push(term.unwrap());
+    }
+    // The text names them too.
+    let text = d.to_text();
+    for t in terms {
+        assert!(text.contains(&format!("term {t}\n")), "{text}");
     }
 }
