@@ -1,7 +1,7 @@
 //! show, find, history, diff, sizes (owned by the contents area): argument
 //! parsing, file reading and printing around the `contents` crate.
 
-use contents::{database_at, Log, Upto};
+use contents::{database_reached, Log, Upto};
 use ovsdb::Json;
 
 macro_rules! out {
@@ -180,6 +180,41 @@ fn warn(path: &str, e: &Option<ovsdb_log::LogError>) -> u8 {
     }
 }
 
+/// Says on stderr when `flag`'s index `asked` lies outside the file, whose
+/// replay landed on `reached` instead (the nearest end: the first index a
+/// compacted file holds, the last transaction, the last one before the
+/// `damaged` part).
+fn note_outside(path: &str, flag: &str, asked: u64, reached: u64, verb: &str, damaged: bool) {
+    if asked > reached {
+        let before = if damaged { " before the damage" } else { "" };
+        eprintln!(
+            "note: {path}: {flag} {asked} is past the last transaction{before} ({reached}); {verb} {reached}"
+        );
+    } else if asked < reached {
+        eprintln!(
+            "note: {path}: {flag} {asked} is before the file's first index ({reached}); {verb} {reached}"
+        );
+    }
+}
+
+/// The database at `at` (None: the last committed entry), the damage
+/// met, and the index it is at; a note on stderr when `at` is outside
+/// the file.
+fn database(
+    path: &str,
+    bytes: &[u8],
+    flag: &str,
+    at: Option<u64>,
+    verb: &str,
+) -> Result<(ovsdb::Database, Option<ovsdb_log::LogError>, u64), String> {
+    let (db, err, reached) =
+        database_reached(bytes, upto(at)).map_err(|e| format!("{path}: {e}"))?;
+    if let Some(asked) = at {
+        note_outside(path, flag, asked, reached, verb, err.is_some());
+    }
+    Ok((db, err, reached))
+}
+
 /// A loaded log, or the error when not even its first record was read
 /// (not a database at all: exit code 2).
 fn load<'a>(path: &str, bytes: &'a [u8]) -> Result<(Log<'a>, u8), String> {
@@ -197,7 +232,7 @@ pub fn show(a: ShowArgs) -> u8 {
     run(|| {
         let path = &a.file;
         let bytes = read(path)?;
-        let (db, err) = database_at(&bytes, upto(a.at)).map_err(|e| format!("{path}: {e}"))?;
+        let (db, err, _) = database(path, &bytes, "--at", a.at, "showing")?;
         let code = warn(path, &err);
         out!("{}", contents::show::show(&db));
         Ok(code)
@@ -208,7 +243,7 @@ pub fn find(a: FindArgs) -> u8 {
     run(|| {
         let (path, table, conds) = (&a.file, &a.table, &a.conditions);
         let bytes = read(path)?;
-        let (db, err) = database_at(&bytes, upto(a.at)).map_err(|e| format!("{path}: {e}"))?;
+        let (db, err, _) = database(path, &bytes, "--at", a.at, "searching")?;
         let code = warn(path, &err);
         let (ts, rows) = contents::find::find(&db, table, conds).map_err(|e| e.to_string())?;
         if a.json {
@@ -307,8 +342,8 @@ pub fn diff(a: DiffArgs) -> u8 {
     run(|| {
         let (path, i, j) = (&a.file, a.from, a.to);
         let bytes = read(path)?;
-        let (from, e1) = database_at(&bytes, Upto::Index(i)).map_err(|e| format!("{path}: {e}"))?;
-        let (to, e2) = database_at(&bytes, Upto::Index(j)).map_err(|e| format!("{path}: {e}"))?;
+        let (from, e1, _) = database(path, &bytes, "--from", Some(i), "using")?;
+        let (to, e2, _) = database(path, &bytes, "--to", Some(j), "using")?;
         let code = warn(path, &e1.or(e2));
         let d = contents::diff::diff(&from, &to);
         if a.json {
@@ -328,7 +363,15 @@ pub fn sizes(a: SizesArgs) -> u8 {
             let bytes = read(path)?;
             let (log, c) = load(path, &bytes)?;
             code = code.max(c);
-            let r = contents::sizes::sizes(&log, a.at);
+            // The what-if's snapshot at an index the file holds, and
+            // named by it.
+            let at = a.at.map(|asked| {
+                let r = contents::stream::range(&log);
+                let at = asked.clamp(r.first, r.last.max(r.first));
+                note_outside(path, "--at", asked, at, "using", log.error.is_some());
+                at
+            });
+            let r = contents::sizes::sizes(&log, at);
             if a.json {
                 let mut j = contents::sizes::sizes_json(&r, by);
                 if let Json::Object(o) = &mut j {

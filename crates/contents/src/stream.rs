@@ -276,9 +276,18 @@ impl DatabaseAt {
     /// The database (as [`crate::database_at`] gives it): `Err` when no
     /// schema was read; a later error comes with the database before it.
     pub fn finish(self) -> Result<(ovsdb::Database, Option<LogError>), String> {
+        self.finish_reached().map(|(db, err, _)| (db, err))
+    }
+
+    /// [`DatabaseAt::finish`] with the position the replay reached: the
+    /// last log index applied (clustered) or the count of txn records
+    /// applied (standalone). An index asked for beyond the file's ends
+    /// lands on the nearest one (a snapshot's index, the last entry, the
+    /// last record before damage), which this tells.
+    pub fn finish_reached(self) -> Result<(ovsdb::Database, Option<LogError>, u64), String> {
         match self.state {
             State::Done(r) => match (r.db, r.error) {
-                (Some(db), err) => Ok((db.into_core(), err)),
+                (Some(db), err) => Ok((db.into_core(), err, r.applied)),
                 (None, Some(e)) => Err(e.to_string()),
                 (None, None) => Err("no schema in this file".into()),
             },
@@ -476,9 +485,18 @@ pub fn database_at_bytes(
     bytes: &[u8],
     upto: Upto,
 ) -> Result<(ovsdb::Database, Option<LogError>), String> {
+    database_reached_bytes(bytes, upto).map(|(db, err, _)| (db, err))
+}
+
+/// [`database_at_bytes`] with the position reached
+/// ([`DatabaseAt::finish_reached`]).
+pub fn database_reached_bytes(
+    bytes: &[u8],
+    upto: Upto,
+) -> Result<(ovsdb::Database, Option<LogError>, u64), String> {
     let mut d = DatabaseAt::new(upto);
     walk_all(bytes, &mut d);
-    d.finish()
+    d.finish_reached()
 }
 
 /// Makes every walk a [`DatabaseAt`] asks for over `bytes` (the whole
