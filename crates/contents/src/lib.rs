@@ -49,13 +49,12 @@ pub fn database_at(
     stream::database_at_bytes(bytes, upto)
 }
 
-/// [`database_at`] with the position the database is at: the last log
-/// index applied (clustered) or the txn records applied (standalone). It
-/// differs from an `Upto::Index` outside the file's range, which lands on
-/// the nearest end.
-pub fn database_reached(
-    bytes: &[u8],
-    upto: Upto,
-) -> Result<(ovsdb::Database, Option<ovsdb_log::LogError>, u64), String> {
+/// [`database_at`] with the file's format and the position the database
+/// is at ([`stream::Reached`]): the last log index applied (clustered) or
+/// the txn records applied (standalone), which differs from an
+/// `Upto::Index` outside the file's range (it lands on the nearest end).
+/// A file whose schema could not be read gives a `Reached` without a
+/// database, with the error when there is one.
+pub fn database_reached(bytes: &[u8], upto: Upto) -> Result<stream::Reached, String> {
     stream::database_reached_bytes(bytes, upto)
 }
