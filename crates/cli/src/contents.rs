@@ -1,7 +1,7 @@
 //! show, find, history, diff, sizes (owned by the contents area): argument
 //! parsing, file reading and printing around the `contents` crate.
 
-use contents::{database_at, Log, Upto};
+use contents::{database_reached, Log, Upto};
 use ovsdb::Json;
 
 macro_rules! out {
@@ -16,15 +16,23 @@ macro_rules! out {
     }};
 }
 
-/// `show FILE [--at INDEX]`
+/// `show FILE [--at INDEX] [--json]`
 #[derive(clap::Args, Debug)]
 #[command(
     about = "Overview of the database, like ovn-nbctl / ovn-sbctl / ovs-vsctl show",
     long_about = "Overview of the database at INDEX (default: the last committed entry; \
 standalone files: after all txn records, or after the first INDEX): OVN_Northbound \
 like `ovn-nbctl show`, OVN_Southbound like `ovn-sbctl show`, Open_vSwitch like \
-`ovs-vsctl show`, other databases a table summary.",
-    after_help = "Example:\n  ovsdb-scope show static/samples/standalone/nb.db\n\nExit codes: 0 ok, 1 the file is damaged (the output uses the records before the damage), 2 bad input or usage."
+`ovs-vsctl show`, other databases a table summary.
+
+--json prints the database itself instead, with what the file is: {\"path\", \"format\" \
+(clustered|standalone), \"database\", \"schema_version\", \"at\" (the --at asked, or null), \
+\"index\" (the index shown: a log index, or standalone the txn records applied), \"tables\": \
+{TABLE: {ROW-UUID: {COLUMN: value}}} (every table; values in OVSDB JSON notation, as \
+`ovsdb-tool query` returns rows and `dump --json` prints them), \"error\": null or \
+{\"record\", \"offset\", \"reason\"} (the damage the reading stopped at; the tables are \
+those before it)}. A file that is not a database gives \"tables\": null and its error.",
+    after_help = "Examples:\n  ovsdb-scope show static/samples/standalone/nb.db\n  ovsdb-scope show --json --at 70 static/samples/compacted/s1.db\n\nExit codes: 0 ok, 1 the file is damaged (the output uses the records before the damage), 2 bad input or usage."
 )]
 pub struct ShowArgs {
     /// A database file (clustered or standalone)
@@ -32,6 +40,9 @@ pub struct ShowArgs {
     /// Log index to look at (default: the last committed entry)
     #[arg(long, value_name = "INDEX")]
     at: Option<u64>,
+    /// Print the database and the file's facts as JSON (shape above)
+    #[arg(long)]
+    json: bool,
 }
 
 /// `find FILE TABLE [CONDITION...] [--at INDEX] [--json]`
@@ -180,6 +191,45 @@ fn warn(path: &str, e: &Option<ovsdb_log::LogError>) -> u8 {
     }
 }
 
+/// Says on stderr when `flag`'s index `asked` lies outside the file, whose
+/// replay landed on `reached` instead (the nearest end: the first index a
+/// compacted file holds, the last transaction, the last one before the
+/// `damaged` part).
+fn note_outside(path: &str, flag: &str, asked: u64, reached: u64, verb: &str, damaged: bool) {
+    if asked > reached {
+        let before = if damaged { " before the damage" } else { "" };
+        eprintln!(
+            "note: {path}: {flag} {asked} is past the last transaction{before} ({reached}); {verb} {reached}"
+        );
+    } else if asked < reached {
+        eprintln!(
+            "note: {path}: {flag} {asked} is before the file's first index ({reached}); {verb} {reached}"
+        );
+    }
+}
+
+/// The database at `at` (None: the last committed entry), the damage
+/// met, and the index it is at; a note on stderr when `at` is outside
+/// the file.
+fn database(
+    path: &str,
+    bytes: &[u8],
+    flag: &str,
+    at: Option<u64>,
+    verb: &str,
+) -> Result<(ovsdb::Database, Option<ovsdb_log::LogError>, u64), String> {
+    let r = database_reached(bytes, upto(at)).map_err(|e| format!("{path}: {e}"))?;
+    let db = match (r.db, &r.error) {
+        (Some(db), _) => db,
+        (None, Some(e)) => return Err(format!("{path}: {e}")),
+        (None, None) => return Err(format!("{path}: no schema in this file")),
+    };
+    if let Some(asked) = at {
+        note_outside(path, flag, asked, r.index, verb, r.error.is_some());
+    }
+    Ok((db, r.error, r.index))
+}
+
 /// A loaded log, or the error when not even its first record was read
 /// (not a database at all: exit code 2).
 fn load<'a>(path: &str, bytes: &'a [u8]) -> Result<(Log<'a>, u8), String> {
@@ -193,11 +243,78 @@ fn load<'a>(path: &str, bytes: &'a [u8]) -> Result<(Log<'a>, u8), String> {
     }
 }
 
+/// `show --json`: the database at the index asked for with what the file
+/// is, and the damage met; exit codes as the text's (1 damaged, 2 not a
+/// database, with the JSON still printed).
+fn show_json(path: &str, bytes: &[u8], at: Option<u64>) -> Result<u8, String> {
+    let r = database_reached(bytes, upto(at)).map_err(|e| format!("{path}: {e}"))?;
+    if let (Some(asked), Some(_)) = (at, &r.db) {
+        note_outside(path, "--at", asked, r.index, "showing", r.error.is_some());
+    }
+    let s = |v: &str| Json::String(v.to_string());
+    let n = |v: u64| Json::Integer(v as i64);
+    let mut o = ovsdb::Object::new();
+    o.push_unchecked("path", s(path));
+    o.push_unchecked(
+        "format",
+        r.format.map_or(Json::Null, |f| {
+            s(match f {
+                ovsdb_log::Format::Clustered => "clustered",
+                ovsdb_log::Format::Standalone => "standalone",
+            })
+        }),
+    );
+    let schema = r.db.as_ref().map(|db| db.schema());
+    o.push_unchecked("database", schema.map_or(Json::Null, |sc| s(&sc.name)));
+    o.push_unchecked(
+        "schema_version",
+        schema.map_or(Json::Null, |sc| s(&sc.version)),
+    );
+    o.push_unchecked("at", at.map_or(Json::Null, n));
+    o.push_unchecked("index", r.db.as_ref().map_or(Json::Null, |_| n(r.index)));
+    o.push_unchecked(
+        "tables",
+        r.db.as_ref().map_or(Json::Null, |db| db.dump_json(true)),
+    );
+    let error = match (&r.error, &r.db) {
+        (Some(e), _) => {
+            let mut e_o = ovsdb::Object::new();
+            e_o.push_unchecked("record", n(e.record as u64));
+            e_o.push_unchecked("offset", n(e.offset));
+            e_o.push_unchecked("reason", s(&e.kind.to_string()));
+            Json::Object(e_o)
+        }
+        (None, None) => {
+            let mut e_o = ovsdb::Object::new();
+            e_o.push_unchecked("record", Json::Null);
+            e_o.push_unchecked("offset", Json::Null);
+            e_o.push_unchecked("reason", s("no schema in this file"));
+            Json::Object(e_o)
+        }
+        (None, Some(_)) => Json::Null,
+    };
+    o.push_unchecked("error", error);
+    out!("{}\n", Json::Object(o).to_string_compact());
+    Ok(match (&r.db, &r.error) {
+        (None, e) => {
+            let why = e
+                .as_ref()
+                .map_or("no schema in this file".to_string(), |e| e.to_string());
+            eprintln!("ovsdb-scope: {path}: {why}");
+            2
+        }
+        (Some(_), e) => warn(path, e),
+    })
+}
+
 pub fn show(a: ShowArgs) -> u8 {
     run(|| {
         let path = &a.file;
         let bytes = read(path)?;
-        let (db, err) = database_at(&bytes, upto(a.at)).map_err(|e| format!("{path}: {e}"))?;
+        if a.json {
+            return show_json(path, &bytes, a.at);
+        }
+        let (db, err, _) = database(path, &bytes, "--at", a.at, "showing")?;
         let code = warn(path, &err);
         out!("{}", contents::show::show(&db));
         Ok(code)
@@ -208,7 +325,7 @@ pub fn find(a: FindArgs) -> u8 {
     run(|| {
         let (path, table, conds) = (&a.file, &a.table, &a.conditions);
         let bytes = read(path)?;
-        let (db, err) = database_at(&bytes, upto(a.at)).map_err(|e| format!("{path}: {e}"))?;
+        let (db, err, _) = database(path, &bytes, "--at", a.at, "searching")?;
         let code = warn(path, &err);
         let (ts, rows) = contents::find::find(&db, table, conds).map_err(|e| e.to_string())?;
         if a.json {
@@ -307,8 +424,8 @@ pub fn diff(a: DiffArgs) -> u8 {
     run(|| {
         let (path, i, j) = (&a.file, a.from, a.to);
         let bytes = read(path)?;
-        let (from, e1) = database_at(&bytes, Upto::Index(i)).map_err(|e| format!("{path}: {e}"))?;
-        let (to, e2) = database_at(&bytes, Upto::Index(j)).map_err(|e| format!("{path}: {e}"))?;
+        let (from, e1, _) = database(path, &bytes, "--from", Some(i), "using")?;
+        let (to, e2, _) = database(path, &bytes, "--to", Some(j), "using")?;
         let code = warn(path, &e1.or(e2));
         let d = contents::diff::diff(&from, &to);
         if a.json {
@@ -328,7 +445,15 @@ pub fn sizes(a: SizesArgs) -> u8 {
             let bytes = read(path)?;
             let (log, c) = load(path, &bytes)?;
             code = code.max(c);
-            let r = contents::sizes::sizes(&log, a.at);
+            // The what-if's snapshot at an index the file holds, and
+            // named by it.
+            let at = a.at.map(|asked| {
+                let r = contents::stream::range(&log);
+                let at = asked.clamp(r.first, r.last.max(r.first));
+                note_outside(path, "--at", asked, at, "using", log.error.is_some());
+                at
+            });
+            let r = contents::sizes::sizes(&log, at);
             if a.json {
                 let mut j = contents::sizes::sizes_json(&r, by);
                 if let Json::Object(o) = &mut j {

@@ -3,6 +3,7 @@
 //! All file I/O of the formats area happens here; the library works on
 //! byte slices.
 
+use ovsdb::{Json, Object};
 use ovsdb_log::{FileSummary, Format};
 
 /// `println!` that ends the process quietly (status 141, as a shell reports
@@ -614,7 +615,7 @@ pub fn convert(a: ConvertArgs) -> u8 {
         }
     }
 }
-/// `check FILE...`: exit 0 when the §6.2 invariants hold, 1 with one line
+/// `check [--json] FILE...`: exit 0 when the §6.2 invariants hold, 1 with one line
 /// per violation, 2 for unreadable input or when skipped spans (damage in
 /// the middle of a file) could not be checked and nothing was violated.
 #[derive(clap::Args, Debug)]
@@ -623,13 +624,147 @@ pub fn convert(a: ConvertArgs) -> u8 {
     long_about = "Checks the files of one cluster against Raft's invariants (one leader per \
 term, entries that agree at the same index and term, commits that stay, identities) and \
 the files' own records, keeping a few digests per entry, never the entries. Damage in \
-the middle of a file is an unknown span, never agreement.",
-    after_help = "Example:\n  ovsdb-scope check static/samples/leader-failover/s*.db\n\nExit codes: 0 the invariants hold, 1 a violation, 2 unreadable input or usage, or skipped spans that could not be checked."
+the middle of a file is an unknown span, never agreement.
+
+--json prints {\"files\": [PATH...], \"problems\": [{\"rule\", \"file\", \"server\", \
+\"record\", \"offset\", \"message\", \"term\", \"index\"}...], \"warnings\": [TEXT...], \
+\"summary\": {\"files\", \"violations\", \"skipped_spans\", \"unreadable\", \"warnings\", \
+\"exit_code\"}}. A problem's rule is the invariant's name (log-matching, \
+election-safety, ...), skipped-span for damage stepped over (with \"bytes\" and the entry \
+\"indexes\" [first, last] it may have held) or unreadable; record and offset locate the \
+record (null when the rule is about no one record), server, term and index are null when \
+unknown.",
+    after_help = "Examples:\n  ovsdb-scope check static/samples/leader-failover/s*.db\n  ovsdb-scope check --json static/samples/leader-failover/s*.db\n\nExit codes: 0 the invariants hold, 1 a violation, 2 unreadable input or usage, or skipped spans that could not be checked."
 )]
 pub struct CheckArgs {
     /// The cluster's database files
     #[arg(required = true)]
     files: Vec<String>,
+    /// Print the problems and counts as JSON (shape above)
+    #[arg(long)]
+    json: bool,
+}
+
+/// The byte offsets of records `wanted` of file `path`: a framing-only
+/// walk, made only for the files a violation names by record (the
+/// checker keeps record numbers, not offsets).
+fn record_offsets(
+    path: &str,
+    wanted: &std::collections::BTreeSet<usize>,
+) -> std::collections::BTreeMap<usize, u64> {
+    let mut found = std::collections::BTreeMap::new();
+    let opts = ovsdb_log::ScanOptions {
+        frames_only: true,
+        ..Default::default()
+    };
+    // Unreadable now, when it was read a moment ago: the offsets stay null.
+    let _ = scan_file(path, opts, &mut |ev| {
+        if let Some(raw) = ev.raw() {
+            if wanted.contains(&raw.index) {
+                found.insert(raw.index, raw.offset);
+            }
+        }
+        ovsdb_log::Verdict::Keep
+    });
+    found
+}
+
+/// `check --json`'s document (its shape is in the command's help).
+fn check_json(files: &[String], rep: &ovsdb_log::check::CheckReport) -> Json {
+    use std::collections::{BTreeMap, BTreeSet};
+    let s = |v: &str| Json::String(v.to_string());
+    let n = |v: u64| Json::Integer(v as i64);
+    let opt = |v: Option<u64>| v.map_or(Json::Null, n);
+    let mut wanted: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
+    for v in &rep.violations {
+        if let Some(r) = v.record {
+            wanted.entry(v.file.as_str()).or_default().insert(r);
+        }
+    }
+    let offsets: BTreeMap<&str, BTreeMap<usize, u64>> = wanted
+        .iter()
+        .map(|(f, recs)| (*f, record_offsets(f, recs)))
+        .collect();
+    let problem = |rule: &str,
+                   file: &str,
+                   server: Option<ovsdb_log::Uuid>,
+                   record: Option<usize>,
+                   offset: Option<u64>,
+                   message: String| {
+        let mut o = Object::new();
+        o.push_unchecked("rule", s(rule));
+        o.push_unchecked("file", s(file));
+        o.push_unchecked("server", server.map_or(Json::Null, |u| s(&u.to_string())));
+        o.push_unchecked("record", opt(record.map(|r| r as u64)));
+        o.push_unchecked("offset", opt(offset));
+        o.push_unchecked("message", s(&message));
+        o
+    };
+    let mut problems = Vec::new();
+    for (f, e) in &rep.unreadable {
+        let mut o = problem(
+            "unreadable",
+            f,
+            None,
+            Some(e.record),
+            Some(e.offset),
+            e.kind.to_string(),
+        );
+        o.push_unchecked("term", Json::Null);
+        o.push_unchecked("index", Json::Null);
+        problems.push(Json::Object(o));
+    }
+    for u in &rep.unknown {
+        let mut o = problem(
+            "skipped-span",
+            &u.file,
+            u.server,
+            Some(u.record),
+            Some(u.offset),
+            u.error.kind.to_string(),
+        );
+        o.push_unchecked("term", Json::Null);
+        o.push_unchecked("index", Json::Null);
+        o.push_unchecked("bytes", n(u.bytes));
+        o.push_unchecked(
+            "indexes",
+            u.indexes
+                .map_or(Json::Null, |(a, b)| Json::Array(vec![n(a), n(b)])),
+        );
+        problems.push(Json::Object(o));
+    }
+    for v in &rep.violations {
+        let offset = v
+            .record
+            .and_then(|r| offsets.get(v.file.as_str())?.get(&r).copied());
+        let mut o = problem(
+            v.rule,
+            &v.file,
+            v.server,
+            v.record,
+            offset,
+            v.message.clone(),
+        );
+        o.push_unchecked("term", opt(v.term));
+        o.push_unchecked("index", opt(v.index));
+        problems.push(Json::Object(o));
+    }
+    let mut summary = Object::new();
+    summary.push_unchecked("files", n(files.len() as u64));
+    summary.push_unchecked("violations", n(rep.violations.len() as u64));
+    summary.push_unchecked("skipped_spans", n(rep.unknown.len() as u64));
+    summary.push_unchecked("unreadable", n(rep.unreadable.len() as u64));
+    summary.push_unchecked("warnings", n(rep.warnings.len() as u64));
+    summary.push_unchecked("exit_code", n(u64::from(rep.exit_code())));
+    let mut doc = Object::new();
+    doc.push_unchecked("files", Json::Array(files.iter().map(|f| s(f)).collect()));
+    doc.push_unchecked("problems", Json::Array(problems));
+    doc.push_unchecked(
+        "warnings",
+        Json::Array(rep.warnings.iter().map(|w| s(w)).collect()),
+    );
+    doc.push_unchecked("summary", Json::Object(summary));
+    Json::Object(doc)
 }
 
 pub fn check(a: CheckArgs) -> u8 {
@@ -652,6 +787,13 @@ pub fn check(a: CheckArgs) -> u8 {
     }
     crate::progress::finish();
     let rep = checker.finish();
+    if a.json {
+        for (f, e) in &rep.unreadable {
+            eprintln!("ovsdb-scope: {f}: {e}");
+        }
+        outln!("{}", check_json(args, &rep).to_string_compact());
+        return rep.exit_code();
+    }
     for w in &rep.warnings {
         outln!("{w}");
     }

@@ -58,14 +58,20 @@ fn knob_list(v: &str) -> Result<KnobList, String> {
 pub struct RunOpts {
     /// A preset or a scenario file (the presets are listed here at run time
     /// by `with_presets`)
-    scenario: String,
+    #[arg(required_unless_present = "list_knobs")]
+    scenario: Option<String>,
     /// Version profile: which ovsdb-server release the servers behave like
     /// (default: the scenario's; differences in scenarios/README.md)
     #[arg(long, value_name = "P", value_parser = clap::builder::PossibleValuesParser::new(raft_sim::Profile::ALL.map(raft_sim::Profile::name)))]
     profile: Option<String>,
-    /// Set a knob (repeatable)
+    /// Set a knob (repeatable; --list-knobs lists them)
     #[arg(long = "set", value_name = "KNOB=VALUE", value_parser = parse_set)]
     sets: Vec<(String, String)>,
+    /// List every knob with its value (under --profile, else the scenario's
+    /// profile or main; with SCENARIO's knobs and --set applied), kind and
+    /// meaning, and run nothing
+    #[arg(long)]
+    list_knobs: bool,
     /// Seed of the run (the first seed with --seeds)
     #[arg(long, value_name = "N", default_value_t = 1)]
     seed: u64,
@@ -84,7 +90,7 @@ pub struct RunOpts {
     long_about = "Runs SCENARIO (a preset or a scenario file) on the deterministic simulator \
 of ovsdb-server's Raft (virtual clock, seeded randomness) and prints its figures: commit \
 latencies, elections, messages, file bytes, and the safety invariants checked.",
-    after_help = "Example:\n  ovsdb-scope simulate leader-kill --profile v3.1 --seeds 100\n\nExit codes: 0 ok, 1 an invariant was violated, 2 bad input or usage."
+    after_help = "Examples:\n  ovsdb-scope simulate leader-kill --profile v3.1 --seeds 100\n  ovsdb-scope simulate --list-knobs --profile v2.17   (the knobs --set takes)\n\nExit codes: 0 ok, 1 an invariant was violated, 2 bad input or usage."
 )]
 pub struct SimulateArgs {
     #[command(flatten)]
@@ -101,7 +107,7 @@ pub struct SimulateArgs {
 #[derive(clap::Args, Debug)]
 #[command(
     about = "A/B: the same scenario and seeds with two sets of knobs",
-    after_help = "Examples:\n  ovsdb-scope compare ls-add-follower --a 'profile=v2.12' --b 'profile=v3.1' --seeds 50\n  ovsdb-scope compare write-changed-only --set chassis=60\n\nExit codes: 0 ok, 1 an invariant was violated, 2 bad input or usage."
+    after_help = "Examples:\n  ovsdb-scope compare ls-add-follower --a 'profile=v2.12' --b 'profile=v3.1' --seeds 50\n  ovsdb-scope compare write-changed-only --set chassis=60\n  ovsdb-scope compare --list-knobs   (the knobs --set, --a and --b take)\n\nExit codes: 0 ok, 1 an invariant was violated, 2 bad input or usage."
 )]
 pub struct CompareArgs {
     #[command(flatten)]
@@ -241,8 +247,96 @@ fn trace_line(e: &raft_sim::SimEvent) -> String {
     format!("{{\"t_us\":{},{body}}}", e.t)
 }
 
+/// Where a knob error names an unknown knob, how to see them all: the
+/// core's error (with its "did you mean") has no front end's words.
+fn with_knob_hint(cmd: &str, r: Result<u8, String>) -> Result<u8, String> {
+    r.map_err(|e| {
+        if e.contains("unknown knob '") {
+            format!("{e} (ovsdb-scope {cmd} --list-knobs lists them all)")
+        } else {
+            e
+        }
+    })
+}
+
+/// `--list-knobs`: every knob of `raft_sim::knobs::KNOBS` with the value a
+/// run with these options would start from, its kind and its meaning.
+/// `scenario_text` finds the scenario's text when one is named.
+fn list_knobs(
+    o: &RunOpts,
+    scenario_text: impl Fn(&str) -> Result<String, String>,
+) -> Result<u8, String> {
+    use ovsdb::{Json, Object};
+    use raft_sim::{knobs::KNOBS, Knobs, Profile};
+    let profile = o.profile.as_deref().and_then(Profile::parse);
+    let (knobs, scenario) = match &o.scenario {
+        Some(name) => {
+            let sc = raft_sim::Scenario::parse(&scenario_text(name)?)?;
+            (sc.knobs(profile, &o.sets)?, Some(sc.name))
+        }
+        None => {
+            let mut k = Knobs::for_profile(profile.unwrap_or(Profile::Main));
+            for (n, v) in &o.sets {
+                k.set(n, v)?;
+            }
+            (k, None)
+        }
+    };
+    let value = |d: &raft_sim::knobs::KnobDoc| (d.value)(&knobs);
+    let text = if o.json {
+        let s = |v: &str| Json::String(v.to_string());
+        let list = KNOBS
+            .iter()
+            .map(|d| {
+                let mut r = Object::new();
+                r.push_unchecked("name", s(d.name));
+                r.push_unchecked("value", value(d).map_or(Json::Null, Json::String));
+                r.push_unchecked("kind", s(d.kind));
+                r.push_unchecked("about", s(d.about));
+                Json::Object(r)
+            })
+            .collect();
+        let mut top = Object::new();
+        top.push_unchecked("profile", s(knobs.profile.name()));
+        top.push_unchecked("scenario", scenario.map_or(Json::Null, Json::String));
+        top.push_unchecked("knobs", Json::Array(list));
+        Json::Object(top).to_string_compact() + "\n"
+    } else {
+        let rows: Vec<[String; 4]> = KNOBS
+            .iter()
+            .map(|d| {
+                let v = value(d).unwrap_or_else(|| "-".into());
+                [d.name.into(), v, d.kind.into(), d.about.into()]
+            })
+            .collect();
+        let width = |i: usize| rows.iter().map(|r| r[i].len()).max().unwrap_or(0);
+        let (wn, wv, wk) = (width(0), width(1).max(5), width(2));
+        let mut t = match &scenario {
+            Some(name) => format!("knobs of scenario {name}, profile {}\n", knobs.profile),
+            None => format!("knobs of profile {}\n", knobs.profile),
+        };
+        t += "(set with --set KNOB=VALUE; ms: milliseconds, fractions allowed; -: not set)\n";
+        t += &format!(
+            "  {:<wn$}  {:<wv$}  {:<wk$}  WHAT IT DOES\n",
+            "KNOB", "VALUE", "KIND"
+        );
+        for [name, value, kind, about] in &rows {
+            t += &format!("  {name:<wn$}  {value:<wv$}  {kind:<wk$}  {about}\n");
+        }
+        t
+    };
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        // Piped into `head`: the reader has seen what it wanted.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(141),
+        r => r.map_err(|e| format!("cannot print: {e}"))?,
+    }
+    Ok(0)
+}
+
 pub fn simulate(args: SimulateArgs) -> u8 {
-    crate::exit_code("ovsdb-scope simulate", simulate_inner(args))
+    let r = with_knob_hint("simulate", simulate_inner(args));
+    crate::exit_code("ovsdb-scope simulate", r)
 }
 
 fn simulate_inner(args: SimulateArgs) -> Result<u8, String> {
@@ -251,7 +345,10 @@ fn simulate_inner(args: SimulateArgs) -> Result<u8, String> {
         write_logs,
         trace,
     } = args;
-    let text = load(&o.scenario)?;
+    if o.list_knobs {
+        return list_knobs(&o, load);
+    }
+    let text = load(o.scenario.as_deref().unwrap_or_default())?;
     if let Some(n) = o.seeds {
         if trace.is_some() || write_logs.is_some() {
             return Err(
@@ -301,7 +398,19 @@ fn simulate_inner(args: SimulateArgs) -> Result<u8, String> {
 }
 
 pub fn compare(args: CompareArgs) -> u8 {
-    crate::exit_code("ovsdb-scope compare", compare_inner(args))
+    let r = with_knob_hint("compare", compare_inner(args));
+    crate::exit_code("ovsdb-scope compare", r)
+}
+
+/// A scenario by name for `compare --list-knobs`: a preset, a file, or the
+/// scenario an A/B preset runs.
+fn compare_scenario(name: &str) -> Result<String, String> {
+    load(name).or_else(|e| {
+        simview::ab::ab_preset(name)
+            .and_then(|p| preset(p.scenario).or_else(|| simview::ab::ab_scenario(p.scenario)))
+            .map(str::to_string)
+            .ok_or(e)
+    })
 }
 
 fn split_profile(
@@ -324,10 +433,11 @@ fn split_profile(
 /// line's `--profile` and `--set` (after each side's own, so they win).
 fn ab_sides(o: &RunOpts) -> Result<(RunSpec, RunSpec), String> {
     let names: Vec<&str> = simview::ab::AB_PRESETS.iter().map(|p| p.name).collect();
-    let p = simview::ab::ab_preset(&o.scenario).ok_or_else(|| {
+    let scenario = o.scenario.as_deref().unwrap_or_default();
+    let p = simview::ab::ab_preset(scenario).ok_or_else(|| {
         format!(
             "'{}' is not an A/B preset ({}); give --a and --b to compare a scenario",
-            o.scenario,
+            scenario,
             names.join(", ")
         )
     })?;
@@ -345,10 +455,13 @@ fn ab_sides(o: &RunOpts) -> Result<(RunSpec, RunSpec), String> {
 
 fn compare_inner(args: CompareArgs) -> Result<u8, String> {
     let CompareArgs { run: o, a, b } = args;
+    if o.list_knobs {
+        return list_knobs(&o, compare_scenario);
+    }
     let seeds = o.seeds.unwrap_or(1);
     let (sa, sb) = match (a, b) {
         (Some(a), Some(b)) => {
-            let text = load(&o.scenario)?;
+            let text = load(o.scenario.as_deref().unwrap_or_default())?;
             let side = |kv: &[(String, String)]| {
                 let (profile, mut sets) = split_profile(kv, o.profile.as_deref());
                 let mut common = o.sets.clone();

@@ -911,3 +911,160 @@ fn history_lists_exactly_the_records_naming_the_row() {
         Some(2)
     );
 }
+
+/// `show --json`'s tables in `query_all`'s form (columns' values sorted).
+fn json_tables(tables: &Json) -> BTreeMap<String, BTreeMap<String, BTreeMap<String, String>>> {
+    let mut out = BTreeMap::new();
+    for (t, rows) in tables.as_object().unwrap().iter() {
+        let mut rs = BTreeMap::new();
+        for (u, cols) in rows.as_object().unwrap().iter() {
+            let cols: BTreeMap<String, String> = cols
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.sorted_recursive().to_string_compact()))
+                .collect();
+            rs.insert(u.to_string(), cols);
+        }
+        out.insert(t.to_string(), rs);
+    }
+    out
+}
+
+fn str_at<'a>(j: &'a Json, key: &str) -> Option<&'a str> {
+    j.get(key).and_then(Json::as_str)
+}
+
+/// `show --json` holds the rows `ovsdb-tool query` selects from the same
+/// database (clustered files: at the index asked, cut there and made
+/// standalone), and the facts `ovsdb-tool` gives of the file.
+#[test]
+fn show_json_rows_and_facts_equal_ovsdb_tool() {
+    if !ovs_tools("show_json_rows_and_facts_equal_ovsdb_tool") {
+        return;
+    }
+    let mut files: Vec<PathBuf> = CLUSTERS.iter().map(|c| sample_path(c, "s1")).collect();
+    files.push(sample_path("standalone", "nb"));
+    files.push(external("devstack-kherox/conf.db"));
+    files.push(external("ovn-fake-multinode-flaviof/ovnnb_db.db"));
+    for f in &files {
+        let what = f.display().to_string();
+        let dir = TempDir::new("showjson");
+        let j = parse(&ours_ok(&["show", "--json", &what])).unwrap();
+        assert_eq!(str_at(&j, "path"), Some(what.as_str()));
+        assert_eq!(str_at(&j, "database"), Some(db_name(f).as_str()), "{what}");
+        // db-version reads standalone files only.
+        let copy = standalone_copy(&dir, f);
+        let version = tool(&["db-version", copy.to_str().unwrap()]);
+        let version = String::from_utf8_lossy(&version.stdout).trim().to_string();
+        assert_eq!(
+            str_at(&j, "schema_version"),
+            Some(version.as_str()),
+            "{what}"
+        );
+        let format = if is_clustered(f) {
+            "clustered"
+        } else {
+            "standalone"
+        };
+        assert_eq!(str_at(&j, "format"), Some(format), "{what}");
+        assert_eq!(j.get("error"), Some(&Json::Null), "{what}");
+        assert_eq!(j.get("at"), Some(&Json::Null), "{what}");
+        // The default, the last committed entry: every entry of these files.
+        let want = query_all(&copy);
+        assert!(
+            json_tables(j.get("tables").unwrap()) == want,
+            "{what}: rows differ from ovsdb-tool query"
+        );
+        // An index in the middle.
+        let Some(Json::Integer(last)) = j.get("index") else {
+            panic!("{what}: no index")
+        };
+        let mid = (*last as u64).div_ceil(2).max(1);
+        let j = parse(&ours_ok(&[
+            "show",
+            "--json",
+            "--at",
+            &mid.to_string(),
+            &what,
+        ]))
+        .unwrap();
+        if j.get("index") != Some(&Json::Integer(mid as i64)) {
+            // A compacted file starts later: its first index is shown.
+            assert!(
+                matches!(j.get("index"), Some(Json::Integer(i)) if *i as u64 > mid),
+                "{what}: {:?}",
+                j.get("index")
+            );
+            continue;
+        }
+        let want = query_all(&cut_at(&dir, f, mid, "mid"));
+        assert!(
+            json_tables(j.get("tables").unwrap()) == want,
+            "{what} --at {mid}: rows differ from ovsdb-tool query"
+        );
+    }
+}
+
+/// A damaged file still gives its JSON: the rows read before the damage
+/// (those of the sound file at the index reached), the error where the
+/// text output's error line puts it, exit code 1; input that is no
+/// database gives null tables and exit code 2.
+#[test]
+fn show_json_of_damaged_input_keeps_what_was_read_and_the_exit_codes() {
+    let dir = TempDir::new("showjson-damaged");
+    let good = sample_path("leader-failover", "s1");
+    let mut bytes = std::fs::read(&good).unwrap();
+    let n = bytes.len() / 2;
+    bytes[n] ^= 0x20;
+    let damaged = dir.path("mid.db");
+    std::fs::write(&damaged, &bytes).unwrap();
+    let d = damaged.display().to_string();
+    let o = ours(&["show", "--json", &d]);
+    assert_eq!(o.status.code(), Some(1));
+    let j = parse(&o.stdout).unwrap();
+    let e = j.get("error").unwrap();
+    let (Some(Json::Integer(rec)), Some(Json::Integer(off))) = (e.get("record"), e.get("offset"))
+    else {
+        panic!("{e:?}")
+    };
+    // The text form names the same place.
+    let text = ours(&["show", &d]);
+    assert_eq!(text.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&text.stderr);
+    assert!(
+        err.contains(&format!("record {rec} at byte offset {off}: ")),
+        "{err} vs {e:?}"
+    );
+    assert!(err.contains(str_at(e, "reason").unwrap()), "{err}");
+    // The offset lies in that record of the file.
+    let sound_bytes = std::fs::read(&good).unwrap();
+    let (start, end, _) = records(&sound_bytes)[*rec as usize];
+    assert!(
+        (start..end).contains(&(*off as usize)),
+        "{start}..{end}: {off}"
+    );
+    let Some(Json::Integer(index)) = j.get("index") else {
+        panic!("no index")
+    };
+    let sound = parse(&ours_ok(&[
+        "show",
+        "--json",
+        "--at",
+        &index.to_string(),
+        &good.display().to_string(),
+    ]))
+    .unwrap();
+    assert_eq!(j.get("tables"), sound.get("tables"));
+    // Not a database at all.
+    let garbage = dir.path("garbage.db");
+    std::fs::write(&garbage, b"\x00\x01binary, not OVSDB\n").unwrap();
+    let o = ours(&["show", "--json", &garbage.display().to_string()]);
+    assert_eq!(o.status.code(), Some(2));
+    let j = parse(&o.stdout).unwrap();
+    assert_eq!(j.get("tables"), Some(&Json::Null));
+    assert_eq!(j.get("database"), Some(&Json::Null));
+    let e = j.get("error").unwrap();
+    assert_eq!(e.get("record"), Some(&Json::Integer(0)));
+    assert_eq!(e.get("offset"), Some(&Json::Integer(0)));
+}

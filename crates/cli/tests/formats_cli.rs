@@ -385,3 +385,116 @@ fn history_takes_a_uuid_prefix_that_names_one_row() {
         assert_eq!(s(&o).1.lines().count(), 1, "{bad}");
     }
 }
+
+/// An index past the end of the file (or before a compacted file's first
+/// one) lands on that end, as it always did, and says so on stderr; the
+/// output is the one at that end. The ends are `inspect --json`'s.
+#[test]
+fn an_index_outside_the_file_lands_on_its_end_with_a_note() {
+    let run = |args: &[&str]| {
+        let o = ours(args);
+        let (out, err) = s(&o);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+        (out, err)
+    };
+    let ends = |path: &str| {
+        let (out, _) = run(&["inspect", "--json", path]);
+        let j = parse(out.as_bytes()).unwrap();
+        let f = &j.get("files").unwrap().as_array().unwrap()[0];
+        let n = |k: &str| match f.get(k) {
+            Some(Json::Integer(i)) => Some(*i as u64),
+            _ => None,
+        };
+        match n("last_index") {
+            Some(last) => (n("snapshot_index").unwrap_or(1), last),
+            // Standalone: positions count txn records, 0 is the schema.
+            None => match f.get("record_kinds").and_then(|k| k.get("txn")) {
+                Some(Json::Integer(t)) => (0, *t as u64),
+                other => panic!("{other:?}"),
+            },
+        }
+    };
+    // A compacted file: its first index is the snapshot's.
+    let f = sample_path("compacted", "s1").display().to_string();
+    let (first, last) = ends(&f);
+    assert!(first > 1 && last > first, "{first} {last}");
+    let (at_last, quiet) = run(&["show", &f, "--at", &last.to_string()]);
+    assert_eq!(quiet, "", "no note at the last index itself");
+    let (at_first, quiet) = run(&["show", &f, "--at", &first.to_string()]);
+    assert_eq!(quiet, "", "no note at the first index itself");
+    assert_ne!(at_first, at_last);
+    let past = last + 400;
+    let (out, err) = run(&["show", &f, "--at", &past.to_string()]);
+    assert_eq!(out, at_last);
+    assert_eq!(
+        err,
+        format!("note: {f}: --at {past} is past the last transaction ({last}); showing {last}\n")
+    );
+    let (out, err) = run(&["show", &f, "--at", "1"]);
+    assert_eq!(out, at_first);
+    assert_eq!(
+        err,
+        format!("note: {f}: --at 1 is before the file's first index ({first}); showing {first}\n")
+    );
+    // diff: each end on its own.
+    let (want, _) = run(&[
+        "diff",
+        &f,
+        "--from",
+        &first.to_string(),
+        "--to",
+        &last.to_string(),
+    ]);
+    let (out, err) = run(&["diff", &f, "--from", "0", "--to", &past.to_string()]);
+    assert_eq!(out, want);
+    let notes: Vec<&str> = err.lines().collect();
+    assert_eq!(notes.len(), 2, "{err}");
+    assert!(
+        notes[0].contains("--from 0 is before the file's first index"),
+        "{err}"
+    );
+    assert!(
+        notes[1].contains(&format!("--to {past} is past the last transaction")),
+        "{err}"
+    );
+    // find, and sizes' what-if, which now names the index it is at.
+    let (want, _) = run(&["find", &f, "Logical_Switch", "--at", &last.to_string()]);
+    let (out, err) = run(&["find", &f, "Logical_Switch", "--at", &past.to_string()]);
+    assert_eq!(out, want);
+    assert!(err.contains("is past the last transaction"), "{err}");
+    let (want, _) = run(&["sizes", &f, "--at", &last.to_string()]);
+    let (out, err) = run(&["sizes", &f, "--at", &past.to_string()]);
+    assert_eq!(out, want);
+    assert!(out.contains(&format!("compaction at {last}:")), "{out}");
+    assert!(err.contains(&format!("--at {past} is past")), "{err}");
+    // A standalone file: positions are txn records.
+    let f = sample_path("standalone", "nb").display().to_string();
+    let (_, txns) = ends(&f);
+    let (all, _) = run(&["show", &f]);
+    let (out, err) = run(&["show", &f, "--at", &(txns + 1).to_string()]);
+    assert_eq!(out, all);
+    assert_eq!(
+        err,
+        format!(
+            "note: {f}: --at {} is past the last transaction ({txns}); showing {txns}\n",
+            txns + 1
+        )
+    );
+    // A file damaged in the middle: its end is the last transaction
+    // before the damage, which the note says (exit code 1, as before).
+    let dir = TempDir::new("outside");
+    let mut bytes = std::fs::read(sample_path("leader-failover", "s1")).unwrap();
+    let n = bytes.len() / 2;
+    bytes[n] ^= 0x20;
+    let damaged = dir.path("mid.db");
+    std::fs::write(&damaged, &bytes).unwrap();
+    let d = damaged.display().to_string();
+    let o = ours(&["show", &d, "--at", "100000"]);
+    let (out, err) = s(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(!out.is_empty());
+    assert!(
+        err.contains("is past the last transaction before the damage ("),
+        "{err}"
+    );
+}

@@ -77,3 +77,131 @@ fn check_agrees_with_check_cluster() {
     assert_ne!(c, 0, "{text}");
     assert_eq!(o, 1, "{text}");
 }
+
+/// Record start offsets of a file, by its header lines (an independent
+/// framing: `OVSDB <magic> <length> <sha1>\n` then the body).
+fn record_starts(bytes: &[u8]) -> Vec<u64> {
+    let mut starts = Vec::new();
+    let mut i = 0;
+    while let Some(nl) = bytes[i..].iter().position(|&b| b == b'\n') {
+        let header = String::from_utf8_lossy(&bytes[i..i + nl]);
+        let Some(len) = header
+            .split(' ')
+            .nth(2)
+            .and_then(|l| l.parse::<usize>().ok())
+        else {
+            break;
+        };
+        starts.push(i as u64);
+        i += nl + 1 + len;
+        if i >= bytes.len() {
+            break;
+        }
+    }
+    starts
+}
+
+/// `check --json`: the same exit code as the text form (and a rejection
+/// where `check-cluster` rejects), each violation the text prints with
+/// its rule and message, record numbers whose offsets are those records'
+/// starts in the file, and counts that add up.
+#[test]
+fn check_json_reports_what_the_text_and_check_cluster_do() {
+    use ovsdb::json::{parse, Json};
+    if !ovs_tools("check_json_reports_what_the_text_and_check_cluster_do") {
+        return;
+    }
+    let check = |paths: &[String]| {
+        let mut a = vec!["check", "--json"];
+        a.extend(paths.iter().map(String::as_str));
+        let o = ours(&a);
+        let j = parse(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+        (o.status.code().unwrap(), j)
+    };
+    let mut sets: Vec<(String, Vec<String>)> = Vec::new();
+    let mut dirs = Vec::new();
+    for scen in ["leader-failover", "ls-add-follower"] {
+        let files: Vec<(String, Vec<u8>)> = ["s1", "s2", "s3"]
+            .iter()
+            .map(|s| {
+                (
+                    format!("{s}.db"),
+                    std::fs::read(sample_path(scen, s)).unwrap(),
+                )
+            })
+            .collect();
+        for (name, set) in ovsdb_log::check::damage::all(&files) {
+            let dir = TempDir::new(name);
+            let mut paths = Vec::new();
+            for (f, b) in &set {
+                let p = dir.path(f);
+                std::fs::write(&p, b).unwrap();
+                paths.push(p.display().to_string());
+            }
+            sets.push((format!("{scen}/{name}"), paths));
+            dirs.push(dir);
+        }
+    }
+    sets.push((
+        "two clusters".into(),
+        vec![
+            sample_path("compacted", "s1").display().to_string(),
+            sample_path("election-timer", "s2").display().to_string(),
+        ],
+    ));
+    let sound: Vec<String> = ["s1", "s2", "s3"]
+        .iter()
+        .map(|s| sample_path("leader-failover", s).display().to_string())
+        .collect();
+    sets.push(("sound".into(), sound));
+    for (what, paths) in &sets {
+        let (code, j) = check(paths);
+        let (text_code, real_code, text) = verdicts(paths);
+        assert_eq!(code, text_code, "{what}\n{text}");
+        assert_eq!(code == 0, real_code == 0, "{what}\n{text}");
+        let summary = j.get("summary").unwrap();
+        let count = |k: &str| match summary.get(k) {
+            Some(Json::Integer(n)) => *n as usize,
+            other => panic!("{k}: {other:?}"),
+        };
+        assert_eq!(count("exit_code"), code as usize);
+        assert_eq!(count("files"), paths.len());
+        let problems = j.get("problems").unwrap().as_array().unwrap();
+        assert_eq!(
+            problems.len(),
+            count("violations") + count("skipped_spans") + count("unreadable"),
+            "{what}"
+        );
+        let mut violations = 0;
+        for p in problems {
+            let rule = p.get("rule").and_then(Json::as_str).unwrap();
+            let file = p.get("file").and_then(Json::as_str).unwrap();
+            let message = p.get("message").and_then(Json::as_str).unwrap();
+            assert!(paths.iter().any(|f| f == file), "{what}: {file}");
+            if rule != "skipped-span" && rule != "unreadable" {
+                violations += 1;
+                assert!(
+                    text.lines().any(|l| {
+                        let l = l.trim_start_matches("ours: ");
+                        l.starts_with(file) && l.ends_with(&format!(": {rule}: {message}"))
+                    }),
+                    "{what}: {rule}: {message} not in\n{text}"
+                );
+            }
+            match (p.get("record"), p.get("offset")) {
+                (Some(Json::Integer(r)), Some(Json::Integer(o))) if rule != "unreadable" => {
+                    let starts = record_starts(&std::fs::read(file).unwrap());
+                    assert_eq!(starts.get(*r as usize), Some(&(*o as u64)), "{what}: {p:?}");
+                }
+                (Some(Json::Null), Some(Json::Null)) => {}
+                (r, o) => assert_eq!(rule, "unreadable", "{what}: {r:?} {o:?}"),
+            }
+        }
+        assert_eq!(violations, count("violations"), "{what}");
+        if what == "sound" {
+            assert_eq!(code, 0);
+        } else {
+            assert!(violations > 0, "{what}: {j:?}");
+        }
+    }
+}

@@ -204,3 +204,162 @@ fn compare_runs_an_ab_preset_by_name_with_sets_on_both_sides() {
     let (code, _, _) = run(&["compare", "leader-kill", "--a", "n=1"]);
     assert_eq!(code, 2);
 }
+
+/// `--list-knobs --json` as printed by `args`.
+fn listed(args: &[&str]) -> (listing::Listing, String) {
+    let (code, out, err) = run(args);
+    assert_eq!(code, 0, "{err}");
+    (listing::read(&out), out)
+}
+
+/// The listing read with the workspace's own JSON parser.
+mod listing {
+    use ovsdb::json::{parse, Json};
+
+    pub struct Listing {
+        pub profile: String,
+        pub scenario: Option<String>,
+        /// (name, value, kind) of each knob.
+        pub knobs: Vec<(String, Option<String>, String)>,
+    }
+
+    pub fn read(text: &str) -> Listing {
+        let j = parse(text.trim().as_bytes()).unwrap_or_else(|e| panic!("{e}: {text}"));
+        let str_of = |j: &Json| match j {
+            Json::String(s) => Some(s.clone()),
+            Json::Null => None,
+            other => panic!("not a string: {other:?}"),
+        };
+        let o = j.as_object().expect("an object");
+        let knobs = match o.get("knobs") {
+            Some(Json::Array(a)) => a
+                .iter()
+                .map(|k| {
+                    let k = k.as_object().unwrap();
+                    (
+                        str_of(k.get("name").unwrap()).unwrap(),
+                        str_of(k.get("value").unwrap()),
+                        str_of(k.get("kind").unwrap()).unwrap(),
+                    )
+                })
+                .collect(),
+            other => panic!("knobs: {other:?}"),
+        };
+        Listing {
+            profile: str_of(o.get("profile").unwrap()).unwrap(),
+            scenario: str_of(o.get("scenario").unwrap()),
+            knobs,
+        }
+    }
+}
+
+#[test]
+fn list_knobs_gives_every_knob_set_takes_with_the_profiles_values() {
+    use raft_sim::{Knobs, Profile};
+    for profile in [Profile::V2_11, Profile::V3_1, Profile::Main] {
+        let (l, _) = listed(&[
+            "simulate",
+            "--list-knobs",
+            "--profile",
+            profile.name(),
+            "--json",
+        ]);
+        assert_eq!(l.profile, profile.name());
+        assert_eq!(l.scenario, None);
+        assert!(l.knobs.len() > 50, "{}", l.knobs.len());
+        let base = Knobs::for_profile(profile);
+        for (name, value, kind) in &l.knobs {
+            assert!(!kind.is_empty(), "{name}");
+            let Some(value) = value else {
+                assert_eq!(name, "via", "only via may be unset");
+                continue;
+            };
+            // The listed value is the profile's own: setting it changes
+            // nothing.
+            let mut k = base.clone();
+            k.set(name, value)
+                .unwrap_or_else(|e| panic!("{}: {name}={value}: {e}", profile.name()));
+            assert!(
+                k == base,
+                "{}: {name}={value} is not its value",
+                profile.name()
+            );
+        }
+    }
+    // The profiles differ where their knobs do: 2.11's election timer.
+    let value = |l: &listing::Listing, n: &str| {
+        l.knobs
+            .iter()
+            .find(|k| k.0 == n)
+            .unwrap()
+            .1
+            .clone()
+            .unwrap()
+    };
+    let (old, _) = listed(&["simulate", "--list-knobs", "--profile", "v2.11", "--json"]);
+    let (new, _) = listed(&["compare", "--list-knobs", "--json"]);
+    assert_eq!(value(&old, "election_timer"), "1024");
+    assert_eq!(value(&new, "election_timer"), "1000");
+    assert_eq!(value(&old, "column_diff"), "false");
+    assert_eq!(new.profile, "main");
+}
+
+#[test]
+fn list_knobs_applies_the_scenarios_knobs_and_set() {
+    // relay-write.scn: profile v3.1, `relays = 1` in its [knobs].
+    let (l, _) = listed(&[
+        "simulate",
+        "relay-write",
+        "--list-knobs",
+        "--set",
+        "fsync=2.5",
+        "--json",
+    ]);
+    assert_eq!(l.profile, "v3.1");
+    assert_eq!(l.scenario.as_deref(), Some("relay-write"));
+    let value = |n: &str| l.knobs.iter().find(|k| k.0 == n).unwrap().1.clone();
+    assert_eq!(value("relays").as_deref(), Some("1"));
+    assert_eq!(value("fsync").as_deref(), Some("2.5"));
+    // An A/B preset names the scenario it runs.
+    let (l, _) = listed(&["compare", "write-changed-only", "--list-knobs", "--json"]);
+    assert!(l.scenario.is_some());
+    // The text form: one aligned line per knob, after a header.
+    let (code, out, err) = run(&["simulate", "--list-knobs"]);
+    assert_eq!(code, 0, "{err}");
+    let (json, _) = listed(&["simulate", "--list-knobs", "--json"]);
+    let lines: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("  KNOB"))
+        .collect();
+    assert_eq!(lines.len(), json.knobs.len() + 1, "{out}");
+    let column = lines[0].find("VALUE").unwrap();
+    for (line, (name, value, _)) in lines[1..].iter().zip(&json.knobs) {
+        assert_eq!(
+            line.split_whitespace().next(),
+            Some(name.as_str()),
+            "{line}"
+        );
+        let shown = value.as_deref().unwrap_or("-");
+        assert!(line[column..].starts_with(shown), "{line}");
+    }
+}
+
+#[test]
+fn an_unknown_knob_is_named_with_the_closest_one_and_how_to_list_them() {
+    let (code, _, err) = run(&["simulate", "leader-kill", "--set", "electon_timer=2000"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("unknown knob 'electon_timer'; did you mean 'election_timer'?"),
+        "{err}"
+    );
+    assert!(err.contains("ovsdb-scope simulate --list-knobs"), "{err}");
+    let (code, _, err) = run(&["compare", "leader-kill", "--a", "fsyncc=1", "--b", "n=1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("did you mean 'fsync'?"), "{err}");
+    assert!(err.contains("ovsdb-scope compare --list-knobs"), "{err}");
+    // Nothing near: no guess, still the hint.
+    let (code, _, err) = run(&["simulate", "--list-knobs", "--set", "no_such_knob=1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!err.contains("did you mean"), "{err}");
+    assert!(err.contains("--list-knobs lists them all"), "{err}");
+}

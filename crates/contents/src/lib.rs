@@ -10,7 +10,8 @@
 //! * [`diff`] — rows added, removed and changed between two indexes.
 //! * [`sizes`] — bytes by table, column and client; largest entries;
 //!   the compaction what-if.
-//! * [`database_at`] — the database at an index (`ovsdb_log::replay`).
+//! * [`database_at`] — the database at an index (`ovsdb_log::replay`);
+//!   [`database_reached`] tells the index it landed on.
 //! * [`stream`] — the same over a file walked in chunks and never held
 //!   (the web worker): [`stream::Opener`] (load pass and replay in one
 //!   walk), [`stream::DatabaseAt`].
@@ -46,4 +47,14 @@ pub fn database_at(
     // check on every commit: minutes on a 300 MB file), through the same
     // consumer the worker feeds chunk by chunk.
     stream::database_at_bytes(bytes, upto)
+}
+
+/// [`database_at`] with the file's format and the position the database
+/// is at ([`stream::Reached`]): the last log index applied (clustered) or
+/// the txn records applied (standalone), which differs from an
+/// `Upto::Index` outside the file's range (it lands on the nearest end).
+/// A file whose schema could not be read gives a `Reached` without a
+/// database, with the error when there is one.
+pub fn database_reached(bytes: &[u8], upto: Upto) -> Result<stream::Reached, String> {
+    stream::database_reached_bytes(bytes, upto)
 }

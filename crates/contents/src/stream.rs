@@ -276,15 +276,44 @@ impl DatabaseAt {
     /// The database (as [`crate::database_at`] gives it): `Err` when no
     /// schema was read; a later error comes with the database before it.
     pub fn finish(self) -> Result<(ovsdb::Database, Option<LogError>), String> {
-        match self.state {
-            State::Done(r) => match (r.db, r.error) {
-                (Some(db), err) => Ok((db.into_core(), err)),
-                (None, Some(e)) => Err(e.to_string()),
-                (None, None) => Err("no schema in this file".into()),
-            },
-            _ => Err("the file was not read to its end".into()),
+        let r = self
+            .finish_reached()
+            .ok_or("the file was not read to its end")?;
+        match (r.db, r.error) {
+            (Some(db), err) => Ok((db, err)),
+            (None, Some(e)) => Err(e.to_string()),
+            (None, None) => Err("no schema in this file".into()),
         }
     }
+
+    /// [`DatabaseAt::finish`] with the file's format and the position the
+    /// replay reached; None when the file was not read to its end.
+    pub fn finish_reached(self) -> Option<Reached> {
+        match self.state {
+            State::Done(r) => Some(Reached {
+                format: r.format,
+                db: r.db.map(|db| db.into_core()),
+                error: r.error,
+                index: r.applied,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// Where a [`DatabaseAt`] landed.
+pub struct Reached {
+    pub format: Option<ovsdb_log::Format>,
+    /// The database; None when no schema was read (`error` says why, if
+    /// the file is damaged there).
+    pub db: Option<ovsdb::Database>,
+    /// The first damage met; everything before it was used.
+    pub error: Option<LogError>,
+    /// The last log index applied (clustered) or the count of txn records
+    /// applied (standalone). An index asked for beyond the file's ends
+    /// lands on the nearest one (a snapshot's index, the last entry, the
+    /// last record before damage), which this tells.
+    pub index: u64,
 }
 
 /// Where an explorer position stands in a file.
@@ -479,6 +508,15 @@ pub fn database_at_bytes(
     let mut d = DatabaseAt::new(upto);
     walk_all(bytes, &mut d);
     d.finish()
+}
+
+/// [`database_at_bytes`] with the format and the position reached
+/// ([`DatabaseAt::finish_reached`]).
+pub fn database_reached_bytes(bytes: &[u8], upto: Upto) -> Result<Reached, String> {
+    let mut d = DatabaseAt::new(upto);
+    walk_all(bytes, &mut d);
+    d.finish_reached()
+        .ok_or_else(|| "the file was not read to its end".into())
 }
 
 /// Makes every walk a [`DatabaseAt`] asks for over `bytes` (the whole

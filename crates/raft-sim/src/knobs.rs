@@ -390,70 +390,18 @@ impl Knobs {
         }
     }
 
-    /// Names accepted by [`Knobs::set`].
-    pub const NAMES: &'static [&'static str] = &[
-        "servers",
-        "n",
-        "relays",
-        "relay_chain",
-        "chassis",
-        "northd_delay",
-        "lflows_per_port",
-        "sb_ports",
-        "write_changed_only",
-        "northd_write_ns",
-        "routes_per_port",
-        "route_status",
-        "monitor_since",
-        "via",
-        "column_diff",
-        "election_timer",
-        "election_range",
-        "ping_period",
-        "cmd_timeout",
-        "commit_sync_immediate",
-        "ping_rearm_on_append",
-        "heartbeat_on_elect",
-        "catchup_batch",
-        "leader_stepdown",
-        "prevote",
-        "suppress_mode",
-        "prevote_log_check",
-        "complete_on_eid_commit",
-        "fail_cmds_on_stepdown",
-        "prereq_precheck",
-        "follower_max_inflight",
-        "same_iteration_completion",
-        "probe_interval",
-        "backlog_max_msgs",
-        "backlog_max_bytes",
-        "snapshot_roles",
-        "transfer_before_snapshot",
-        "snapshot_in_thread",
-        "snapshot_min",
-        "snapshot_max",
-        "snapshot_recheck_min",
-        "snapshot_recheck_max",
-        "snapshot_deadline",
-        "snapshot_min_entries",
-        "snapshot_min_bytes",
-        "snapshot_block",
-        "transfer_target_policy",
-        "join_retry",
-        "unsafe_vote_any_log",
-        "max_events",
-        "core_db",
-        "delay",
-        "delay_jitter",
-        "bandwidth",
-        "fsync",
-        "fsync_jitter",
-        "cpu_ns_per_byte",
-        "loop_cost",
-        "wake_latency",
-        "client_overhead",
-        "client_delay",
-    ];
+    /// Names accepted by [`Knobs::set`], in [`KNOBS`]' order: the table's
+    /// names alone, taken from it at compile time, so that code which needs
+    /// only the names (`set`'s suggestion) links none of the descriptions.
+    pub const NAMES: &'static [&'static str] = &{
+        let mut names = [""; KNOBS.len()];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = KNOBS[i].name;
+            i += 1;
+        }
+        names
+    };
 
     /// Override one knob by name. Durations are in ms (fractions allowed).
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
@@ -643,8 +591,605 @@ impl Knobs {
             "wake_latency" => self.wake_latency = ms(v)?,
             "client_overhead" => self.client_overhead = ms(v)?,
             "client_delay" => self.client_delay = ms(v)?,
-            _ => return Err(format!("unknown knob '{name}'")),
+            _ => return Err(unknown_knob(name)),
         }
         Ok(())
+    }
+}
+
+/// The error for a knob name [`Knobs::set`] does not take, with the
+/// closest name when one is near (a typo) but no front end's words: the
+/// web editor shows it as it is, the CLI adds how to list the knobs.
+pub fn unknown_knob(name: &str) -> String {
+    match closest_name(name) {
+        Some(near) => format!("unknown knob '{name}'; did you mean '{near}'?"),
+        None => format!("unknown knob '{name}'"),
+    }
+}
+
+/// The knob name nearest to `name` by edit distance (a swap of two
+/// neighbours counting one edit), when it is within about a fifth of the
+/// name's length (at least one edit, always fewer than the name's length).
+pub fn closest_name(name: &str) -> Option<&'static str> {
+    let name = name.to_ascii_lowercase();
+    let limit = (1 + name.len() / 5).min(name.len().saturating_sub(1));
+    Knobs::NAMES
+        .iter()
+        .map(|n| (edit_distance(&name, n), *n))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n)
+}
+
+/// Optimal string alignment distance between `a` and `b`, by bytes:
+/// insertions, deletions, substitutions and swaps of adjacent bytes.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    // Three rows of the table: two rows back, the last, the current.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
+    let mut last: Vec<usize> = (0..=b.len()).collect();
+    let mut row: Vec<usize> = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        row[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut d = (last[j] + 1).min(row[j - 1] + 1).min(last[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d = d.min(before[j - 2] + 1);
+            }
+            row[j] = d;
+        }
+        std::mem::swap(&mut before, &mut last);
+        std::mem::swap(&mut last, &mut row);
+    }
+    last[b.len()]
+}
+
+/// One knob's documentation, for listings (`ovsdb-scope simulate
+/// --list-knobs`) and for the tests that hold [`Knobs::set`] to it.
+#[derive(Clone, Copy)]
+pub struct KnobDoc {
+    /// The name `set` takes.
+    pub name: &'static str,
+    /// The values it takes: `ms` (milliseconds, fractions allowed),
+    /// `integer`, `number`, `boolean` (true/false, on/off, yes/no, 1/0), or
+    /// its words separated by `|` (`sN`, `rN`: a server or relay number).
+    pub kind: &'static str,
+    /// What it changes, in one line.
+    pub about: &'static str,
+    /// Its value in a [`Knobs`], written the way `set` takes it; None when
+    /// it is not set (`via`: the scenario's then).
+    pub value: fn(&Knobs) -> Option<String>,
+}
+
+fn ms(us: u64) -> Option<String> {
+    Some(crate::scenario::fmt_ms(us))
+}
+
+fn count<T: fmt::Display>(v: T) -> Option<String> {
+    Some(v.to_string())
+}
+
+/// Every knob [`Knobs::set`] takes, documented: the one list of knob
+/// names ([`Knobs::NAMES`] is its first column). Only listings read the
+/// rest, so the descriptions stay out of builds that only set knobs (the
+/// web worker). A test sets every row's kinds of value and reads them back.
+pub const KNOBS: &[KnobDoc] = &[
+    // --- cluster shape and workload
+    KnobDoc {
+        name: "servers",
+        kind: "integer",
+        about: "Raft members of the cluster, 1 to 9",
+        value: |k| count(k.servers),
+    },
+    KnobDoc {
+        name: "n",
+        kind: "integer",
+        about: "the count of the workload's `op = ... * n` lines (up to 1000000)",
+        value: |k| count(k.n),
+    },
+    KnobDoc {
+        name: "relays",
+        kind: "integer",
+        about: "relay servers in front of the cluster, 0 (none) to 16",
+        value: |k| count(k.relays),
+    },
+    KnobDoc {
+        name: "relay_chain",
+        kind: "boolean",
+        about: "relay k+1 takes its copy from relay k instead of from the members",
+        value: |k| count(k.relay_chain),
+    },
+    KnobDoc {
+        name: "chassis",
+        kind: "integer",
+        about: "ovn-controller clients of a Southbound (0: no Southbound; up to 100000)",
+        value: |k| count(k.chassis),
+    },
+    KnobDoc {
+        name: "northd_delay",
+        kind: "ms",
+        about: "ovn-northd's compute time per iteration, before its one Southbound transaction",
+        value: |k| ms(k.northd_delay),
+    },
+    KnobDoc {
+        name: "lflows_per_port",
+        kind: "integer",
+        about: "Logical_Flow rows northd writes for each new logical switch port (up to 1000)",
+        value: |k| count(k.lflows_per_port),
+    },
+    KnobDoc {
+        name: "sb_ports",
+        kind: "integer",
+        about: "Port_Binding rows, with their flows, the Southbound holds at the start",
+        value: |k| count(k.sb_ports),
+    },
+    KnobDoc {
+        name: "write_changed_only",
+        kind: "boolean",
+        about: "northd's Southbound IDL sends only the columns whose value changed",
+        value: |k| count(k.write_changed_only),
+    },
+    KnobDoc {
+        name: "northd_write_ns",
+        kind: "number",
+        about: "northd's CPU for each column it writes into its IDL transaction, ns",
+        value: |k| count(k.northd_write_ns),
+    },
+    KnobDoc {
+        name: "routes_per_port",
+        kind: "integer",
+        about: "Advertised_Route rows northd writes with each new port (up to 10000)",
+        value: |k| count(k.routes_per_port),
+    },
+    KnobDoc {
+        name: "route_status",
+        kind: "boolean",
+        about: "the advertising chassis writes an Advertised_Route_Status row per route",
+        value: |k| count(k.route_status),
+    },
+    KnobDoc {
+        name: "monitor_since",
+        kind: "boolean",
+        about: "a reconnecting controller asks only for what it missed (monitor_cond_since)",
+        value: |k| count(k.monitor_since),
+    },
+    KnobDoc {
+        name: "via",
+        kind: "leader|follower|sN|relay|rN",
+        about: "where the workload's client connects (unset: the scenario's `via`)",
+        value: |k| {
+            use crate::scenario::Via;
+            k.via.as_ref().map(|v| match v {
+                Via::Leader => "leader".to_string(),
+                Via::Follower => "follower".to_string(),
+                Via::Server(i) => format!("s{}", i + 1),
+                Via::Relay(i) => format!("r{}", i + 1),
+            })
+        },
+    },
+    KnobDoc {
+        name: "column_diff",
+        kind: "boolean",
+        about: "entries and messages carry modified rows as column diffs (false: full rows)",
+        value: |k| count(k.storage == StorageMode::Diff),
+    },
+    // --- timers
+    KnobDoc {
+        name: "election_timer",
+        kind: "ms",
+        about: "the election timer, 100 to 600000 ms",
+        value: |k| ms(k.election_timer),
+    },
+    KnobDoc {
+        name: "election_range",
+        kind: "ms",
+        about: "each election timeout adds a random 0 up to this (whole ms)",
+        value: |k| ms(k.election_range),
+    },
+    KnobDoc {
+        name: "ping_period",
+        kind: "ms",
+        about: "the leader's heartbeat period (0: a third of the election timer)",
+        value: |k| ms(k.ping_period),
+    },
+    KnobDoc {
+        name: "cmd_timeout",
+        kind: "ms",
+        about: "a command not committed after this is dropped (0: twice the election timer)",
+        value: |k| ms(k.cmd_timeout),
+    },
+    // --- behaviour switches
+    KnobDoc {
+        name: "commit_sync_immediate",
+        kind: "boolean",
+        about: "the leader sends a new commit index at once, not with the next heartbeat",
+        value: |k| count(k.commit_sync_immediate),
+    },
+    KnobDoc {
+        name: "ping_rearm_on_append",
+        kind: "boolean",
+        about: "every append request restarts the leader's heartbeat timer",
+        value: |k| count(k.ping_rearm_on_append),
+    },
+    KnobDoc {
+        name: "heartbeat_on_elect",
+        kind: "boolean",
+        about: "a new leader sends heartbeats as soon as it is elected",
+        value: |k| count(k.heartbeat_on_elect),
+    },
+    KnobDoc {
+        name: "catchup_batch",
+        kind: "integer",
+        about: "entries per catch-up append request (0: all the missing ones)",
+        value: |k| count(k.catchup_batch),
+    },
+    KnobDoc {
+        name: "leader_stepdown",
+        kind: "boolean",
+        about: "a leader that heard from no majority in an election timeout steps down",
+        value: |k| count(k.leader_stepdown),
+    },
+    KnobDoc {
+        name: "prevote",
+        kind: "boolean",
+        about: "an election starts with a pre-vote round",
+        value: |k| count(k.prevote),
+    },
+    KnobDoc {
+        name: "suppress_mode",
+        kind: "off|drop|answer",
+        about: "a disruptive server's vote request: no suppression, ignored, or answered without a term update",
+        value: |k| {
+            Some(
+                match k.suppress_mode {
+                    SuppressMode::Off => "off",
+                    SuppressMode::Drop => "drop",
+                    SuppressMode::Answer => "answer",
+                }
+                .to_string(),
+            )
+        },
+    },
+    KnobDoc {
+        name: "prevote_log_check",
+        kind: "always|skipped-if-voted",
+        about: "whether a server that already voted checks the log before granting a pre-vote",
+        value: |k| {
+            Some(if k.prevote_log_check { "always" } else { "skipped-if-voted" }.to_string())
+        },
+    },
+    KnobDoc {
+        name: "complete_on_eid_commit",
+        kind: "boolean",
+        about: "a follower completes a command when its entry commits (false: an election fails it)",
+        value: |k| count(k.complete_on_eid_commit),
+    },
+    KnobDoc {
+        name: "fail_cmds_on_stepdown",
+        kind: "boolean",
+        about: "a leader that steps down fails its pending commands (false: keeps them)",
+        value: |k| count(k.fail_cmds_on_stepdown),
+    },
+    KnobDoc {
+        name: "prereq_precheck",
+        kind: "boolean",
+        about: "a server proposes only when its log ends at the entry it last applied",
+        value: |k| count(k.prereq_precheck),
+    },
+    KnobDoc {
+        name: "follower_max_inflight",
+        kind: "integer",
+        about: "commands a follower forwards to the leader at a time (0: no limit)",
+        value: |k| count(k.follower_max_inflight),
+    },
+    KnobDoc {
+        name: "same_iteration_completion",
+        kind: "boolean",
+        about: "the trigger step runs after Raft and storage in a poll iteration (false: before, 2.11)",
+        value: |k| count(k.same_iteration_completion),
+    },
+    KnobDoc {
+        name: "probe_interval",
+        kind: "ms|et+1000|off",
+        about: "inactivity probe: a paused server's connections reset after twice this",
+        value: |k| match k.probe_interval {
+            PROBE_ET_PLUS_1000 => Some("et+1000".to_string()),
+            0 => Some("off".to_string()),
+            p => ms(p),
+        },
+    },
+    KnobDoc {
+        name: "backlog_max_msgs",
+        kind: "integer",
+        about: "a peer connection with more messages in flight drops itself (0: no backlog limit)",
+        value: |k| count(k.backlog_max_msgs),
+    },
+    KnobDoc {
+        name: "backlog_max_bytes",
+        kind: "integer",
+        about: "the same limit in bytes in flight (only while backlog_max_msgs is not 0)",
+        value: |k| count(k.backlog_max_bytes),
+    },
+    KnobDoc {
+        name: "snapshot_roles",
+        kind: "followers|any",
+        about: "which servers may compact: followers only (and a lone server), or any",
+        value: |k| {
+            Some(if k.snapshot_followers_only { "followers" } else { "any" }.to_string())
+        },
+    },
+    KnobDoc {
+        name: "transfer_before_snapshot",
+        kind: "boolean",
+        about: "a leader due to compact hands over leadership first, then compacts",
+        value: |k| count(k.transfer_before_snapshot),
+    },
+    KnobDoc {
+        name: "snapshot_in_thread",
+        kind: "boolean",
+        about: "the snapshot is built in a thread (false: blocks 4 x snapshot_block)",
+        value: |k| count(k.snapshot_in_thread),
+    },
+    KnobDoc {
+        name: "snapshot_min",
+        kind: "ms",
+        about: "the first compaction check after a start or snapshot comes at least this late",
+        value: |k| ms(k.snapshot_min),
+    },
+    KnobDoc {
+        name: "snapshot_max",
+        kind: "ms",
+        about: "the first compaction check after a start or snapshot comes at most this late",
+        value: |k| ms(k.snapshot_max),
+    },
+    KnobDoc {
+        name: "snapshot_recheck_min",
+        kind: "ms",
+        about: "a check that does not compact is followed by the next at least this late",
+        value: |k| ms(k.snapshot_recheck_min),
+    },
+    KnobDoc {
+        name: "snapshot_recheck_max",
+        kind: "ms",
+        about: "a check that does not compact is followed by the next at most this late",
+        value: |k| ms(k.snapshot_recheck_max),
+    },
+    KnobDoc {
+        name: "snapshot_deadline",
+        kind: "ms",
+        about: "a server compacts anyway this long after its last snapshot, if it applied anything",
+        value: |k| ms(k.snapshot_deadline),
+    },
+    KnobDoc {
+        name: "snapshot_min_entries",
+        kind: "integer",
+        about: "entries applied since the last snapshot before the log counts as grown",
+        value: |k| count(k.snapshot_min_entries),
+    },
+    KnobDoc {
+        name: "snapshot_min_bytes",
+        kind: "integer",
+        about: "file bytes above which the log counts as grown (if also twice its last size)",
+        value: |k| count(k.snapshot_min_bytes),
+    },
+    KnobDoc {
+        name: "snapshot_block",
+        kind: "ms",
+        about: "main-loop time one compaction takes",
+        value: |k| ms(k.snapshot_block),
+    },
+    KnobDoc {
+        name: "transfer_target_policy",
+        kind: "best|first",
+        about: "leadership goes to the connected server furthest along, or the first in the configuration",
+        value: |k| {
+            Some(
+                match k.transfer_target_policy {
+                    TransferPolicy::Best => "best",
+                    TransferPolicy::First => "first",
+                }
+                .to_string(),
+            )
+        },
+    },
+    KnobDoc {
+        name: "join_retry",
+        kind: "ms",
+        about: "a joining server sends its join request again after this (at least 10 ms)",
+        value: |k| ms(k.join_retry),
+    },
+    KnobDoc {
+        name: "unsafe_vote_any_log",
+        kind: "boolean",
+        about: "a broken server that grants votes without the log check (tests the checker)",
+        value: |k| count(k.unsafe_vote_any_log),
+    },
+    KnobDoc {
+        name: "max_events",
+        kind: "integer",
+        about: "a run stops after this many events and says it was truncated",
+        value: |k| count(k.max_events),
+    },
+    KnobDoc {
+        name: "core_db",
+        kind: "boolean",
+        about: "replay every committed record on a second database per server and cross-check sizes",
+        value: |k| count(k.core_db),
+    },
+    // --- cost model
+    KnobDoc {
+        name: "delay",
+        kind: "ms",
+        about: "one-way network delay between servers, before jitter",
+        value: |k| ms(k.delay),
+    },
+    KnobDoc {
+        name: "delay_jitter",
+        kind: "ms",
+        about: "a random 0 up to this added to each message's delay",
+        value: |k| ms(k.delay_jitter),
+    },
+    KnobDoc {
+        name: "bandwidth",
+        kind: "number",
+        about: "link bandwidth in bytes per microsecond, i.e. MB/s (0: unlimited)",
+        value: |k| count(k.bandwidth),
+    },
+    KnobDoc {
+        name: "fsync",
+        kind: "ms",
+        about: "time one fsync takes, before jitter",
+        value: |k| ms(k.fsync),
+    },
+    KnobDoc {
+        name: "fsync_jitter",
+        kind: "ms",
+        about: "a random 0 up to this added to each fsync",
+        value: |k| ms(k.fsync_jitter),
+    },
+    KnobDoc {
+        name: "cpu_ns_per_byte",
+        kind: "number",
+        about: "CPU to encode or decode JSON, ns per byte",
+        value: |k| count(k.cpu_ns_per_byte),
+    },
+    KnobDoc {
+        name: "loop_cost",
+        kind: "ms",
+        about: "fixed CPU time of every poll-loop iteration",
+        value: |k| ms(k.loop_cost),
+    },
+    KnobDoc {
+        name: "wake_latency",
+        kind: "ms",
+        about: "from a readable socket or a finished fsync to the iteration that handles it",
+        value: |k| ms(k.wake_latency),
+    },
+    KnobDoc {
+        name: "client_overhead",
+        kind: "ms",
+        about: "the client's cost per transaction (process start, connect, monitor)",
+        value: |k| ms(k.client_overhead),
+    },
+    KnobDoc {
+        name: "client_delay",
+        kind: "ms",
+        about: "one-way delay between the client and its server",
+        value: |k| ms(k.client_delay),
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names `set`'s own `match` takes: its arms at the first level of
+    /// the match (this file as rustfmt lays it out).
+    fn names_set_matches() -> Vec<String> {
+        let src = include_str!("knobs.rs");
+        let body = &src[src.find("pub fn set(").unwrap()..];
+        let body = &body[..body.find("_ => return Err(unknown_knob(name))").unwrap()];
+        let mut names = Vec::new();
+        for line in body.lines() {
+            let Some(arm) = line.strip_prefix("            \"") else {
+                continue;
+            };
+            if let Some((name, _)) = arm.split_once("\" =>") {
+                names.push(name.to_string());
+            }
+        }
+        names
+    }
+
+    #[test]
+    fn every_name_set_takes_has_one_doc_row_and_no_row_is_extra() {
+        let mut matched = names_set_matches();
+        assert!(matched.len() > 50, "{matched:?}");
+        matched.sort();
+        let mut documented: Vec<String> = KNOBS.iter().map(|d| d.name.to_string()).collect();
+        documented.sort();
+        assert_eq!(matched, documented);
+        assert_eq!(Knobs::NAMES.len(), KNOBS.len());
+        for (n, d) in Knobs::NAMES.iter().zip(KNOBS) {
+            assert_eq!(*n, d.name);
+        }
+    }
+
+    /// Sample values of a kind's words (`ms` stands for a number of ms).
+    fn samples(kind: &str) -> Vec<&str> {
+        kind.split('|')
+            .flat_map(|w| match w {
+                "ms" => vec!["1234", "1234.5"],
+                "integer" => vec!["7", "2"],
+                "number" => vec!["3.5", "12"],
+                "boolean" => vec!["true", "false"],
+                "sN" => vec!["s2"],
+                "rN" => vec!["r2"],
+                w => vec![w],
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_documented_kind_is_taken_by_set_and_read_back_by_value() {
+        for profile in Profile::ALL {
+            let base = Knobs::for_profile(profile);
+            for d in KNOBS {
+                // The profile's value is one `set` takes and leaves as it is.
+                if let Some(v) = (d.value)(&base) {
+                    let mut k = base.clone();
+                    k.set(d.name, &v)
+                        .unwrap_or_else(|e| panic!("{profile}: {e}"));
+                    assert!(k == base, "{profile}: {}={v} changes the knobs", d.name);
+                }
+                let mut changed = false;
+                for s in samples(d.kind) {
+                    let mut k = base.clone();
+                    k.set(d.name, s)
+                        .unwrap_or_else(|e| panic!("{}={s} ({}): {e}", d.name, d.kind));
+                    changed |= k != base;
+                    // What `value` reads back sets the same knobs again: it
+                    // reads the field `set` wrote.
+                    let v = (d.value)(&k).unwrap_or_else(|| panic!("{}={s}: unset", d.name));
+                    let mut again = base.clone();
+                    again.set(d.name, &v).unwrap();
+                    assert!(again == k, "{}={s} reads back as {v}", d.name);
+                }
+                assert!(changed, "{profile}: no sample of {} changes it", d.name);
+            }
+        }
+    }
+
+    #[test]
+    fn an_unknown_name_fails_and_a_near_one_is_suggested() {
+        let mut k = Knobs::for_profile(Profile::Main);
+        assert_eq!(
+            k.set("electon_timer", "2000").unwrap_err(),
+            "unknown knob 'electon_timer'; did you mean 'election_timer'?"
+        );
+        assert_eq!(
+            k.set("prevtoe", "true").unwrap_err(),
+            "unknown knob 'prevtoe'; did you mean 'prevote'?"
+        );
+        assert_eq!(
+            k.set("Fsync", "1").unwrap_err(),
+            "unknown knob 'Fsync'; did you mean 'fsync'?"
+        );
+        for far in ["no_such_knob", "x", "", "profile", "électon_timer_ünknown"] {
+            let e = k.set(far, "1").unwrap_err();
+            assert_eq!(e, format!("unknown knob '{far}'"));
+        }
+        assert_eq!(k, Knobs::for_profile(Profile::Main));
+    }
+
+    #[test]
+    fn edit_distance_counts_edits_and_swaps() {
+        assert_eq!(edit_distance("", ""), 0);
+        assert_eq!(edit_distance("abc", ""), 3);
+        assert_eq!(edit_distance("delay", "delay"), 0);
+        assert_eq!(edit_distance("dealy", "delay"), 1);
+        assert_eq!(edit_distance("delays", "delay"), 1);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 }

@@ -21,7 +21,9 @@
 //! * Build: [`Sim::from_text`] (scenario text, optional profile name, knob
 //!   overrides as `(name, value)`, seed) or [`Sim::new`] (parsed
 //!   [`Scenario`] + [`Knobs`]). Presets: [`PRESETS`] / [`preset`]. Knob
-//!   names: [`Knobs::NAMES`], values via [`Knobs::set`] (durations in ms).
+//!   names: [`knobs::KNOBS`] (each with its kind and a line of description;
+//!   [`Knobs::NAMES`] the names alone), values via [`Knobs::set`] (durations
+//!   in ms).
 //! * Drive: [`Sim::step`] (one event), [`Sim::run_until`] (virtual µs),
 //!   [`Sim::run`], [`Sim::finish`] (figures so far), [`Sim::now`],
 //!   [`Sim::stop_at`], [`Sim::finished`].
