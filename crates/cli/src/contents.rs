@@ -195,7 +195,14 @@ fn warn(path: &str, e: &Option<ovsdb_log::LogError>) -> u8 {
 /// replay landed on `reached` instead (the nearest end: the first index a
 /// compacted file holds, the last transaction, the last one before the
 /// `damaged` part).
-fn note_outside(path: &str, flag: &str, asked: u64, reached: u64, verb: &str, damaged: bool) {
+pub(crate) fn note_outside(
+    path: &str,
+    flag: &str,
+    asked: u64,
+    reached: u64,
+    verb: &str,
+    damaged: bool,
+) {
     if asked > reached {
         let before = if damaged { " before the damage" } else { "" };
         eprintln!(

@@ -509,6 +509,10 @@ pub fn dump(a: DumpArgs) -> u8 {
         eprintln!("ovsdb-scope: {path}: no database contents (no schema read)");
         return 1;
     };
+    if let Some(asked) = at {
+        let damaged = r.error.is_some();
+        crate::contents::note_outside(&path, "--at", asked, r.applied, "dumping", damaged);
+    }
     if json {
         outln!("{}", db.to_json());
     } else {

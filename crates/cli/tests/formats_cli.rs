@@ -467,6 +467,14 @@ fn an_index_outside_the_file_lands_on_its_end_with_a_note() {
     assert_eq!(out, want);
     assert!(out.contains(&format!("compaction at {last}:")), "{out}");
     assert!(err.contains(&format!("--at {past} is past")), "{err}");
+    // dump, the same.
+    let (want, _) = run(&["dump", &f, "--at", &last.to_string()]);
+    let (out, err) = run(&["dump", &f, "--at", &past.to_string()]);
+    assert_eq!(out, want);
+    assert_eq!(
+        err,
+        format!("note: {f}: --at {past} is past the last transaction ({last}); dumping {last}\n")
+    );
     // A standalone file: positions are txn records.
     let f = sample_path("standalone", "nb").display().to_string();
     let (_, txns) = ends(&f);
