@@ -41,8 +41,10 @@ async function figures(page) {
 test("the commit-sync A/B shows the pre-sync follower at least 50 times slower", async () => {
   const { page, problems } = await openPage(browser.context, server.url + "#ab=commit-sync");
   const ratio = Number(await value(page, "ab-ratio"));
-  const a = Number(await value(page, "ab-a-total-ms"));
-  const b = Number(await value(page, "ab-b-total-ms"));
+  const a = Number(await value(page, "ab-a-head"));
+  const b = Number(await value(page, "ab-b-head"));
+  assert.equal(await page.getByTestId("ab-headline").getAttribute("data-name"), "txns.total_ms");
+  assert.match(await page.getByTestId("ab-headline").innerText(), /Ratio A\/B of Total write time/);
   assert.ok(ratio >= 50, `ratio ${ratio}`);
   assert.ok(Math.abs(ratio - a / b) < 1e-6 * ratio, "the ratio is A/B of the shown totals");
   assert.ok(a > 20000 && a < 60000, `A total ${a} ms (about 34 s expected)`);
@@ -62,6 +64,21 @@ test("the commit-sync A/B shows the pre-sync follower at least 50 times slower",
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.waitForTimeout(300);
   await docScreenshot(page, "ab");
+  clean(problems);
+  await page.close();
+});
+
+test("an A/B without writes headlines a figure both runs have, by its label", async () => {
+  const { page, problems } = await openPage(browser.context, server.url + "#ab=election-timer");
+  const ratio = Number(await value(page, "ab-ratio"));
+  const head = page.getByTestId("ab-headline");
+  const text = await head.innerText();
+  // The failover writes nothing: no "total write time 0 ms", and no
+  // internal figure name such as time_to_leader_ms.
+  assert.doesNotMatch(text, /write time|[a-z]_[a-z]|txns\./i, text);
+  assert.match(text, /Ratio A\/B of Time to leader \(mean\)/);
+  const [a, b] = [Number(await value(page, "ab-a-head")), Number(await value(page, "ab-b-head"))];
+  assert.ok(a > 0 && b > 0 && Math.abs(ratio - a / b) < 1e-6 * ratio, `${a} / ${b} = ${ratio}`);
   clean(problems);
   await page.close();
 });
