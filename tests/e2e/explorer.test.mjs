@@ -133,6 +133,20 @@ test("a corrupt copy in a cluster shows the banner and the valid prefix", async 
   await page.close();
 });
 
+test("a database with a schema and no transactions: the axis starts at 0 and the page says so", async () => {
+  const file = join(ROOT, "tests/fixtures/schema-only/vswitch.db");
+  const { page, problems } = await openPage(browser.context, server.url);
+  await ready(page, SAMPLES["leader-failover"]);
+  await page.getByTestId("file-input").setInputFiles(file);
+  await ready(page, ["vswitch.db"]);
+  const ticks = (await page.getByTestId("timeline").getAttribute("data-ticks")).split(",");
+  assert.equal(ticks[0], "0", `ticks ${ticks}`);
+  assert.ok(ticks.every((t) => !t.startsWith("-")), `ticks ${ticks}`);
+  assert.match(await page.getByTestId("no-entries").innerText(), /^vswitch\.db: no transactions to draw/);
+  noProblems(problems);
+  await page.close();
+});
+
 test("a second worker checks the cluster while the first loads it, with the same result as one worker", async () => {
   // With a second worker (`#workers=2`; by default from three cores on)
   // the load's own walk leaves the check out and that worker runs it;

@@ -138,6 +138,9 @@ impl App {
                     }
                 </section>
                 if !self.previewing {
+                if let Some(l) = self.timeline.as_ref().and_then(|t| t.lanes.iter().find(|l| l.entries.is_empty())) {
+                    <p class="hint" data-testid="no-entries">{ l.name.clone() }{ ": no transactions to draw (the file holds its schema only)." }</p>
+                }
                     { self.view_findings(ctx) }
                     { self.view_log(ctx) }
                     { self.view_inspector() }
