@@ -147,6 +147,25 @@ test("a database with a schema and no transactions: the axis starts at 0 and the
   await page.close();
 });
 
+test("a file with CRLF line ends is listed as unreadable, with record and offset, and leaves no empty card", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "ovsdb-scope-crlf-"));
+  const crlf = join(dir, "nb-crlf.db");
+  const text = readFileSync(join(ROOT, "static/samples/standalone/nb.db"), "latin1");
+  writeFileSync(crlf, text.replace(/\n/g, "\r\n"), "latin1");
+  const { page, problems } = await openPage(browser.context, server.url);
+  await ready(page, SAMPLES["leader-failover"]);
+  await page.getByTestId("file-input").setInputFiles(crlf);
+  const row = page.locator('[data-testid=ignored-row][data-path="nb-crlf.db"]');
+  await row.waitFor({ timeout: 20000 });
+  assert.match(await row.innerText(), /damaged, unreadable: record 0 at byte offset 0: .*CR before LF/);
+  assert.equal(await page.locator('[data-testid=input-row][data-path="nb-crlf.db"]').count(), 0);
+  assert.equal(await value(page, "inputs-found"), "0");
+  // No timeline: no empty card where it would be.
+  assert.equal(await page.locator("section.plot").isVisible(), false);
+  noProblems(problems);
+  await page.close();
+});
+
 test("a second worker checks the cluster while the first loads it, with the same result as one worker", async () => {
   // With a second worker (`#workers=2`; by default from three cores on)
   // the load's own walk leaves the check out and that worker runs it;
