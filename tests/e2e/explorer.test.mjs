@@ -166,6 +166,37 @@ test("a file with CRLF line ends is listed as unreadable, with record and offset
   await page.close();
 });
 
+test("lanes of files from an archive are labelled by what tells them apart, the whole path in the tooltip", async () => {
+  const page = await browser.context.newPage();
+  // Record what the page writes on its canvases.
+  await page.addInitScript(() => {
+    window.__texts = new Set();
+    const fill = CanvasRenderingContext2D.prototype.fillText;
+    CanvasRenderingContext2D.prototype.fillText = function (t, ...rest) {
+      window.__texts.add(String(t));
+      return fill.call(this, t, ...rest);
+    };
+  });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(server.url);
+  await ready(page, SAMPLES["leader-failover"]);
+  await page.getByTestId("file-input").setInputFiles(join(ROOT, "tests/fixtures/incidents/must-gather/cluster.tar.gz"));
+  const names = ["s1", "s2", "s3"].map((s) => `cluster.tar.gz/${s}/var/lib/ovn/etc/ovnnb_db.db`);
+  await ready(page, names);
+  await page.waitForTimeout(300);
+  const texts = await page.evaluate(() => [...window.__texts]);
+  for (const s of ["s1", "s2", "s3"]) {
+    assert.ok(texts.some((t) => t.startsWith(`${s}/…`)), `a label of ${s} in ${texts.filter((t) => t.includes("/"))}`);
+  }
+  assert.ok(!texts.some((t) => t.startsWith("cluster.tar.gz/")), "no label cut after the archive's name");
+  // Hovering a label shows the whole path.
+  await page.getByTestId("timeline").hover({ position: { x: 30, y: 45 } });
+  assert.equal(await page.getByTestId("tooltip").innerText(), names[0]);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test("a second worker checks the cluster while the first loads it, with the same result as one worker", async () => {
   // With a second worker (`#workers=2`; by default from three cores on)
   // the load's own walk leaves the check out and that worker runs it;
