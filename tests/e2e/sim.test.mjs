@@ -169,6 +169,19 @@ test("killing the leader forks the run and a new term starts on the timeline", a
   await again.page.close();
 });
 
+test("tour step 4 draws the growing entry bars without the messages over them", async () => {
+  const { page, problems } = await openPage(browser.context, server.url + "#tour=4");
+  const frame = page.locator('[data-testid="sim-frame-ms"]:not([data-value=""])');
+  await frame.waitFor({ timeout: 60000 });
+  assert.equal(await frame.getAttribute("data-messages"), "0");
+  // The step before draws its messages.
+  await page.getByTestId("tour-back").click();
+  await page.waitForFunction(() => document.querySelector('[data-testid="tour-step"]').dataset.value === "3");
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid="sim-frame-ms"]')?.dataset.messages) > 0, null, { timeout: 60000 });
+  clean(problems);
+  await page.close();
+});
+
 test("the tour goes forward and back with buttons and clicker keys", async () => {
   const { page, problems } = await openPage(browser.context, server.url + "#tour=1");
   const step = async () => Number(await value(page, "tour-step"));

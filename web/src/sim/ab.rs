@@ -92,7 +92,7 @@ impl AbPage {
                 continue;
             };
             if let Some((ctx, g)) = view::context(&canvas, r.trace.lanes(), 0) {
-                let _ = view::draw(&ctx, &g, &r.trace, win, label, None);
+                let _ = view::draw(&ctx, &g, &r.trace, win, label, None, true);
             }
         }
     }

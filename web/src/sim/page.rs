@@ -27,6 +27,9 @@ pub struct Props {
     /// Initial width of the visible window, ms.
     #[prop_or_default]
     pub window_ms: Option<f64>,
+    /// Draw no messages (a tour step about entry sizes).
+    #[prop_or_default]
+    pub hide_messages: bool,
 }
 
 pub enum Msg {
@@ -99,6 +102,7 @@ pub struct SimPage {
     edit_seed: String,
     edit_sets: String,
     autoplay: bool,
+    hide_messages: bool,
     embedded: bool,
     exporting: bool,
 }
@@ -204,7 +208,15 @@ impl SimPage {
         let win = Window::around(self.playhead, self.window_ms * 1000.0);
         let mut delivered = 0;
         if let Some((ctx, g)) = view::context(&canvas, r.trace.lanes(), bands) {
-            drawn = view::draw(&ctx, &g, &r.trace, win, "", self.sizes_as);
+            drawn = view::draw(
+                &ctx,
+                &g,
+                &r.trace,
+                win,
+                "",
+                self.sizes_as,
+                !self.hide_messages,
+            );
             delivered = view::draw_controllers(&ctx, &g, &r.trace, win, self.expanded);
         }
         if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| {
@@ -446,6 +458,7 @@ impl Component for SimPage {
             edit_sets: String::new(),
             autoplay: ctx.props().t_us.is_none(),
             embedded: ctx.props().embedded,
+            hide_messages: ctx.props().hide_messages,
             exporting: false,
         };
         page.reset_edits();

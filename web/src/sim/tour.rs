@@ -80,7 +80,8 @@ pub fn tour_page(props: &Props) -> Html {
                     { format!("Run: preset {}, profile {}", s.preset, s.profile.unwrap_or("of the preset")) }
                 </p>
             </section>
-            <SimPage key={*step} spec={spec} t_us={Some(s.at_ms * 1000)} embedded=true window_ms={Some(s.window_ms)} />
+            <SimPage key={*step} spec={spec} t_us={Some(s.at_ms * 1000)} embedded=true window_ms={Some(s.window_ms)}
+                hide_messages={!s.draws_messages()} />
         </div>
     }
 }
