@@ -169,6 +169,29 @@ test("killing the leader forks the run and a new term starts on the timeline", a
   await again.page.close();
 });
 
+test("every visible button, select and field says what it does in a tooltip", async () => {
+  for (const [hash, ready] of [
+    ["", "[data-testid=timeline][data-ready=true]"],
+    ["#sim=ls-add-follower", '[data-testid="sim-status"][data-value="ready"]'],
+    ["#ab=commit-sync", '[data-testid="ab-ratio"]:not([data-value=""])'],
+    ["#tour=2", '[data-testid="sim-status"][data-value="ready"]'],
+    ["#idl=write-changed-only", '[data-testid="idl-run"]'],
+  ]) {
+    const { page, problems } = await openPage(browser.context, server.url + hash);
+    await page.locator(ready).first().waitFor({ state: "attached", timeout: 60000 });
+    // Its own title, or that of the label (or group) around it.
+    const missing = await page.evaluate(() =>
+      [...document.querySelectorAll("button, select, input")]
+        .filter((el) => el.offsetParent !== null && el.type !== "file" && el.type !== "checkbox")
+        .filter((el) => !el.closest("[title]"))
+        .map((el) => `${el.tagName} ${el.dataset.testid || ""} ${el.textContent.slice(0, 30)}`),
+    );
+    assert.deepEqual(missing, [], `controls without a tooltip at '${hash}'`);
+    clean(problems);
+    await page.close();
+  }
+});
+
 test("tour step 4 draws the growing entry bars without the messages over them", async () => {
   const { page, problems } = await openPage(browser.context, server.url + "#tour=4");
   const frame = page.locator('[data-testid="sim-frame-ms"]:not([data-value=""])');

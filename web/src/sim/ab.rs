@@ -299,7 +299,7 @@ impl Component for AbPage {
                     <a href={format!("#ab={}&seed={seed}", p.name)} data-testid={format!("ab-preset-{}", p.name)}>{ p.name }{ " " }</a>
                 }) }
                 <label>{ " seed " }
-                    <input size="6" data-testid="ab-seed" value={seed.to_string()}
+                    <input size="6" data-testid="ab-seed" title="Seed of both runs" value={seed.to_string()}
                         onchange={
                             let preset = ctx.props().preset.clone();
                             Callback::from(move |e: Event| {
@@ -368,10 +368,10 @@ impl Component for AbPage {
                 </table>
                 { self.seeds_view(ctx, p) }
                 <section class="controls">
-                    <button data-testid="ab-play" onclick={link.callback(|_| Msg::Toggle)}>{ if self.playing { "Pause" } else { "Play" } }</button>
-                    <button onclick={link.callback(|_| Msg::Zoom(0.5))}>{ "+" }</button>
-                    <button onclick={link.callback(|_| Msg::Zoom(2.0))}>{ "−" }</button>
-                    <input type="range" class="scrub" min="0" max={end.to_string()} value={self.playhead.to_string()} step="1000"
+                    <button data-testid="ab-play" title="Play / pause both runs" onclick={link.callback(|_| Msg::Toggle)}>{ if self.playing { "Pause" } else { "Play" } }</button>
+                    <button onclick={link.callback(|_| Msg::Zoom(0.5))} title="zoom in">{ "+" }</button>
+                    <button onclick={link.callback(|_| Msg::Zoom(2.0))} title="zoom out">{ "−" }</button>
+                    <input type="range" class="scrub" title="Move the playhead" min="0" max={end.to_string()} value={self.playhead.to_string()} step="1000"
                         oninput={link.callback(|e: InputEvent| {
                             let t: Option<web_sys::EventTarget> = e.target();
                             let v = t.and_then(|t| js_sys::Reflect::get(&t, &JsValue::from_str("value")).ok())
