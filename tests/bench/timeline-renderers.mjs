@@ -1,7 +1,10 @@
 // The main timeline hand-painted (draw.rs, the default) against plotters
 // (`#renderer=plotters`, web/src/timeline_plotters.rs), issue 14: canvas
 // frame times while panning and zooming 1e5 and 1e6 entries. Needs dist/
-// (trunk build --release).
+// built with the web crate's feature `plotters-timeline` (add
+// data-cargo-features="plotters-timeline" to the page's rust link in
+// index.html, then trunk build --release); without it the page ignores
+// `#renderer=plotters` and both rows measure the hand-painted timeline.
 //   node tests/bench/timeline-renderers.mjs [ENTRIES...]   (default 100000 1000000)
 // The files are generated here (tests/bench/gen-big-log.mjs, PAD=40) and
 // kept in the temp directory between runs.

@@ -133,6 +133,70 @@ test("a corrupt copy in a cluster shows the banner and the valid prefix", async 
   await page.close();
 });
 
+test("a database with a schema and no transactions: the axis starts at 0 and the page says so", async () => {
+  const file = join(ROOT, "tests/fixtures/schema-only/vswitch.db");
+  const { page, problems } = await openPage(browser.context, server.url);
+  await ready(page, SAMPLES["leader-failover"]);
+  await page.getByTestId("file-input").setInputFiles(file);
+  await ready(page, ["vswitch.db"]);
+  const ticks = (await page.getByTestId("timeline").getAttribute("data-ticks")).split(",");
+  assert.equal(ticks[0], "0", `ticks ${ticks}`);
+  assert.ok(ticks.every((t) => !t.startsWith("-")), `ticks ${ticks}`);
+  assert.match(await page.getByTestId("no-entries").innerText(), /^vswitch\.db: no transactions to draw/);
+  noProblems(problems);
+  await page.close();
+});
+
+test("a file with CRLF line ends is listed as unreadable, with record and offset, and leaves no empty card", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "ovsdb-scope-crlf-"));
+  const crlf = join(dir, "nb-crlf.db");
+  const text = readFileSync(join(ROOT, "static/samples/standalone/nb.db"), "latin1");
+  writeFileSync(crlf, text.replace(/\n/g, "\r\n"), "latin1");
+  const { page, problems } = await openPage(browser.context, server.url);
+  await ready(page, SAMPLES["leader-failover"]);
+  await page.getByTestId("file-input").setInputFiles(crlf);
+  const row = page.locator('[data-testid=ignored-row][data-path="nb-crlf.db"]');
+  await row.waitFor({ timeout: 20000 });
+  assert.match(await row.innerText(), /damaged, unreadable: record 0 at byte offset 0: .*CR before LF/);
+  assert.equal(await page.locator('[data-testid=input-row][data-path="nb-crlf.db"]').count(), 0);
+  assert.equal(await value(page, "inputs-found"), "0");
+  // No timeline: no empty card where it would be.
+  assert.equal(await page.locator("section.plot").isVisible(), false);
+  noProblems(problems);
+  await page.close();
+});
+
+test("lanes of files from an archive are labelled by what tells them apart, the whole path in the tooltip", async () => {
+  const page = await browser.context.newPage();
+  // Record what the page writes on its canvases.
+  await page.addInitScript(() => {
+    window.__texts = new Set();
+    const fill = CanvasRenderingContext2D.prototype.fillText;
+    CanvasRenderingContext2D.prototype.fillText = function (t, ...rest) {
+      window.__texts.add(String(t));
+      return fill.call(this, t, ...rest);
+    };
+  });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(server.url);
+  await ready(page, SAMPLES["leader-failover"]);
+  await page.getByTestId("file-input").setInputFiles(join(ROOT, "tests/fixtures/incidents/must-gather/cluster.tar.gz"));
+  const names = ["s1", "s2", "s3"].map((s) => `cluster.tar.gz/${s}/var/lib/ovn/etc/ovnnb_db.db`);
+  await ready(page, names);
+  await page.waitForTimeout(300);
+  const texts = await page.evaluate(() => [...window.__texts]);
+  for (const s of ["s1", "s2", "s3"]) {
+    assert.ok(texts.some((t) => t.startsWith(`${s}/…`)), `a label of ${s} in ${texts.filter((t) => t.includes("/"))}`);
+  }
+  assert.ok(!texts.some((t) => t.startsWith("cluster.tar.gz/")), "no label cut after the archive's name");
+  // Hovering a label shows the whole path.
+  await page.getByTestId("timeline").hover({ position: { x: 30, y: 45 } });
+  assert.equal(await page.getByTestId("tooltip").innerText(), names[0]);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test("a second worker checks the cluster while the first loads it, with the same result as one worker", async () => {
   // With a second worker (`#workers=2`; by default from three cores on)
   // the load's own walk leaves the check out and that worker runs it;

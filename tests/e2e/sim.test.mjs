@@ -41,8 +41,10 @@ async function figures(page) {
 test("the commit-sync A/B shows the pre-sync follower at least 50 times slower", async () => {
   const { page, problems } = await openPage(browser.context, server.url + "#ab=commit-sync");
   const ratio = Number(await value(page, "ab-ratio"));
-  const a = Number(await value(page, "ab-a-total-ms"));
-  const b = Number(await value(page, "ab-b-total-ms"));
+  const a = Number(await value(page, "ab-a-head"));
+  const b = Number(await value(page, "ab-b-head"));
+  assert.equal(await page.getByTestId("ab-headline").getAttribute("data-name"), "txns.total_ms");
+  assert.match(await page.getByTestId("ab-headline").innerText(), /Ratio A\/B of Total write time/);
   assert.ok(ratio >= 50, `ratio ${ratio}`);
   assert.ok(Math.abs(ratio - a / b) < 1e-6 * ratio, "the ratio is A/B of the shown totals");
   assert.ok(a > 20000 && a < 60000, `A total ${a} ms (about 34 s expected)`);
@@ -62,6 +64,21 @@ test("the commit-sync A/B shows the pre-sync follower at least 50 times slower",
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.waitForTimeout(300);
   await docScreenshot(page, "ab");
+  clean(problems);
+  await page.close();
+});
+
+test("an A/B without writes headlines a figure both runs have, by its label", async () => {
+  const { page, problems } = await openPage(browser.context, server.url + "#ab=election-timer");
+  const ratio = Number(await value(page, "ab-ratio"));
+  const head = page.getByTestId("ab-headline");
+  const text = await head.innerText();
+  // The failover writes nothing: no "total write time 0 ms", and no
+  // internal figure name such as time_to_leader_ms.
+  assert.doesNotMatch(text, /write time|[a-z]_[a-z]|txns\./i, text);
+  assert.match(text, /Ratio A\/B of Time to leader \(mean\)/);
+  const [a, b] = [Number(await value(page, "ab-a-head")), Number(await value(page, "ab-b-head"))];
+  assert.ok(a > 0 && b > 0 && Math.abs(ratio - a / b) < 1e-6 * ratio, `${a} / ${b} = ${ratio}`);
   clean(problems);
   await page.close();
 });
@@ -150,6 +167,42 @@ test("killing the leader forks the run and a new term starts on the timeline", a
   clean(again.problems);
   await page.close();
   await again.page.close();
+});
+
+test("every visible button, select and field says what it does in a tooltip", async () => {
+  for (const [hash, ready] of [
+    ["", "[data-testid=timeline][data-ready=true]"],
+    ["#sim=ls-add-follower", '[data-testid="sim-status"][data-value="ready"]'],
+    ["#ab=commit-sync", '[data-testid="ab-ratio"]:not([data-value=""])'],
+    ["#tour=2", '[data-testid="sim-status"][data-value="ready"]'],
+    ["#idl=write-changed-only", '[data-testid="idl-run"]'],
+  ]) {
+    const { page, problems } = await openPage(browser.context, server.url + hash);
+    await page.locator(ready).first().waitFor({ state: "attached", timeout: 60000 });
+    // Its own title, or that of the label (or group) around it.
+    const missing = await page.evaluate(() =>
+      [...document.querySelectorAll("button, select, input")]
+        .filter((el) => el.offsetParent !== null && el.type !== "file" && el.type !== "checkbox")
+        .filter((el) => !el.closest("[title]"))
+        .map((el) => `${el.tagName} ${el.dataset.testid || ""} ${el.textContent.slice(0, 30)}`),
+    );
+    assert.deepEqual(missing, [], `controls without a tooltip at '${hash}'`);
+    clean(problems);
+    await page.close();
+  }
+});
+
+test("tour step 4 draws the growing entry bars without the messages over them", async () => {
+  const { page, problems } = await openPage(browser.context, server.url + "#tour=4");
+  const frame = page.locator('[data-testid="sim-frame-ms"]:not([data-value=""])');
+  await frame.waitFor({ timeout: 60000 });
+  assert.equal(await frame.getAttribute("data-messages"), "0");
+  // The step before draws its messages.
+  await page.getByTestId("tour-back").click();
+  await page.waitForFunction(() => document.querySelector('[data-testid="tour-step"]').dataset.value === "3");
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid="sim-frame-ms"]')?.dataset.messages) > 0, null, { timeout: 60000 });
+  clean(problems);
+  await page.close();
 });
 
 test("the tour goes forward and back with buttons and clicker keys", async () => {

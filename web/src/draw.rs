@@ -105,6 +105,7 @@ pub fn draw(ctx: &Ctx, sc: &Scene, ratio: f64) -> Drawn {
     let _ = ctx.fill_text(&day, 6.0, layout.axis - 6.0);
 
     let no_lane = timeline::axis::LaneAxis::default();
+    let names: Vec<&str> = t.lanes.iter().map(|l| l.name.as_str()).collect();
     for (li, lane) in t.lanes.iter().enumerate() {
         let la = ax.lanes.get(li).unwrap_or(&no_lane);
         let top = layout.lane_top(li);
@@ -115,7 +116,14 @@ pub fn draw(ctx: &Ctx, sc: &Scene, ratio: f64) -> Drawn {
         // Gutter label.
         ctx.set_fill_style_str(INK);
         ctx.set_font("bold 12px system-ui, sans-serif");
-        let _ = ctx.fill_text(&lane.name, 6.0, top + 12.0);
+        // The first short form of the name that fits the gutter (the
+        // whole path is the label's tooltip).
+        let forms = timeline::view::short_names(&names, li);
+        let label = forms
+            .iter()
+            .find(|f| ctx.measure_text(f).is_ok_and(|m| m.width() <= gx - 10.0))
+            .unwrap_or(&forms[forms.len() - 1]);
+        let _ = ctx.fill_text(label, 6.0, top + 12.0);
         ctx.set_font("11px system-ui, sans-serif");
         ctx.set_fill_style_str(MUTED);
         if let Some(sid) = &lane.summary.server_id {

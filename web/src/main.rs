@@ -20,6 +20,7 @@ mod samples;
 mod shell;
 mod sim;
 mod store;
+#[cfg(feature = "plotters-timeline")]
 mod timeline_plotters;
 
 fn main() {

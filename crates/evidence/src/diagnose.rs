@@ -347,6 +347,23 @@ pub fn diagnose_read(collected: Collected, read: DatabasesRead, opts: &Options) 
         let Some(lane) = timeline.lanes.get(lane_i) else {
             continue;
         };
+        // A file of which not even the first record could be read (a
+        // damaged header, CRLF line ends) gave nothing: it is listed as
+        // unreadable with where and why, not as used (its damaged-file
+        // finding stays).
+        if lane.summary.records == 0 {
+            let why = lane.truncated.as_ref().map_or(String::new(), |t| {
+                format!(
+                    ": record {} at byte offset {}: {}",
+                    t.record, t.offset, t.reason
+                )
+            });
+            ignored.push(Ignored {
+                path: f.path.clone(),
+                reason: format!("damaged, unreadable{why}"),
+            });
+            continue;
+        }
         let server = match &lane.summary.server_id {
             Some(id) => {
                 let short = short_of(id);

@@ -634,6 +634,44 @@ fn a_record_damaged_mid_file_is_an_error_naming_record_and_offset() {
 }
 
 #[test]
+fn a_file_with_crlf_line_ends_is_listed_unreadable_with_record_and_offset() {
+    let good = std::fs::read(root().join("static/samples/standalone/nb.db")).unwrap();
+    let mut crlf = Vec::with_capacity(good.len() * 2);
+    for &b in &good {
+        if b == b'\n' {
+            crlf.push(b'\r');
+        }
+        crlf.push(b);
+    }
+    let d = diagnose_bytes("copies/nb.db", &crlf);
+    assert!(
+        d.inputs.iter().all(|i| i.path != "copies/nb.db"),
+        "{:?}",
+        d.inputs
+    );
+    let ig = d
+        .ignored
+        .iter()
+        .find(|i| i.path == "copies/nb.db")
+        .expect("listed");
+    assert!(
+        ig.reason
+            .starts_with("damaged, unreadable: record 0 at byte offset 0: "),
+        "{}",
+        ig.reason
+    );
+    assert!(ig.reason.contains("CR"), "{}", ig.reason);
+    assert_eq!(of_kind(&d, "damaged-file").len(), 1, "{}", describe(&d));
+    // The good file is used.
+    let d = diagnose_bytes("copies/nb.db", &good);
+    assert!(
+        d.ignored.is_empty() && d.inputs.len() == 1,
+        "{:?}",
+        d.ignored
+    );
+}
+
+#[test]
 fn a_file_cut_mid_record_is_a_warning_naming_record_and_offset() {
     let good = std::fs::read(root().join("static/samples/leader-failover/s1.db")).unwrap();
     let starts = record_starts(&good);

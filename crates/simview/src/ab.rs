@@ -324,6 +324,8 @@ pub fn run_sides(
 /// One row of the comparison table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AbRow {
+    /// The figure's name (`RunResult::figure`; "throughput" is computed).
+    pub name: &'static str,
     pub label: &'static str,
     pub unit: &'static str,
     pub a: Option<f64>,
@@ -348,79 +350,129 @@ pub fn throughput(r: &RunResult) -> Option<f64> {
     (ms > 0.0).then(|| n * 1000.0 / ms)
 }
 
-/// The comparison table of two runs.
-pub fn rows(a: &RunResult, b: &RunResult) -> Vec<AbRow> {
-    let row = |label, unit, name: &str| AbRow {
+/// A figure of the comparison table: its name, label and unit, and the
+/// figure whose presence in either run brings it in ("" for always).
+pub struct Figure {
+    pub name: &'static str,
+    pub label: &'static str,
+    pub unit: &'static str,
+    gate: &'static str,
+}
+
+const fn fig(
+    name: &'static str,
+    label: &'static str,
+    unit: &'static str,
+    gate: &'static str,
+) -> Figure {
+    Figure {
+        name,
         label,
         unit,
-        a: a.figure(name),
-        b: b.figure(name),
-    };
-    let mut out = vec![
-        row("Writes", "", "txns.count"),
-        row("Total write time", "ms", "txns.total_ms"),
-        row("Write latency p50", "ms", "txns.latency_ms.p50"),
-        row("Write latency p99", "ms", "txns.latency_ms.p99"),
-        AbRow {
-            label: "Throughput",
-            unit: "writes/s",
-            a: throughput(a),
-            b: throughput(b),
-        },
-        row("Leaderless time", "ms", "leaderless_ms"),
-        row("Time to leader (mean)", "ms", "time_to_leader_ms"),
-        row("Terms", "", "terms"),
-        row("Bytes written (all servers)", "B", "bytes.log_written"),
-        row("Bytes sent", "B", "bytes.sent"),
-        row("Simulated events", "", "events"),
-    ];
-    // Runs in which the snapshot scheduler compacted (long runs) also get
-    // the leader changes and compactions; the others keep their table.
-    if a.figure("compactions.total").is_some() || b.figure("compactions.total").is_some() {
-        out.extend([
-            row("Leader changes", "", "leader.changes"),
-            row("Leader changes per hour", "", "leader.changes_per_hour"),
-            row(
-                "Leader change interval (mean)",
-                "ms",
-                "leader.interval_ms.mean",
-            ),
-            row("Compactions (all servers)", "", "compactions.total"),
-        ]);
+        gate,
     }
-    // Southbound runs also get the controllers' figures, and runs with the
-    // second version's knobs northd's transactions and the server's CPU
-    // and memory.
-    if a.figure("sb.chassis").is_some() || b.figure("sb.chassis").is_some() {
-        out.extend([
-            row("Chassis", "", "sb.chassis"),
-            row("Bring-up latency (mean)", "ms", "bringup.ms.mean"),
-            row("Bring-up latency p99", "ms", "bringup.ms.p99"),
-            row("Update bytes to controllers", "B", "sb.update_bytes"),
-            row("SB serving CPU", "ms", "sb.cpu_ms"),
-            row("Reconnect convergence", "ms", "reconnect.converge_ms"),
-            row("Reconnect download bytes", "B", "reconnect.bytes"),
-        ]);
+}
+
+const COMPACTED: &str = "compactions.total";
+const SB: &str = "sb.chassis";
+const SB_CPU: &str = "sb.server_cpu_ms";
+
+/// The table's figures in order. Runs in which the snapshot scheduler
+/// compacted (long runs) also get the leader changes and compactions;
+/// Southbound runs the controllers' figures, and runs with the second
+/// version's knobs northd's transactions and the server's CPU and memory.
+const FIGURES: &[Figure] = &[
+    fig("txns.count", "Writes", "", ""),
+    fig("txns.total_ms", "Total write time", "ms", ""),
+    fig("txns.latency_ms.p50", "Write latency p50", "ms", ""),
+    fig("txns.latency_ms.p99", "Write latency p99", "ms", ""),
+    fig("throughput", "Throughput", "writes/s", ""),
+    fig("leaderless_ms", "Leaderless time", "ms", ""),
+    fig("time_to_leader_ms", "Time to leader (mean)", "ms", ""),
+    fig("terms", "Terms", "", ""),
+    fig("bytes.log_written", "Bytes written (all servers)", "B", ""),
+    fig("bytes.sent", "Bytes sent", "B", ""),
+    fig("events", "Simulated events", "", ""),
+    fig("leader.changes", "Leader changes", "", COMPACTED),
+    fig(
+        "leader.changes_per_hour",
+        "Leader changes per hour",
+        "",
+        COMPACTED,
+    ),
+    fig(
+        "leader.interval_ms.mean",
+        "Leader change interval (mean)",
+        "ms",
+        COMPACTED,
+    ),
+    fig(COMPACTED, "Compactions (all servers)", "", COMPACTED),
+    fig(SB, "Chassis", "", SB),
+    fig("bringup.ms.mean", "Bring-up latency (mean)", "ms", SB),
+    fig("bringup.ms.p99", "Bring-up latency p99", "ms", SB),
+    fig("sb.update_bytes", "Update bytes to controllers", "B", SB),
+    fig("sb.cpu_ms", "SB serving CPU", "ms", SB),
+    fig("reconnect.converge_ms", "Reconnect convergence", "ms", SB),
+    fig("reconnect.bytes", "Reconnect download bytes", "B", SB),
+    fig(
+        "sb.northd.txn_bytes.mean",
+        "northd SB txn bytes (mean)",
+        "B",
+        SB_CPU,
+    ),
+    fig(
+        "sb.northd.build_ms.mean",
+        "northd SB txn build (mean)",
+        "ms",
+        SB_CPU,
+    ),
+    fig("sb.parse_cpu_ms", "SB parse CPU", "ms", SB_CPU),
+    fig(SB_CPU, "SB server CPU (serving + parse)", "ms", SB_CPU),
+    fig("sb.db_bytes", "SB database", "B", SB_CPU),
+    fig(
+        "sb.peak_mem_bytes",
+        "SB server peak memory (model)",
+        "B",
+        SB_CPU,
+    ),
+];
+
+/// The table's figure of this name, for its label and unit (the table over
+/// seeds names its rows by figure).
+pub fn figure(name: &str) -> Option<&'static Figure> {
+    FIGURES.iter().find(|f| f.name == name)
+}
+
+fn value(r: &RunResult, name: &str) -> Option<f64> {
+    if name == "throughput" {
+        throughput(r)
+    } else {
+        r.figure(name)
     }
-    if a.figure("sb.server_cpu_ms").is_some() || b.figure("sb.server_cpu_ms").is_some() {
-        out.extend([
-            row(
-                "northd SB txn bytes (mean)",
-                "B",
-                "sb.northd.txn_bytes.mean",
-            ),
-            row(
-                "northd SB txn build (mean)",
-                "ms",
-                "sb.northd.build_ms.mean",
-            ),
-            row("SB parse CPU", "ms", "sb.parse_cpu_ms"),
-            row("SB server CPU (serving + parse)", "ms", "sb.server_cpu_ms"),
-            row("SB database", "B", "sb.db_bytes"),
-            row("SB server peak memory (model)", "B", "sb.peak_mem_bytes"),
-        ]);
+}
+
+/// The comparison table of two runs.
+pub fn rows(a: &RunResult, b: &RunResult) -> Vec<AbRow> {
+    FIGURES
+        .iter()
+        .filter(|f| f.gate.is_empty() || a.figure(f.gate).is_some() || b.figure(f.gate).is_some())
+        .map(|f| AbRow {
+            name: f.name,
+            label: f.label,
+            unit: f.unit,
+            a: value(a, f.name),
+            b: value(b, f.name),
+        })
+        .collect()
+}
+
+impl AbPreset {
+    /// The row the page headlines: the preset's own figure, when both runs
+    /// have it (a run without writes has no write time to compare).
+    pub fn headline_row<'r>(&self, rows: &'r [AbRow]) -> Option<&'r AbRow> {
+        rows.iter()
+            .find(|r| r.name == self.headline && r.a.is_some() && r.b.is_some())
     }
-    out
 }
 
 /// Histogram of write latencies of both runs on shared log-scale bins:
@@ -532,5 +584,18 @@ mod words_tests {
             assert_eq!(w.name, p.name);
             assert!(!w.title.is_empty() && !w.explain.is_empty(), "{}", p.name);
         }
+    }
+
+    #[test]
+    fn every_headline_is_a_figure_of_the_table_with_its_label() {
+        for p in AB_PRESETS {
+            let f = figure(p.headline).unwrap_or_else(|| panic!("{}", p.headline));
+            assert!(
+                !f.label.contains('.') && !f.label.contains('_'),
+                "{}",
+                f.label
+            );
+        }
+        assert!(figure("no.such.figure").is_none());
     }
 }

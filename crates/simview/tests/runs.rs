@@ -362,6 +362,20 @@ fn snapshot_transfer_ab_moves_the_leader_only_with_the_transfer() {
     }
 }
 
+/// A failover without writes headlines the time to a leader, by its label,
+/// and no write time (both runs have none to compare).
+#[test]
+fn a_preset_without_writes_headlines_a_figure_both_runs_have() {
+    let p = ab_preset("election-timer").unwrap();
+    let (a, b) = (go(&p.spec_a(1)), go(&p.spec_b(1)));
+    let table = rows(&a, &b);
+    let head = p.headline_row(&table).expect("both runs elect a leader");
+    assert_eq!(head.label, "Time to leader (mean)");
+    assert!(head.ratio().unwrap() > 2.0, "{head:?}");
+    let writes = table.iter().find(|r| r.name == "txns.count").unwrap();
+    assert!(writes.a.unwrap_or(0.0) == 0.0 && writes.b.unwrap_or(0.0) == 0.0);
+}
+
 #[test]
 fn the_two_seeds_ab_presets_show_their_effects_in_the_table() {
     // write-changed-only: side A is the preset as it stands.

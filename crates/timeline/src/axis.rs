@@ -676,7 +676,9 @@ pub fn nice_step(span: f64, target: f64) -> f64 {
 fn index_ticks(t: &Timeline, vp: &Viewport, target: f64) -> Vec<Tick> {
     let step = nice_step(vp.span(), target);
     let mut out = Vec::new();
-    let mut i = (vp.start / step).ceil() * step;
+    // No index is negative; `+ 0.0` makes a -0 (a view starting just
+    // below 0) a 0, which prints without its sign.
+    let mut i = ((vp.start / step).ceil() * step).max(0.0) + 0.0;
     let mut last_date: Option<i64> = None;
     while i <= vp.end {
         let sub = t.date_at(i.max(0.0) as u64).map(|d| {
@@ -1007,6 +1009,21 @@ mod tests {
         }
         assert!(!Axis::has_time(&bare));
         assert_eq!(Axis::new(&bare, AxisMode::Time, None).mode, AxisMode::Index);
+    }
+
+    #[test]
+    fn index_ticks_of_a_view_starting_below_zero_read_0_not_minus_0() {
+        let t = timeline();
+        let vp = Viewport {
+            start: -0.5,
+            end: 3.5,
+            min: -0.5,
+            max: 3.5,
+        };
+        let ticks = Axis::new(&t, AxisMode::Index, None).ticks(&t, &vp, 1000.0, 250.0);
+        let labels: Vec<&str> = ticks.iter().map(|t| t.label.as_str()).collect();
+        assert_eq!(labels.first(), Some(&"0"), "{labels:?}");
+        assert!(labels.iter().all(|l| !l.starts_with('-')), "{labels:?}");
     }
 
     #[test]

@@ -182,6 +182,15 @@ impl Layout {
         self.lane_top(lanes) + 8.0
     }
 
+    /// The lane whose label (left of the plot) is under `(x, y)`.
+    pub fn gutter_lane(&self, lanes: usize, x: f64, y: f64) -> Option<usize> {
+        if x >= self.gutter || y < self.axis {
+            return None;
+        }
+        let lane = ((y - self.axis) / (self.lane_height() + self.gap)) as usize;
+        (lane < lanes && y - self.lane_top(lane) <= self.lane_height()).then_some(lane)
+    }
+
     /// Lane and row under pixel `(x, y)` (canvas coordinates).
     pub fn hit(&self, t: &Timeline, vp: &Viewport, mode: SizeView, x: f64, y: f64) -> Option<Hit> {
         if x < self.gutter || y < self.axis {
@@ -570,9 +579,92 @@ pub(crate) fn fold_column(out: &mut Vec<PixelColumn>, x: u32, i: usize, size: u6
     }
 }
 
+/// Shorter forms of lane `i`'s name, longest first, for a label column too
+/// narrow for the whole path. Files from archives and folders have names
+/// that start with what every lane shares (`cluster.tar.gz/s1/var/lib/ovn/
+/// etc/ovnnb_db.db`): the forms keep the folder where this name parts from
+/// the others' with the file name (`s1/…/ovnnb_db.db`), then that folder
+/// (`s1/…`), then the file name (`…/ovnnb_db.db`). Names that differ only
+/// in the file name (or a lane alone) keep their end: `…/etc/ovnnb_db.db`,
+/// `…/ovnnb_db.db`. The caller draws the first that fits.
+pub fn short_names(names: &[&str], i: usize) -> Vec<String> {
+    let name = names[i];
+    let mut out = vec![name.to_string()];
+    let Some(f) = name.rfind('/') else {
+        return out;
+    };
+    let file = &name[f + 1..];
+    // The component where this name parts from the closest other one: it
+    // starts after the last '/' of the bytes they share.
+    let shared = names
+        .iter()
+        .enumerate()
+        .filter(|&(j, _)| j != i)
+        .map(|(_, o)| {
+            name.bytes()
+                .zip(o.bytes())
+                .take_while(|(x, y)| x == y)
+                .count()
+        })
+        .max();
+    let at = shared.and_then(|c| {
+        let start = name.as_bytes()[..c]
+            .iter()
+            .rposition(|&b| b == b'/')
+            .map_or(0, |k| k + 1);
+        let end = start + name[start..].find('/')?;
+        Some((&name[start..end], end == f))
+    });
+    match at {
+        Some((at, next)) => {
+            out.push([at, if next { "/" } else { "/…/" }, file].concat());
+            out.push([at, "/…"].concat());
+        }
+        None => {
+            if let Some(p) = name[..f].rfind('/') {
+                out.push(["…", &name[p..]].concat());
+            }
+        }
+    }
+    out.push(["…/", file].concat());
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_names_keep_what_tells_lanes_apart_and_the_file_name() {
+        let names = [
+            "cluster.tar.gz/s1/var/lib/ovn/etc/ovnnb_db.db",
+            "cluster.tar.gz/s2/var/lib/ovn/etc/ovnnb_db.db",
+        ];
+        assert_eq!(
+            short_names(&names, 1),
+            [names[1], "s2/…/ovnnb_db.db", "s2/…", "…/ovnnb_db.db"]
+        );
+        let names = ["dir/a/s1.db", "dir/a/s2.db"];
+        assert_eq!(
+            short_names(&names, 0),
+            ["dir/a/s1.db", "…/a/s1.db", "…/s1.db"]
+        );
+        assert_eq!(short_names(&["x/s1.db"], 0), ["x/s1.db", "…/s1.db"]);
+        assert_eq!(short_names(&["s1.db", "s2.db"], 0), ["s1.db"]);
+        // A folder right above the file: no ellipsis between them.
+        assert_eq!(short_names(&["t/a/x.db", "t/b/x.db"], 0)[1], "a/x.db");
+    }
+
+    #[test]
+    fn gutter_lane_is_the_label_under_the_pointer() {
+        let l = Layout::new(800.0);
+        let mid = |i| l.lane_top(i) + 10.0;
+        assert_eq!(l.gutter_lane(2, 5.0, mid(1)), Some(1));
+        assert_eq!(l.gutter_lane(2, 5.0, mid(2)), None);
+        assert_eq!(l.gutter_lane(2, l.gutter + 1.0, mid(0)), None);
+        assert_eq!(l.gutter_lane(2, 5.0, l.axis - 1.0), None);
+        assert_eq!(l.gutter_lane(2, 5.0, l.lane_top(1) - l.gap / 2.0), None);
+    }
 
     fn rng(seed: &mut u64) -> u64 {
         *seed ^= *seed << 13;

@@ -66,9 +66,16 @@ impl App {
             mode: self.mode,
             highlight: self.hover_term,
         };
-        let drawn = if self.plotters {
-            // The measurement variant (`#renderer=plotters`): lanes only.
+        // The measurement variant (`#renderer=plotters`: lanes only) is in
+        // builds with the feature `plotters-timeline` alone.
+        #[cfg(feature = "plotters-timeline")]
+        let plotters = self.plotters;
+        #[cfg(not(feature = "plotters-timeline"))]
+        let plotters = false;
+        let drawn = if plotters {
+            #[cfg(feature = "plotters-timeline")]
             let _ = ctx.set_transform(1.0, 0.0, 0.0, 1.0, 0.0, 0.0);
+            #[cfg(feature = "plotters-timeline")]
             if let Err(e) = crate::timeline_plotters::draw(&canvas, &scene) {
                 web_sys::console::warn_1(&format!("plotters timeline: {e}").into());
             }

@@ -839,7 +839,7 @@ pub fn findings_list(p: &FindingsProps) -> Html {
             if n < p.order.len() {
                 <p class="hint" data-testid="findings-shown" data-value={n.to_string()}>
                     { format!("Showing the first {n} of {} findings, in time order. ", p.order.len()) }
-                    <button data-testid="findings-more" onclick={more}>{ format!("Show {} more", FINDINGS_SHOWN.min(p.order.len() - n)) }</button>
+                    <button data-testid="findings-more" title="List more of the findings" onclick={more}>{ format!("Show {} more", FINDINGS_SHOWN.min(p.order.len() - n)) }</button>
                 </p>
             }
         </section>

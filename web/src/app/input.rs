@@ -219,7 +219,13 @@ impl App {
         }
         let tip = hit
             .and_then(|h| self.tooltip_text(h))
-            .or_else(|| track.map(|h| h.tip));
+            .or_else(|| track.map(|h| h.tip))
+            .or_else(|| {
+                // A lane's label: its whole name (the label may be short).
+                let t = self.timeline.as_ref()?;
+                let lane = self.layout().gutter_lane(t.lanes.len(), x, y)?;
+                Some(t.lanes[lane].name.clone())
+            });
         self.tooltip = tip.map(|text| Tooltip { x, y, text });
         true
     }

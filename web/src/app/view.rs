@@ -54,7 +54,7 @@ impl App {
                         <span>{ "or a folder" }</span>
                         <input type="file" multiple=true webkitdirectory=true data-testid="folder-input" {onchange} />
                     </label>
-                    <label class="picker">
+                    <label class="picker" title="Recorded clusters that come with the app">
                         <span>{ "or a bundled sample" }</span>
                         <select data-testid="sample-picker" onchange={on_sample}>
                             <option value="" selected={sample_value.is_empty()} disabled=true>{ "—" }</option>
@@ -74,15 +74,16 @@ impl App {
                             html! {
                                 <button data-testid={format!("storage-{}", m.name())}
                                     class={classes!((self.mode == m).then_some("active"))}
-                                    aria-pressed={(self.mode == m).to_string()} {onclick}>
+                                    aria-pressed={(self.mode == m).to_string()} {onclick}
+                                    title="Entry sizes: as stored, with full values or with column diffs (s f d)">
                                     { m.label() }
                                 </button>
                             }
                         }) }
                     </div>
                     { self.view_axis_buttons(ctx) }
-                    <button onclick={link.callback(|_| Msg::ExportPng)} data-testid="export-png">{ "PNG" }</button>
-                    <button onclick={link.callback(|_| Msg::ExportJson)} data-testid="export-json">{ "JSON" }</button>
+                    <button onclick={link.callback(|_| Msg::ExportPng)} data-testid="export-png" title="Save the timeline as a PNG image">{ "PNG" }</button>
+                    <button onclick={link.callback(|_| Msg::ExportJson)} data-testid="export-json" title="Save the figures as JSON (as inspect --json)">{ "JSON" }</button>
                     <button onclick={link.callback(|_| Msg::ToggleHelp)} data-testid="help-button" title="Keys (?)">{ "?" }</button>
                 </header>
                 <p class="tagline">
@@ -100,7 +101,7 @@ impl App {
                             onclick={link.callback(|_| Msg::ReopenKept)}>
                             { format!("Reopen {} ({})", m.names.join(", "), human_bytes(m.bytes)) }
                         </button>
-                        <button data-testid="forget-kept" onclick={link.callback(|_| Msg::ForgetKept)}>{ "Forget" }</button>
+                        <button data-testid="forget-kept" title="Delete the kept files from this browser" onclick={link.callback(|_| Msg::ForgetKept)}>{ "Forget" }</button>
                     }
                 </p>
                 { self.view_progress(ctx) }
@@ -137,6 +138,9 @@ impl App {
                         { self.view_lane_status() }
                     }
                 </section>
+                if let Some(l) = self.timeline.as_ref().and_then(|t| t.lanes.iter().find(|l| l.entries.is_empty())) {
+                    <p class="hint" data-testid="no-entries">{ l.name.clone() }{ ": no transactions to draw (the file holds its schema only)." }</p>
+                }
                 if !self.previewing {
                     { self.view_findings(ctx) }
                     { self.view_log(ctx) }
@@ -249,7 +253,7 @@ impl App {
                 <span>{ p.label.clone() }</span>
                 <progress max="100" value={format!("{pct:.1}")}></progress>
                 <span>{ format!("{} of {}", human_bytes(p.done), human_bytes(p.total)) }</span>
-                <button data-testid="cancel" onclick={ctx.link().callback(|_| Msg::Cancel)}>{ "Cancel" }</button>
+                <button data-testid="cancel" title="Stop reading the files" onclick={ctx.link().callback(|_| Msg::Cancel)}>{ "Cancel" }</button>
             </div>
         }
     }

@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use simview::ab::{ab_preset, latency_histogram, rows, AB_PRESETS};
+use simview::ab::{ab_preset, figure, latency_histogram, rows, AbRow, AB_PRESETS};
 use simview::RunResult;
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
@@ -92,7 +92,7 @@ impl AbPage {
                 continue;
             };
             if let Some((ctx, g)) = view::context(&canvas, r.trace.lanes(), 0) {
-                let _ = view::draw(&ctx, &g, &r.trace, win, label, None);
+                let _ = view::draw(&ctx, &g, &r.trace, win, label, None, true);
             }
         }
     }
@@ -159,7 +159,7 @@ impl AbPage {
                     <tbody>
                         { for t.rows.iter().map(|r| html! {
                             <tr data-name={r.name.clone()} data-a={r.a[0].to_string()} data-b={r.b[0].to_string()}>
-                                <td>{ r.name.clone() }</td>
+                                <td title={r.name.clone()}>{ figure(&r.name).map_or(r.name.as_str(), |f| f.label) }</td>
                                 <td>{ three(&r.a) }</td><td>{ three(&r.b) }</td>
                                 <td>{ if r.b[0] != 0.0 { format!("{:.2}", r.a[0] / r.b[0]) } else { "–".to_string() } }</td>
                             </tr>
@@ -299,7 +299,7 @@ impl Component for AbPage {
                     <a href={format!("#ab={}&seed={seed}", p.name)} data-testid={format!("ab-preset-{}", p.name)}>{ p.name }{ " " }</a>
                 }) }
                 <label>{ " seed " }
-                    <input size="6" data-testid="ab-seed" value={seed.to_string()}
+                    <input size="6" data-testid="ab-seed" title="Seed of both runs" value={seed.to_string()}
                         onchange={
                             let preset = ctx.props().preset.clone();
                             Callback::from(move |e: Event| {
@@ -316,15 +316,17 @@ impl Component for AbPage {
             return html! { <div class="ab-page">{ nav }<div class="error" role="alert">{ self.error.clone().unwrap_or_default() }</div></div> };
         };
         let (a, b) = (self.a.as_deref(), self.b.as_deref());
-        let total = |r: Option<&RunResult>| r.and_then(|r| r.figure("txns.total_ms"));
-        let head = |r: Option<&RunResult>| r.and_then(|r| r.figure(p.headline));
-        let ratio = match (head(a), head(b)) {
-            (Some(x), Some(y)) if y != 0.0 => Some(x / y),
-            _ => None,
-        };
         let table = match (a, b) {
             (Some(a), Some(b)) => rows(a, b),
             _ => Vec::new(),
+        };
+        let head = p.headline_row(&table);
+        let unit = |r: &AbRow| {
+            if r.unit.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", r.unit)
+            }
         };
         let end = self.end();
         html! {
@@ -339,20 +341,24 @@ impl Component for AbPage {
                 if a.is_none() || b.is_none() {
                     <p class="busy" data-testid="ab-status" data-value="running">{ "simulating both runs in the worker…" }</p>
                 }
-                <dl class="figures">
-                    <dt>{ format!("A ({}) total write time", p.a_label) }</dt>
-                    <dd data-testid="ab-a-total-ms" data-value={total(a).map(|v| v.to_string()).unwrap_or_default()}>{ cell(total(a)) }{ " ms" }</dd>
-                    <dt>{ format!("B ({}) total write time", p.b_label) }</dt>
-                    <dd data-testid="ab-b-total-ms" data-value={total(b).map(|v| v.to_string()).unwrap_or_default()}>{ cell(total(b)) }{ " ms" }</dd>
-                    <dt>{ format!("Ratio A/B of {}", p.headline) }</dt>
-                    <dd data-testid="ab-ratio" data-value={ratio.map(|v| v.to_string()).unwrap_or_default()}>{ ratio.map_or("–".into(), |r| format!("{r:.1}×")) }</dd>
-                </dl>
+                if let Some(h) = head {
+                    <dl class="figures" data-testid="ab-headline" data-name={h.name}>
+                        <dt>{ format!("A ({}): {}", p.a_label, h.label) }</dt>
+                        <dd data-testid="ab-a-head" data-value={h.a.unwrap_or_default().to_string()}>{ cell(h.a) }{ " " }{ h.unit }</dd>
+                        <dt>{ format!("B ({}): {}", p.b_label, h.label) }</dt>
+                        <dd data-testid="ab-b-head" data-value={h.b.unwrap_or_default().to_string()}>{ cell(h.b) }{ " " }{ h.unit }</dd>
+                        <dt>{ format!("Ratio A/B of {}", h.label) }</dt>
+                        <dd data-testid="ab-ratio" data-value={h.ratio().map(|v| v.to_string()).unwrap_or_default()}>{ h.ratio().map_or("–".into(), |r| format!("{r:.1}×")) }</dd>
+                    </dl>
+                } else if !table.is_empty() {
+                    <p data-testid="ab-headline">{ "No headline: the two runs do not both have this comparison's figure." }</p>
+                }
                 <table class="ab-table" data-testid="ab-table">
                     <thead><tr><th>{ "Figure" }</th><th>{ "A" }</th><th>{ "B" }</th><th>{ "B − A" }</th><th>{ "A / B" }</th></tr></thead>
                     <tbody>
                         { for table.iter().map(|r| html! {
                             <tr>
-                                <td>{ r.label }{ if r.unit.is_empty() { String::new() } else { format!(" ({})", r.unit) } }</td>
+                                <td>{ r.label }{ unit(r) }</td>
                                 <td>{ cell(r.a) }</td><td>{ cell(r.b) }</td>
                                 <td>{ cell(r.delta()) }</td>
                                 <td>{ r.ratio().map_or("–".into(), |x| format!("{x:.2}")) }</td>
@@ -362,10 +368,10 @@ impl Component for AbPage {
                 </table>
                 { self.seeds_view(ctx, p) }
                 <section class="controls">
-                    <button data-testid="ab-play" onclick={link.callback(|_| Msg::Toggle)}>{ if self.playing { "Pause" } else { "Play" } }</button>
-                    <button onclick={link.callback(|_| Msg::Zoom(0.5))}>{ "+" }</button>
-                    <button onclick={link.callback(|_| Msg::Zoom(2.0))}>{ "−" }</button>
-                    <input type="range" class="scrub" min="0" max={end.to_string()} value={self.playhead.to_string()} step="1000"
+                    <button data-testid="ab-play" title="Play / pause both runs" onclick={link.callback(|_| Msg::Toggle)}>{ if self.playing { "Pause" } else { "Play" } }</button>
+                    <button onclick={link.callback(|_| Msg::Zoom(0.5))} title="zoom in">{ "+" }</button>
+                    <button onclick={link.callback(|_| Msg::Zoom(2.0))} title="zoom out">{ "−" }</button>
+                    <input type="range" class="scrub" title="Move the playhead" min="0" max={end.to_string()} value={self.playhead.to_string()} step="1000"
                         oninput={link.callback(|e: InputEvent| {
                             let t: Option<web_sys::EventTarget> = e.target();
                             let v = t.and_then(|t| js_sys::Reflect::get(&t, &JsValue::from_str("value")).ok())

@@ -257,12 +257,14 @@ impl Component for IdlPanel {
                 <h2>{ format!("IDL experiment: {}", self.experiment) }</h2>
                 <div class="controls">
                     { for self.knobs.iter().enumerate().map(|(i, (k, v))| html! {
-                        <label>{ format!(" {k} ") }
+                        <label title={idl::params::experiment(&self.experiment)
+                            .and_then(|e| e.params.iter().find(|p| p.name == k))
+                            .map_or("", |p| p.help)}>{ format!(" {k} ") }
                             <input size="7" value={v.clone()} data-testid={format!("idl-knob-{k}")}
                                 onchange={link.callback(move |e: Event| Msg::Knob(i, super::page::value_of(&e)))} />
                         </label>
                     }) }
-                    <button data-testid="idl-run" onclick={link.callback(|_| Msg::Run)}>{ "Run" }</button>
+                    <button data-testid="idl-run" title="Run the experiment with these parameters" onclick={link.callback(|_| Msg::Run)}>{ "Run" }</button>
                     if self.busy {
                         <span class="busy" data-testid="idl-status" data-value="running">{ " running in the worker…" }</span>
                     }

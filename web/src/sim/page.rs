@@ -27,6 +27,9 @@ pub struct Props {
     /// Initial width of the visible window, ms.
     #[prop_or_default]
     pub window_ms: Option<f64>,
+    /// Draw no messages (a tour step about entry sizes).
+    #[prop_or_default]
+    pub hide_messages: bool,
 }
 
 pub enum Msg {
@@ -99,6 +102,7 @@ pub struct SimPage {
     edit_seed: String,
     edit_sets: String,
     autoplay: bool,
+    hide_messages: bool,
     embedded: bool,
     exporting: bool,
 }
@@ -204,7 +208,15 @@ impl SimPage {
         let win = Window::around(self.playhead, self.window_ms * 1000.0);
         let mut delivered = 0;
         if let Some((ctx, g)) = view::context(&canvas, r.trace.lanes(), bands) {
-            drawn = view::draw(&ctx, &g, &r.trace, win, "", self.sizes_as);
+            drawn = view::draw(
+                &ctx,
+                &g,
+                &r.trace,
+                win,
+                "",
+                self.sizes_as,
+                !self.hide_messages,
+            );
             delivered = view::draw_controllers(&ctx, &g, &r.trace, win, self.expanded);
         }
         if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| {
@@ -317,44 +329,44 @@ impl SimPage {
         html! {
             <div class="interventions" aria-label="Interventions">
                 <strong>{ "Intervene at the playhead: " }</strong>
-                <select aria-label="server or relay" data-testid="iv-target"
+                <select aria-label="server or relay" data-testid="iv-target" title="The server the buttons act on"
                         onchange={link.callback(|e: Event| Msg::Target(value_of(&e).parse().unwrap_or(0)))}>
                     { for (0..n).map(|i| html! {
                         <option value={i.to_string()} selected={i == s}>{ tr.lane_name(i) }</option>
                     }) }
                 </select>
-                <button data-testid="iv-kill" disabled={!is_up} onclick={iv(FaultAction::Kill(me))}>{ "Kill" }</button>
-                <button data-testid="iv-restart" disabled={!is_down} onclick={iv(FaultAction::Restart(me))}>{ "Restart" }</button>
+                <button data-testid="iv-kill" title="Stop this server at the playhead" disabled={!is_up} onclick={iv(FaultAction::Kill(me))}>{ "Kill" }</button>
+                <button data-testid="iv-restart" title="Start this server again" disabled={!is_down} onclick={iv(FaultAction::Restart(me))}>{ "Restart" }</button>
                 <button data-testid="iv-pause" disabled={!is_up || relay} title={if relay { "Pause acts on members only" } else { "The server stops for 2 s: no messages, no timers" }} onclick={iv(FaultAction::Pause(me, 2_000_000))}>{ "Pause 2 s" }</button>
                 <button data-testid="iv-partition" title="Cut every link of this server or relay, both ways, until Heal (a relay's source connection waits, then gives up after two 5 s probe intervals)" onclick={iv(FaultAction::Partition(vec![node], others))}>{ "Isolate" }</button>
                 <span>{ " one-way cut to " }</span>
-                <select aria-label="peer" data-testid="iv-peer"
+                <select aria-label="peer" data-testid="iv-peer" title="The peer a cut isolates it from"
                         onchange={link.callback(|e: Event| Msg::Peer(value_of(&e).parse().unwrap_or(0)))}>
                     { for (0..n).map(|i| html! {
                         <option value={i.to_string()} selected={i == self.peer}>{ tr.lane_name(i) }</option>
                     }) }
                 </select>
-                <button data-testid="iv-cut" onclick={iv(FaultAction::Cut(node, tr.lane_node(peer)))}>{ "Cut" }</button>
-                <button data-testid="iv-heal" onclick={iv(FaultAction::Heal)}>{ "Heal" }</button>
+                <button data-testid="iv-cut" title="Drop this server's messages to the peer, until Heal" onclick={iv(FaultAction::Cut(node, tr.lane_node(peer)))}>{ "Cut" }</button>
+                <button data-testid="iv-heal" title="Restore every cut link" onclick={iv(FaultAction::Heal)}>{ "Heal" }</button>
                 if let Some(ns) = next_send {
-                    <button data-testid="iv-drop-next" onclick={
+                    <button data-testid="iv-drop-next" title="Lose the next message sent" onclick={
                         link.callback(move |_| Msg::Intervene(
                             FaultAction::Loss(1.0),
                             Some(Fault::at(ns + 1, FaultAction::Loss(0.0))),
                         ))
                     }>{ "Drop next message" }</button>
                 }
-                <input size="6" aria-label="election timer (ms)" value={self.timer.clone()}
+                <input size="6" aria-label="election timer (ms)" title="New election timer, ms" value={self.timer.clone()}
                        oninput={link.callback(|e: InputEvent| Msg::Timer(value_of(&e)))} />
                 <button data-testid="iv-timer" onclick={iv(FaultAction::ElectionTimer(self.timer.trim().parse().unwrap_or(1000)))}
                         title="ms; the leader appends the change to the log; as in ovsdb-server, at most twice the current timer">{ "Set election timer" }</button>
                 if let Some(l) = leader {
-                    <button data-testid="iv-kill-leader" onclick={iv(FaultAction::Kill(Target::Server(l)))}>
+                    <button data-testid="iv-kill-leader" title="Stop the server that leads now" onclick={iv(FaultAction::Kill(Target::Server(l)))}>
                         { format!("Kill the leader (s{})", l + 1) }
                     </button>
                 }
                 if !self.parents.is_empty() {
-                    <button data-testid="iv-undo" onclick={link.callback(|_| Msg::BackToParent)}>
+                    <button data-testid="iv-undo" title="Drop the last intervention" onclick={link.callback(|_| Msg::BackToParent)}>
                         { format!("Back to the run before ({} intervention(s))", self.parents.len()) }
                     </button>
                 }
@@ -369,7 +381,7 @@ impl SimPage {
                 <summary>{ "Edit the scenario (profile, knobs, faults, workload, seed)" }</summary>
                 <div class="row">
                     <label>{ "Preset " }
-                        <select data-testid="sim-preset" onchange={link.callback(|e: Event| Msg::EditScenario(value_of(&e)))}>
+                        <select data-testid="sim-preset" title="The scenario to run" onchange={link.callback(|e: Event| Msg::EditScenario(value_of(&e)))}>
                             { for raft_sim::PRESET_NAMES.iter().map(|n| html! {
                                 <option value={*n} selected={*n == self.spec.scenario}>{ *n }</option>
                             }) }
@@ -377,7 +389,7 @@ impl SimPage {
                         </select>
                     </label>
                     <label>{ " Profile " }
-                        <select data-testid="sim-profile" onchange={link.callback(|e: Event| Msg::EditProfile(value_of(&e)))}>
+                        <select data-testid="sim-profile" title="The OVS version whose behaviour the servers follow" onchange={link.callback(|e: Event| Msg::EditProfile(value_of(&e)))}>
                             <option value="" selected={self.edit_profile.is_empty()}>{ "(scenario's)" }</option>
                             { for simview::profile_names().map(|p| html! {
                                 <option value={p} selected={p == self.edit_profile}>{ p }</option>
@@ -385,15 +397,15 @@ impl SimPage {
                         </select>
                     </label>
                     <label>{ " Seed " }
-                        <input data-testid="sim-seed" size="6" value={self.edit_seed.clone()}
+                        <input data-testid="sim-seed" size="6" title="Same seed, same run" value={self.edit_seed.clone()}
                                oninput={link.callback(|e: InputEvent| Msg::EditSeed(value_of(&e)))} />
                     </label>
                     <label>{ " Knobs " }
-                        <input data-testid="sim-sets" size="40" placeholder="n=50, election_timer=2000"
+                        <input data-testid="sim-sets" size="40" title="Settings that override the scenario's, name=value" placeholder="n=50, election_timer=2000"
                                value={self.edit_sets.clone()}
                                oninput={link.callback(|e: InputEvent| Msg::EditSets(value_of(&e)))} />
                     </label>
-                    <button data-testid="sim-apply" onclick={link.callback(|_| Msg::Apply)}>{ "Run" }</button>
+                    <button data-testid="sim-apply" title="Run with these settings" onclick={link.callback(|_| Msg::Apply)}>{ "Run" }</button>
                 </div>
                 <textarea data-testid="sim-text" rows="14" cols="100" spellcheck="false"
                           value={self.edit_text.clone()}
@@ -446,6 +458,7 @@ impl Component for SimPage {
             edit_sets: String::new(),
             autoplay: ctx.props().t_us.is_none(),
             embedded: ctx.props().embedded,
+            hide_messages: ctx.props().hide_messages,
             exporting: false,
         };
         page.reset_edits();
@@ -754,13 +767,13 @@ impl Component for SimPage {
                     </dl>
                 </section>
                 <section class="controls" aria-label="Playback">
-                    <button data-testid="sim-play" onclick={link.callback(|_| Msg::Toggle)}>
+                    <button data-testid="sim-play" title="Play / pause (space)" onclick={link.callback(|_| Msg::Toggle)}>
                         { if self.playing { "Pause" } else { "Play" } }
                     </button>
-                    <button data-testid="sim-step-back" onclick={link.callback(|_| Msg::Step(false))}>{ "◀ Step" }</button>
-                    <button data-testid="sim-step" onclick={link.callback(|_| Msg::Step(true))}>{ "Step ▶" }</button>
+                    <button data-testid="sim-step-back" title="Previous event (←)" onclick={link.callback(|_| Msg::Step(false))}>{ "◀ Step" }</button>
+                    <button data-testid="sim-step" title="Next event (→)" onclick={link.callback(|_| Msg::Step(true))}>{ "Step ▶" }</button>
                     <label>{ " Speed " }
-                        <select data-testid="sim-speed" onchange={link.callback(|e: Event| Msg::Speed(value_of(&e).parse().unwrap_or(1.0)))}>
+                        <select data-testid="sim-speed" title="Simulated time per second of playback" onchange={link.callback(|e: Event| Msg::Speed(value_of(&e).parse().unwrap_or(1.0)))}>
                             { for SPEEDS.iter().map(|s| html! {
                                 <option value={s.to_string()} selected={*s == self.speed}>{ format!("{s}×") }</option>
                             }) }
@@ -780,7 +793,7 @@ impl Component for SimPage {
                     <button onclick={link.callback(|_| Msg::Zoom(0.5))} title="zoom in (+)">{ "+" }</button>
                     <button onclick={link.callback(|_| Msg::Zoom(2.0))} title="zoom out (-)">{ "−" }</button>
                     <span class="window">{ format!(" window {:.0} ms ", self.window_ms) }</span>
-                    <input type="range" class="scrub" data-testid="sim-scrub" min="0" max={end.to_string()}
+                    <input type="range" class="scrub" data-testid="sim-scrub" title="Move the playhead" min="0" max={end.to_string()}
                            value={self.playhead.to_string()} step="1000"
                            oninput={link.callback(|e: InputEvent| {
                                let t: Option<web_sys::EventTarget> = e.target();
@@ -798,9 +811,9 @@ impl Component for SimPage {
                 </section>
                 { self.intervention_buttons(ctx) }
                 <div class="controls">
-                    <button data-testid="sim-export-json" disabled={r.is_none()}
+                    <button data-testid="sim-export-json" title="This run's figures as one JSON file" disabled={r.is_none()}
                             onclick={link.callback(|_| Msg::ExportJson)}>{ "Download metrics JSON (as simulate --json)" }</button>
-                    <button data-testid="sim-export-db" disabled={r.is_none() || self.exporting}
+                    <button data-testid="sim-export-db" title="Each server's log as a .db file" disabled={r.is_none() || self.exporting}
                             onclick={link.callback(|_| Msg::ExportDb)}>
                         { if self.exporting { "Writing the .db files…" } else { "Download the run as .db files (one per server)" } }
                     </button>

@@ -69,9 +69,9 @@ pub fn tour_page(props: &Props) -> Html {
         <div class="tour">
             <section class="caption" aria-live="polite">
                 <div class="tour-nav">
-                    <button data-testid="tour-back" onclick={back} disabled={*step == 1}>{ "◀ Back" }</button>
+                    <button data-testid="tour-back" title="Previous step (←)" onclick={back} disabled={*step == 1}>{ "◀ Back" }</button>
                     <span data-testid="tour-step" data-value={step.to_string()}>{ format!(" Step {} of {} ", *step, STEPS.len()) }</span>
-                    <button data-testid="tour-next" onclick={next} disabled={*step == STEPS.len()}>{ "Next ▶" }</button>
+                    <button data-testid="tour-next" title="Next step (space, →)" onclick={next} disabled={*step == STEPS.len()}>{ "Next ▶" }</button>
                     <span class="hint">{ " keys: space / → / PageDown next, ← / PageUp back" }</span>
                 </div>
                 <h2 data-testid="tour-title">{ s.title }</h2>
@@ -80,7 +80,8 @@ pub fn tour_page(props: &Props) -> Html {
                     { format!("Run: preset {}, profile {}", s.preset, s.profile.unwrap_or("of the preset")) }
                 </p>
             </section>
-            <SimPage key={*step} spec={spec} t_us={Some(s.at_ms * 1000)} embedded=true window_ms={Some(s.window_ms)} />
+            <SimPage key={*step} spec={spec} t_us={Some(s.at_ms * 1000)} embedded=true window_ms={Some(s.window_ms)}
+                hide_messages={!s.draws_messages()} />
         </div>
     }
 }

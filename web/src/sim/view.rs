@@ -252,7 +252,7 @@ pub fn draw_controllers(
 
 /// Draws `tr` in `win`. `label` names the run (A/B views); `sizes_as`
 /// draws entry sizes in that storage mode whatever the run stores
-/// (`None`: as stored). Returns
+/// (`None`: as stored); `messages: false` leaves the messages out. Returns
 /// the number of messages drawn (lines and heartbeat ticks).
 pub fn draw(
     ctx: &CanvasRenderingContext2d,
@@ -261,6 +261,7 @@ pub fn draw(
     win: Window,
     label: &str,
     sizes_as: Option<StorageMode>,
+    messages: bool,
 ) -> usize {
     let mut drawn = 0;
     let plot_w = g.w - LEFT - 8.0;
@@ -418,11 +419,15 @@ pub fn draw(
 
     // Messages sent by the playhead whose flight overlaps the window.
     let max_flight = flight_bound(tr);
-    let msgs = tr.messages_in(
-        win.t0.max(0.0) as u64,
-        visible_end.max(0.0) as u64,
-        max_flight,
-    );
+    let msgs = if messages {
+        tr.messages_in(
+            win.t0.max(0.0) as u64,
+            visible_end.max(0.0) as u64,
+            max_flight,
+        )
+    } else {
+        &[]
+    };
     ctx.set_line_width(1.0);
     // Batched by colour: one path per message kind (plus one for dropped
     // messages and one for heartbeat ticks), and a segment that lands on the
