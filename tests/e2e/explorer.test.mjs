@@ -495,3 +495,27 @@ test("opened files can be kept in this browser and reopened after a reload, then
   noProblems(problems);
   await page.close();
 });
+
+test("the Timeline / Contents tabs and the Contents page keep the page's margins", async () => {
+  const { page, problems } = await openPage(browser.context, server.url);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await ready(page, SAMPLES["leader-failover"]);
+  await page.keyboard.press("v");
+  await page.locator("[data-testid=contents][data-state=ready]").waitFor({ timeout: 60000 });
+  const box = (sel) => page.locator(sel).first().evaluate((e) => {
+    const r = e.getBoundingClientRect();
+    return { left: r.left, right: r.right };
+  });
+  const summary = await box("[data-testid=summary]");
+  assert.ok(summary.left >= 16, `summary at ${summary.left}`);
+  for (const sel of ["nav.views", "[data-testid=contents]"]) {
+    const b = await box(sel);
+    assert.ok(Math.abs(b.left - summary.left) < 1, `${sel} starts at ${b.left}, the summary at ${summary.left}`);
+    assert.ok(Math.abs(b.right - summary.right) < 1, `${sel} ends at ${b.right}, the summary at ${summary.right}`);
+  }
+  // Back to the timeline, which the page remembers for the next tests.
+  await page.keyboard.press("v");
+  await page.locator("[data-testid=timeline][data-ready=true]").waitFor();
+  noProblems(problems);
+  await page.close();
+});
