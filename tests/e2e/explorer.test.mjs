@@ -519,3 +519,22 @@ test("the Timeline / Contents tabs and the Contents page keep the page's margins
   noProblems(problems);
   await page.close();
 });
+
+test("tabbing onto the timeline shows its focus ring inside the plot, which clips what is outside", async () => {
+  const { page, problems } = await openPage(browser.context, server.url);
+  await ready(page, SAMPLES["leader-failover"]);
+  // The last of the Timeline / Contents buttons, then the timeline.
+  await page.locator("nav.views button").last().focus();
+  await page.keyboard.press("Tab");
+  const ring = await page.evaluate(() => {
+    const e = document.activeElement;
+    const s = getComputedStyle(e);
+    return { id: e.dataset.testid, style: s.outlineStyle, width: parseFloat(s.outlineWidth), offset: parseFloat(s.outlineOffset) };
+  });
+  assert.equal(ring.id, "timeline");
+  assert.notEqual(ring.style, "none");
+  assert.ok(ring.width >= 2, `ring ${ring.width}px wide`);
+  assert.ok(ring.offset + ring.width <= 0, `ring drawn ${ring.offset + ring.width}px outside the canvas`);
+  noProblems(problems);
+  await page.close();
+});
