@@ -536,3 +536,31 @@ test("the editor shows each preset's own file, and a text edited in it runs as a
   clean(problems);
   await page.close();
 });
+
+test("every tour step shows its diagram at 1024×700, and at 1280×800 its whole client lane", async () => {
+  const { page, problems } = await openPage(browser.context, server.url + "#tour=1");
+  for (const [width, height] of [[1024, 700], [1280, 800]]) {
+    await page.setViewportSize({ width, height });
+    if (width !== 1024) {
+      await page.evaluate(() => { location.hash = "#tour=1"; });
+      await page.reload();
+    }
+    for (let step = 1; step <= 5; step++) {
+      if (step > 1) await page.getByTestId("tour-next").click();
+      await page.waitForFunction((s) => document.querySelector('[data-testid="tour-step"]')?.dataset.value === String(s), step);
+      await figures(page);
+      await page.evaluate(() => window.scrollTo(0, 0));
+      const canvas = await page.getByTestId("sim-timeline").evaluate((e) => {
+        const r = e.getBoundingClientRect();
+        return { top: r.top, bottom: r.bottom };
+      });
+      // The caption and the diagram it describes, on one screen.
+      const visible = Math.min(canvas.bottom, height) - canvas.top;
+      const need = width === 1024 ? 0.6 : 1;
+      assert.ok(visible >= need * (canvas.bottom - canvas.top),
+        `${width}×${height} step ${step}: diagram ${canvas.top}–${canvas.bottom}, ${visible}px in view`);
+    }
+  }
+  clean(problems);
+  await page.close();
+});
