@@ -564,3 +564,27 @@ test("every tour step shows its diagram at 1024×700, and at 1280×800 its whole
   clean(problems);
   await page.close();
 });
+
+test("a scenario that does not start says why in view of the editor's Run button", async () => {
+  const { page, problems } = await openPage(browser.context, server.url + "#sim=ls-add-follower");
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await figures(page);
+  await page.locator(".editor summary").click();
+  await page.getByTestId("sim-sets").fill("electon_timer=2000");
+  await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+  await page.getByTestId("sim-apply").click();
+  const error = page.getByTestId("sim-error");
+  await error.waitFor();
+  assert.match(await error.innerText(), /unknown knob 'electon_timer'; did you mean 'election_timer'\?/);
+  const box = (id) => page.getByTestId(id).evaluate((e) => {
+    const r = e.getBoundingClientRect();
+    return { top: r.top, bottom: r.bottom };
+  });
+  const [err, run] = [await box("sim-error"), await box("sim-apply")];
+  const height = 700;
+  assert.ok(err.top >= 0 && err.bottom <= height, `the error at ${err.top}–${err.bottom}`);
+  assert.ok(run.top >= 0 && run.bottom <= height, `the Run button at ${run.top}–${run.bottom}`);
+  assert.ok(run.bottom <= err.top || run.top >= err.bottom, "the error does not cover the Run button");
+  clean(problems);
+  await page.close();
+});
