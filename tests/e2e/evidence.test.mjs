@@ -342,3 +342,29 @@ for (const archive of ["cluster.tar.gz", "sosreport-like.tar.xz"]) {
     await page.close();
   });
 }
+
+test("above the timeline, a button says how many findings there are and goes down to them", async () => {
+  const { page, problems } = await openPage(browser.context, `${server.url}#sample=leader-pause`);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.locator('[data-testid=summary][data-files="s1.db,s2.db,s3.db"]').waitFor({ timeout: 60000 });
+  await diagnosed(page);
+  const count = await page.getByTestId("findings-count").getAttribute("data-value");
+  const first = page.getByTestId("finding").first();
+  const inView = () => first.evaluate((e) => {
+    const r = e.getBoundingClientRect();
+    return r.top >= 0 && r.bottom <= innerHeight;
+  });
+  // Below the summary and the timeline: out of sight after a load.
+  assert.equal(await inView(), false);
+  const button = page.getByTestId("to-findings");
+  assert.equal(await button.innerText(), `Findings: ${count} ↓`);
+  await button.click();
+  assert.equal(await inView(), true);
+  assert.equal(await first.evaluate((e) => e === document.activeElement), true);
+  // Not on the Contents page, where the findings are not shown.
+  await page.keyboard.press("v");
+  await page.getByTestId("view-contents").and(page.locator(".active")).waitFor();
+  assert.equal(await button.count(), 0);
+  noProblems(problems);
+  await page.close();
+});

@@ -269,7 +269,7 @@ impl App {
                 "Escape" if self.help => ctx.link().send_message(Msg::ToggleHelp),
                 "/" => {
                     ev.prevent_default();
-                    focus_search();
+                    focus("[data-testid=search]");
                 }
                 _ => {}
             }
@@ -307,11 +307,12 @@ impl App {
     }
 }
 
-/// Focuses the Contents page's search field (the `/` key).
-fn focus_search() {
+/// Focuses (and so scrolls into view) the first element `selector` finds:
+/// the Contents page's search field (the `/` key), the first finding.
+pub(super) fn focus(selector: &str) {
     if let Some(el) = web_sys::window()
         .and_then(|w| w.document())
-        .and_then(|d| d.query_selector("[data-testid=search]").ok().flatten())
+        .and_then(|d| d.query_selector(selector).ok().flatten())
         .and_then(|e| e.dyn_into::<HtmlElement>().ok())
     {
         let _ = el.focus();

@@ -176,6 +176,14 @@ impl App {
                 <button data-testid="view-contents" title="The tables and rows at any index (v)"
                     class={classes!(self.contents.then_some("active"))}
                     onclick={link.callback(|_| Msg::ShowContents(true))}>{ "Contents" }</button>
+                if let (Some(d), false) = (&self.diag, self.contents) {
+                    if !d.findings.is_empty() {
+                        <button data-testid="to-findings" title="Go down to the findings: what the evidence shows (n / p step through them on the timeline)"
+                            onclick={Callback::from(|_| super::input::focus("[data-testid=finding]"))}>
+                            { format!("Findings: {} ↓", d.findings.len()) }
+                        </button>
+                    }
+                }
             </nav>
         }
     }
