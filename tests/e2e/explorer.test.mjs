@@ -538,3 +538,19 @@ test("tabbing onto the timeline shows its focus ring inside the plot, which clip
   noProblems(problems);
   await page.close();
 });
+
+test("a file the app cannot use: its error and why it was ignored, no empty findings, inspector or table", async () => {
+  const { page, problems } = await openPage(browser.context, server.url);
+  await ready(page, SAMPLES["leader-failover"]);
+  await page.getByTestId("file-input").setInputFiles(join(ROOT, "README.md"));
+  await page.locator('[data-testid=ignored-row][data-path="README.md"]').waitFor({ timeout: 20000 });
+  assert.match(await page.getByTestId("load-error").innerText(), /^README\.md is not an OVSDB database file/);
+  assert.equal(await value(page, "inputs-found"), "0");
+  // Nothing was read: no "Findings: 0", no inspector asking for a click on
+  // a timeline that is not there, no table of inputs with no rows.
+  assert.equal(await page.getByTestId("findings-count").count(), 0);
+  assert.equal(await page.getByTestId("inspector").count(), 0);
+  assert.equal(await page.locator("section.inputs table").count(), 1, "only the table of ignored inputs");
+  noProblems(problems);
+  await page.close();
+});

@@ -495,18 +495,20 @@ impl App {
                 <h2 data-testid="inputs-found" data-value={d.inputs.len().to_string()}>
                     { format!("Inputs: {} used", d.inputs.len()) }
                 </h2>
-                <table>
-                    <tr><th>{ "input" }</th><th>{ "kind" }</th><th>{ "server" }</th><th>{ "bytes" }</th></tr>
-                    { for d.inputs.iter().map(|i| html! {
-                        <tr data-testid="input-row" data-path={i.path.clone()} data-kind={i.kind.name()}
-                            data-server={i.server.and_then(|k| d.servers.get(k)).map_or(String::new(), |s| s.short.clone())}>
-                            <td class="path">{ i.path.clone() }</td>
-                            <td>{ i.kind.name() }</td>
-                            <td>{ self.server_label(i.server) }</td>
-                            <td class="num">{ human_bytes(i.bytes as f64) }</td>
-                        </tr>
-                    }) }
-                </table>
+                if !d.inputs.is_empty() {
+                    <table>
+                        <tr><th>{ "input" }</th><th>{ "kind" }</th><th>{ "server" }</th><th>{ "bytes" }</th></tr>
+                        { for d.inputs.iter().map(|i| html! {
+                            <tr data-testid="input-row" data-path={i.path.clone()} data-kind={i.kind.name()}
+                                data-server={i.server.and_then(|k| d.servers.get(k)).map_or(String::new(), |s| s.short.clone())}>
+                                <td class="path">{ i.path.clone() }</td>
+                                <td>{ i.kind.name() }</td>
+                                <td>{ self.server_label(i.server) }</td>
+                                <td class="num">{ human_bytes(i.bytes as f64) }</td>
+                            </tr>
+                        }) }
+                    </table>
+                }
                 <h3 data-testid="inputs-ignored" data-value={d.ignored.len().to_string()}>
                     { format!("Ignored: {}", d.ignored.len()) }
                 </h3>
@@ -525,7 +527,8 @@ impl App {
     }
 
     pub(super) fn view_findings(&self, ctx: &Context<Self>) -> Html {
-        let Some(d) = &self.diag else {
+        // No input used: the load's error says why, and there is no finding.
+        let Some(d) = self.diag.as_ref().filter(|d| !d.inputs.is_empty()) else {
             return html! {};
         };
         let link = ctx.link();

@@ -372,6 +372,10 @@ impl App {
     }
 
     fn view_inspector(&self) -> Html {
+        // Nothing to click without a timeline (only logs, or no file read).
+        let Some(t) = &self.timeline else {
+            return html! {};
+        };
         let Some((li, ei)) = self.selected else {
             return html! {
                 <section class="inspector" data-testid="inspector" data-state="empty">
@@ -379,9 +383,6 @@ impl App {
                     <p class="hint">{ "Click an entry on the timeline to see what it changed." }</p>
                 </section>
             };
-        };
-        let Some(t) = &self.timeline else {
-            return html! {};
         };
         let Some(l) = t.lanes.get(li) else {
             return html! {};
