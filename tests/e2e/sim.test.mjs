@@ -588,3 +588,13 @@ test("a scenario that does not start says why in view of the editor's Run button
   clean(problems);
   await page.close();
 });
+
+test("each preset says under its name what it shows, from its scenario's description", async () => {
+  const { page, problems } = await openPage(browser.context, server.url + "#sim=leader-kill");
+  await figures(page);
+  assert.equal(await page.getByTestId("sim-about").innerText(), "idle leader killed at a random moment; time to a new leader");
+  await page.locator('.presets a[href="#sim=relay-write"]').click();
+  await page.waitForFunction(() => document.querySelector("[data-testid=sim-about]")?.innerText.startsWith("100 sequential ls-add through one relay"), null, { timeout: 60000 });
+  clean(problems);
+  await page.close();
+});

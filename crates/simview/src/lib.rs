@@ -147,6 +147,9 @@ pub struct Figure {
 pub struct RunResult {
     pub spec: RunSpec,
     pub scenario_name: String,
+    /// The scenario's `description` line: what the run shows, in one line
+    /// (the Simulate page's title says it under the name).
+    pub description: String,
     pub profile: String,
     pub trace: Trace,
     pub figures: Vec<Figure>,
@@ -204,6 +207,7 @@ pub fn run_keeping_sim(
     let result = RunResult {
         spec: spec.clone(),
         scenario_name: sim.scenario.name.clone(),
+        description: sim.scenario.description.clone(),
         profile: sim.knobs.profile.name().to_string(),
         trace,
         figures: report::figures(&m)

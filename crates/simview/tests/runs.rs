@@ -623,3 +623,20 @@ fn reading_only_the_stepped_server_records_the_same_trace() {
     eprintln!("{steps_with_one} of {steps} steps changed one server only");
     assert!(steps_with_one * 2 > steps);
 }
+
+#[test]
+fn a_run_carries_its_scenarios_description_for_the_page() {
+    let r = go(&RunSpec::preset("leader-kill"));
+    assert_eq!(
+        r.description,
+        "idle leader killed at a random moment; time to a new leader"
+    );
+    // Every preset says what it shows.
+    for name in raft_sim::PRESET_NAMES {
+        let text = RunSpec::preset(name).base_text().expect("a preset's text");
+        assert!(
+            text.lines().any(|l| l.starts_with("description = ")),
+            "{name} has no description"
+        );
+    }
+}

@@ -730,6 +730,9 @@ impl Component for SimPage {
                     <h2>{ "Simulate: " }{ r.map_or(self.spec.scenario.clone(), |r| r.scenario_name.clone()) }
                         <span class="sub">{ format!(" profile {} · seed {}", r.map_or("…".to_string(), |r| r.profile.clone()), self.spec.seed) }</span>
                     </h2>
+                    if let Some(d) = r.map(|r| &r.description).filter(|d| !d.is_empty()) {
+                        <p class="about" data-testid="sim-about">{ d.clone() }</p>
+                    }
                     <p class="presets">
                         { "Presets: " }
                         { for raft_sim::PRESET_NAMES.iter().map(|n| html! {
