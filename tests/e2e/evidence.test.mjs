@@ -343,13 +343,16 @@ for (const archive of ["cluster.tar.gz", "sosreport-like.tar.xz"]) {
   });
 }
 
-test("above the timeline, a button says how many findings there are and goes down to them", async () => {
+test("above the timeline, a button counts the findings and the most severe, and goes to the first of those", async () => {
   const { page, problems } = await openPage(browser.context, `${server.url}#sample=leader-pause`);
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.locator('[data-testid=summary][data-files="s1.db,s2.db,s3.db"]').waitFor({ timeout: 60000 });
   await diagnosed(page);
   const count = await page.getByTestId("findings-count").getAttribute("data-value");
-  const first = page.getByTestId("finding").first();
+  // leader-pause: its worst findings are warnings.
+  const warnings = page.locator("[data-testid=finding][data-severity=warning]");
+  assert.equal(await page.locator("[data-testid=finding][data-severity=error]").count(), 0);
+  const first = warnings.first();
   const inView = () => first.evaluate((e) => {
     const r = e.getBoundingClientRect();
     return r.top >= 0 && r.bottom <= innerHeight;
@@ -357,14 +360,20 @@ test("above the timeline, a button says how many findings there are and goes dow
   // Below the summary and the timeline: out of sight after a load.
   assert.equal(await inView(), false);
   const button = page.getByTestId("to-findings");
-  assert.equal(await button.innerText(), `Findings: ${count} ↓`);
+  assert.equal(await button.innerText(), `Findings: ${count} · ${await warnings.count()} warnings ↓`);
   await button.click();
   assert.equal(await inView(), true);
   assert.equal(await first.evaluate((e) => e === document.activeElement), true);
+  // Selected: on the timeline and in the log, as a click on it does.
+  assert.equal(await first.getAttribute("data-selected"), "true");
+  await page.getByTestId("log-panel").waitFor();
   // Not on the Contents page, where the findings are not shown.
   await page.keyboard.press("v");
   await page.getByTestId("view-contents").and(page.locator(".active")).waitFor();
   assert.equal(await button.count(), 0);
+  // Back to the timeline, which the page remembers.
+  await page.keyboard.press("v");
+  await button.waitFor();
   noProblems(problems);
   await page.close();
 });

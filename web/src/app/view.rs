@@ -158,6 +158,30 @@ impl App {
     }
 }
 
+impl App {
+    /// The first finding (in time order) of the most severe kind there is,
+    /// that kind, and the button's label: how many findings, how many of
+    /// that kind.
+    fn worst_finding(&self) -> Option<(usize, &'static str, String)> {
+        let f = &self.diag.as_ref()?.findings;
+        let worst = f.iter().map(|v| v.finding.severity).max()?;
+        let of = |&i: &usize| f[i].finding.severity == worst;
+        let first = *self.finding_order.iter().find(|i| of(i))?;
+        let k = self.finding_order.iter().filter(|i| of(i)).count();
+        let s = if k > 1 && worst.name() != "info" {
+            "s"
+        } else {
+            ""
+        };
+        let name = worst.name();
+        Some((
+            first,
+            name,
+            format!("Findings: {} · {k} {name}{s} ↓", f.len()),
+        ))
+    }
+}
+
 fn value_dd(id: &'static str, value: String, text: String) -> Html {
     html! { <dd data-testid={id} data-value={value}>{ text }</dd> }
 }
@@ -176,13 +200,15 @@ impl App {
                 <button data-testid="view-contents" title="The tables and rows at any index (v)"
                     class={classes!(self.contents.then_some("active"))}
                     onclick={link.callback(|_| Msg::ShowContents(true))}>{ "Contents" }</button>
-                if let (Some(d), false) = (&self.diag, self.contents) {
-                    if !d.findings.is_empty() {
-                        <button data-testid="to-findings" title="Go down to the findings: what the evidence shows (n / p step through them on the timeline)"
-                            onclick={Callback::from(|_| super::input::focus("[data-testid=finding]"))}>
-                            { format!("Findings: {} ↓", d.findings.len()) }
-                        </button>
-                    }
+                if let (Some((i, worst, label)), false) = (self.worst_finding(), self.contents) {
+                    <button data-testid="to-findings" title="Go down to the findings, to the first of the most severe, on the timeline and in the log (n / p: next / previous)"
+                        onclick={link.callback(move |_| {
+                            // The list is in time order, as finding_order.
+                            super::input::focus(&format!("[data-testid=finding][data-severity={worst}]"));
+                            Msg::Finding(i)
+                        })}>
+                        { label }
+                    </button>
                 }
             </nav>
         }
