@@ -598,3 +598,32 @@ test("each preset says under its name what it shows, from its scenario's descrip
   clean(problems);
   await page.close();
 });
+
+test("the IDL charts' value labels fit in the canvas, log scale too", async () => {
+  const page = await browser.context.newPage();
+  await page.setViewportSize({ width: 1024, height: 700 });
+  // Where each value label ends, in canvas pixels.
+  await page.addInitScript(() => {
+    window.__labels = [];
+    const fill = CanvasRenderingContext2D.prototype.fillText;
+    CanvasRenderingContext2D.prototype.fillText = function (t, x, y, ...rest) {
+      if (/^[\d.]+[kMG]?$/.test(String(t)) && this.canvas.dataset.testid === "idl-chart") {
+        const w = this.measureText(String(t)).width;
+        const left = this.textAlign === "right" || this.textAlign === "end" ? x - w : this.textAlign === "center" ? x - w / 2 : x;
+        const m = this.getTransform();
+        window.__labels.push({ t: String(t), right: m.a * (left + w) + m.e, width: this.canvas.width });
+      }
+      return fill.call(this, t, x, y, ...rest);
+    };
+  });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(server.url + "#idl=write-changed-only");
+  await value(page, "idl-ratio");
+  await page.waitForFunction(() => window.__labels.some((l) => l.t.endsWith("k")));
+  const labels = await page.evaluate(() => window.__labels);
+  const cut = labels.filter((l) => l.right > l.width);
+  assert.deepEqual(cut, [], "value labels past the canvas's right edge");
+  assert.deepEqual(errors, []);
+  await page.close();
+});

@@ -434,7 +434,9 @@ pub fn draw_panels(
             .fold(f64::INFINITY, f64::min);
         let log = min_pos.is_finite() && max / min_pos > 100.0;
         let mut b = ChartBuilder::on(area);
+        // On the right, half of a tick label centred on the axis's end.
         b.margin(8)
+            .margin_right(24)
             .caption(&p.title, ("sans-serif", 13))
             .x_label_area_size(24)
             .y_label_area_size(150);
@@ -483,8 +485,12 @@ pub fn draw_panels(
         }
         let (xr, yr) = if log {
             let lo = min_pos / 2.0;
+            // Room for the longest bar's label, a fifth of the axis as on
+            // the linear one (1.25 × max): ×1.6 left a few pixels on four
+            // decades, and "120.0k" was cut to "120.0".
+            let hi = max * (max / lo).sqrt().sqrt();
             bars!(
-                b.build_cartesian_2d((lo..max * 1.6).log_scale(), (0..n).into_segmented())
+                b.build_cartesian_2d((lo..hi).log_scale(), (0..n).into_segmented())
                     .map_err(err)?,
                 lo
             )
