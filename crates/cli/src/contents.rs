@@ -4,18 +4,6 @@
 use contents::{database_reached, Log, Upto};
 use ovsdb::Json;
 
-macro_rules! out {
-    ($($arg:tt)*) => {{
-        use std::io::Write;
-        if let Err(e) = write!(std::io::stdout().lock(), $($arg)*) {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                std::process::exit(141);
-            }
-            panic!("failed printing to stdout: {e}");
-        }
-    }};
-}
-
 /// `show FILE [--at INDEX] [--json]`
 #[derive(clap::Args, Debug)]
 #[command(

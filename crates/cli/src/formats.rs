@@ -6,21 +6,6 @@
 use ovsdb::{Json, Object};
 use ovsdb_log::{FileSummary, Format};
 
-/// `println!` that ends the process quietly (status 141, as a shell reports
-/// death by SIGPIPE) when stdout is a closed pipe (`dump FILE | head`),
-/// instead of panicking.
-macro_rules! outln {
-    ($($arg:tt)*) => {{
-        use std::io::Write;
-        if let Err(e) = writeln!(std::io::stdout().lock(), $($arg)*) {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                std::process::exit(141);
-            }
-            panic!("failed printing to stdout: {e}");
-        }
-    }};
-}
-
 /// Size of the chunks files are read in: the core's scanner keeps only
 /// the record being read, so memory does not grow with the file.
 const CHUNK: usize = 4 << 20;

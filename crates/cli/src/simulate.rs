@@ -121,9 +121,11 @@ pub struct CompareArgs {
 }
 
 fn print_human(sim: &Sim, m: &raft_sim::Metrics) {
-    println!(
+    outln!(
         "scenario {} profile {} seed {}",
-        sim.scenario.name, sim.knobs.profile, sim.seed
+        sim.scenario.name,
+        sim.knobs.profile,
+        sim.seed
     );
     let figures = report::figures(m);
     let w = figures
@@ -135,48 +137,52 @@ fn print_human(sim: &Sim, m: &raft_sim::Metrics) {
     for (name, v) in figures {
         match v {
             // Counts as integers, measures with three decimals.
-            Some(v) if v.fract() == 0.0 && v.abs() < 1e15 => println!("  {name:<w$} {v:.0}"),
-            Some(v) => println!("  {name:<w$} {v:.3}"),
-            None => println!("  {name:<w$} -"),
+            Some(v) if v.fract() == 0.0 && v.abs() < 1e15 => outln!("  {name:<w$} {v:.0}"),
+            Some(v) => outln!("  {name:<w$} {v:.3}"),
+            None => outln!("  {name:<w$} -"),
         }
     }
-    println!(
+    outln!(
         "  {:<w$} {:?}",
-        "per-server file bytes", m.per_server_file_bytes
+        "per-server file bytes",
+        m.per_server_file_bytes
     );
     if m.violations.is_empty() {
-        println!(
+        outln!(
             "  {:<w$} ok ({} checks)",
             "invariants",
             sim.invariant_checks()
         );
     } else {
         for v in &m.violations {
-            println!("  INVARIANT VIOLATION: {v}");
+            outln!("  INVARIANT VIOLATION: {v}");
         }
     }
 }
 
 fn print_agg(agg: &Aggregate) {
-    println!(
+    outln!(
         "scenario {} profile {} seeds {}..{}",
         agg.scenario,
         agg.profile,
         agg.first_seed,
         agg.first_seed + agg.seeds - 1
     );
-    println!(
+    outln!(
         "  {:<24} {:>12} {:>12} {:>12}",
-        "figure", "mean", "p50", "p99"
+        "figure",
+        "mean",
+        "p50",
+        "p99"
     );
     for n in &agg.names {
         if let Some((a, b, c)) = agg.stat(n) {
-            println!("  {n:<24} {a:>12.3} {b:>12.3} {c:>12.3}");
+            outln!("  {n:<24} {a:>12.3} {b:>12.3} {c:>12.3}");
         }
     }
-    println!("  invariant violations: {}", agg.violations.len());
+    outln!("  invariant violations: {}", agg.violations.len());
     for v in agg.violations.iter().take(5) {
-        println!("    {v}");
+        outln!("    {v}");
     }
 }
 
@@ -357,7 +363,7 @@ fn simulate_inner(args: SimulateArgs) -> Result<u8, String> {
         }
         let agg = report::run_seeds(&text, o.profile.as_deref(), &o.sets, o.seed, n)?;
         if o.json {
-            println!("{}", agg.to_json());
+            outln!("{}", agg.to_json());
         } else {
             print_agg(&agg);
         }
@@ -386,7 +392,7 @@ fn simulate_inner(args: SimulateArgs) -> Result<u8, String> {
         std::fs::write(path, s).map_err(|e| format!("cannot write {path}: {e}"))?;
     }
     if o.json {
-        println!("{}", report::run_json(&sim, &m));
+        outln!("{}", report::run_json(&sim, &m));
     } else {
         print_human(&sim, &m);
     }
@@ -442,7 +448,7 @@ fn ab_sides(o: &RunOpts) -> Result<(RunSpec, RunSpec), String> {
         )
     })?;
     if !o.json {
-        println!(
+        outln!(
             "{}: {}\nA = {}, B = {}",
             p.name,
             p.words().title,
@@ -481,13 +487,16 @@ fn compare_inner(args: CompareArgs) -> Result<u8, String> {
     };
     let (a, b) = simview::ab::run_sides(&sa, &sb, seeds, &mut |_, _| {})?;
     if o.json {
-        println!("{}", report::compare_json(&a, &b));
+        outln!("{}", report::compare_json(&a, &b));
     } else {
-        println!(
+        outln!(
             "A: {} {:?}\nB: {} {:?}",
-            a.profile, sa.sets, b.profile, sb.sets
+            a.profile,
+            sa.sets,
+            b.profile,
+            sb.sets
         );
-        print!("{}", report::compare_table(&a, &b));
+        out!("{}", report::compare_table(&a, &b));
     }
     Ok(if a.violations.is_empty() && b.violations.is_empty() {
         0

@@ -164,6 +164,53 @@ fn dump_into_a_closed_pipe_ends_quietly() {
     assert_eq!(o.status.code(), Some(141), "{err}");
 }
 
+/// Every command that prints, into a pipe whose reader is already gone
+/// (`ovsdb-scope ... | head -1` once head has exited): status 141 and
+/// nothing on stderr, never a panic.
+#[test]
+fn every_command_into_a_closed_pipe_ends_quietly() {
+    use std::process::{Command, Stdio};
+    let s1 = sample_path("leader-failover", "s1").display().to_string();
+    let incident = repo_root()
+        .join("tests/fixtures/incidents/leader-pause")
+        .display()
+        .to_string();
+    let runs: &[&[&str]] = &[
+        &["inspect", &s1],
+        &["show", &s1],
+        &["diagnose", &incident],
+        &["simulate", "ls-add-follower", "--set", "n=3"],
+        &["simulate", "leader-kill", "--seeds", "2"],
+        &["simulate", "--list-knobs"],
+        &["compare", "ls-add-follower", "--a", "n=2", "--b", "n=3"],
+        &["compare", "commit-sync", "--set", "n=2"],
+        &[
+            "idl-experiment",
+            "diff-apply",
+            "--sizes",
+            "10",
+            "--diffs",
+            "10",
+        ],
+        &["completions", "bash"],
+    ];
+    for args in runs {
+        // The reading end is closed before the command starts.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let child = Command::new(env!("CARGO_BIN_EXE_ovsdb-scope"))
+            .args(*args)
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err, "", "{args:?}");
+        assert_eq!(o.status.code(), Some(141), "{args:?}");
+    }
+}
+
 #[test]
 fn inspect_and_check_report_skipped_spans() {
     // The must-gather fragment: record 0 (a header without server_id) is
