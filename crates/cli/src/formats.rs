@@ -496,7 +496,14 @@ pub fn dump(a: DumpArgs) -> u8 {
     };
     if let Some(asked) = at {
         let damaged = r.error.is_some();
-        crate::contents::note_outside(&path, "--at", asked, r.applied, "dumping", damaged);
+        // The entries the replay stepped over past its limit are listed
+        // too: one with a transaction after the index reached means the
+        // index asked is inside the log.
+        let later = !damaged
+            && r.entries
+                .iter()
+                .any(|e| !e.superseded && e.index.is_some_and(|i| i > r.applied));
+        crate::contents::note_outside(&path, "--at", asked, r.applied, later, "dumping", damaged);
     }
     if json {
         outln!("{}", db.to_json());

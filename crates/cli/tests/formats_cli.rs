@@ -553,3 +553,63 @@ fn an_index_outside_the_file_lands_on_its_end_with_a_note() {
         "{err}"
     );
 }
+
+/// An index inside the log on entries that carry no transaction: in
+/// ls-add-follower's s1.db (as `ovsdb-tool show-log` lists it) index 2
+/// is the leader's no-op and 3 and 4 add servers; the first row arrives
+/// at 5. The database there is the one as of 1, and the note says why
+/// instead of calling index 3 past the end of a 245-entry log.
+#[test]
+fn an_index_on_entries_without_a_transaction_is_not_past_the_end() {
+    let f = sample_path("ls-add-follower", "s1").display().to_string();
+    let show_log = std::process::Command::new("ovsdb-tool")
+        .args(["show-log", &f])
+        .output();
+    if let Ok(o) = show_log {
+        // The oracle, where installed: indexes 2 to 4 carry no data (no
+        // eid, which show-log prints for an entry with data), 5 does.
+        let text = String::from_utf8_lossy(&o.stdout);
+        let records: Vec<&str> = text.split("\n\n").collect();
+        for i in 2..=5 {
+            let r = records
+                .iter()
+                .find(|r| r.lines().any(|l| l.trim() == format!("index: {i}")))
+                .unwrap();
+            assert_eq!(r.contains(" eid:"), i == 5, "{r}");
+        }
+    }
+    let run = |args: &[&str]| {
+        let o = ours(args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        s(&o)
+    };
+    let (at1, quiet) = run(&["dump", "--at", "1", &f]);
+    assert_eq!(quiet, "");
+    for (cmd, verb) in [("dump", "dumping"), ("show", "showing")] {
+        let (out, err) = run(&[cmd, "--at", "3", &f]);
+        assert_eq!(
+            err,
+            format!(
+                "note: {f}: --at 3: entries 2 to 3 hold no transaction (no-op or membership entries); {verb} the database as of 1\n"
+            )
+        );
+        if cmd == "dump" {
+            assert_eq!(out, at1);
+        }
+    }
+    let (_, err) = run(&["show", "--json", "--at", "2", &f]);
+    assert!(
+        err.contains("--at 2: entry 2 holds no transaction"),
+        "{err}"
+    );
+    let (_, err) = run(&["diff", &f, "--from", "4", "--to", "8"]);
+    assert!(err.contains("--from 4: entries 2 to 4 hold no"), "{err}");
+    let (_, err) = run(&["find", "--at", "3", &f, "NB_Global"]);
+    assert!(!err.contains("past the last"), "{err}");
+    // Past the real end, the note is the one it was.
+    let (_, err) = run(&["dump", "--at", "100000", &f]);
+    assert!(
+        err.contains("--at 100000 is past the last transaction (245)"),
+        "{err}"
+    );
+}
