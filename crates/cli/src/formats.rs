@@ -407,7 +407,8 @@ pub fn inspect(a: InspectArgs) -> u8 {
                 }
                 if let Some(e) = &s.truncated {
                     eprintln!("ovsdb-scope: {path}: {e}");
-                    code = code.max(1);
+                    // Not even record 0 read: not a database (bad input).
+                    code = code.max(if s.format.is_none() { 2 } else { 1 });
                 }
                 summaries.push(s);
             }
@@ -485,15 +486,20 @@ pub fn dump(a: DumpArgs) -> u8 {
         }
     };
     crate::progress::finish();
+    // Not a database at all (nothing before the first damage): bad input,
+    // 2, as for show; damage after the schema: 1, with the rows before it.
+    let Some(db) = &r.db else {
+        match &r.error {
+            Some(e) => eprintln!("ovsdb-scope: {path}: {e}"),
+            None => eprintln!("ovsdb-scope: {path}: no database contents (no schema read)"),
+        }
+        return 2;
+    };
     let mut code = 0;
     if let Some(e) = &r.error {
         eprintln!("ovsdb-scope: {path}: {e}");
         code = 1;
     }
-    let Some(db) = &r.db else {
-        eprintln!("ovsdb-scope: {path}: no database contents (no schema read)");
-        return 1;
-    };
     if let Some(asked) = at {
         let damaged = r.error.is_some();
         // The entries the replay stepped over past its limit are listed
@@ -607,7 +613,12 @@ pub fn convert(a: ConvertArgs) -> u8 {
         }
         Err(e) => {
             eprintln!("ovsdb-scope: {input}: {e}");
-            1
+            // Damage at record 0: not a database at all (bad input).
+            if e.record == 0 {
+                2
+            } else {
+                1
+            }
         }
     }
 }

@@ -34,7 +34,7 @@ fn inspect_damaged_file_prints_prefix_summary_and_one_error_line() {
     assert_eq!(t.get("record"), Some(&Json::Integer(52)));
     assert_eq!(t.get("code").and_then(Json::as_str), Some("truncated-body"));
 
-    // Binary garbage: no prefix, still one line and a non-zero exit.
+    // Binary garbage: no prefix, still one line.
     let g = dir.path("garbage.db");
     std::fs::write(
         &g,
@@ -43,8 +43,9 @@ fn inspect_damaged_file_prints_prefix_summary_and_one_error_line() {
             .collect::<Vec<_>>(),
     )
     .unwrap();
+    // Binary garbage is not a database: bad input, 2, as `show` says.
     let o = ours(&["inspect", &g.display().to_string()]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert_eq!(s(&o).1.lines().count(), 1);
 
     // Missing file: exit 2.
@@ -292,6 +293,10 @@ fn contents_commands_exit_by_what_the_file_is() {
             vec!["diff", f, "--from", "1", "--to", "5"],
             vec!["sizes", f],
             vec!["sizes", "--json", f],
+            vec!["inspect", f],
+            vec!["inspect", "--json", f],
+            vec!["dump", f],
+            vec!["dump", "--json", f],
         ]
         .into_iter()
         .map(|v| v.into_iter().map(String::from).collect())
@@ -320,6 +325,15 @@ fn contents_commands_exit_by_what_the_file_is() {
                 _ => assert_eq!(err.lines().count(), 1, "{a:?}: {err}"),
             }
         }
+    }
+    // convert: damage in the middle is 1 (nothing written), a file that
+    // is not a database 2, like every command above.
+    let out = dir.path("converted.db").display().to_string();
+    for (file, want) in [(&damaged, 1), (&garbage, 2), (&empty, 2)] {
+        let f = file.display().to_string();
+        let o = ours(&["convert", "--to", "full", &f, &out]);
+        assert_eq!(o.status.code(), Some(want), "{f}: {}", s(&o).1);
+        assert_eq!(s(&o).1.lines().count(), 1, "{f}");
     }
     // Binary input is named as such, not echoed byte by byte.
     let (_, err) = s(&ours(&["show", &garbage.display().to_string()]));
