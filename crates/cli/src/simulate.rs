@@ -46,11 +46,33 @@ fn parse_set(v: &str) -> Result<(String, String), String> {
 pub struct KnobList(Vec<(String, String)>);
 
 fn knob_list(v: &str) -> Result<KnobList, String> {
-    v.split([',', ' '])
+    let list: Vec<(String, String)> = v
+        .split([',', ' '])
         .filter(|s| !s.is_empty())
         .map(parse_set)
-        .collect::<Result<_, _>>()
-        .map(KnobList)
+        .collect::<Result<_, _>>()?;
+    // One side's list saying two things of one knob is a slip, not an
+    // override: which one was meant?
+    for (i, (k, v)) in list.iter().enumerate() {
+        if let Some((_, w)) = list[..i].iter().find(|(j, w)| j == k && w != v) {
+            return Err(format!("{k} is given twice ({w} and {v})"));
+        }
+    }
+    Ok(KnobList(list))
+}
+
+/// The knobs a side runs with, each once with the value that wins (the
+/// last given), in the order first given, each after a space:
+/// ` n=100 column_diff=false`.
+fn effective(sets: &[(String, String)]) -> String {
+    let mut out: Vec<(&str, &str)> = Vec::new();
+    for (k, v) in sets {
+        match out.iter_mut().find(|(j, _)| j == k) {
+            Some(e) => e.1 = v,
+            None => out.push((k, v)),
+        }
+    }
+    out.iter().map(|(k, v)| format!(" {k}={v}")).collect()
 }
 
 /// What `simulate` and `compare` share.
@@ -112,7 +134,8 @@ pub struct SimulateArgs {
 pub struct CompareArgs {
     #[command(flatten)]
     run: RunOpts,
-    /// Knobs of side A, comma-separated KNOB=VALUE (profile=P allowed)
+    /// Knobs of side A, comma-separated KNOB=VALUE (profile=P allowed; they
+    /// win over --profile and --set)
     #[arg(long = "a", value_name = "KNOBS", value_parser = knob_list, requires = "b")]
     a: Option<KnobList>,
     /// Knobs of side B
@@ -490,11 +513,11 @@ fn compare_inner(args: CompareArgs) -> Result<u8, String> {
         outln!("{}", report::compare_json(&a, &b));
     } else {
         outln!(
-            "A: {} {:?}\nB: {} {:?}",
+            "A: profile={}{}\nB: profile={}{}",
             a.profile,
-            sa.sets,
+            effective(&sa.sets),
             b.profile,
-            sb.sets
+            effective(&sb.sets)
         );
         out!("{}", report::compare_table(&a, &b));
     }
