@@ -28,11 +28,50 @@ fn load(name: &str) -> Result<String, String> {
     }
     std::fs::read_to_string(name).map_err(|e| {
         let names: Vec<&str> = raft_sim::PRESETS.iter().map(|p| p.0).collect();
+        let list = names.join(", ");
+        if e.kind() != std::io::ErrorKind::NotFound {
+            return format!("cannot read scenario '{name}': {e} (presets: {list})");
+        }
         format!(
-            "cannot read scenario '{name}': {e} (presets: {})",
-            names.join(", ")
+            "'{name}' is neither a preset nor a file{} (presets: {list})",
+            did_you_mean(name, &names)
         )
     })
+}
+
+/// "; did you mean 'x'?" when one of `names` is a typo away from `name`
+/// (at most one edit in four letters; of two as near, the one sharing
+/// the longer start: v3.11 is v3.1, not v2.11), else nothing.
+fn did_you_mean(name: &str, names: &[&str]) -> String {
+    let limit = 1 + name.len() / 4;
+    let shared = |n: &str| {
+        n.bytes()
+            .zip(name.bytes())
+            .take_while(|(a, b)| a == b)
+            .count()
+    };
+    names
+        .iter()
+        .map(|n| (edits(name, n), std::cmp::Reverse(shared(n)), *n))
+        .filter(|(d, _, _)| *d <= limit)
+        .min()
+        .map_or(String::new(), |(_, _, n)| format!("; did you mean '{n}'?"))
+}
+
+/// Levenshtein distance of two names (single edits of one byte).
+fn edits(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, x) in a.iter().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, y) in b.iter().enumerate() {
+            let up = row[j + 1];
+            row[j + 1] = (diag + usize::from(x != y)).min(up + 1).min(row[j] + 1);
+            diag = up;
+        }
+    }
+    row[b.len()]
 }
 
 fn parse_set(v: &str) -> Result<(String, String), String> {
@@ -282,6 +321,15 @@ fn with_knob_hint(cmd: &str, r: Result<u8, String>) -> Result<u8, String> {
     r.map_err(|e| {
         if e.contains("unknown knob '") {
             format!("{e} (ovsdb-scope {cmd} --list-knobs lists them all)")
+        } else if let Some(rest) = e.strip_prefix("unknown profile '") {
+            // `profile=` in --a/--b (--profile itself is checked by clap).
+            let names: Vec<&str> = raft_sim::Profile::ALL.iter().map(|p| p.name()).collect();
+            let asked = rest.split('\'').next().unwrap_or_default();
+            format!(
+                "{e}{} (profiles: {})",
+                did_you_mean(asked, &names),
+                names.join(", ")
+            )
         } else {
             e
         }
@@ -465,8 +513,9 @@ fn ab_sides(o: &RunOpts) -> Result<(RunSpec, RunSpec), String> {
     let scenario = o.scenario.as_deref().unwrap_or_default();
     let p = simview::ab::ab_preset(scenario).ok_or_else(|| {
         format!(
-            "'{}' is not an A/B preset ({}); give --a and --b to compare a scenario",
+            "'{}' is not an A/B preset{} ({}); give --a and --b to compare a scenario",
             scenario,
+            did_you_mean(scenario, &names),
             names.join(", ")
         )
     })?;

@@ -440,3 +440,37 @@ fn compare_sides_show_their_knobs_and_a_knob_given_twice_is_refused() {
     ]);
     assert_eq!(code, 0, "{err}");
 }
+
+/// A mistyped preset, A/B preset or profile: the nearest name is
+/// suggested (as for knobs) and the valid ones listed; a name near none
+/// gets the list alone.
+#[test]
+fn a_mistyped_preset_or_profile_gets_the_nearest_name() {
+    let (code, _, err) = run(&["simulate", "leader-kil"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("'leader-kil' is neither a preset nor a file; did you mean 'leader-kill'?"),
+        "{err}"
+    );
+    assert!(err.contains("presets: ls-add-follower,"), "{err}");
+    let (code, _, err) = run(&["simulate", "no-such-scenario-at-all"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!err.contains("did you mean"), "{err}");
+    assert!(err.contains("presets: "), "{err}");
+    let (code, _, err) = run(&["compare", "comit-sync"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("did you mean 'commit-sync'?"), "{err}");
+    let (code, _, err) = run(&[
+        "compare",
+        "ls-add-follower",
+        "--a",
+        "profile=v3.11",
+        "--b",
+        "n=1",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("unknown profile 'v3.11'; did you mean 'v3.1'? (profiles: v2.11,"),
+        "{err}"
+    );
+}
