@@ -85,7 +85,7 @@ pub struct HistoryArgs {
     long_about = "Rows added, removed and changed per table between the database at index \
 I and at index J (standalone: after I and after J txn records), with the changed \
 columns (old -> new).",
-    after_help = "Example:\n  ovsdb-scope diff static/samples/ls-add-follower/s1.db --from 3 --to 8\n\nExit codes: 0 ok, 1 the file is damaged (the output uses the records before the damage), 2 bad input or usage."
+    after_help = "Example:\n  ovsdb-scope diff static/samples/ls-add-follower/s1.db --from 5 --to 10\n\nExit codes: 0 ok, 1 the file is damaged (the output uses the records before the damage), 2 bad input or usage."
 )]
 pub struct DiffArgs {
     /// A database file
