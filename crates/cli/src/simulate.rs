@@ -204,11 +204,8 @@ fn print_human(sim: &Sim, m: &raft_sim::Metrics) {
             None => outln!("  {name:<w$} -"),
         }
     }
-    outln!(
-        "  {:<w$} {:?}",
-        "per-server file bytes",
-        m.per_server_file_bytes
-    );
+    let bytes: Vec<String> = m.per_server_file_bytes.iter().map(u64::to_string).collect();
+    outln!("  {:<w$} {}", "per-server file bytes", bytes.join(" "));
     if m.violations.is_empty() {
         outln!(
             "  {:<w$} ok ({} checks)",
@@ -230,8 +227,11 @@ fn print_agg(agg: &Aggregate) {
         agg.first_seed,
         agg.first_seed + agg.seeds - 1
     );
+    // As wide as the longest name (bytes.log_written_other_mode), so the
+    // numbers stay in their columns.
+    let w = agg.names.iter().map(|n| n.len()).fold(24, usize::max);
     outln!(
-        "  {:<24} {:>12} {:>12} {:>12}",
+        "  {:<w$} {:>12} {:>12} {:>12}",
         "figure",
         "mean",
         "p50",
@@ -239,7 +239,7 @@ fn print_agg(agg: &Aggregate) {
     );
     for n in &agg.names {
         if let Some((a, b, c)) = agg.stat(n) {
-            outln!("  {n:<24} {a:>12.3} {b:>12.3} {c:>12.3}");
+            outln!("  {n:<w$} {a:>12.3} {b:>12.3} {c:>12.3}");
         }
     }
     outln!("  invariant violations: {}", agg.violations.len());

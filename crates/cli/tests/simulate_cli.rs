@@ -474,3 +474,44 @@ fn a_mistyped_preset_or_profile_gets_the_nearest_name() {
         "{err}"
     );
 }
+
+/// The tables of `simulate --seeds` and `compare` keep their numbers in
+/// columns whatever the longest figure name
+/// (bytes.log_written_other_mode): every row is as long as the header;
+/// one run's per-server bytes are plain numbers.
+#[test]
+fn figure_tables_keep_their_columns() {
+    let rows = |out: &str, header: &str| {
+        let lines: Vec<String> = out
+            .lines()
+            .skip_while(|l| !l.trim_start().starts_with(header))
+            .take_while(|l| !l.contains("invariant violations"))
+            .map(str::to_string)
+            .collect();
+        assert!(lines.len() > 10, "{out}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("bytes.log_written_other_mode")),
+            "{out}"
+        );
+        for l in &lines {
+            assert_eq!(l.len(), lines[0].len(), "{l:?}\n{out}");
+        }
+    };
+    let (code, out, err) = run(&["simulate", "leader-kill", "--seeds", "2"]);
+    assert_eq!(code, 0, "{err}");
+    rows(&out, "figure ");
+    let (code, out, err) = run(&["compare", "ls-add-follower", "--a", "n=2", "--b", "n=3"]);
+    assert_eq!(code, 0, "{err}");
+    rows(&out, "figure (mean)");
+    let (code, out, err) = run(&["simulate", "ls-add-follower", "--set", "n=2"]);
+    assert_eq!(code, 0, "{err}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("per-server file bytes"))
+        .unwrap();
+    let numbers: Vec<&str> = line.split_whitespace().skip(3).collect();
+    assert_eq!(numbers.len(), 3, "{line}");
+    assert!(numbers.iter().all(|n| n.parse::<u64>().is_ok()), "{line}");
+}
