@@ -4,18 +4,6 @@
 use contents::{database_reached, Log, Upto};
 use ovsdb::Json;
 
-macro_rules! out {
-    ($($arg:tt)*) => {{
-        use std::io::Write;
-        if let Err(e) = write!(std::io::stdout().lock(), $($arg)*) {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                std::process::exit(141);
-            }
-            panic!("failed printing to stdout: {e}");
-        }
-    }};
-}
-
 /// `show FILE [--at INDEX] [--json]`
 #[derive(clap::Args, Debug)]
 #[command(
@@ -97,7 +85,7 @@ pub struct HistoryArgs {
     long_about = "Rows added, removed and changed per table between the database at index \
 I and at index J (standalone: after I and after J txn records), with the changed \
 columns (old -> new).",
-    after_help = "Example:\n  ovsdb-scope diff static/samples/ls-add-follower/s1.db --from 3 --to 8\n\nExit codes: 0 ok, 1 the file is damaged (the output uses the records before the damage), 2 bad input or usage."
+    after_help = "Example:\n  ovsdb-scope diff static/samples/ls-add-follower/s1.db --from 5 --to 10\n\nExit codes: 0 ok, 1 the file is damaged (the output uses the records before the damage), 2 bad input or usage."
 )]
 pub struct DiffArgs {
     /// A database file
@@ -194,16 +182,27 @@ fn warn(path: &str, e: &Option<ovsdb_log::LogError>) -> u8 {
 /// Says on stderr when `flag`'s index `asked` lies outside the file, whose
 /// replay landed on `reached` instead (the nearest end: the first index a
 /// compacted file holds, the last transaction, the last one before the
-/// `damaged` part).
+/// `damaged` part). `later` tells that the file holds a transaction after
+/// `reached`: then `asked` is inside the log, on entries that change no
+/// rows (the leader's no-op, a membership change), and the note says so.
 pub(crate) fn note_outside(
     path: &str,
     flag: &str,
     asked: u64,
     reached: u64,
+    later: bool,
     verb: &str,
     damaged: bool,
 ) {
-    if asked > reached {
+    if asked > reached && later {
+        let entries = if asked == reached + 1 {
+            format!("entry {asked} holds no transaction (a no-op or membership entry)")
+        } else {
+            let first = reached + 1;
+            format!("entries {first} to {asked} hold no transaction (no-op or membership entries)")
+        };
+        eprintln!("note: {path}: {flag} {asked}: {entries}; {verb} the database as of {reached}");
+    } else if asked > reached {
         let before = if damaged { " before the damage" } else { "" };
         eprintln!(
             "note: {path}: {flag} {asked} is past the last transaction{before} ({reached}); {verb} {reached}"
@@ -213,6 +212,15 @@ pub(crate) fn note_outside(
             "note: {path}: {flag} {asked} is before the file's first index ({reached}); {verb} {reached}"
         );
     }
+}
+
+/// Whether the clustered file `bytes` holds a transaction after log index
+/// `reached` (read again only when an index asked for was not reached).
+fn txn_after(bytes: &[u8], reached: u64) -> bool {
+    let log = Log::load(bytes);
+    log.format == Some(ovsdb_log::Format::Clustered)
+        && log.error.is_none()
+        && contents::stream::range(&log).last > reached
 }
 
 /// The database at `at` (None: the last committed entry), the damage
@@ -232,7 +240,8 @@ fn database(
         (None, None) => return Err(format!("{path}: no schema in this file")),
     };
     if let Some(asked) = at {
-        note_outside(path, flag, asked, r.index, verb, r.error.is_some());
+        let later = asked > r.index && r.error.is_none() && txn_after(bytes, r.index);
+        note_outside(path, flag, asked, r.index, later, verb, r.error.is_some());
     }
     Ok((db, r.error, r.index))
 }
@@ -256,7 +265,16 @@ fn load<'a>(path: &str, bytes: &'a [u8]) -> Result<(Log<'a>, u8), String> {
 fn show_json(path: &str, bytes: &[u8], at: Option<u64>) -> Result<u8, String> {
     let r = database_reached(bytes, upto(at)).map_err(|e| format!("{path}: {e}"))?;
     if let (Some(asked), Some(_)) = (at, &r.db) {
-        note_outside(path, "--at", asked, r.index, "showing", r.error.is_some());
+        let later = asked > r.index && r.error.is_none() && txn_after(bytes, r.index);
+        note_outside(
+            path,
+            "--at",
+            asked,
+            r.index,
+            later,
+            "showing",
+            r.error.is_some(),
+        );
     }
     let s = |v: &str| Json::String(v.to_string());
     let n = |v: u64| Json::Integer(v as i64);
@@ -457,7 +475,7 @@ pub fn sizes(a: SizesArgs) -> u8 {
             let at = a.at.map(|asked| {
                 let r = contents::stream::range(&log);
                 let at = asked.clamp(r.first, r.last.max(r.first));
-                note_outside(path, "--at", asked, at, "using", log.error.is_some());
+                note_outside(path, "--at", asked, at, false, "using", log.error.is_some());
                 at
             });
             let r = contents::sizes::sizes(&log, at);

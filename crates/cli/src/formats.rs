@@ -6,21 +6,6 @@
 use ovsdb::{Json, Object};
 use ovsdb_log::{FileSummary, Format};
 
-/// `println!` that ends the process quietly (status 141, as a shell reports
-/// death by SIGPIPE) when stdout is a closed pipe (`dump FILE | head`),
-/// instead of panicking.
-macro_rules! outln {
-    ($($arg:tt)*) => {{
-        use std::io::Write;
-        if let Err(e) = writeln!(std::io::stdout().lock(), $($arg)*) {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                std::process::exit(141);
-            }
-            panic!("failed printing to stdout: {e}");
-        }
-    }};
-}
-
 /// Size of the chunks files are read in: the core's scanner keeps only
 /// the record being read, so memory does not grow with the file.
 const CHUNK: usize = 4 << 20;
@@ -422,7 +407,8 @@ pub fn inspect(a: InspectArgs) -> u8 {
                 }
                 if let Some(e) = &s.truncated {
                     eprintln!("ovsdb-scope: {path}: {e}");
-                    code = code.max(1);
+                    // Not even record 0 read: not a database (bad input).
+                    code = code.max(if s.format.is_none() { 2 } else { 1 });
                 }
                 summaries.push(s);
             }
@@ -500,18 +486,30 @@ pub fn dump(a: DumpArgs) -> u8 {
         }
     };
     crate::progress::finish();
+    // Not a database at all (nothing before the first damage): bad input,
+    // 2, as for show; damage after the schema: 1, with the rows before it.
+    let Some(db) = &r.db else {
+        match &r.error {
+            Some(e) => eprintln!("ovsdb-scope: {path}: {e}"),
+            None => eprintln!("ovsdb-scope: {path}: no database contents (no schema read)"),
+        }
+        return 2;
+    };
     let mut code = 0;
     if let Some(e) = &r.error {
         eprintln!("ovsdb-scope: {path}: {e}");
         code = 1;
     }
-    let Some(db) = &r.db else {
-        eprintln!("ovsdb-scope: {path}: no database contents (no schema read)");
-        return 1;
-    };
     if let Some(asked) = at {
         let damaged = r.error.is_some();
-        crate::contents::note_outside(&path, "--at", asked, r.applied, "dumping", damaged);
+        // The entries the replay stepped over past its limit are listed
+        // too: one with a transaction after the index reached means the
+        // index asked is inside the log.
+        let later = !damaged
+            && r.entries
+                .iter()
+                .any(|e| !e.superseded && e.index.is_some_and(|i| i > r.applied));
+        crate::contents::note_outside(&path, "--at", asked, r.applied, later, "dumping", damaged);
     }
     if json {
         outln!("{}", db.to_json());
@@ -615,7 +613,12 @@ pub fn convert(a: ConvertArgs) -> u8 {
         }
         Err(e) => {
             eprintln!("ovsdb-scope: {input}: {e}");
-            1
+            // Damage at record 0: not a database at all (bad input).
+            if e.record == 0 {
+                2
+            } else {
+                1
+            }
         }
     }
 }

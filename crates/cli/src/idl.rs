@@ -126,9 +126,9 @@ fn run(a: IdlArgs) -> Result<(), String> {
     let mut clock = move || start.elapsed().as_secs_f64() * 1000.0;
     let (text, j) = params::run(&values, &mut clock);
     if json {
-        println!("{}", j.to_string_compact());
+        outln!("{}", j.to_string_compact());
     } else {
-        print!("{text}");
+        out!("{text}");
     }
     Ok(())
 }

@@ -8,6 +8,39 @@
 //! history, diff, sizes) and `generate`. `progress` draws the progress bar
 //! of long reads.
 
+/// `print!` that ends the process quietly (status 141, as a shell reports
+/// death by SIGPIPE) when stdout is a closed pipe (`dump FILE | head -1`),
+/// instead of panicking. Every command prints through it or [`outln!`].
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        if let Err(e) = write!(std::io::stdout().lock(), $($arg)*) {
+            $crate::stdout_failed(e);
+        }
+    }};
+}
+
+/// `println!` that ends quietly on a closed pipe, as [`out!`].
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        if let Err(e) = writeln!(std::io::stdout().lock(), $($arg)*) {
+            $crate::stdout_failed(e);
+        }
+    }};
+}
+
+/// A write to stdout failed: a closed pipe (the reader has what it
+/// wanted) ends the process with status 141 and nothing on stderr; any
+/// other error is said once, status 2.
+fn stdout_failed(e: std::io::Error) -> ! {
+    if e.kind() != std::io::ErrorKind::BrokenPipe {
+        eprintln!("ovsdb-scope: cannot write to stdout: {e}");
+        std::process::exit(2);
+    }
+    std::process::exit(141);
+}
+
 mod contents;
 mod diagnose;
 mod formats;
@@ -105,7 +138,11 @@ fn main() -> ExitCode {
         Cmd::IdlExperiment(a) => idl::experiment(a),
         Cmd::Generate(a) => generate::generate(a),
         Cmd::Completions { shell } => {
-            clap_complete::generate(shell, &mut command(), "ovsdb-scope", &mut std::io::stdout());
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut command(), "ovsdb-scope", &mut script);
+            if let Err(e) = std::io::Write::write_all(&mut std::io::stdout().lock(), &script) {
+                stdout_failed(e);
+            }
             0
         }
     };

@@ -28,11 +28,50 @@ fn load(name: &str) -> Result<String, String> {
     }
     std::fs::read_to_string(name).map_err(|e| {
         let names: Vec<&str> = raft_sim::PRESETS.iter().map(|p| p.0).collect();
+        let list = names.join(", ");
+        if e.kind() != std::io::ErrorKind::NotFound {
+            return format!("cannot read scenario '{name}': {e} (presets: {list})");
+        }
         format!(
-            "cannot read scenario '{name}': {e} (presets: {})",
-            names.join(", ")
+            "'{name}' is neither a preset nor a file{} (presets: {list})",
+            did_you_mean(name, &names)
         )
     })
+}
+
+/// "; did you mean 'x'?" when one of `names` is a typo away from `name`
+/// (at most one edit in four letters; of two as near, the one sharing
+/// the longer start: v3.11 is v3.1, not v2.11), else nothing.
+fn did_you_mean(name: &str, names: &[&str]) -> String {
+    let limit = 1 + name.len() / 4;
+    let shared = |n: &str| {
+        n.bytes()
+            .zip(name.bytes())
+            .take_while(|(a, b)| a == b)
+            .count()
+    };
+    names
+        .iter()
+        .map(|n| (edits(name, n), std::cmp::Reverse(shared(n)), *n))
+        .filter(|(d, _, _)| *d <= limit)
+        .min()
+        .map_or(String::new(), |(_, _, n)| format!("; did you mean '{n}'?"))
+}
+
+/// Levenshtein distance of two names (single edits of one byte).
+fn edits(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, x) in a.iter().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, y) in b.iter().enumerate() {
+            let up = row[j + 1];
+            row[j + 1] = (diag + usize::from(x != y)).min(up + 1).min(row[j] + 1);
+            diag = up;
+        }
+    }
+    row[b.len()]
 }
 
 fn parse_set(v: &str) -> Result<(String, String), String> {
@@ -46,11 +85,33 @@ fn parse_set(v: &str) -> Result<(String, String), String> {
 pub struct KnobList(Vec<(String, String)>);
 
 fn knob_list(v: &str) -> Result<KnobList, String> {
-    v.split([',', ' '])
+    let list: Vec<(String, String)> = v
+        .split([',', ' '])
         .filter(|s| !s.is_empty())
         .map(parse_set)
-        .collect::<Result<_, _>>()
-        .map(KnobList)
+        .collect::<Result<_, _>>()?;
+    // One side's list saying two things of one knob is a slip, not an
+    // override: which one was meant?
+    for (i, (k, v)) in list.iter().enumerate() {
+        if let Some((_, w)) = list[..i].iter().find(|(j, w)| j == k && w != v) {
+            return Err(format!("{k} is given twice ({w} and {v})"));
+        }
+    }
+    Ok(KnobList(list))
+}
+
+/// The knobs a side runs with, each once with the value that wins (the
+/// last given), in the order first given, each after a space:
+/// ` n=100 column_diff=false`.
+fn effective(sets: &[(String, String)]) -> String {
+    let mut out: Vec<(&str, &str)> = Vec::new();
+    for (k, v) in sets {
+        match out.iter_mut().find(|(j, _)| j == k) {
+            Some(e) => e.1 = v,
+            None => out.push((k, v)),
+        }
+    }
+    out.iter().map(|(k, v)| format!(" {k}={v}")).collect()
 }
 
 /// What `simulate` and `compare` share.
@@ -112,7 +173,8 @@ pub struct SimulateArgs {
 pub struct CompareArgs {
     #[command(flatten)]
     run: RunOpts,
-    /// Knobs of side A, comma-separated KNOB=VALUE (profile=P allowed)
+    /// Knobs of side A, comma-separated KNOB=VALUE (profile=P allowed; they
+    /// win over --profile and --set)
     #[arg(long = "a", value_name = "KNOBS", value_parser = knob_list, requires = "b")]
     a: Option<KnobList>,
     /// Knobs of side B
@@ -121,9 +183,11 @@ pub struct CompareArgs {
 }
 
 fn print_human(sim: &Sim, m: &raft_sim::Metrics) {
-    println!(
+    outln!(
         "scenario {} profile {} seed {}",
-        sim.scenario.name, sim.knobs.profile, sim.seed
+        sim.scenario.name,
+        sim.knobs.profile,
+        sim.seed
     );
     let figures = report::figures(m);
     let w = figures
@@ -135,48 +199,52 @@ fn print_human(sim: &Sim, m: &raft_sim::Metrics) {
     for (name, v) in figures {
         match v {
             // Counts as integers, measures with three decimals.
-            Some(v) if v.fract() == 0.0 && v.abs() < 1e15 => println!("  {name:<w$} {v:.0}"),
-            Some(v) => println!("  {name:<w$} {v:.3}"),
-            None => println!("  {name:<w$} -"),
+            Some(v) if v.fract() == 0.0 && v.abs() < 1e15 => outln!("  {name:<w$} {v:.0}"),
+            Some(v) => outln!("  {name:<w$} {v:.3}"),
+            None => outln!("  {name:<w$} -"),
         }
     }
-    println!(
-        "  {:<w$} {:?}",
-        "per-server file bytes", m.per_server_file_bytes
-    );
+    let bytes: Vec<String> = m.per_server_file_bytes.iter().map(u64::to_string).collect();
+    outln!("  {:<w$} {}", "per-server file bytes", bytes.join(" "));
     if m.violations.is_empty() {
-        println!(
+        outln!(
             "  {:<w$} ok ({} checks)",
             "invariants",
             sim.invariant_checks()
         );
     } else {
         for v in &m.violations {
-            println!("  INVARIANT VIOLATION: {v}");
+            outln!("  INVARIANT VIOLATION: {v}");
         }
     }
 }
 
 fn print_agg(agg: &Aggregate) {
-    println!(
+    outln!(
         "scenario {} profile {} seeds {}..{}",
         agg.scenario,
         agg.profile,
         agg.first_seed,
         agg.first_seed + agg.seeds - 1
     );
-    println!(
-        "  {:<24} {:>12} {:>12} {:>12}",
-        "figure", "mean", "p50", "p99"
+    // As wide as the longest name (bytes.log_written_other_mode), so the
+    // numbers stay in their columns.
+    let w = agg.names.iter().map(|n| n.len()).fold(24, usize::max);
+    outln!(
+        "  {:<w$} {:>12} {:>12} {:>12}",
+        "figure",
+        "mean",
+        "p50",
+        "p99"
     );
     for n in &agg.names {
         if let Some((a, b, c)) = agg.stat(n) {
-            println!("  {n:<24} {a:>12.3} {b:>12.3} {c:>12.3}");
+            outln!("  {n:<w$} {a:>12.3} {b:>12.3} {c:>12.3}");
         }
     }
-    println!("  invariant violations: {}", agg.violations.len());
+    outln!("  invariant violations: {}", agg.violations.len());
     for v in agg.violations.iter().take(5) {
-        println!("    {v}");
+        outln!("    {v}");
     }
 }
 
@@ -253,6 +321,15 @@ fn with_knob_hint(cmd: &str, r: Result<u8, String>) -> Result<u8, String> {
     r.map_err(|e| {
         if e.contains("unknown knob '") {
             format!("{e} (ovsdb-scope {cmd} --list-knobs lists them all)")
+        } else if let Some(rest) = e.strip_prefix("unknown profile '") {
+            // `profile=` in --a/--b (--profile itself is checked by clap).
+            let names: Vec<&str> = raft_sim::Profile::ALL.iter().map(|p| p.name()).collect();
+            let asked = rest.split('\'').next().unwrap_or_default();
+            format!(
+                "{e}{} (profiles: {})",
+                did_you_mean(asked, &names),
+                names.join(", ")
+            )
         } else {
             e
         }
@@ -357,7 +434,7 @@ fn simulate_inner(args: SimulateArgs) -> Result<u8, String> {
         }
         let agg = report::run_seeds(&text, o.profile.as_deref(), &o.sets, o.seed, n)?;
         if o.json {
-            println!("{}", agg.to_json());
+            outln!("{}", agg.to_json());
         } else {
             print_agg(&agg);
         }
@@ -386,7 +463,7 @@ fn simulate_inner(args: SimulateArgs) -> Result<u8, String> {
         std::fs::write(path, s).map_err(|e| format!("cannot write {path}: {e}"))?;
     }
     if o.json {
-        println!("{}", report::run_json(&sim, &m));
+        outln!("{}", report::run_json(&sim, &m));
     } else {
         print_human(&sim, &m);
     }
@@ -436,13 +513,14 @@ fn ab_sides(o: &RunOpts) -> Result<(RunSpec, RunSpec), String> {
     let scenario = o.scenario.as_deref().unwrap_or_default();
     let p = simview::ab::ab_preset(scenario).ok_or_else(|| {
         format!(
-            "'{}' is not an A/B preset ({}); give --a and --b to compare a scenario",
+            "'{}' is not an A/B preset{} ({}); give --a and --b to compare a scenario",
             scenario,
+            did_you_mean(scenario, &names),
             names.join(", ")
         )
     })?;
     if !o.json {
-        println!(
+        outln!(
             "{}: {}\nA = {}, B = {}",
             p.name,
             p.words().title,
@@ -481,13 +559,16 @@ fn compare_inner(args: CompareArgs) -> Result<u8, String> {
     };
     let (a, b) = simview::ab::run_sides(&sa, &sb, seeds, &mut |_, _| {})?;
     if o.json {
-        println!("{}", report::compare_json(&a, &b));
+        outln!("{}", report::compare_json(&a, &b));
     } else {
-        println!(
-            "A: {} {:?}\nB: {} {:?}",
-            a.profile, sa.sets, b.profile, sb.sets
+        outln!(
+            "A: profile={}{}\nB: profile={}{}",
+            a.profile,
+            effective(&sa.sets),
+            b.profile,
+            effective(&sb.sets)
         );
-        print!("{}", report::compare_table(&a, &b));
+        out!("{}", report::compare_table(&a, &b));
     }
     Ok(if a.violations.is_empty() && b.violations.is_empty() {
         0

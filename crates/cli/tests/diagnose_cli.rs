@@ -307,3 +307,34 @@ fn damaged_database_files_are_findings_and_set_the_exit_code() {
         assert!(f.get("cause").and_then(Json::as_str).is_some());
     }
 }
+
+/// A sosreport names its server after its folder, far longer than `s1`:
+/// the text's columns widen to it, so in "inputs" every path and in
+/// "servers" every address starts where the others do.
+#[test]
+fn text_columns_line_up_with_a_sosreport_server_name() {
+    let o = ours(&[
+        "diagnose",
+        &fixture("must-gather/sosreport-like.tar.xz"),
+        &fixture("sb-memory/s1.db"),
+        &fixture("sb-memory/s1.ovsdb-server.log"),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let section = |title: &str| -> Vec<String> {
+        text.lines()
+            .skip_while(|l| !l.starts_with(title))
+            .skip(1)
+            .take_while(|l| !l.is_empty() && !l.starts_with("  ignored"))
+            .map(str::to_string)
+            .collect()
+    };
+    let inputs = section("inputs");
+    assert!(inputs.len() >= 5, "{text}");
+    let starts: Vec<usize> = inputs.iter().map(|l| l.find("tests/").unwrap()).collect();
+    assert!(starts.windows(2).all(|w| w[0] == w[1]), "{text}");
+    let servers = section("servers:");
+    assert_eq!(servers.len(), 2, "{text}");
+    assert!(servers[0].contains(" sosreport-ovn-central-1-"), "{text}");
+    let starts: Vec<usize> = servers.iter().map(|l| l.find("tcp:").unwrap()).collect();
+    assert_eq!(starts[0], starts[1], "{text}");
+}

@@ -34,7 +34,7 @@ fn inspect_damaged_file_prints_prefix_summary_and_one_error_line() {
     assert_eq!(t.get("record"), Some(&Json::Integer(52)));
     assert_eq!(t.get("code").and_then(Json::as_str), Some("truncated-body"));
 
-    // Binary garbage: no prefix, still one line and a non-zero exit.
+    // Binary garbage: no prefix, still one line.
     let g = dir.path("garbage.db");
     std::fs::write(
         &g,
@@ -43,8 +43,9 @@ fn inspect_damaged_file_prints_prefix_summary_and_one_error_line() {
             .collect::<Vec<_>>(),
     )
     .unwrap();
+    // Binary garbage is not a database: bad input, 2, as `show` says.
     let o = ours(&["inspect", &g.display().to_string()]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert_eq!(s(&o).1.lines().count(), 1);
 
     // Missing file: exit 2.
@@ -164,6 +165,53 @@ fn dump_into_a_closed_pipe_ends_quietly() {
     assert_eq!(o.status.code(), Some(141), "{err}");
 }
 
+/// Every command that prints, into a pipe whose reader is already gone
+/// (`ovsdb-scope ... | head -1` once head has exited): status 141 and
+/// nothing on stderr, never a panic.
+#[test]
+fn every_command_into_a_closed_pipe_ends_quietly() {
+    use std::process::{Command, Stdio};
+    let s1 = sample_path("leader-failover", "s1").display().to_string();
+    let incident = repo_root()
+        .join("tests/fixtures/incidents/leader-pause")
+        .display()
+        .to_string();
+    let runs: &[&[&str]] = &[
+        &["inspect", &s1],
+        &["show", &s1],
+        &["diagnose", &incident],
+        &["simulate", "ls-add-follower", "--set", "n=3"],
+        &["simulate", "leader-kill", "--seeds", "2"],
+        &["simulate", "--list-knobs"],
+        &["compare", "ls-add-follower", "--a", "n=2", "--b", "n=3"],
+        &["compare", "commit-sync", "--set", "n=2"],
+        &[
+            "idl-experiment",
+            "diff-apply",
+            "--sizes",
+            "10",
+            "--diffs",
+            "10",
+        ],
+        &["completions", "bash"],
+    ];
+    for args in runs {
+        // The reading end is closed before the command starts.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let child = Command::new(env!("CARGO_BIN_EXE_ovsdb-scope"))
+            .args(*args)
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err, "", "{args:?}");
+        assert_eq!(o.status.code(), Some(141), "{args:?}");
+    }
+}
+
 #[test]
 fn inspect_and_check_report_skipped_spans() {
     // The must-gather fragment: record 0 (a header without server_id) is
@@ -245,6 +293,10 @@ fn contents_commands_exit_by_what_the_file_is() {
             vec!["diff", f, "--from", "1", "--to", "5"],
             vec!["sizes", f],
             vec!["sizes", "--json", f],
+            vec!["inspect", f],
+            vec!["inspect", "--json", f],
+            vec!["dump", f],
+            vec!["dump", "--json", f],
         ]
         .into_iter()
         .map(|v| v.into_iter().map(String::from).collect())
@@ -273,6 +325,15 @@ fn contents_commands_exit_by_what_the_file_is() {
                 _ => assert_eq!(err.lines().count(), 1, "{a:?}: {err}"),
             }
         }
+    }
+    // convert: damage in the middle is 1 (nothing written), a file that
+    // is not a database 2, like every command above.
+    let out = dir.path("converted.db").display().to_string();
+    for (file, want) in [(&damaged, 1), (&garbage, 2), (&empty, 2)] {
+        let f = file.display().to_string();
+        let o = ours(&["convert", "--to", "full", &f, &out]);
+        assert_eq!(o.status.code(), Some(want), "{f}: {}", s(&o).1);
+        assert_eq!(s(&o).1.lines().count(), 1, "{f}");
     }
     // Binary input is named as such, not echoed byte by byte.
     let (_, err) = s(&ours(&["show", &garbage.display().to_string()]));
@@ -503,6 +564,66 @@ fn an_index_outside_the_file_lands_on_its_end_with_a_note() {
     assert!(!out.is_empty());
     assert!(
         err.contains("is past the last transaction before the damage ("),
+        "{err}"
+    );
+}
+
+/// An index inside the log on entries that carry no transaction: in
+/// ls-add-follower's s1.db (as `ovsdb-tool show-log` lists it) index 2
+/// is the leader's no-op and 3 and 4 add servers; the first row arrives
+/// at 5. The database there is the one as of 1, and the note says why
+/// instead of calling index 3 past the end of a 245-entry log.
+#[test]
+fn an_index_on_entries_without_a_transaction_is_not_past_the_end() {
+    let f = sample_path("ls-add-follower", "s1").display().to_string();
+    let show_log = std::process::Command::new("ovsdb-tool")
+        .args(["show-log", &f])
+        .output();
+    if let Ok(o) = show_log {
+        // The oracle, where installed: indexes 2 to 4 carry no data (no
+        // eid, which show-log prints for an entry with data), 5 does.
+        let text = String::from_utf8_lossy(&o.stdout);
+        let records: Vec<&str> = text.split("\n\n").collect();
+        for i in 2..=5 {
+            let r = records
+                .iter()
+                .find(|r| r.lines().any(|l| l.trim() == format!("index: {i}")))
+                .unwrap();
+            assert_eq!(r.contains(" eid:"), i == 5, "{r}");
+        }
+    }
+    let run = |args: &[&str]| {
+        let o = ours(args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        s(&o)
+    };
+    let (at1, quiet) = run(&["dump", "--at", "1", &f]);
+    assert_eq!(quiet, "");
+    for (cmd, verb) in [("dump", "dumping"), ("show", "showing")] {
+        let (out, err) = run(&[cmd, "--at", "3", &f]);
+        assert_eq!(
+            err,
+            format!(
+                "note: {f}: --at 3: entries 2 to 3 hold no transaction (no-op or membership entries); {verb} the database as of 1\n"
+            )
+        );
+        if cmd == "dump" {
+            assert_eq!(out, at1);
+        }
+    }
+    let (_, err) = run(&["show", "--json", "--at", "2", &f]);
+    assert!(
+        err.contains("--at 2: entry 2 holds no transaction"),
+        "{err}"
+    );
+    let (_, err) = run(&["diff", &f, "--from", "4", "--to", "8"]);
+    assert!(err.contains("--from 4: entries 2 to 4 hold no"), "{err}");
+    let (_, err) = run(&["find", "--at", "3", &f, "NB_Global"]);
+    assert!(!err.contains("past the last"), "{err}");
+    // Past the real end, the note is the one it was.
+    let (_, err) = run(&["dump", "--at", "100000", &f]);
+    assert!(
+        err.contains("--at 100000 is past the last transaction (245)"),
         "{err}"
     );
 }

@@ -205,3 +205,53 @@ fn check_json_reports_what_the_text_and_check_cluster_do() {
         }
     }
 }
+
+/// A Northbound cluster's files checked with a Southbound cluster's (the
+/// slip of a `check *.db` in a folder holding both): check-cluster
+/// refuses on the cluster ID; ours says so for each stray file and checks
+/// nothing else across them (no election-safety or membership noise from
+/// comparing two clusters' terms), and the Northbound files alone still
+/// check clean.
+#[test]
+fn files_of_another_cluster_are_only_told_apart() {
+    let nb: Vec<String> = ["s1", "s2", "s3"]
+        .iter()
+        .map(|s| sample_path("leader-failover", s).display().to_string())
+        .collect();
+    let sb: Vec<String> = ["s1", "s2", "s3"]
+        .iter()
+        .map(|s| sample_path("sb-scale", s).display().to_string())
+        .collect();
+    let all: Vec<&str> = nb.iter().chain(&sb).map(String::as_str).collect();
+    let mut args = vec!["check", "--json"];
+    args.extend(&all);
+    let o = ours(&args);
+    assert_eq!(o.status.code(), Some(1));
+    let j = ovsdb::json::parse(&o.stdout).unwrap();
+    let problems = j.get("problems").unwrap().as_array().unwrap();
+    assert_eq!(problems.len(), 6, "{j}");
+    for p in problems {
+        assert_eq!(
+            p.get("rule").and_then(|r| r.as_str()),
+            Some("identity"),
+            "{p}"
+        );
+        let file = p.get("file").and_then(|f| f.as_str()).unwrap();
+        assert!(sb.iter().any(|s| s == file), "{p}");
+    }
+    let warnings = j.get("warnings").unwrap().as_array().unwrap();
+    for s in &sb {
+        let w = format!("{s}: not checked against the other files (another cluster)");
+        assert!(
+            warnings.iter().any(|x| x.as_str() == Some(w.as_str())),
+            "{j}"
+        );
+    }
+    if ovs_tools("files_of_another_cluster_are_only_told_apart") {
+        let mut t = vec!["check-cluster"];
+        t.extend(&all);
+        let c = tool(&t);
+        assert_ne!(c.status.code(), Some(0));
+        assert!(String::from_utf8_lossy(&c.stderr).contains("has cluster ID"));
+    }
+}

@@ -188,8 +188,13 @@ fn compare_runs_an_ab_preset_by_name_with_sets_on_both_sides() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("write-changed-only: "), "{out}");
-    assert!(out.contains("(\"write_changed_only\", \"false\")"), "{out}");
-    assert!(out.contains("(\"sb_ports\", \"1000\")"), "{out}");
+    // Each side's knobs once, with the value it ran with (--set's n=10
+    // over the preset's n), as KNOB=VALUE.
+    let a_line = out.lines().find(|l| l.starts_with("A: ")).unwrap();
+    assert!(a_line.contains(" write_changed_only=false"), "{out}");
+    assert!(a_line.contains(" sb_ports=1000"), "{out}");
+    assert_eq!(a_line.matches(" n=").count(), 1, "{out}");
+    assert!(a_line.contains(" n=10"), "{out}");
     let (a, b) = ab_line(&out, "sb.northd.txn_bytes.mean");
     assert!(a > 100.0 * b, "{a} {b}");
     let (a, b) = ab_line(&out, "bringup.ms.mean");
@@ -362,4 +367,151 @@ fn an_unknown_knob_is_named_with_the_closest_one_and_how_to_list_them() {
     assert_eq!(code, 2, "{err}");
     assert!(!err.contains("did you mean"), "{err}");
     assert!(err.contains("--list-knobs lists them all"), "{err}");
+}
+
+/// `compare --a/--b`: the header names each side's knobs as they ran
+/// (--a/--b over --set), and a side's list that gives one knob two values
+/// is refused rather than resolved silently.
+#[test]
+fn compare_sides_show_their_knobs_and_a_knob_given_twice_is_refused() {
+    let (code, out, err) = run(&[
+        "compare",
+        "ls-add-follower",
+        "--set",
+        "n=4",
+        "--set",
+        "election_timer=900",
+        "--a",
+        "election_timer=1000,n=3",
+        "--b",
+        "election_timer=2000",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let mut lines = out.lines();
+    assert_eq!(
+        lines.next(),
+        Some("A: profile=v3.1 n=3 election_timer=1000")
+    );
+    assert_eq!(
+        lines.next(),
+        Some("B: profile=v3.1 n=4 election_timer=2000")
+    );
+    // What ran is what the header says: A wrote 3 transactions, B 4.
+    assert_eq!(ab_line(&out, "txns.count"), (3.0, 4.0));
+    let (code, out, err) = run(&[
+        "compare",
+        "ls-add-follower",
+        "--a",
+        "election_timer=1000,election_timer=3000",
+        "--b",
+        "election_timer=2000",
+    ]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        err.contains("election_timer is given twice (1000 and 3000)"),
+        "{err}"
+    );
+    // Without knobs of its own, a side is its profile alone.
+    let (code, out, err) = run(&[
+        "compare",
+        "ls-add-follower",
+        "--set",
+        "n=2",
+        "--a",
+        "profile=v2.12",
+        "--b",
+        "profile=v3.1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("A: profile=v2.12 n=2\nB: profile=v3.1 n=2\n"),
+        "{out}"
+    );
+    // The same value twice says one thing: accepted.
+    let (code, _, err) = run(&[
+        "compare",
+        "ls-add-follower",
+        "--set",
+        "n=2",
+        "--a",
+        "prevote=false,prevote=false",
+        "--b",
+        "prevote=true",
+    ]);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// A mistyped preset, A/B preset or profile: the nearest name is
+/// suggested (as for knobs) and the valid ones listed; a name near none
+/// gets the list alone.
+#[test]
+fn a_mistyped_preset_or_profile_gets_the_nearest_name() {
+    let (code, _, err) = run(&["simulate", "leader-kil"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("'leader-kil' is neither a preset nor a file; did you mean 'leader-kill'?"),
+        "{err}"
+    );
+    assert!(err.contains("presets: ls-add-follower,"), "{err}");
+    let (code, _, err) = run(&["simulate", "no-such-scenario-at-all"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!err.contains("did you mean"), "{err}");
+    assert!(err.contains("presets: "), "{err}");
+    let (code, _, err) = run(&["compare", "comit-sync"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("did you mean 'commit-sync'?"), "{err}");
+    let (code, _, err) = run(&[
+        "compare",
+        "ls-add-follower",
+        "--a",
+        "profile=v3.11",
+        "--b",
+        "n=1",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("unknown profile 'v3.11'; did you mean 'v3.1'? (profiles: v2.11,"),
+        "{err}"
+    );
+}
+
+/// The tables of `simulate --seeds` and `compare` keep their numbers in
+/// columns whatever the longest figure name
+/// (bytes.log_written_other_mode): every row is as long as the header;
+/// one run's per-server bytes are plain numbers.
+#[test]
+fn figure_tables_keep_their_columns() {
+    let rows = |out: &str, header: &str| {
+        let lines: Vec<String> = out
+            .lines()
+            .skip_while(|l| !l.trim_start().starts_with(header))
+            .take_while(|l| !l.contains("invariant violations"))
+            .map(str::to_string)
+            .collect();
+        assert!(lines.len() > 10, "{out}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("bytes.log_written_other_mode")),
+            "{out}"
+        );
+        for l in &lines {
+            assert_eq!(l.len(), lines[0].len(), "{l:?}\n{out}");
+        }
+    };
+    let (code, out, err) = run(&["simulate", "leader-kill", "--seeds", "2"]);
+    assert_eq!(code, 0, "{err}");
+    rows(&out, "figure ");
+    let (code, out, err) = run(&["compare", "ls-add-follower", "--a", "n=2", "--b", "n=3"]);
+    assert_eq!(code, 0, "{err}");
+    rows(&out, "figure (mean)");
+    let (code, out, err) = run(&["simulate", "ls-add-follower", "--set", "n=2"]);
+    assert_eq!(code, 0, "{err}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("per-server file bytes"))
+        .unwrap();
+    let numbers: Vec<&str> = line.split_whitespace().skip(3).collect();
+    assert_eq!(numbers.len(), 3, "{line}");
+    assert!(numbers.iter().all(|n| n.parse::<u64>().is_ok()), "{line}");
 }

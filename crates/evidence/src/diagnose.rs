@@ -924,9 +924,8 @@ impl Diagnosis {
             self.inputs.len(),
             self.ignored.len()
         );
-        for i in &self.inputs {
-            let who = i
-                .server
+        let who = |i: &InputUse| {
+            i.server
                 .map(|k| {
                     let s = &self.servers[k];
                     if s.short.is_empty() {
@@ -935,18 +934,32 @@ impl Diagnosis {
                         format!("{} ({})", s.short, s.name)
                     }
                 })
-                .unwrap_or_else(|| "no server".into());
-            let _ = writeln!(out, "  {:<14} {:<10} {}", i.kind.name(), who, i.path);
+                .unwrap_or_else(|| "no server".into())
+        };
+        // Columns as wide as their longest value (a sosreport's folder
+        // name is a server's name), so the paths and addresses line up.
+        let ww = self
+            .inputs
+            .iter()
+            .map(|i| who(i).len())
+            .fold(10, usize::max);
+        for i in &self.inputs {
+            let _ = writeln!(out, "  {:<14} {:<ww$} {}", i.kind.name(), who(i), i.path);
         }
         for i in &self.ignored {
             let _ = writeln!(out, "  ignored        {}: {}", i.path, i.reason);
         }
         let _ = writeln!(out, "\nservers:");
+        let nw = self
+            .servers
+            .iter()
+            .map(|s| s.name.len())
+            .fold(12, usize::max);
         for s in &self.servers {
             let (role, term) = s.role_term(&self.timeline);
             let _ = writeln!(
                 out,
-                "  {:<5} {:<12} {:<24} {:<10} term {}",
+                "  {:<5} {:<nw$} {:<24} {:<10} term {}",
                 if s.short.is_empty() { "?" } else { &s.short },
                 s.name,
                 s.address.as_deref().unwrap_or("-"),

@@ -381,9 +381,13 @@ impl Checker {
             ));
         }
         self.sids.push((header.server_id, name.to_string()));
+        // A file of another cluster (or database) is only told apart: its
+        // terms and entries would break every cross-file rule for nothing.
+        let mut foreign = false;
         match &self.first {
             None => self.first = Some((header.cluster_id, header.name.clone())),
             Some((cid, dbname)) => {
+                foreign = *cid != header.cluster_id || *dbname != header.name;
                 if *cid != header.cluster_id {
                     self.id_violations.push(violation(
                         name,
@@ -432,6 +436,11 @@ impl Checker {
         }
         let commit_index = prev_index;
         let before = self.violations.len();
+        if foreign {
+            self.warnings.push(format!(
+                "{name}: not checked against the other files (another cluster)"
+            ));
+        }
         FileState {
             sid,
             me,
@@ -444,7 +453,8 @@ impl Checker {
             before,
             pending: None,
             buf: Vec::new(),
-            stopped: false,
+            stopped: foreign,
+            foreign,
         }
     }
 
@@ -616,6 +626,9 @@ struct FileState {
     pending: Option<(usize, u64)>,
     buf: Vec<u8>,
     stopped: bool,
+    /// Of another cluster than the first file's: left out of the
+    /// cross-file rules.
+    foreign: bool,
 }
 
 impl FileCheck {
@@ -640,7 +653,7 @@ impl FileCheck {
                 kind: crate::ErrorKind::EmptyFile,
             });
         }
-        Ok(self.state.map(|s| s.log))
+        Ok(self.state.filter(|s| !s.foreign).map(|s| s.log))
     }
 
     /// Takes one event of the file's walk.

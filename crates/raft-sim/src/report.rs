@@ -453,8 +453,10 @@ pub fn for_seeds(
 
 /// Side-by-side table of two aggregates with ratio b/a.
 pub fn compare_table(a: &Aggregate, b: &Aggregate) -> String {
+    // As wide as the longest name, so the numbers stay in their columns.
+    let w = a.names.iter().map(|n| n.len()).fold(24, usize::max);
     let mut out = format!(
-        "{:<24} {:>14} {:>14} {:>9}\n",
+        "{:<w$} {:>14} {:>14} {:>9}\n",
         "figure (mean)", "A", "B", "B/A"
     );
     for n in &a.names {
@@ -466,7 +468,7 @@ pub fn compare_table(a: &Aggregate, b: &Aggregate) -> String {
         } else {
             "-".into()
         };
-        let _ = writeln!(out, "{n:<24} {x:>14.3} {y:>14.3} {ratio:>9}");
+        let _ = writeln!(out, "{n:<w$} {x:>14.3} {y:>14.3} {ratio:>9}");
     }
     let _ = writeln!(
         out,
