@@ -25,6 +25,39 @@ fn verdicts(paths: &[String]) -> (i32, i32, String) {
     )
 }
 
+/// The damaged copies (`ovsdb_log::check::damage::all`) of two sample
+/// clusters, each set written to a directory of its own: its name
+/// (`scenario/damage`), the directory (removed when dropped) and its paths.
+fn damaged_copies() -> Vec<(String, TempDir, Vec<String>)> {
+    let mut out = Vec::new();
+    for scen in ["leader-failover", "ls-add-follower"] {
+        let files: Vec<(String, Vec<u8>)> = ["s1", "s2", "s3"]
+            .iter()
+            .map(|s| {
+                (
+                    format!("{s}.db"),
+                    std::fs::read(sample_path(scen, s)).unwrap(),
+                )
+            })
+            .collect();
+        let damaged = ovsdb_log::check::damage::all(&files);
+        assert_eq!(damaged.len(), 4, "{scen}");
+        for (name, set) in damaged {
+            let dir = TempDir::new(name);
+            let paths = set
+                .iter()
+                .map(|(f, b)| {
+                    let p = dir.path(f);
+                    std::fs::write(&p, b).unwrap();
+                    p.display().to_string()
+                })
+                .collect();
+            out.push((format!("{scen}/{name}"), dir, paths));
+        }
+    }
+    out
+}
+
 #[test]
 fn check_agrees_with_check_cluster() {
     if !ovs_tools("check_agrees_with_check_cluster") {
@@ -39,34 +72,11 @@ fn check_agrees_with_check_cluster() {
         assert_eq!((o, c), (0, 0), "{scen}\n{text}");
     }
     // Damaged copies of two clusters.
-    for scen in ["leader-failover", "ls-add-follower"] {
-        let files: Vec<(String, Vec<u8>)> = ["s1", "s2", "s3"]
-            .iter()
-            .map(|s| {
-                (
-                    format!("{s}.db"),
-                    std::fs::read(sample_path(scen, s)).unwrap(),
-                )
-            })
-            .collect();
-        let damaged = ovsdb_log::check::damage::all(&files);
-        assert_eq!(damaged.len(), 4);
-        for (name, set) in damaged {
-            let dir = TempDir::new(name);
-            let mut paths = Vec::new();
-            for (f, b) in &set {
-                let p = dir.path(f);
-                std::fs::write(&p, b).unwrap();
-                paths.push(p.display().to_string());
-            }
-            let (o, c, text) = verdicts(&paths);
-            assert_ne!(
-                c, 0,
-                "{scen}/{name}: check-cluster accepted the damage\n{text}"
-            );
-            assert_eq!(o, 1, "{scen}/{name}: ours\n{text}");
-            eprintln!("{scen}/{name}: both reject\n{text}");
-        }
+    for (name, _dir, paths) in damaged_copies() {
+        let (o, c, text) = verdicts(&paths);
+        assert_ne!(c, 0, "{name}: check-cluster accepted the damage\n{text}");
+        assert_eq!(o, 1, "{name}: ours\n{text}");
+        eprintln!("{name}: both reject\n{text}");
     }
     // Files of two different clusters.
     let paths = vec![
@@ -118,30 +128,11 @@ fn check_json_reports_what_the_text_and_check_cluster_do() {
         let j = parse(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
         (o.status.code().unwrap(), j)
     };
-    let mut sets: Vec<(String, Vec<String>)> = Vec::new();
-    let mut dirs = Vec::new();
-    for scen in ["leader-failover", "ls-add-follower"] {
-        let files: Vec<(String, Vec<u8>)> = ["s1", "s2", "s3"]
-            .iter()
-            .map(|s| {
-                (
-                    format!("{s}.db"),
-                    std::fs::read(sample_path(scen, s)).unwrap(),
-                )
-            })
-            .collect();
-        for (name, set) in ovsdb_log::check::damage::all(&files) {
-            let dir = TempDir::new(name);
-            let mut paths = Vec::new();
-            for (f, b) in &set {
-                let p = dir.path(f);
-                std::fs::write(&p, b).unwrap();
-                paths.push(p.display().to_string());
-            }
-            sets.push((format!("{scen}/{name}"), paths));
-            dirs.push(dir);
-        }
-    }
+    let copies = damaged_copies();
+    let mut sets: Vec<(String, Vec<String>)> = copies
+        .iter()
+        .map(|(name, _, paths)| (name.clone(), paths.clone()))
+        .collect();
     sets.push((
         "two clusters".into(),
         vec![
