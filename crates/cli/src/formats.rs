@@ -560,7 +560,9 @@ pub enum To {
 the chosen storage mode (full values, or column diffs as ovsdb-server 2.15+ writes); \
 records, hashes and lengths are rewritten so `ovsdb-tool` reads the result. OUT is \
 written beside itself and renamed into place, so it is never left half written and OUT \
-may be IN.",
+may be IN.\n\nConvert every member of a cluster alike: `ovsdb-tool check-cluster` and \
+`ovsdb-scope check` compare the members' entries as written, so one converted file next \
+to unconverted peers reads as entries that differ, although they make the same changes.",
     after_help = "Example:\n  ovsdb-scope convert --to full s1.db s1-full.db\n\nExit codes: 0 written, 1 the input is damaged, 2 bad input or usage."
 )]
 pub struct ConvertArgs {

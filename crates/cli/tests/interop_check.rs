@@ -246,3 +246,41 @@ fn files_of_another_cluster_are_only_told_apart() {
         assert!(String::from_utf8_lossy(&c.stderr).contains("has cluster ID"));
     }
 }
+
+/// What `convert --help` tells: one member converted alone reads as
+/// entries that differ, to `check-cluster` and to `check` alike; every
+/// member converted, the cluster checks clean again.
+#[test]
+fn converting_one_member_alone_differs_and_all_of_them_agrees() {
+    if !ovs_tools("converting_one_member_alone_differs_and_all_of_them_agrees") {
+        return;
+    }
+    let dir = TempDir::new("convert-members");
+    let paths: Vec<String> = ["s1", "s2", "s3"]
+        .iter()
+        .map(|s| {
+            let p = dir.path(&format!("{s}.db"));
+            std::fs::copy(sample_path("leader-failover", s), &p).unwrap();
+            p.display().to_string()
+        })
+        .collect();
+    let convert = |p: &str| {
+        let o = ours(&["convert", "--to", "full", p, p]);
+        assert_eq!(o.status.code(), Some(0), "{o:?}");
+    };
+    let (o, c, text) = verdicts(&paths);
+    assert_eq!((o, c), (0, 0), "{text}");
+    convert(&paths[0]);
+    let (o, c, text) = verdicts(&paths);
+    assert_ne!(c, 0, "{text}");
+    assert_eq!(o, 1, "{text}");
+    assert!(text.contains("differ"), "{text}");
+    convert(&paths[1]);
+    convert(&paths[2]);
+    let (o, c, text) = verdicts(&paths);
+    assert_eq!((o, c), (0, 0), "{text}");
+    let help = ours(&["convert", "--help"]);
+    assert!(
+        String::from_utf8_lossy(&help.stdout).contains("Convert every member of a cluster alike")
+    );
+}
