@@ -52,26 +52,13 @@ fn did_you_mean(name: &str, names: &[&str]) -> String {
     };
     names
         .iter()
-        .map(|n| (edits(name, n), std::cmp::Reverse(shared(n)), *n))
+        .map(|n| {
+            let d = raft_sim::knobs::edit_distance(name, n);
+            (d, std::cmp::Reverse(shared(n)), *n)
+        })
         .filter(|(d, _, _)| *d <= limit)
         .min()
         .map_or(String::new(), |(_, _, n)| format!("; did you mean '{n}'?"))
-}
-
-/// Levenshtein distance of two names (single edits of one byte).
-fn edits(a: &str, b: &str) -> usize {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, x) in a.iter().enumerate() {
-        let mut diag = row[0];
-        row[0] = i + 1;
-        for (j, y) in b.iter().enumerate() {
-            let up = row[j + 1];
-            row[j + 1] = (diag + usize::from(x != y)).min(up + 1).min(row[j] + 1);
-            diag = up;
-        }
-    }
-    row[b.len()]
 }
 
 fn parse_set(v: &str) -> Result<(String, String), String> {

@@ -622,8 +622,10 @@ pub fn closest_name(name: &str) -> Option<&'static str> {
 }
 
 /// Optimal string alignment distance between `a` and `b`, by bytes:
-/// insertions, deletions, substitutions and swaps of adjacent bytes.
-fn edit_distance(a: &str, b: &str) -> usize {
+/// insertions, deletions, substitutions and swaps of adjacent bytes (the
+/// measure of every "did you mean" of the project, knobs here and the
+/// CLI's presets and profiles).
+pub fn edit_distance(a: &str, b: &str) -> usize {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     // Three rows of the table: two rows back, the last, the current.
     let mut before: Vec<usize> = vec![0; b.len() + 1];
