@@ -214,13 +214,25 @@ pub(crate) fn note_outside(
     }
 }
 
-/// Whether the clustered file `bytes` holds a transaction after log index
-/// `reached` (read again only when an index asked for was not reached).
-fn txn_after(bytes: &[u8], reached: u64) -> bool {
-    let log = Log::load(bytes);
-    log.format == Some(ovsdb_log::Format::Clustered)
-        && log.error.is_none()
-        && contents::stream::range(&log).last > reached
+/// [`note_outside`] for a replay of the file `bytes` that landed on
+/// `reached` where `asked` was asked for. Only an index past a clean
+/// file's end reads the file again, for a transaction after `reached`
+/// (then `asked` sits on entries that change no rows).
+fn note_reached(
+    path: &str,
+    bytes: &[u8],
+    flag: &str,
+    asked: u64,
+    (reached, damaged): (u64, bool),
+    verb: &str,
+) {
+    let later = asked > reached && !damaged && {
+        let log = Log::load(bytes);
+        log.format == Some(ovsdb_log::Format::Clustered)
+            && log.error.is_none()
+            && contents::stream::range(&log).last > reached
+    };
+    note_outside(path, flag, asked, reached, later, verb, damaged);
 }
 
 /// The database at `at` (None: the last committed entry), the damage
@@ -240,8 +252,7 @@ fn database(
         (None, None) => return Err(format!("{path}: no schema in this file")),
     };
     if let Some(asked) = at {
-        let later = asked > r.index && r.error.is_none() && txn_after(bytes, r.index);
-        note_outside(path, flag, asked, r.index, later, verb, r.error.is_some());
+        note_reached(path, bytes, flag, asked, (r.index, r.error.is_some()), verb);
     }
     Ok((db, r.error, r.index))
 }
@@ -265,16 +276,8 @@ fn load<'a>(path: &str, bytes: &'a [u8]) -> Result<(Log<'a>, u8), String> {
 fn show_json(path: &str, bytes: &[u8], at: Option<u64>) -> Result<u8, String> {
     let r = database_reached(bytes, upto(at)).map_err(|e| format!("{path}: {e}"))?;
     if let (Some(asked), Some(_)) = (at, &r.db) {
-        let later = asked > r.index && r.error.is_none() && txn_after(bytes, r.index);
-        note_outside(
-            path,
-            "--at",
-            asked,
-            r.index,
-            later,
-            "showing",
-            r.error.is_some(),
-        );
+        let landed = (r.index, r.error.is_some());
+        note_reached(path, bytes, "--at", asked, landed, "showing");
     }
     let s = |v: &str| Json::String(v.to_string());
     let n = |v: u64| Json::Integer(v as i64);
