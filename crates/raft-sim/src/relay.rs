@@ -241,6 +241,9 @@ pub struct Relay {
     pub busy_until: Time,
     pub wake_at: Option<Time>,
     pub wake_gen: u64,
+    /// Where in the simulator's queue its last wake-up went (a slot and a
+    /// sequence number; see `Sim::push_wake`).
+    pub wake_place: (usize, u64),
     pub incarnation: u64,
 }
 
@@ -266,6 +269,7 @@ impl Relay {
             busy_until: 0,
             wake_at: None,
             wake_gen: 0,
+            wake_place: (usize::MAX, 0),
             incarnation: 0,
         }
     }

@@ -182,6 +182,9 @@ pub struct Server {
     pub paused_until: Time,
     pub wake_at: Option<Time>,
     pub wake_gen: u64,
+    /// Where in the simulator's queue its last wake-up went (a slot and a
+    /// sequence number; see `Sim::push_wake`).
+    pub wake_place: (usize, u64),
     pub incarnation: u64,
     pub disk_factor: f64,
 }
@@ -336,6 +339,7 @@ impl Server {
             paused_until: 0,
             wake_at: None,
             wake_gen: 0,
+            wake_place: (usize::MAX, 0),
             incarnation: 0,
             disk_factor: 1.0,
         }

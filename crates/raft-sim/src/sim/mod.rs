@@ -14,16 +14,17 @@ use crate::rng::{Rng, TraceHash};
 use crate::scenario::{OpSpec, Scenario, Via};
 use crate::server::{Ctx, Life, LogRec, Msg, MsgKind, Out, RecordKind, Server, Sid, Time};
 use crate::txn::Op;
-use std::collections::BinaryHeap;
 
 mod faults;
 mod invariants;
 mod network;
+mod queue;
 mod relays;
 mod southbound;
 mod workload;
 use invariants::Checker;
 use network::Link;
+use queue::{Place, Queue, NOWHERE};
 pub use relays::RelayMetrics;
 use relays::{RelayGlue, RELAY_CLIENT};
 use southbound::SbGlue;
@@ -125,97 +126,6 @@ impl Ev {
             Ev::RelayProbe { .. } => 15,
             Ev::SbNorthd { .. } => 16,
         }
-    }
-}
-
-struct Queued {
-    at: Time,
-    ev: Ev,
-}
-
-/// A pending event's place in the queue: its time and sequence number,
-/// which order it (earliest first: the heap's greatest), and its slot.
-#[derive(Clone, Copy, Debug)]
-struct Key {
-    at: Time,
-    seq: u64,
-    slot: usize,
-}
-
-impl Key {
-    /// `time << 64 | sequence`: compared in one go, not field by field
-    /// (the sequence numbers are unique, so the slot never decides).
-    fn order(&self) -> u128 {
-        (self.at as u128) << 64 | self.seq as u128
-    }
-}
-
-impl PartialEq for Key {
-    fn eq(&self, other: &Key) -> bool {
-        self.order() == other.order()
-    }
-}
-
-impl Eq for Key {}
-
-impl PartialOrd for Key {
-    fn partial_cmp(&self, other: &Key) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Key {
-    fn cmp(&self, other: &Key) -> std::cmp::Ordering {
-        other.order().cmp(&self.order())
-    }
-}
-
-/// The pending events in `(time, sequence)` order. The heap holds only
-/// those keys and the slot of each event (24 bytes): sifting whole events,
-/// messages included, was a tenth of the Northbound hour. Keys are unique,
-/// so the order is the same as a heap of the events'.
-#[derive(Clone, Debug, Default)]
-struct Queue {
-    heap: BinaryHeap<Key>,
-    slots: Vec<Option<Ev>>,
-    free: Vec<usize>,
-}
-
-impl Queue {
-    fn push(&mut self, at: Time, seq: u64, ev: Ev) {
-        let slot = match self.free.pop() {
-            Some(i) => {
-                self.slots[i] = Some(ev);
-                i
-            }
-            None => {
-                self.slots.push(Some(ev));
-                self.slots.len() - 1
-            }
-        };
-        self.heap.push(Key { at, seq, slot });
-    }
-
-    fn pop(&mut self) -> Option<Queued> {
-        let Key { at, slot, .. } = self.heap.pop()?;
-        let ev = self.slots.get_mut(slot)?.take()?;
-        self.free.push(slot);
-        Some(Queued { at, ev })
-    }
-
-    /// When the next event is due.
-    fn next_at(&self) -> Option<Time> {
-        self.heap.peek().map(|k| k.at)
-    }
-
-    fn is_empty(&self) -> bool {
-        self.heap.is_empty()
-    }
-
-    fn clear(&mut self) {
-        self.heap.clear();
-        self.slots.clear();
-        self.free.clear();
     }
 }
 
@@ -605,7 +515,16 @@ impl Sim {
 
     fn push(&mut self, at: Time, ev: Ev) {
         self.seq += 1;
-        self.queue.push(at, self.seq, ev);
+        self.queue.push(NOWHERE, at, self.seq, ev);
+    }
+
+    /// Queue a wake-up at `at`, moving the one last queued at `previous`
+    /// if it still waits, rather than leaving it behind as a no-op (every
+    /// other event keeps its order: the moved one takes a new sequence
+    /// number, as a new push would). Returns where it waits.
+    fn push_wake(&mut self, previous: Place, at: Time, ev: Ev) -> Place {
+        self.seq += 1;
+        self.queue.push(previous, at, self.seq, ev)
     }
 
     fn note(&mut self, kind: EventKind) {
@@ -633,8 +552,8 @@ impl Sim {
         }
         srv.wake_gen += 1;
         srv.wake_at = Some(t);
-        let gen = srv.wake_gen;
-        self.push(t, Ev::Wake { server: s, gen });
+        let (gen, previous) = (srv.wake_gen, srv.wake_place);
+        self.servers[s].wake_place = self.push_wake(previous, t, Ev::Wake { server: s, gen });
     }
 
     /// Process one event. Returns false when the run is over.
@@ -990,55 +909,5 @@ impl Sim {
             Out::PrereqFailure { .. } => self.metrics.prereq_failures += 1,
             Out::Timeout { .. } => self.metrics.timeouts += 1,
         }
-    }
-}
-
-#[cfg(test)]
-mod queue_tests {
-    use super::{Ev, Queue};
-
-    /// Pushes and pops interleaved come out in `(time, sequence)` order,
-    /// as a sort of the same keys would give them.
-    #[test]
-    fn the_queue_pops_in_time_then_sequence_order() {
-        let mut q = Queue::default();
-        let (mut x, mut seq) = (0x9E37_79B9_7F4A_7C15u64, 0u64);
-        let mut pending: Vec<(u64, u64)> = Vec::new();
-        let mut popped = Vec::new();
-        let mut expect = Vec::new();
-        for round in 0..5_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            // Few distinct times, so the sequence often decides.
-            let pushes = (x % 4) as usize + usize::from(round < 100);
-            for _ in 0..pushes {
-                seq += 1;
-                let at = (x >> 8) % 50 + round as u64 / 10;
-                q.push(at, seq, Ev::ClientArrive { req: seq as usize });
-                pending.push((at, seq));
-                x = x.rotate_left(11).wrapping_mul(0x2545_F491_4F6C_DD1D);
-            }
-            if (x >> 3) % 3 != 0 {
-                if let Some(i) = (0..pending.len()).min_by_key(|&i| pending[i]) {
-                    expect.push(pending.swap_remove(i));
-                    let got = q.pop().expect("an event");
-                    let Ev::ClientArrive { req } = got.ev else {
-                        panic!("wrong event");
-                    };
-                    popped.push((got.at, req as u64));
-                }
-            }
-        }
-        pending.sort();
-        expect.extend(pending);
-        while let Some(got) = q.pop() {
-            let Ev::ClientArrive { req } = got.ev else {
-                panic!("wrong event");
-            };
-            popped.push((got.at, req as u64));
-        }
-        assert_eq!(popped, expect);
-        assert!(q.is_empty());
     }
 }

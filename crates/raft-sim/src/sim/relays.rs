@@ -145,8 +145,8 @@ impl Sim {
         }
         r.wake_gen += 1;
         r.wake_at = Some(t);
-        let gen = r.wake_gen;
-        self.push(t, Ev::RelayWake { relay: k, gen });
+        let (gen, previous) = (r.wake_gen, r.wake_place);
+        self.relays[k].wake_place = self.push_wake(previous, t, Ev::RelayWake { relay: k, gen });
     }
 
     pub(super) fn relay_wake(&mut self, k: usize, gen: u64) {
