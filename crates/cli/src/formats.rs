@@ -633,7 +633,10 @@ pub fn convert(a: ConvertArgs) -> u8 {
     long_about = "Checks the files of one cluster against Raft's invariants (one leader per \
 term, entries that agree at the same index and term, commits that stay, identities) and \
 the files' own records, keeping a few digests per entry, never the entries. Damage in \
-the middle of a file is an unknown span, never agreement.
+the middle of a file is an unknown span, never agreement. After a file's first violation \
+its records are no longer checked against its own rules (as check-cluster stops there), \
+but their servers lists and leaders still count across the files (membership, election \
+safety).
 
 --json prints {\"files\": [PATH...], \"problems\": [{\"rule\", \"file\", \"server\", \
 \"record\", \"offset\", \"message\", \"term\", \"index\"}...], \"warnings\": [TEXT...], \
