@@ -161,7 +161,7 @@ fn read(path: &str) -> Result<Vec<u8>, String> {
 /// The command's exit code: 0, 1 when the file is damaged (the output used
 /// the records before the damage), 2 for input that is not a database.
 fn run(f: impl FnOnce() -> Result<u8, String>) -> u8 {
-    crate::exit_code("ovsdb-scope", f())
+    crate::exit_code(f())
 }
 
 fn upto(at: Option<u64>) -> Upto {
@@ -172,7 +172,7 @@ fn upto(at: Option<u64>) -> Upto {
 fn warn(path: &str, e: &Option<ovsdb_log::LogError>) -> u8 {
     match e {
         Some(e) => {
-            eprintln!("ovsdb-scope: {path}: {e} (using the records before it)");
+            errln!("{path}: {e} (using the records before it)");
             1
         }
         None => 0,
@@ -328,7 +328,7 @@ fn show_json(path: &str, bytes: &[u8], at: Option<u64>) -> Result<u8, String> {
             let why = e
                 .as_ref()
                 .map_or("no schema in this file".to_string(), |e| e.to_string());
-            eprintln!("ovsdb-scope: {path}: {why}");
+            errln!("{path}: {why}");
             2
         }
         (Some(_), e) => warn(path, e),

@@ -62,7 +62,7 @@ pub fn diagnose(a: DiagnoseArgs) -> u8 {
     let mut knobs = Knobs::default();
     for (k, v) in &a.sets {
         if let Err(e) = knobs.set(k, v) {
-            eprintln!("ovsdb-scope diagnose: {e}");
+            errln!("{e}");
             return 2;
         }
     }
@@ -85,7 +85,7 @@ pub fn diagnose(a: DiagnoseArgs) -> u8 {
     for p in &paths {
         let mut files = Vec::new();
         if let Err(e) = walk(Path::new(p), &mut files) {
-            eprintln!("ovsdb-scope diagnose: {p}: {e}");
+            errln!("{p}: {e}");
             unreadable += 1;
             continue;
         }
@@ -98,7 +98,7 @@ pub fn diagnose(a: DiagnoseArgs) -> u8 {
                     collector.add_streaming(&shown, &mut r, &mut dbs);
                 }
                 Err(e) => {
-                    eprintln!("ovsdb-scope diagnose: {shown}: {e}");
+                    errln!("{shown}: {e}");
                     unreadable += 1;
                 }
             }
@@ -108,9 +108,9 @@ pub fn diagnose(a: DiagnoseArgs) -> u8 {
     let collected = collector.finish();
     if collected.items.is_empty() && collected.streamed.is_empty() {
         for i in &collected.ignored {
-            eprintln!("ovsdb-scope diagnose: {}: {}", i.path, i.reason);
+            errln!("{}: {}", i.path, i.reason);
         }
-        eprintln!("ovsdb-scope diagnose: nothing usable in the inputs");
+        errln!("nothing usable in the inputs");
         return 2;
     }
     let opts = Options {

@@ -400,7 +400,7 @@ fn list_knobs(
 
 pub fn simulate(args: SimulateArgs) -> u8 {
     let r = with_knob_hint("simulate", simulate_inner(args));
-    crate::exit_code("ovsdb-scope simulate", r)
+    crate::exit_code(r)
 }
 
 fn simulate_inner(args: SimulateArgs) -> Result<u8, String> {
@@ -463,7 +463,7 @@ fn simulate_inner(args: SimulateArgs) -> Result<u8, String> {
 
 pub fn compare(args: CompareArgs) -> u8 {
     let r = with_knob_hint("compare", compare_inner(args));
-    crate::exit_code("ovsdb-scope compare", r)
+    crate::exit_code(r)
 }
 
 /// A scenario by name for `compare --list-knobs`: a preset, a file, or the
