@@ -8,7 +8,7 @@ use std::path::Path;
 use evidence::collect::{Collector, Limits};
 use evidence::databases::Databases;
 use evidence::diagnose::{diagnose_read, Options};
-use evidence::findings::Knobs;
+use evidence::findings::{KnobError, Knobs};
 
 /// `diagnose [--json] [--set KNOB=VALUE]... PATH...`
 #[derive(clap::Args, Debug)]
@@ -39,8 +39,20 @@ fn knob(kv: &str) -> Result<(String, String), String> {
         .ok_or_else(|| format!("expected KNOB=VALUE, got '{kv}'"))?;
     // Checked here so a bad knob is a usage error, named before any input
     // is read.
-    Knobs::default().set(k, v)?;
+    Knobs::default().set(k, v).map_err(knob_error)?;
     Ok((k.to_string(), v.to_string()))
+}
+
+/// A knob error in the CLI's words: an unknown name gets the nearest one
+/// (as `simulate --set` does) and where the list is.
+fn knob_error(e: KnobError) -> String {
+    match &e {
+        KnobError::Unknown(name) => format!(
+            "{e}{} (ovsdb-scope diagnose --help lists them)",
+            crate::simulate::did_you_mean(name, &Knobs::NAMES)
+        ),
+        KnobError::Value { .. } => e.to_string(),
+    }
 }
 
 fn walk(path: &Path, out: &mut Vec<std::path::PathBuf>) -> std::io::Result<()> {
@@ -62,7 +74,7 @@ pub fn diagnose(a: DiagnoseArgs) -> u8 {
     let mut knobs = Knobs::default();
     for (k, v) in &a.sets {
         if let Err(e) = knobs.set(k, v) {
-            errln!("{e}");
+            errln!("{}", knob_error(e));
             return 2;
         }
     }

@@ -338,3 +338,39 @@ fn text_columns_line_up_with_a_sosreport_server_name() {
     let starts: Vec<usize> = servers.iter().map(|l| l.find("tcp:").unwrap()).collect();
     assert_eq!(starts[0], starts[1], "{text}");
 }
+
+/// A mistyped `--set` knob gets the nearest knob's name, as `simulate
+/// --set` does (the one rule, `raft_sim::knobs::closest_in`), and where the
+/// list is; a name near none gets the list alone, and a bad value says
+/// what the knob takes. All before any input is read.
+#[test]
+fn a_mistyped_knob_gets_the_nearest_name() {
+    let leader = fixture("leader-pause/s2.db");
+    let err = |set: &str| {
+        let o = ours(&["diagnose", "--set", set, &leader]);
+        assert_eq!(o.status.code(), Some(2), "{set}");
+        assert!(o.stdout.is_empty(), "{set}");
+        String::from_utf8_lossy(&o.stderr).to_string()
+    };
+    let e = err("long_pol_ms=2000");
+    assert!(
+        e.contains("unknown knob 'long_pol_ms'; did you mean 'long_poll_ms'? (ovsdb-scope diagnose --help lists them)"),
+        "{e}"
+    );
+    let e = err("storm_window=60000");
+    assert!(e.contains("did you mean 'storm_window_ms'?"), "{e}");
+    let e = err("no_such_knob=1");
+    assert!(!e.contains("did you mean"), "{e}");
+    assert!(
+        e.contains("unknown knob 'no_such_knob' (ovsdb-scope diagnose --help lists them)"),
+        "{e}"
+    );
+    let e = err("stopped_ratio=x");
+    assert!(e.contains("stopped_ratio: 'x' is not a number"), "{e}");
+    // The knobs --help lists are the ones --set takes.
+    let help = ours(&["diagnose", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    for k in evidence::findings::Knobs::NAMES {
+        assert!(help.contains(&format!("{k}=")), "{k}");
+    }
+}
