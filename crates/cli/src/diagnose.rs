@@ -18,7 +18,8 @@ use evidence::findings::{KnobError, Knobs};
 .log.1 and .log.2.gz), cluster/status and memory/show output, folders (read \
 recursively) and archives (.gz, .xz, .tar, .tar.gz/.tgz, .tar.xz: must-gather, \
 sosreport). Inputs are recognized by content, matched to servers by what they say, and \
-never written anywhere.",
+never written anywhere. A server whose files have well-known names (ovnnb_db.db in a \
+sosreport) is named by the host name in its folder's etc/hostname, else by the folder.",
     after_help = "Knobs and defaults (--set):\n  long_poll_ms=1000 stopped_ratio=4 storm_changes=5 storm_window_ms=3600000\n  reconnect_drops=3 reconnect_window_ms=60000 leaderless_ms=1000\n  memory_growth_percent=50 cause_window_ms=5000 large_entry_bytes=1048576\n\nExample:\n  ovsdb-scope diagnose must-gather/ sosreport-node1.tar.xz\n\nExit codes: 0 nothing at warning or above, 1 a warning or error finding, 2 bad input or usage."
 )]
 pub struct DiagnoseArgs {

@@ -105,6 +105,11 @@ fn sosreport_gives_the_findings_of_its_files_unpacked() {
     let servers = a.get("servers").and_then(Json::as_array).unwrap();
     assert_eq!(servers.len(), 1);
     assert_eq!(servers[0].get("short").and_then(Json::as_str), Some("aa26"));
+    // Named by the report's etc/hostname, not its folder.
+    assert_eq!(
+        servers[0].get("name").and_then(Json::as_str),
+        Some("ovn-central-1")
+    );
     assert_eq!(
         servers[0].get("role").and_then(Json::as_str),
         Some("follower")
@@ -308,7 +313,7 @@ fn damaged_database_files_are_findings_and_set_the_exit_code() {
     }
 }
 
-/// A sosreport names its server after its folder, far longer than `s1`:
+/// A sosreport names its server after its etc/hostname, longer than `s1`:
 /// the text's columns widen to it, so in "inputs" every path and in
 /// "servers" every address starts where the others do.
 #[test]
@@ -334,7 +339,7 @@ fn text_columns_line_up_with_a_sosreport_server_name() {
     assert!(starts.windows(2).all(|w| w[0] == w[1]), "{text}");
     let servers = section("servers:");
     assert_eq!(servers.len(), 2, "{text}");
-    assert!(servers[0].contains(" sosreport-ovn-central-1-"), "{text}");
+    assert!(servers[0].contains(" ovn-central-1 "), "{text}");
     let starts: Vec<usize> = servers.iter().map(|l| l.find("tcp:").unwrap()).collect();
     assert_eq!(starts[0], starts[1], "{text}");
 }
