@@ -58,21 +58,32 @@ pub struct FindArgs {
     json: bool,
 }
 
-/// `history FILE UUID [--json]`
+/// `history FILE UUID [--from I] [--to J] [--json]`
 #[derive(clap::Args, Debug)]
 #[command(
     about = "Every entry that inserted, modified or deleted a row",
     long_about = "Every entry whose record inserts, modifies or deletes row UUID (the \
 snapshot too): record, offset, index, term, date, comment, and the column changes \
 (old -> new; `stored` is the value as the record holds it). UUID may be the first 4 or \
-more hex digits of one, as with ovn-nbctl, when only one row's UUID starts with them.",
-    after_help = "Example:\n  ovsdb-scope history static/samples/sb-scale/s1.db 01c61942-44cd-4e15-b19d-e23123b6b735\n\nExit codes: 0 ok, 1 the file is damaged (the output uses the records before the damage), 2 bad input or usage."
+more hex digits of one, as with ovn-nbctl, when only one row's UUID starts with them.
+
+--from I and --to J keep the entries that changed the row between the database at index \
+I and at index J (standalone: after I and after J txn records): those after I, up to J \
+included, whose net change is what `diff --from I --to J` shows of the row. Either may \
+be left out; an index outside the file is taken as its nearest end, with a note.",
+    after_help = "Examples:\n  ovsdb-scope history static/samples/sb-scale/s1.db 01c61942-44cd-4e15-b19d-e23123b6b735\n  ovsdb-scope history --from 14 --to 38 static/samples/sb-scale/s1.db ffe37a9c\n\nExit codes: 0 ok, 1 the file is damaged (the output uses the records before the damage), 2 bad input or usage."
 )]
 pub struct HistoryArgs {
     /// A database file
     file: String,
     /// The row's UUID, or its first 4 or more hex digits
     uuid: String,
+    /// Only entries after the database at index I
+    #[arg(long, value_name = "I")]
+    from: Option<u64>,
+    /// Only entries up to the database at index J (included)
+    #[arg(long, value_name = "J")]
+    to: Option<u64>,
     /// Print JSON
     #[arg(long)]
     json: bool,
@@ -161,7 +172,7 @@ fn read(path: &str) -> Result<Vec<u8>, String> {
 /// The command's exit code: 0, 1 when the file is damaged (the output used
 /// the records before the damage), 2 for input that is not a database.
 fn run(f: impl FnOnce() -> Result<u8, String>) -> u8 {
-    crate::exit_code("ovsdb-scope", f())
+    crate::exit_code(f())
 }
 
 fn upto(at: Option<u64>) -> Upto {
@@ -172,7 +183,7 @@ fn upto(at: Option<u64>) -> Upto {
 fn warn(path: &str, e: &Option<ovsdb_log::LogError>) -> u8 {
     match e {
         Some(e) => {
-            eprintln!("ovsdb-scope: {path}: {e} (using the records before it)");
+            errln!("{path}: {e} (using the records before it)");
             1
         }
         None => 0,
@@ -212,6 +223,15 @@ pub(crate) fn note_outside(
             "note: {path}: {flag} {asked} is before the file's first index ({reached}); {verb} {reached}"
         );
     }
+}
+
+/// `flag`'s index `asked`, brought within the indexes the file holds
+/// (its nearest end when outside, with [`note_outside`]'s note).
+fn within_file(path: &str, log: &Log<'_>, flag: &str, asked: u64, verb: &str) -> u64 {
+    let r = contents::stream::range(log);
+    let at = asked.clamp(r.first, r.last.max(r.first));
+    note_outside(path, flag, asked, at, false, verb, log.error.is_some());
+    at
 }
 
 /// [`note_outside`] for a replay of the file `bytes` that landed on
@@ -328,7 +348,7 @@ fn show_json(path: &str, bytes: &[u8], at: Option<u64>) -> Result<u8, String> {
             let why = e
                 .as_ref()
                 .map_or("no schema in this file".to_string(), |e| e.to_string());
-            eprintln!("ovsdb-scope: {path}: {why}");
+            errln!("{path}: {why}");
             2
         }
         (Some(_), e) => warn(path, e),
@@ -377,7 +397,17 @@ pub fn history(a: HistoryArgs) -> u8 {
             Some(u) => u,
             None => by_prefix(&log, uuid)?,
         };
+        if let (Some(i), Some(j)) = (a.from, a.to) {
+            if i > j {
+                return Err(format!("--from {i} is after --to {j}"));
+            }
+        }
+        let from = a
+            .from
+            .map(|i| within_file(path, &log, "--from", i, "using"));
+        let to = a.to.map(|j| within_file(path, &log, "--to", j, "using"));
         let items = contents::history::history(&log, &u).map_err(|e| format!("{path}: {e}"))?;
+        let items = contents::history::between(&log, items, from, to);
         if a.json {
             out!(
                 "{}\n",
@@ -386,7 +416,13 @@ pub fn history(a: HistoryArgs) -> u8 {
             return Ok(code);
         }
         if items.is_empty() {
-            out!("no entry mentions {u}\n");
+            let between = match (from, to) {
+                (None, None) => String::new(),
+                (Some(i), None) => format!(" after index {i}"),
+                (None, Some(j)) => format!(" up to index {j}"),
+                (Some(i), Some(j)) => format!(" after index {i} up to {j}"),
+            };
+            out!("no entry{between} mentions {u}\n");
         }
         for it in &items {
             let e = it.entry;
@@ -475,12 +511,8 @@ pub fn sizes(a: SizesArgs) -> u8 {
             code = code.max(c);
             // The what-if's snapshot at an index the file holds, and
             // named by it.
-            let at = a.at.map(|asked| {
-                let r = contents::stream::range(&log);
-                let at = asked.clamp(r.first, r.last.max(r.first));
-                note_outside(path, "--at", asked, at, false, "using", log.error.is_some());
-                at
-            });
+            let at =
+                a.at.map(|asked| within_file(path, &log, "--at", asked, "using"));
             let r = contents::sizes::sizes(&log, at);
             if a.json {
                 let mut j = contents::sizes::sizes_json(&r, by);

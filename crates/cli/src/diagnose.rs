@@ -8,7 +8,7 @@ use std::path::Path;
 use evidence::collect::{Collector, Limits};
 use evidence::databases::Databases;
 use evidence::diagnose::{diagnose_read, Options};
-use evidence::findings::Knobs;
+use evidence::findings::{KnobError, Knobs};
 
 /// `diagnose [--json] [--set KNOB=VALUE]... PATH...`
 #[derive(clap::Args, Debug)]
@@ -18,7 +18,8 @@ use evidence::findings::Knobs;
 .log.1 and .log.2.gz), cluster/status and memory/show output, folders (read \
 recursively) and archives (.gz, .xz, .tar, .tar.gz/.tgz, .tar.xz: must-gather, \
 sosreport). Inputs are recognized by content, matched to servers by what they say, and \
-never written anywhere.",
+never written anywhere. A server whose files have well-known names (ovnnb_db.db in a \
+sosreport) is named by the host name in its folder's etc/hostname, else by the folder.",
     after_help = "Knobs and defaults (--set):\n  long_poll_ms=1000 stopped_ratio=4 storm_changes=5 storm_window_ms=3600000\n  reconnect_drops=3 reconnect_window_ms=60000 leaderless_ms=1000\n  memory_growth_percent=50 cause_window_ms=5000 large_entry_bytes=1048576\n\nExample:\n  ovsdb-scope diagnose must-gather/ sosreport-node1.tar.xz\n\nExit codes: 0 nothing at warning or above, 1 a warning or error finding, 2 bad input or usage."
 )]
 pub struct DiagnoseArgs {
@@ -39,8 +40,20 @@ fn knob(kv: &str) -> Result<(String, String), String> {
         .ok_or_else(|| format!("expected KNOB=VALUE, got '{kv}'"))?;
     // Checked here so a bad knob is a usage error, named before any input
     // is read.
-    Knobs::default().set(k, v)?;
+    Knobs::default().set(k, v).map_err(knob_error)?;
     Ok((k.to_string(), v.to_string()))
+}
+
+/// A knob error in the CLI's words: an unknown name gets the nearest one
+/// (as `simulate --set` does) and where the list is.
+fn knob_error(e: KnobError) -> String {
+    match &e {
+        KnobError::Unknown(name) => format!(
+            "{e}{} (ovsdb-scope diagnose --help lists them)",
+            crate::simulate::did_you_mean(name, &Knobs::NAMES)
+        ),
+        KnobError::Value { .. } => e.to_string(),
+    }
 }
 
 fn walk(path: &Path, out: &mut Vec<std::path::PathBuf>) -> std::io::Result<()> {
@@ -62,7 +75,7 @@ pub fn diagnose(a: DiagnoseArgs) -> u8 {
     let mut knobs = Knobs::default();
     for (k, v) in &a.sets {
         if let Err(e) = knobs.set(k, v) {
-            eprintln!("ovsdb-scope diagnose: {e}");
+            errln!("{}", knob_error(e));
             return 2;
         }
     }
@@ -85,7 +98,7 @@ pub fn diagnose(a: DiagnoseArgs) -> u8 {
     for p in &paths {
         let mut files = Vec::new();
         if let Err(e) = walk(Path::new(p), &mut files) {
-            eprintln!("ovsdb-scope diagnose: {p}: {e}");
+            errln!("{p}: {e}");
             unreadable += 1;
             continue;
         }
@@ -98,7 +111,7 @@ pub fn diagnose(a: DiagnoseArgs) -> u8 {
                     collector.add_streaming(&shown, &mut r, &mut dbs);
                 }
                 Err(e) => {
-                    eprintln!("ovsdb-scope diagnose: {shown}: {e}");
+                    errln!("{shown}: {e}");
                     unreadable += 1;
                 }
             }
@@ -108,9 +121,9 @@ pub fn diagnose(a: DiagnoseArgs) -> u8 {
     let collected = collector.finish();
     if collected.items.is_empty() && collected.streamed.is_empty() {
         for i in &collected.ignored {
-            eprintln!("ovsdb-scope diagnose: {}: {}", i.path, i.reason);
+            errln!("{}: {}", i.path, i.reason);
         }
-        eprintln!("ovsdb-scope diagnose: nothing usable in the inputs");
+        errln!("nothing usable in the inputs");
         return 2;
     }
     let opts = Options {

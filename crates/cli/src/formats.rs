@@ -399,21 +399,18 @@ pub fn inspect(a: InspectArgs) -> u8 {
         match summarize_file(path, &mut shared) {
             Ok(s) => {
                 for k in &s.skipped {
-                    eprintln!(
-                        "ovsdb-scope: {path}: skipped {} bytes: {}",
-                        k.bytes, k.error
-                    );
+                    errln!("{path}: skipped {} bytes: {}", k.bytes, k.error);
                     code = code.max(1);
                 }
                 if let Some(e) = &s.truncated {
-                    eprintln!("ovsdb-scope: {path}: {e}");
+                    errln!("{path}: {e}");
                     // Not even record 0 read: not a database (bad input).
                     code = code.max(if s.format.is_none() { 2 } else { 1 });
                 }
                 summaries.push(s);
             }
             Err(e) => {
-                eprintln!("ovsdb-scope: {e}");
+                errln!("{e}");
                 return 2;
             }
         }
@@ -481,7 +478,7 @@ pub fn dump(a: DumpArgs) -> u8 {
     let r = match replay_file(&path, upto) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("ovsdb-scope: {e}");
+            errln!("{e}");
             return 2;
         }
     };
@@ -490,14 +487,14 @@ pub fn dump(a: DumpArgs) -> u8 {
     // 2, as for show; damage after the schema: 1, with the rows before it.
     let Some(db) = &r.db else {
         match &r.error {
-            Some(e) => eprintln!("ovsdb-scope: {path}: {e}"),
-            None => eprintln!("ovsdb-scope: {path}: no database contents (no schema read)"),
+            Some(e) => errln!("{path}: {e}"),
+            None => errln!("{path}: no database contents (no schema read)"),
         }
         return 2;
     };
     let mut code = 0;
     if let Some(e) = &r.error {
-        eprintln!("ovsdb-scope: {path}: {e}");
+        errln!("{path}: {e}");
         code = 1;
     }
     if let Some(asked) = at {
@@ -599,7 +596,7 @@ pub fn convert(a: ConvertArgs) -> u8 {
     let (size, converted) = match convert_file(input, mode) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("ovsdb-scope: {e}");
+            errln!("{e}");
             return 2;
         }
     };
@@ -607,14 +604,14 @@ pub fn convert(a: ConvertArgs) -> u8 {
     match converted {
         Ok(out) => {
             if let Err(e) = write_whole(output, &out) {
-                eprintln!("ovsdb-scope: {output}: {e}");
+                errln!("{output}: {e}");
                 return 2;
             }
             outln!("{input} ({size} bytes) -> {output} ({} bytes)", out.len());
             0
         }
         Err(e) => {
-            eprintln!("ovsdb-scope: {input}: {e}");
+            errln!("{input}: {e}");
             // Damage at record 0: not a database at all (bad input).
             if e.record == 0 {
                 2
@@ -633,7 +630,10 @@ pub fn convert(a: ConvertArgs) -> u8 {
     long_about = "Checks the files of one cluster against Raft's invariants (one leader per \
 term, entries that agree at the same index and term, commits that stay, identities) and \
 the files' own records, keeping a few digests per entry, never the entries. Damage in \
-the middle of a file is an unknown span, never agreement.
+the middle of a file is an unknown span, never agreement. After a file's first violation \
+its records are no longer checked against its own rules (as check-cluster stops there), \
+but their servers lists and leaders still count across the files (membership, election \
+safety).
 
 --json prints {\"files\": [PATH...], \"problems\": [{\"rule\", \"file\", \"server\", \
 \"record\", \"offset\", \"message\", \"term\", \"index\"}...], \"warnings\": [TEXT...], \
@@ -789,7 +789,7 @@ pub fn check(a: CheckArgs) -> u8 {
             fc.on_event(&mut checker, &ev)
         });
         if let Err(e) = read {
-            eprintln!("ovsdb-scope: {e}");
+            errln!("{e}");
             return 2;
         }
         checker.end_file(fc);
@@ -798,7 +798,7 @@ pub fn check(a: CheckArgs) -> u8 {
     let rep = checker.finish();
     if a.json {
         for (f, e) in &rep.unreadable {
-            eprintln!("ovsdb-scope: {f}: {e}");
+            errln!("{f}: {e}");
         }
         outln!("{}", check_json(args, &rep).to_string_compact());
         return rep.exit_code();
@@ -807,7 +807,7 @@ pub fn check(a: CheckArgs) -> u8 {
         outln!("{w}");
     }
     for (f, e) in &rep.unreadable {
-        eprintln!("ovsdb-scope: {f}: {e}");
+        errln!("{f}: {e}");
     }
     for u in &rep.unknown {
         outln!("{u}");

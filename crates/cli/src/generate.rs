@@ -89,11 +89,11 @@ pub fn generate(a: GenerateArgs) -> u8 {
     };
     let dir = a.outdir;
     if std::path::Path::new(&dir).exists() && !std::path::Path::new(&dir).is_dir() {
-        eprintln!("ovsdb-scope generate: {dir}: exists and is not a folder");
+        errln!("{dir}: exists and is not a folder");
         return 2;
     }
     if let Err(e) = std::fs::create_dir_all(&dir) {
-        eprintln!("ovsdb-scope generate: {dir}: {e}");
+        errln!("{dir}: {e}");
         return 2;
     }
     let schema = ovsdb::json::parse(SB_SCHEMA.as_bytes()).expect("bundled schema parses");
@@ -103,7 +103,7 @@ pub fn generate(a: GenerateArgs) -> u8 {
         match std::fs::File::create(&path) {
             Ok(f) => files.push((path, std::io::BufWriter::with_capacity(1 << 20, f))),
             Err(e) => {
-                eprintln!("ovsdb-scope generate: {path}: {e}");
+                errln!("{path}: {e}");
                 return 2;
             }
         }
@@ -122,7 +122,7 @@ pub fn generate(a: GenerateArgs) -> u8 {
         }
     }
     if let Some(e) = failed {
-        eprintln!("ovsdb-scope generate: {e}");
+        errln!("{e}");
         return 2;
     }
     0

@@ -87,7 +87,7 @@ pub fn with_param_help(cmd: clap::Command) -> clap::Command {
 }
 
 pub fn experiment(a: IdlArgs) -> u8 {
-    crate::exit_code("ovsdb-scope idl-experiment", run(a).map(|()| 0))
+    crate::exit_code(run(a).map(|()| 0))
 }
 
 fn run(a: IdlArgs) -> Result<(), String> {

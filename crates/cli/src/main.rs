@@ -30,12 +30,21 @@ macro_rules! outln {
     }};
 }
 
+/// `eprintln!` of an error, after the one prefix every error of the tool
+/// has, whatever the command: `ovsdb-scope: ` (as `rg: `; the command is
+/// what the user just typed). Every error of a command goes through it.
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        eprintln!("ovsdb-scope: {}", format_args!($($arg)*))
+    };
+}
+
 /// A write to stdout failed: a closed pipe (the reader has what it
 /// wanted) ends the process with status 141 and nothing on stderr; any
 /// other error is said once, status 2.
 fn stdout_failed(e: std::io::Error) -> ! {
     if e.kind() != std::io::ErrorKind::BrokenPipe {
-        eprintln!("ovsdb-scope: cannot write to stdout: {e}");
+        errln!("cannot write to stdout: {e}");
         std::process::exit(2);
     }
     std::process::exit(141);
@@ -106,10 +115,10 @@ enum Cmd {
 }
 
 /// The exit code of a command's result: its own code, or 2 with the
-/// error on stderr after `prefix` (bad input or usage).
-fn exit_code(prefix: &str, r: Result<u8, String>) -> u8 {
+/// error on stderr (bad input or usage).
+fn exit_code(r: Result<u8, String>) -> u8 {
     r.unwrap_or_else(|e| {
-        eprintln!("{prefix}: {e}");
+        errln!("{e}");
         2
     })
 }

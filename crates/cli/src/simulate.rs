@@ -40,25 +40,10 @@ fn load(name: &str) -> Result<String, String> {
 }
 
 /// "; did you mean 'x'?" when one of `names` is a typo away from `name`
-/// (at most one edit in four letters; of two as near, the one sharing
-/// the longer start: v3.11 is v3.1, not v2.11), else nothing.
-fn did_you_mean(name: &str, names: &[&str]) -> String {
-    let limit = 1 + name.len() / 4;
-    let shared = |n: &str| {
-        n.bytes()
-            .zip(name.bytes())
-            .take_while(|(a, b)| a == b)
-            .count()
-    };
-    names
-        .iter()
-        .map(|n| {
-            let d = raft_sim::knobs::edit_distance(name, n);
-            (d, std::cmp::Reverse(shared(n)), *n)
-        })
-        .filter(|(d, _, _)| *d <= limit)
-        .min()
-        .map_or(String::new(), |(_, _, n)| format!("; did you mean '{n}'?"))
+/// (`raft_sim::knobs::closest_in`, the knobs' own rule), else nothing.
+pub(crate) fn did_you_mean(name: &str, names: &[&str]) -> String {
+    raft_sim::knobs::closest_in(name, names)
+        .map_or(String::new(), |n| format!("; did you mean '{n}'?"))
 }
 
 fn parse_set(v: &str) -> Result<(String, String), String> {
@@ -400,7 +385,7 @@ fn list_knobs(
 
 pub fn simulate(args: SimulateArgs) -> u8 {
     let r = with_knob_hint("simulate", simulate_inner(args));
-    crate::exit_code("ovsdb-scope simulate", r)
+    crate::exit_code(r)
 }
 
 fn simulate_inner(args: SimulateArgs) -> Result<u8, String> {
@@ -463,7 +448,7 @@ fn simulate_inner(args: SimulateArgs) -> Result<u8, String> {
 
 pub fn compare(args: CompareArgs) -> u8 {
     let r = with_knob_hint("compare", compare_inner(args));
-    crate::exit_code("ovsdb-scope compare", r)
+    crate::exit_code(r)
 }
 
 /// A scenario by name for `compare --list-knobs`: a preset, a file, or the

@@ -105,6 +105,11 @@ fn sosreport_gives_the_findings_of_its_files_unpacked() {
     let servers = a.get("servers").and_then(Json::as_array).unwrap();
     assert_eq!(servers.len(), 1);
     assert_eq!(servers[0].get("short").and_then(Json::as_str), Some("aa26"));
+    // Named by the report's etc/hostname, not its folder.
+    assert_eq!(
+        servers[0].get("name").and_then(Json::as_str),
+        Some("ovn-central-1")
+    );
     assert_eq!(
         servers[0].get("role").and_then(Json::as_str),
         Some("follower")
@@ -308,7 +313,7 @@ fn damaged_database_files_are_findings_and_set_the_exit_code() {
     }
 }
 
-/// A sosreport names its server after its folder, far longer than `s1`:
+/// A sosreport names its server after its etc/hostname, longer than `s1`:
 /// the text's columns widen to it, so in "inputs" every path and in
 /// "servers" every address starts where the others do.
 #[test]
@@ -334,7 +339,43 @@ fn text_columns_line_up_with_a_sosreport_server_name() {
     assert!(starts.windows(2).all(|w| w[0] == w[1]), "{text}");
     let servers = section("servers:");
     assert_eq!(servers.len(), 2, "{text}");
-    assert!(servers[0].contains(" sosreport-ovn-central-1-"), "{text}");
+    assert!(servers[0].contains(" ovn-central-1 "), "{text}");
     let starts: Vec<usize> = servers.iter().map(|l| l.find("tcp:").unwrap()).collect();
     assert_eq!(starts[0], starts[1], "{text}");
+}
+
+/// A mistyped `--set` knob gets the nearest knob's name, as `simulate
+/// --set` does (the one rule, `raft_sim::knobs::closest_in`), and where the
+/// list is; a name near none gets the list alone, and a bad value says
+/// what the knob takes. All before any input is read.
+#[test]
+fn a_mistyped_knob_gets_the_nearest_name() {
+    let leader = fixture("leader-pause/s2.db");
+    let err = |set: &str| {
+        let o = ours(&["diagnose", "--set", set, &leader]);
+        assert_eq!(o.status.code(), Some(2), "{set}");
+        assert!(o.stdout.is_empty(), "{set}");
+        String::from_utf8_lossy(&o.stderr).to_string()
+    };
+    let e = err("long_pol_ms=2000");
+    assert!(
+        e.contains("unknown knob 'long_pol_ms'; did you mean 'long_poll_ms'? (ovsdb-scope diagnose --help lists them)"),
+        "{e}"
+    );
+    let e = err("storm_window=60000");
+    assert!(e.contains("did you mean 'storm_window_ms'?"), "{e}");
+    let e = err("no_such_knob=1");
+    assert!(!e.contains("did you mean"), "{e}");
+    assert!(
+        e.contains("unknown knob 'no_such_knob' (ovsdb-scope diagnose --help lists them)"),
+        "{e}"
+    );
+    let e = err("stopped_ratio=x");
+    assert!(e.contains("stopped_ratio: 'x' is not a number"), "{e}");
+    // The knobs --help lists are the ones --set takes.
+    let help = ours(&["diagnose", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    for k in evidence::findings::Knobs::NAMES {
+        assert!(help.contains(&format!("{k}=")), "{k}");
+    }
 }

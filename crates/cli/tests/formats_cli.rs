@@ -447,6 +447,105 @@ fn history_takes_a_uuid_prefix_that_names_one_row() {
     }
 }
 
+/// `history --from I --to J`: the row's entries after the database at I up
+/// to J, on the scale `diff` takes (log indexes; standalone, txn records
+/// applied), whose net change is `diff --from I --to J`'s for the row; an
+/// index outside the file is its nearest end, with `--at`'s note.
+#[test]
+fn history_from_to_keeps_the_entries_between_two_databases() {
+    let indexes = |args: &[&str], key: &str| -> Vec<i64> {
+        let o = ours(args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {:?}", s(&o));
+        let j = parse(&o.stdout).unwrap();
+        j.get("entries")
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e.get(key).unwrap().as_i64().unwrap())
+            .collect()
+    };
+    // Clustered: a Port_Binding of sb-scale written at indexes 14, 38, 44.
+    let f = sample_path("sb-scale", "s1").display().to_string();
+    let row = "ffe37a9c-9119-431e-89dc-ba3aa73f58d9";
+    let all = indexes(&["history", "--json", &f, row], "index");
+    assert_eq!(all, [14, 38, 44]);
+    for (from, to) in [(13, 44), (14, 38), (14, 43), (0, 37), (38, 44), (44, 50)] {
+        let want: Vec<i64> = all
+            .iter()
+            .copied()
+            .filter(|&i| i > from && i <= to)
+            .collect();
+        let (i, j) = (from.to_string(), to.to_string());
+        let args = ["history", "--json", "--from", &i, "--to", &j, &f, row];
+        assert_eq!(indexes(&args, "index"), want, "--from {from} --to {to}");
+        // The row is in diff's changes exactly when an entry is between.
+        let d = ours(&["diff", "--json", "--from", &i, "--to", &j, &f]);
+        let named = String::from_utf8_lossy(&d.stdout).contains(row);
+        assert_eq!(named, !want.is_empty(), "--from {from} --to {to}");
+    }
+    // One bound alone.
+    assert_eq!(
+        indexes(&["history", "--json", "--to", "38", &f, row], "index"),
+        [14, 38]
+    );
+    assert_eq!(
+        indexes(&["history", "--json", "--from", "14", &f, row], "index"),
+        [38, 44]
+    );
+    // Standalone: the Logical_Router whose ports txn records 13, 14 and 15
+    // add one at a time; the first one's old value and the last one's new
+    // are diff's for the same span.
+    let f = sample_path("standalone", "nb").display().to_string();
+    let row = "fe486d65-570a-42de-ab21-8a5806ff074b";
+    let o = ours(&["history", "--json", "--from", "12", "--to", "15", &f, row]);
+    let h = parse(&o.stdout).unwrap();
+    let entries = h.get("entries").unwrap().as_array().unwrap();
+    let records: Vec<i64> = entries
+        .iter()
+        .map(|e| e.get("record").unwrap().as_i64().unwrap())
+        .collect();
+    assert_eq!(records, [13, 14, 15]);
+    let ports = |e: &Json, k: &str| {
+        let cols = e.get("columns").unwrap().as_array().unwrap();
+        let c = cols
+            .iter()
+            .find(|c| c.get("column").and_then(|c| c.as_str()) == Some("ports"))
+            .unwrap();
+        c.get(k).unwrap().as_str().unwrap().to_string()
+    };
+    let d = ours(&["diff", "--json", "--from", "12", "--to", "15", &f]);
+    let d = String::from_utf8_lossy(&d.stdout).to_string();
+    let old = ports(&entries[0], "old");
+    let new = ports(&entries[2], "new");
+    assert_eq!(old, "[]");
+    let escaped = |v: &str| Json::String(v.to_string()).to_string_compact();
+    assert!(
+        d.contains(&format!(
+            "\"old\":{},\"new\":{}",
+            escaped(&old),
+            escaped(&new)
+        )),
+        "{d}"
+    );
+    // Outside the file: its end, with the note the other commands give.
+    let all = ours(&["history", &f, row]);
+    let past = ours(&["history", "--to", "99", &f, row]);
+    assert_eq!(past.stdout, all.stdout);
+    assert_eq!(
+        s(&past).1,
+        format!("note: {f}: --to 99 is past the last transaction (40); using 40\n")
+    );
+    let o = ours(&["history", "--from", "15", "--to", "12", &f, row]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(s(&o).1, "ovsdb-scope: --from 15 is after --to 12\n");
+    let (out, _) = s(&ours(&["history", "--from", "30", "--to", "40", &f, row]));
+    assert_eq!(
+        out,
+        format!("no entry after index 30 up to 40 mentions {row}\n")
+    );
+}
+
 /// An index past the end of the file (or before a compacted file's first
 /// one) lands on that end, as it always did, and says so on stderr; the
 /// output is the one at that end. The ends are `inspect --json`'s.

@@ -284,3 +284,54 @@ fn converting_one_member_alone_differs_and_all_of_them_agrees() {
         String::from_utf8_lossy(&help.stdout).contains("Convert every member of a cluster alike")
     );
 }
+
+/// A violation early in a file stops the checks of its records, not the
+/// facts later records give the cross-file rules: the membership sample's
+/// s3 joined the cluster (its snapshot lists s1 alone) and is first listed
+/// by its record 46; with a commit index past its log's end at record 1,
+/// that violation is the one reported, not also "not in any entry's
+/// servers" (the file does list it). check-cluster stops at the same first
+/// violation.
+#[test]
+fn a_violation_early_in_a_file_leaves_its_later_membership_in() {
+    let files: Vec<(String, Vec<u8>)> = ["s1", "s2", "s3"]
+        .iter()
+        .map(|s| {
+            let bytes = std::fs::read(sample_path("membership", s)).unwrap();
+            (format!("{s}.db"), bytes)
+        })
+        .collect();
+    let damaged = ovsdb_log::check::damage::commit_past_end_first(&files, 2).unwrap();
+    let dir = TempDir::new("early-violation");
+    let paths: Vec<String> = damaged
+        .iter()
+        .map(|(f, b)| {
+            let p = dir.path(f);
+            std::fs::write(&p, b).unwrap();
+            p.display().to_string()
+        })
+        .collect();
+    let mut args = vec!["check", "--json"];
+    args.extend(paths.iter().map(String::as_str));
+    let o = ours(&args);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let j = ovsdb::json::parse(&o.stdout).unwrap();
+    let rules: Vec<(&str, &str)> = j
+        .get("problems")
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let s = |k| p.get(k).and_then(|v| v.as_str()).unwrap();
+            (s("rule"), s("file"))
+        })
+        .collect();
+    assert_eq!(rules, [("commit-within-log", paths[2].as_str())], "{j}");
+    if ovs_tools("a_violation_early_in_a_file_leaves_its_later_membership_in") {
+        let (o, c, text) = verdicts(&paths);
+        assert_ne!(c, 0, "{text}");
+        assert_eq!(o, 1, "{text}");
+        assert!(text.contains("commit index"), "{text}");
+    }
+}

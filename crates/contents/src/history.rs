@@ -49,6 +49,8 @@ pub struct ColumnDiff {
 #[derive(Debug, Clone, PartialEq)]
 pub struct HistoryItem<'l> {
     pub entry: &'l EntryInfo,
+    /// The entry's place in [`Log::entries`].
+    pub pos: usize,
     pub table: String,
     pub change: Change,
     pub columns: Vec<ColumnDiff>,
@@ -183,6 +185,7 @@ pub fn history_with<'l, 'b>(
                 }
                 out.push(HistoryItem {
                     entry: e,
+                    pos: pos as usize,
                     table: t.name.clone(),
                     change,
                     columns: cols,
@@ -191,6 +194,26 @@ pub fn history_with<'l, 'b>(
         }
     }
     Ok(out)
+}
+
+/// The items of a row's history (`items`, from `log`) that changed the
+/// database after index `from` and up to index `to`, included (None: no
+/// bound), indexes as [`Log::index_after`] places them: the changes that
+/// `diff` between the databases at `from` and at `to` sums up.
+pub fn between<'l>(
+    log: &Log<'_>,
+    items: Vec<HistoryItem<'l>>,
+    from: Option<u64>,
+    to: Option<u64>,
+) -> Vec<HistoryItem<'l>> {
+    items
+        .into_iter()
+        .filter(|it| {
+            let at = log.index_after(it.pos);
+            from.is_none_or(|f| at.is_some_and(|a| a > f))
+                && to.is_none_or(|t| at.is_some_and(|a| a <= t))
+        })
+        .collect()
 }
 
 /// The history as JSON (`{"uuid":..,"entries":[{record, offset, index,

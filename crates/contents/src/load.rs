@@ -193,6 +193,17 @@ impl<'a> Log<'a> {
             .or_else(|| self.schema.clone())
     }
 
+    /// Where the database stands just after entry `pos`, on the scale of
+    /// an index asked for ([`crate::Upto::Index`], the CLI's `--at`): the
+    /// entry's log index (clustered; a snapshot's is its own), or the txn
+    /// records applied up to it (standalone).
+    pub fn index_after(&self, pos: usize) -> Option<u64> {
+        match self.format {
+            Some(Format::Standalone) => Some(pos as u64 + 1),
+            _ => self.entries.get(pos)?.index,
+        }
+    }
+
     /// The database name (from the first schema seen).
     pub fn database_name(&self) -> Option<String> {
         self.schema

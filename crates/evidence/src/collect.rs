@@ -10,7 +10,10 @@
 //!   `memory/show` and `coverage/show` output (small sniffers in
 //!   [`sniff`], independent of the log parser).
 //!
-//! Everything else becomes an [`Ignored`] entry that says why.
+//! Everything else becomes an [`Ignored`] entry that says why, but for the
+//! one file known by its place rather than its content: a folder's
+//! `etc/hostname` (a sosreport's root has one), kept as a [`Hostname`]
+//! that names the folder's servers.
 //!
 //! Streaming and bounds: gzip is decoded as it is read, tar members are read
 //! one after the other from the decoded stream, and only recognized leaves
@@ -93,6 +96,47 @@ pub struct Collected {
     /// Database files handed to a [`DatabaseSink`] instead of kept
     /// ([`Collector::add_streaming`]), in the order they were read.
     pub streamed: Vec<Streamed>,
+    /// The host names of the folders that have an `etc/hostname`.
+    pub hostnames: Vec<Hostname>,
+}
+
+/// A folder's `etc/hostname` (a sosreport's root has the node's): the
+/// name of the host whose files sit below `folder`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hostname {
+    /// The folder holding `etc/hostname`, as paths name it
+    /// (`sosreport.tar.xz/sosreport-node1-2026-12-01`).
+    pub folder: String,
+    pub name: String,
+}
+
+impl Hostname {
+    /// The host name a file `etc/hostname` holds: one line of letters,
+    /// digits, '-', '_' and '.' (at most 253 of them, as DNS allows).
+    fn read(bytes: &[u8]) -> Option<String> {
+        let name = std::str::from_utf8(bytes).ok()?.trim();
+        let ok = (1..=253).contains(&name.len())
+            && name
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'));
+        ok.then(|| name.to_string())
+    }
+
+    /// The host name of `path`'s folder: of the deepest folder holding it
+    /// that has an `etc/hostname` among `names` (a named folder, not the
+    /// working directory).
+    pub fn of<'a>(names: &'a [Hostname], path: &str) -> Option<&'a str> {
+        names
+            .iter()
+            .filter(|h| {
+                !h.folder.is_empty()
+                    && path
+                        .strip_prefix(h.folder.as_str())
+                        .is_some_and(|rest| rest.starts_with('/'))
+            })
+            .max_by_key(|h| h.folder.len())
+            .map(|h| h.name.as_str())
+    }
 }
 
 /// A database file that went to a [`DatabaseSink`].
@@ -610,6 +654,15 @@ impl Run<'_, '_> {
             Err(e) => (read_full_count(&e), Some(describe(&e))),
         };
         buf.truncate(n);
+        if let Some(folder) = path.strip_suffix("/etc/hostname") {
+            if let Some(name) = Hostname::read(&buf).filter(|_| failure.is_none()) {
+                self.out.hostnames.push(Hostname {
+                    folder: folder.to_string(),
+                    name,
+                });
+                return Ok(());
+            }
+        }
         if n == 0 {
             match failure {
                 Some((reason, _)) => {

@@ -23,7 +23,7 @@ use ovsdb::json::{Json, Object};
 #[cfg(feature = "serde")]
 use serde::{Deserialize, Serialize};
 
-use crate::collect::{Collected, Ignored, InputKind, Item};
+use crate::collect::{Collected, Hostname, Ignored, InputKind, Item};
 use crate::databases::{Databases, DatabasesRead};
 use crate::events::{Event, EventKind};
 use crate::findings::{self, Finding, Knobs, ServerInput, Severity};
@@ -51,7 +51,8 @@ pub struct Server {
     /// Full server ID, from a file header or `cluster/status`.
     pub server_id: Option<String>,
     pub address: Option<String>,
-    /// Display name: the file or folder the server's inputs came from.
+    /// Display name: the file the server's inputs came from, or the host
+    /// name or folder of a well-known file (`ovnnb_db.db` in a sosreport).
     pub name: String,
     /// Lane of its database file in [`Diagnosis::timeline`].
     pub lane: Option<usize>,
@@ -206,11 +207,17 @@ fn generic_stem(s: &str) -> bool {
     ) || s.starts_with("ovs-appctl")
 }
 
-/// A display name for a server from one of its paths.
-fn name_for(path: &str) -> String {
+/// A display name for a server from one of its paths: the file's own
+/// name (`s1` of `s1.db`), else (a well-known name such as `ovnnb_db.db`)
+/// the host name of the folder it sits in (a sosreport's `etc/hostname`),
+/// else that folder's name.
+fn name_for(path: &str, hostnames: &[Hostname]) -> String {
     let s = stem(path);
     if !generic_stem(s) {
         return s.to_string();
+    }
+    if let Some(host) = Hostname::of(hostnames, path) {
+        return host.to_string();
     }
     // Name it by the first folder that is not a well-known system path.
     let parts: Vec<&str> = path.split('/').collect();
@@ -268,6 +275,7 @@ pub fn diagnose_with(
         items,
         ignored,
         streamed,
+        hostnames,
     } = collected;
     let mut dbs = Databases::new(!opts.skip_check);
     let mut rest = Vec::with_capacity(items.len());
@@ -286,6 +294,7 @@ pub fn diagnose_with(
             items: rest,
             ignored,
             streamed,
+            hostnames,
         },
         dbs.finish(),
         opts,
@@ -297,8 +306,12 @@ pub fn diagnose_with(
 pub fn diagnose_read(collected: Collected, read: DatabasesRead, opts: &Options) -> Diagnosis {
     let knobs = &opts.knobs;
     let Collected {
-        items, mut ignored, ..
+        items,
+        mut ignored,
+        hostnames,
+        ..
     } = collected;
+    let name_for = |path: &str| name_for(path, &hostnames);
     // Identical copies: use the first.
     let mut seen: BTreeMap<(u64, [u8; 20]), String> = BTreeMap::new();
     let mut unique: Vec<Item> = Vec::new();

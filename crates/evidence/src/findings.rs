@@ -79,21 +79,45 @@ impl Default for Knobs {
     }
 }
 
+/// Why [`Knobs::set`] refused a knob.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KnobError {
+    /// No knob has this name (a front end may suggest the nearest of
+    /// [`Knobs::NAMES`]).
+    Unknown(String),
+    /// The knob's value does not read as what it takes.
+    Value {
+        knob: String,
+        value: String,
+        expected: &'static str,
+    },
+}
+
+impl std::fmt::Display for KnobError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KnobError::Unknown(name) => write!(f, "unknown knob '{name}'"),
+            KnobError::Value {
+                knob,
+                value,
+                expected,
+            } => write!(f, "{knob}: '{value}' is not {expected}"),
+        }
+    }
+}
+
 impl Knobs {
     /// Sets a knob by name (`long_poll_ms=2000`), for the CLI's `--set`.
-    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let int = || {
-            value
-                .parse::<i64>()
-                .map_err(|_| format!("{name}: '{value}' is not a whole number"))
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), KnobError> {
+        let bad = |expected| KnobError::Value {
+            knob: name.to_string(),
+            value: value.to_string(),
+            expected,
         };
+        let int = || value.parse::<i64>().map_err(|_| bad("a whole number"));
         match name {
             "long_poll_ms" => self.long_poll_ms = int()?.max(0) as u64,
-            "stopped_ratio" => {
-                self.stopped_ratio = value
-                    .parse()
-                    .map_err(|_| format!("{name}: '{value}' is not a number"))?
-            }
+            "stopped_ratio" => self.stopped_ratio = value.parse().map_err(|_| bad("a number"))?,
             "storm_changes" => self.storm_changes = int()?.max(1) as usize,
             "storm_window_ms" => self.storm_window_ms = int()?,
             "reconnect_drops" => self.reconnect_drops = int()?.max(1) as usize,
@@ -102,7 +126,7 @@ impl Knobs {
             "memory_growth_percent" => self.memory_growth_percent = int()?.max(0) as u64,
             "cause_window_ms" => self.cause_window_ms = int()?,
             "large_entry_bytes" => self.large_entry_bytes = int()?.max(0) as u64,
-            _ => return Err(format!("unknown knob '{name}' (see --help)")),
+            _ => return Err(KnobError::Unknown(name.to_string())),
         }
         Ok(())
     }

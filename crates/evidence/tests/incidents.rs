@@ -812,3 +812,63 @@ fn database_files_alone_give_each_server_its_last_term() {
         assert!(text.contains(&format!("term {t}\n")), "{text}");
     }
 }
+
+/// A sosreport's server takes the host name of its `etc/hostname`, more
+/// readable than the report's folder (`sosreport-ovn-central-1-2026-12-01-
+/// incident`), and that file is used, not ignored. The same files unpacked
+/// under a folder: named by its `etc/hostname` when it has one that reads
+/// as a host name, by the folder otherwise; a file named for its server
+/// (`s1.db`) keeps its own name.
+#[test]
+fn a_sosreport_server_is_named_by_its_hostname() {
+    let sos = root().join("tests/fixtures/incidents/must-gather/sosreport-like.tar.xz");
+    let d = diagnose_files(&[sos]);
+    let names: Vec<&str> = d.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["ovn-central-1"]);
+    assert!(
+        !d.ignored.iter().any(|i| i.path.ends_with("etc/hostname")),
+        "{:?}",
+        d.ignored
+    );
+
+    let pause = root().join("tests/fixtures/incidents/leader-pause");
+    let db = std::fs::read(pause.join("s1.db")).unwrap();
+    let log = std::fs::read(pause.join("s1.ovsdb-server.log")).unwrap();
+    let named = |files: &[(&str, &[u8])]| -> (Vec<String>, usize) {
+        let mut c = Collector::new(Limits::default());
+        for (p, b) in files {
+            c.add(p, &mut &b[..]);
+        }
+        let d = diagnose(c.finish(), &Knobs::default(), &mut |_| {});
+        let names = d.servers.iter().map(|s| s.name.clone()).collect();
+        (names, d.ignored.len())
+    };
+    let node = "collected/sosreport-node1-2026";
+    let db_at = format!("{node}/var/lib/ovn/etc/ovnnb_db.db");
+    let log_at = format!("{node}/var/log/ovn/ovsdb-server-nb.log");
+    let host_at = format!("{node}/etc/hostname");
+    let files = [(db_at.as_str(), &db[..]), (log_at.as_str(), &log[..])];
+    assert_eq!(named(&files), (vec!["sosreport-node1-2026".to_string()], 0));
+    let with = |host: &'static [u8]| {
+        let mut v = files.to_vec();
+        v.push((host_at.as_str(), host));
+        named(&v)
+    };
+    assert_eq!(
+        with(b"node1.example.com\n"),
+        (vec!["node1.example.com".to_string()], 0)
+    );
+    // Not a host name: the folder's name, and the file is ignored.
+    assert_eq!(
+        with(b"two words\n"),
+        (vec!["sosreport-node1-2026".to_string()], 1)
+    );
+    // Another folder's host name names nothing here.
+    let mut v = files.to_vec();
+    v.push(("collected/other-node/etc/hostname", b"node2\n"));
+    assert_eq!(named(&v).0, ["sosreport-node1-2026"]);
+    // A file named for its server keeps its name.
+    let own = format!("{node}/s1.db");
+    let v = [(own.as_str(), &db[..]), (host_at.as_str(), b"node1\n")];
+    assert_eq!(named(&v).0, ["s1"]);
+}

@@ -162,6 +162,9 @@ struct SlimLog {
     /// `None`: unknown (inside or hidden by a skipped span).
     entries: Vec<Option<Slim>>,
     skipped: bool,
+    /// An entry read after the file's first violation (when its own rules
+    /// stopped, so it is in no place of `entries`) lists the file's server.
+    listed_later: bool,
 }
 
 impl SlimLog {
@@ -429,6 +432,7 @@ impl Checker {
             log_start: prev_index.saturating_add(1),
             entries: Vec::new(),
             skipped: false,
+            listed_later: false,
         };
         let snap_term = header.snapshot.as_ref().map_or(0, |s| s.term);
         if snap_term != 0 {
@@ -455,6 +459,28 @@ impl Checker {
             buf: Vec::new(),
             stopped: foreign,
             foreign,
+        }
+    }
+
+    /// Election Safety across files: record `k` of file `name` says `l`
+    /// leads term `t`; a file read before may have said another did.
+    fn leader_elsewhere(&mut self, name: &str, sid: Option<Uuid>, k: usize, t: u64, l: Uuid) {
+        match self.leaders.get(&t) {
+            Some((other, f)) if *other != l => {
+                self.violations.push(violation(
+                    name,
+                    sid,
+                    Some(k),
+                    Some(t),
+                    None,
+                    "election-safety",
+                    format!("term {t} has two different leaders: {other} (per {f}) and {l}"),
+                ));
+            }
+            Some(_) => {}
+            None => {
+                self.leaders.insert(t, (l, name.to_string()));
+            }
         }
     }
 
@@ -574,7 +600,9 @@ impl Checker {
 
         // Membership (first 4 hex digits, like check-cluster).
         for log in &logs {
-            let found = log.in_prev_servers || log.entries.iter().flatten().any(|e| e.lists_me);
+            let found = log.in_prev_servers
+                || log.listed_later
+                || log.entries.iter().flatten().any(|e| e.lists_me);
             if found {
                 continue;
             }
@@ -794,16 +822,32 @@ impl FileCheck {
             }
             _ => None,
         };
-        if st.stopped {
-            return Verdict::Keep;
-        }
         // Like check-cluster, which stops at the first violation, stop
-        // checking this file after its first one (later records would
-        // only repeat it); the rest must still read.
-        if ck.violations.len() > st.before {
-            ck.warnings
-                .push(format!("{name}: records from {k} on not checked"));
+        // checking this file's records after its first one (later records
+        // would only repeat it); the rest must still read.
+        if !st.stopped && ck.violations.len() > st.before {
+            ck.warnings.push(format!(
+                "{name}: records from {k} on checked only for membership and election safety"
+            ));
             st.stopped = true;
+        }
+        if st.stopped {
+            // What a record says on its own still counts across files,
+            // where leaving it out could only invent a violation (a server
+            // "in no entry's servers") or hide one: an entry listing this
+            // server, a leader for a term. A file of another cluster gives
+            // nothing.
+            if !st.foreign {
+                match r.body {
+                    RecordBody::Entry(_) => {
+                        st.log.listed_later |= slim.is_some_and(|s| s.lists_me);
+                    }
+                    RecordBody::Leader { term, leader } => {
+                        ck.leader_elsewhere(name, sid, k, term, leader);
+                    }
+                    _ => {}
+                }
+            }
             return Verdict::Keep;
         }
         if let Some(t) = r.term() {
@@ -985,25 +1029,7 @@ impl FileCheck {
                 if t == st.term {
                     st.leader = Some(l);
                 }
-                match ck.leaders.get(&t) {
-                    Some((other, f)) if *other != l => {
-                        ck.violations.push(violation(
-                            name,
-                            sid,
-                            Some(k),
-                            Some(t),
-                            None,
-                            "election-safety",
-                            format!(
-                                "term {t} has two different leaders: {other} (per {f}) and {l}"
-                            ),
-                        ));
-                    }
-                    Some(_) => {}
-                    None => {
-                        ck.leaders.insert(t, (l, name.to_string()));
-                    }
-                }
+                ck.leader_elsewhere(name, sid, k, t, l);
                 if Some(l) == sid {
                     if st.pending.is_some() {
                         ck.leader_log_unknown.insert(t);
@@ -1127,6 +1153,24 @@ pub mod damage {
             if let Some(&i) = entries.get(entries.len() / 2) {
                 recs.remove(i);
             }
+        })
+    }
+
+    /// File `which` opens with a commit index past its log's end (its
+    /// snapshot), a violation (commit-within-log) at its first record:
+    /// every later record of the file, its entries' server lists included,
+    /// comes after it.
+    pub fn commit_past_end_first(files: &Files, which: usize) -> Option<Files> {
+        edit(files, which, |h, recs| {
+            recs.insert(
+                0,
+                RaftRecord {
+                    comment: None,
+                    body: RecordBody::CommitIndex {
+                        commit_index: h.prev_index().saturating_add(5),
+                    },
+                },
+            )
         })
     }
 

@@ -257,3 +257,34 @@ fn each_broken_rule_is_named_plainly() {
         .iter()
         .any(|v| v.rule == "election-safety" && v.message.contains("has two different leaders")));
 }
+
+/// A file's own rules stop at its first violation, but a leader it records
+/// later still meets the other files' leaders: a damaged copy of the
+/// leader-failover cluster where a second server claims a term already
+/// led (`damage::two_leaders`) and, before that claim, breaks a rule of
+/// its own at its first record (`damage::commit_past_end_first`) reports
+/// both, in whichever order the files are read.
+#[test]
+fn a_leader_recorded_after_a_files_first_violation_still_meets_the_others() {
+    use ovsdb_log::check::damage;
+    let base = cluster("leader-failover");
+    let two = damage::two_leaders(&base).unwrap();
+    let claimer = (0..base.len()).find(|&i| two[i] != base[i]).unwrap();
+    let both = damage::commit_past_end_first(&two, claimer).unwrap();
+    let mut files = both.clone();
+    for _ in 0..2 {
+        let rep = run(&files);
+        let rules: Vec<(&str, &str)> = rep
+            .violations
+            .iter()
+            .map(|v| (v.rule, v.file.as_str()))
+            .collect();
+        let claimer = base[claimer].0.as_str();
+        assert!(rules.contains(&("commit-within-log", claimer)), "{rules:?}");
+        assert!(
+            rules.iter().any(|(r, _)| *r == "election-safety"),
+            "{rules:?}"
+        );
+        files.reverse();
+    }
+}

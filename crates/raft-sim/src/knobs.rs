@@ -607,18 +607,33 @@ pub fn unknown_knob(name: &str) -> String {
     }
 }
 
-/// The knob name nearest to `name` by edit distance (a swap of two
-/// neighbours counting one edit), when it is within about a fifth of the
-/// name's length (at least one edit, always fewer than the name's length).
+/// The knob name nearest to `name`: [`closest_in`] the knobs' names.
 pub fn closest_name(name: &str) -> Option<&'static str> {
+    closest_in(name, Knobs::NAMES)
+}
+
+/// The one "did you mean" of the project (knobs here, the CLI's presets,
+/// profiles and diagnose knobs): the name of `names` nearest to `name` by
+/// edit distance (a swap of two neighbours counting one edit; case
+/// ignored), when it is within about a fifth of the name's length (at
+/// least one edit, always fewer than the name's length). Of two as near,
+/// the one sharing the longer start (v3.11 is v3.1, not v2.11), then the
+/// first listed.
+pub fn closest_in<'a>(name: &str, names: &[&'a str]) -> Option<&'a str> {
     let name = name.to_ascii_lowercase();
     let limit = (1 + name.len() / 5).min(name.len().saturating_sub(1));
-    Knobs::NAMES
+    let shared = |n: &str| {
+        n.bytes()
+            .zip(name.bytes())
+            .take_while(|(a, b)| a == b)
+            .count()
+    };
+    names
         .iter()
-        .map(|n| (edit_distance(&name, n), *n))
-        .filter(|(d, _)| *d <= limit)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, n)| n)
+        .map(|n| (edit_distance(&name, n), std::cmp::Reverse(shared(n)), *n))
+        .filter(|(d, _, _)| *d <= limit)
+        .min_by_key(|(d, s, _)| (*d, *s))
+        .map(|(_, _, n)| n)
 }
 
 /// Optimal string alignment distance between `a` and `b`, by bytes:
@@ -1193,5 +1208,17 @@ mod tests {
         assert_eq!(edit_distance("dealy", "delay"), 1);
         assert_eq!(edit_distance("delays", "delay"), 1);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn closest_in_prefers_the_nearer_then_the_longer_shared_start() {
+        let profiles = ["v2.11", "v3.1", "v3.4"];
+        assert_eq!(closest_in("v3.11", &profiles), Some("v3.1"));
+        assert_eq!(closest_in("V3.4", &profiles), Some("v3.4"));
+        assert_eq!(closest_in("x", &profiles), None);
+        let knobs = ["long_poll_ms", "leaderless_ms"];
+        assert_eq!(closest_in("long_pol_ms", &knobs), Some("long_poll_ms"));
+        assert_eq!(closest_in("nothing_near", &knobs), None);
+        assert_eq!(closest_name("electon_timer"), Some("election_timer"));
     }
 }
