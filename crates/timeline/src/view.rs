@@ -541,7 +541,9 @@ impl LaneIndex {
                     v >= vp.start && v <= vp.end
                 })
                 .collect();
-            order.sort_by_key(|&i| self.index[i]);
+            // The one stable sort (`ovsdb::order`): only lanes whose
+            // indexes go back (replaced entries) sort here.
+            ovsdb::order::sort_indices(&mut order, &|a, b| self.index[a].cmp(&self.index[b]));
             for i in order {
                 push(
                     vp.x_of(self.index[i] as f64, plot_width).floor().max(0.0) as u32,
