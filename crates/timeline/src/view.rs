@@ -588,7 +588,9 @@ pub(crate) fn fold_column(out: &mut Vec<PixelColumn>, x: u32, i: usize, size: u6
 /// the others' with the file name (`s1/…/ovnnb_db.db`), then that folder
 /// (`s1/…`), then the file name (`…/ovnnb_db.db`). Names that differ only
 /// in the file name (or a lane alone) keep their end: `…/etc/ovnnb_db.db`,
-/// `…/ovnnb_db.db`. The caller draws the first that fits.
+/// `…/ovnnb_db.db`. The caller draws the first that fits; the page draws
+/// a folder form that would leave out the file name as two lines, the
+/// folder (`s1/…`) over the file name (`…/ovnnb_db.db`).
 pub fn short_names(names: &[&str], i: usize) -> Vec<String> {
     let name = names[i];
     let mut out = vec![name.to_string()];
