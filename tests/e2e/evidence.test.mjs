@@ -378,6 +378,32 @@ test("above the timeline, a button counts the findings and the most severe, and 
   await page.close();
 });
 
+test("the servers' status boxes sit beside the timeline, never over its newest entries", async () => {
+  const { page, problems } = await openPage(browser.context, `${server.url}#sample=leader-pause`);
+  await page.locator('[data-testid=summary][data-files="s1.db,s2.db,s3.db"]').waitFor({ timeout: 60000 });
+  await diagnosed(page);
+  const boxes = page.getByTestId("lane-status");
+  await boxes.first().waitFor();
+  assert.equal(await boxes.count(), 3);
+  const canvas = page.getByTestId("timeline");
+  const plotRight = async () => {
+    const r = await canvas.boundingBox();
+    const [gutter, width] = (await canvas.getAttribute("data-plot")).split(",").map(Number);
+    return { right: r.x + gutter + width, width };
+  };
+  const shown = await plotRight();
+  for (const box of await boxes.all()) {
+    const b = await box.boundingBox();
+    assert.ok(b.x >= shown.right, `status box at x ${b.x}, the plot ends at ${shown.right}`);
+  }
+  // Without the boxes (c), the plot takes their room back.
+  await page.keyboard.press("c");
+  await page.waitForFunction(() => document.querySelectorAll("[data-testid=lane-status]").length === 0);
+  await page.waitForFunction((w) => Number(document.querySelector("[data-testid=timeline]").dataset.plot.split(",")[1]) > w, shown.width);
+  noProblems(problems);
+  await page.close();
+});
+
 test("the lane labels of an archive's files tell them apart and name the file", async () => {
   const page = await browser.context.newPage();
   const errors = [];
