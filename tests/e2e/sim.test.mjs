@@ -627,3 +627,37 @@ test("the IDL charts' value labels fit in the canvas, log scale too", async () =
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test("tour step 5 shows the client's writes around the failover in its window", async () => {
+  const page = await browser.context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  // Counts the write bars of the client lane in each frame: they are drawn
+  // after its label, in green (done) or orange (waiting).
+  await page.addInitScript(() => {
+    window.__frames = 0;
+    window.__bars = 0;
+    const text = CanvasRenderingContext2D.prototype.fillText;
+    CanvasRenderingContext2D.prototype.fillText = function (t, ...rest) {
+      if (t === "clients") {
+        window.__frames++;
+        window.__bars = 0;
+      }
+      return text.call(this, t, ...rest);
+    };
+    const rect = CanvasRenderingContext2D.prototype.fillRect;
+    CanvasRenderingContext2D.prototype.fillRect = function (...args) {
+      if (this.fillStyle === "#2c8a3e" || this.fillStyle === "#e0a030") window.__bars++;
+      return rect.apply(this, args);
+    };
+  });
+  await page.goto(server.url + "#tour=5");
+  await figures(page);
+  assert.equal(await page.getByTestId("tour-title").innerText(), "5. Leader failover");
+  assert.match(await page.getByTestId("tour-caption").innerText(), /writes wait there/);
+  await page.waitForFunction(() => window.__frames > 0);
+  const bars = await page.evaluate(() => window.__bars);
+  assert.ok(bars >= 3, `${bars} client writes drawn in the step's window`);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
