@@ -254,9 +254,10 @@ impl App {
 
     /// The keyboard's pointer on the focused timeline: moves the entry it
     /// points at by `lanes` lanes (the nearest entry there) or `entries`
-    /// entries along its lane (from the first entry in view when it points
-    /// at none), brings it into view and shows its tooltip, as hovering it
-    /// does. Enter or Space then inspects it, as a click does.
+    /// entries along its lane (from the first lane's entry nearest the
+    /// view's left edge when it points at none), brings it into view and
+    /// shows its tooltip, as hovering it does. Enter or Space then
+    /// inspects it, as a click does.
     fn move_cursor(&mut self, lanes: isize, entries: isize) -> bool {
         let Some(t) = self.timeline.clone() else {
             return false;
