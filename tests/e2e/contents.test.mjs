@@ -472,3 +472,21 @@ test("Contents: its keys work as soon as v opens it, before any click", async ()
   assert.deepEqual(problems.consoleErrors, []);
   assert.deepEqual(problems.pageErrors, []);
 });
+
+test("Contents: the table list puts the tables with rows first, then the empty ones, each by name", async () => {
+  const { page, problems } = await openContents();
+  const list = await page.$$eval("[data-testid=table-row-count]", (els) => els.map((e) => [e.dataset.table, Number(e.dataset.value)]));
+  const full = list.filter(([, n]) => n > 0);
+  const empty = list.filter(([, n]) => n === 0);
+  assert.ok(full.length > 0 && empty.length > 0, JSON.stringify(list));
+  assert.deepEqual(list, [...full, ...empty]);
+  const names = (l) => l.map(([t]) => t);
+  const byName = (l) => [...names(l)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  assert.deepEqual(names(full), byName(full));
+  assert.deepEqual(names(empty), byName(empty));
+  // The counts are the database's (the first test checks them against a real server).
+  assert.deepEqual(Object.fromEntries(list), await rowCounts(page));
+  assert.deepEqual(problems.pageErrors, []);
+  assert.deepEqual(problems.consoleErrors, []);
+  await page.close();
+});

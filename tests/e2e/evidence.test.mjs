@@ -377,3 +377,73 @@ test("above the timeline, a button counts the findings and the most severe, and 
   noProblems(problems);
   await page.close();
 });
+
+test("the servers' status boxes sit beside the timeline, never over its newest entries", async () => {
+  const { page, problems } = await openPage(browser.context, `${server.url}#sample=leader-pause`);
+  await page.locator('[data-testid=summary][data-files="s1.db,s2.db,s3.db"]').waitFor({ timeout: 60000 });
+  await diagnosed(page);
+  const boxes = page.getByTestId("lane-status");
+  await boxes.first().waitFor();
+  assert.equal(await boxes.count(), 3);
+  const canvas = page.getByTestId("timeline");
+  const plotRight = async () => {
+    const r = await canvas.boundingBox();
+    const [gutter, width] = (await canvas.getAttribute("data-plot")).split(",").map(Number);
+    return { right: r.x + gutter + width, width };
+  };
+  const shown = await plotRight();
+  for (const box of await boxes.all()) {
+    const b = await box.boundingBox();
+    assert.ok(b.x >= shown.right, `status box at x ${b.x}, the plot ends at ${shown.right}`);
+  }
+  // Without the boxes (c), the plot takes their room back.
+  await page.keyboard.press("c");
+  await page.waitForFunction(() => document.querySelectorAll("[data-testid=lane-status]").length === 0);
+  await page.waitForFunction((w) => Number(document.querySelector("[data-testid=timeline]").dataset.plot.split(",")[1]) > w, shown.width);
+  noProblems(problems);
+  await page.close();
+});
+
+test("the lane labels of an archive's files tell them apart and name the file", async () => {
+  const page = await browser.context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  // Every line of the lanes' name labels (bold, at the gutter's left edge).
+  await page.addInitScript(() => {
+    window.__labels = [];
+    const fill = CanvasRenderingContext2D.prototype.fillText;
+    CanvasRenderingContext2D.prototype.fillText = function (t, x, y, ...rest) {
+      if (x === 6 && this.font.startsWith("bold") && this.canvas.dataset.testid === "timeline") {
+        window.__labels.push({ t: String(t), y, w: this.measureText(String(t)).width });
+      }
+      return fill.call(this, t, x, y, ...rest);
+    };
+  });
+  await page.goto(server.url);
+  await page.locator("[data-testid=timeline][data-ready=true]").waitFor({ timeout: 60000 });
+  await page.evaluate(() => { window.__labels = []; });
+  await page.getByTestId("file-input").setInputFiles(join(MUST_GATHER, "cluster.tar.gz"));
+  const files = ["s1", "s2", "s3"].map((s) => `cluster.tar.gz/${s}/var/lib/ovn/etc/ovnnb_db.db`);
+  await page.locator(`[data-testid=summary][data-files="${files.join(",")}"]`).waitFor({ timeout: 60000 });
+  await page.locator("[data-testid=timeline][data-ready=true]").waitFor();
+  const labels = await page.evaluate(() => window.__labels);
+  const canvas = page.getByTestId("timeline");
+  const gutter = Number((await canvas.getAttribute("data-plot")).split(",")[0]);
+  // Layout: axis 34 px, lanes 108 px apart by 14 px.
+  for (let lane = 0; lane < 3; lane++) {
+    const top = 34 + lane * 122;
+    const lines = [...new Set(labels.filter((l) => l.y > top && l.y < top + 108).map((l) => l.t))];
+    const text = lines.join(" ");
+    assert.ok(text.includes(`s${lane + 1}/`), `lane ${lane}: ${JSON.stringify(lines)}`);
+    assert.ok(text.includes("ovnnb_db.db"), `lane ${lane}: ${JSON.stringify(lines)}`);
+    for (const l of labels.filter((l) => l.y > top && l.y < top + 108)) {
+      assert.ok(l.w <= gutter - 10, `"${l.t}" is ${l.w}px wide in a ${gutter}px gutter`);
+    }
+    // The whole path is the label's tooltip.
+    const box = await canvas.boundingBox();
+    await page.mouse.move(box.x + 20, box.y + top + 10);
+    await page.waitForFunction((f) => document.querySelector("[data-testid=tooltip]")?.innerText === f, files[lane]);
+  }
+  assert.deepEqual(errors, []);
+  await page.close();
+});

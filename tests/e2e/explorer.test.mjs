@@ -554,3 +554,74 @@ test("a file the app cannot use: its error and why it was ignored, no empty find
   noProblems(problems);
   await page.close();
 });
+
+test("on the focused timeline the keys point at entries and inspect them, as hovering and clicking do", async () => {
+  const { page, problems } = await openPage(browser.context, server.url);
+  await ready(page, SAMPLES["leader-failover"]);
+  const canvas = page.getByTestId("timeline");
+  const tooltip = page.getByTestId("tooltip");
+  const view0 = await canvas.getAttribute("data-view");
+  // Tab onto the timeline (after the Timeline / Contents buttons).
+  await page.locator("nav.views button").last().focus();
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.testid), "timeline");
+  // The first key points at the first entry of the first lane in view: its
+  // tooltip is the one hovering it shows.
+  await page.keyboard.press("ArrowRight");
+  await tooltip.waitFor();
+  const tip = async () => {
+    const m = (await tooltip.innerText()).match(/^(\S+) · index (\d+) · term (\d+)/);
+    assert.ok(m, await tooltip.innerText());
+    return { lane: m[1], index: Number(m[2]), term: Number(m[3]) };
+  };
+  const first = await tip();
+  assert.equal(first.lane, "s1.db");
+  await page.keyboard.press("ArrowRight");
+  await page.waitForFunction((i) => !document.querySelector("[data-testid=tooltip]")?.innerText.includes(`index ${i} `), first.index);
+  const second = await tip();
+  assert.equal(second.lane, "s1.db");
+  assert.ok(second.index > first.index, `${second.index} after ${first.index}`);
+  // The arrows moved the pointer, not the view; nothing is inspected yet.
+  assert.equal(await canvas.getAttribute("data-view"), view0);
+  assert.equal(await page.getByTestId("inspector").getAttribute("data-state"), "empty");
+  // Enter inspects the entry pointed at, as a click on it does.
+  await page.keyboard.press("Enter");
+  await page.locator(`[data-testid=inspector][data-index="${second.index}"]`).waitFor();
+  assert.equal(Number(await page.getByTestId("inspector-term").getAttribute("data-value")), second.term);
+  await page.locator("[data-testid=inspector] .changes").waitFor();
+  // Down: the entry of the next lane nearest to it; Space inspects it.
+  await page.keyboard.press("ArrowDown");
+  await page.waitForFunction(() => document.querySelector("[data-testid=tooltip]")?.innerText.startsWith("s2.db "));
+  const below = await tip();
+  await page.keyboard.press(" ");
+  await page.locator(`[data-testid=inspector][data-index="${below.index}"]`).waitFor();
+  assert.match(await page.getByTestId("inspector").locator("h2").innerText(), /^s2\.db · index /);
+  assert.ok(Math.abs(below.index - second.index) <= 2, `${below.index} near ${second.index}`);
+  // Away from the timeline, the arrows pan as before.
+  await page.locator("nav.views button").last().focus();
+  await page.keyboard.press("+");
+  await page.waitForFunction(() => Number(document.querySelector("[data-testid=timeline]").dataset.zoom) > 1);
+  const zoomed = await canvas.getAttribute("data-view");
+  await page.keyboard.press("ArrowRight");
+  await page.waitForFunction((v) => document.querySelector("[data-testid=timeline]").dataset.view !== v, zoomed);
+  noProblems(problems);
+  await page.close();
+});
+
+test("the keys' help lists Esc, and Esc closes it", async () => {
+  const { page, problems } = await openPage(browser.context, server.url);
+  await ready(page, SAMPLES["leader-failover"]);
+  await page.keyboard.press("?");
+  const help = page.getByTestId("help");
+  await help.waitFor();
+  const rows = await help.locator("tr").evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.innerText)));
+  const esc = rows.find(([keys]) => keys.split(/\s+/).includes("Esc"));
+  assert.ok(esc, JSON.stringify(rows));
+  assert.match(esc[1], /Esc closes/);
+  // The timeline keys are listed too.
+  assert.ok(rows.some(([, what]) => /Enter or Space inspects/.test(what)));
+  await page.keyboard.press("Escape");
+  await help.waitFor({ state: "detached" });
+  noProblems(problems);
+  await page.close();
+});

@@ -569,7 +569,7 @@ test("a scenario that does not start says why in view of the editor's Run button
   const { page, problems } = await openPage(browser.context, server.url + "#sim=ls-add-follower");
   await page.setViewportSize({ width: 1024, height: 700 });
   await figures(page);
-  await page.locator(".editor summary").click();
+  await page.locator(".editor > summary").click();
   await page.getByTestId("sim-sets").fill("electon_timer=2000");
   await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
   await page.getByTestId("sim-apply").click();
@@ -624,6 +624,118 @@ test("the IDL charts' value labels fit in the canvas, log scale too", async () =
   const labels = await page.evaluate(() => window.__labels);
   const cut = labels.filter((l) => l.right > l.width);
   assert.deepEqual(cut, [], "value labels past the canvas's right edge");
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("each simulation page has one h1, and the Simulate page shows its focus ring", async () => {
+  for (const [hash, heading] of [
+    ["#sim=leader-kill", /^Simulate: leader-kill/],
+    ["#ab=commit-sync", /\S/],
+    ["#tour=1", /^1\. Election$/],
+    ["#idl=write-changed-only", /^IDL experiment: write-changed-only$/],
+  ]) {
+    const { page, problems } = await openPage(browser.context, server.url + hash);
+    await page.locator("h1").first().waitFor({ timeout: 60000 });
+    const h1 = await page.locator("h1").allInnerTexts();
+    assert.equal(h1.length, 1, `${hash}: ${JSON.stringify(h1)}`);
+    assert.match(h1[0], heading, hash);
+    if (hash.startsWith("#sim=")) {
+      // The page takes the keys: Tab from the last tab reaches it, ring shown.
+      await figures(page);
+      await page.getByTestId("tab-idl").focus();
+      await page.keyboard.press("Tab");
+      const ring = await page.evaluate(() => {
+        const e = document.activeElement;
+        const s = getComputedStyle(e);
+        return { id: e.dataset.testid, style: s.outlineStyle, width: parseFloat(s.outlineWidth) };
+      });
+      assert.equal(ring.id, "sim-page");
+      assert.notEqual(ring.style, "none");
+      assert.ok(ring.width >= 2, `ring ${ring.width}px wide`);
+    }
+    clean(problems);
+    await page.close();
+  }
+});
+
+test("a run that fails marks the results left from the run before as not its own", async () => {
+  const { page, problems } = await openPage(browser.context, server.url + "#sim=ls-add-follower");
+  const before = await figures(page);
+  const simPage = page.getByTestId("sim-page");
+  const dim = () => page.evaluate(() => [
+    Number(getComputedStyle(document.querySelector("dl.figures")).opacity),
+    Number(getComputedStyle(document.querySelector("[data-testid=sim-timeline]")).opacity),
+  ]);
+  assert.deepEqual(await dim(), [1, 1]);
+  await page.locator(".editor > summary").click();
+  await page.getByTestId("sim-sets").fill("no_such_knob=1");
+  await page.getByTestId("sim-apply").click();
+  const error = page.getByTestId("sim-error");
+  await error.waitFor();
+  assert.match(await error.innerText(), /unknown knob 'no_such_knob'.*previous run's, not this one's/s);
+  // The old figures are still there, marked as the previous run's.
+  assert.equal(Number(await value(page, "sim-txns")), before.txns);
+  assert.match(await simPage.getAttribute("class"), /\bstale\b/);
+  for (const o of await dim()) assert.ok(o < 1, `opacity ${o}`);
+  // A run that works is its own again.
+  await page.getByTestId("sim-sets").fill("");
+  await page.getByTestId("sim-apply").click();
+  await error.waitFor({ state: "detached", timeout: 60000 });
+  await figures(page);
+  assert.doesNotMatch(await simPage.getAttribute("class"), /\bstale\b/);
+  assert.deepEqual(await dim(), [1, 1]);
+  clean(problems);
+  await page.close();
+});
+
+test("the editor lists every knob, name, kind and description, as simulate --list-knobs", async () => {
+  const ref = JSON.parse(execFileSync(cliBin(), ["simulate", "--list-knobs", "--json"], { encoding: "utf8" })).knobs;
+  assert.ok(ref.length > 40);
+  const { page, problems } = await openPage(browser.context, server.url + "#sim=leader-kill");
+  await figures(page);
+  await page.locator(".editor > summary").click();
+  const knobs = page.getByTestId("sim-knobs");
+  await knobs.locator("summary").click();
+  await knobs.locator("td").first().waitFor();
+  const rows = await knobs.locator("tr").evaluateAll((trs) =>
+    trs.filter((tr) => tr.cells[0].tagName === "TD").map((tr) => [...tr.cells].map((c) => c.innerText)),
+  );
+  assert.deepEqual(rows, ref.map((k) => [k.name, k.kind, k.about]));
+  clean(problems);
+  await page.close();
+});
+
+test("tour step 5 shows the client's writes around the failover in its window", async () => {
+  const page = await browser.context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  // Counts the write bars of the client lane in each frame: they are drawn
+  // after its label, in green (done) or orange (waiting).
+  await page.addInitScript(() => {
+    window.__frames = 0;
+    window.__bars = 0;
+    const text = CanvasRenderingContext2D.prototype.fillText;
+    CanvasRenderingContext2D.prototype.fillText = function (t, ...rest) {
+      if (t === "clients") {
+        window.__frames++;
+        window.__bars = 0;
+      }
+      return text.call(this, t, ...rest);
+    };
+    const rect = CanvasRenderingContext2D.prototype.fillRect;
+    CanvasRenderingContext2D.prototype.fillRect = function (...args) {
+      if (this.fillStyle === "#2c8a3e" || this.fillStyle === "#e0a030") window.__bars++;
+      return rect.apply(this, args);
+    };
+  });
+  await page.goto(server.url + "#tour=5");
+  await figures(page);
+  assert.equal(await page.getByTestId("tour-title").innerText(), "5. Leader failover");
+  assert.match(await page.getByTestId("tour-caption").innerText(), /writes wait there/);
+  await page.waitForFunction(() => window.__frames > 0);
+  const bars = await page.evaluate(() => window.__bars);
+  assert.ok(bars >= 3, `${bars} client writes drawn in the step's window`);
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -117,24 +117,36 @@ pub fn draw(ctx: &Ctx, sc: &Scene, ratio: f64) -> Drawn {
         ctx.set_fill_style_str(INK);
         ctx.set_font("bold 12px system-ui, sans-serif");
         // The first short form of the name that fits the gutter (the
-        // whole path is the label's tooltip).
+        // whole path is the label's tooltip). A name that parts from the
+        // others in a folder (an archive's `s1/…/ovnnb_db.db`) and does
+        // not fit with its file name takes two lines: that folder, then
+        // the file name.
         let forms = timeline::view::short_names(&names, li);
-        let label = forms
+        let first = forms
             .iter()
-            .find(|f| ctx.measure_text(f).is_ok_and(|m| m.width() <= gx - 10.0))
-            .unwrap_or(&forms[forms.len() - 1]);
-        let _ = ctx.fill_text(label, 6.0, top + 12.0);
+            .position(|f| ctx.measure_text(f).is_ok_and(|m| m.width() <= gx - 10.0))
+            .unwrap_or(forms.len() - 1);
+        let lines = if first > 1 && forms.len() == 4 {
+            &forms[2..]
+        } else {
+            &forms[first..=first]
+        };
+        let mut y = top + 12.0;
+        for line in lines {
+            let _ = ctx.fill_text(line, 6.0, y);
+            y += 14.0;
+        }
         ctx.set_font("11px system-ui, sans-serif");
         ctx.set_fill_style_str(MUTED);
         if let Some(sid) = &lane.summary.server_id {
-            let _ = ctx.fill_text(&format!("server {}", short_sid(sid)), 6.0, top + 26.0);
+            let _ = ctx.fill_text(&format!("server {}", short_sid(sid)), 6.0, y);
         } else {
-            let _ = ctx.fill_text(&lane.summary.format, 6.0, top + 26.0);
+            let _ = ctx.fill_text(&lane.summary.format, 6.0, y);
         }
         if let Some(c) = lane.summary.commit_index {
-            let _ = ctx.fill_text(&format!("commit {c}"), 6.0, top + 40.0);
+            let _ = ctx.fill_text(&format!("commit {c}"), 6.0, y + 14.0);
         }
-        let _ = ctx.fill_text(&human_bytes(lane.summary.bytes as f64), 6.0, top + 54.0);
+        let _ = ctx.fill_text(&human_bytes(lane.summary.bytes as f64), 6.0, y + 28.0);
 
         // Clip the plot area of this lane.
         ctx.save();
@@ -167,7 +179,8 @@ pub fn draw(ctx: &Ctx, sc: &Scene, ratio: f64) -> Drawn {
                 ctx.set_fill_style_str(INK);
                 let mut label = format!("term {}", b.term);
                 if let Some(l) = &b.leader {
-                    label.push_str(&format!(" · leader {}", short_sid(l)));
+                    label.push_str(" · leader ");
+                    label.push_str(short_sid(l));
                 }
                 let _ = ctx.fill_text(&label, x0.max(gx) + 4.0, band_y + 12.0);
             }

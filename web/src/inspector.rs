@@ -3,7 +3,6 @@
 //! entry is small, rows are expandable, a table lists its rows a page at
 //! a time, and long values are folded to their first characters.
 
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use timeline::inspect::{fold_point, EntryDetail, InspectedColumn, InspectedRow, TableChange};
@@ -125,8 +124,9 @@ fn table_summary(t: &TableChange) -> String {
 #[function_component(Changes)]
 pub fn changes(p: &ChangesProps) -> Html {
     let d = &p.detail.0;
-    // Rows listed per table, grown a page at a time ("show more").
-    let shown = use_state(HashMap::<usize, usize>::new);
+    // Rows listed per table, grown a page at a time ("show more"); a
+    // new entry is a new component (its key).
+    let shown = use_state(|| vec![ROWS_PAGE; d.tables.len()]);
     let small = d.row_count() <= SMALL_ENTRY_ROWS;
     html! {
         <div class="changes" data-testid="inspector-changes"
@@ -144,13 +144,15 @@ pub fn changes(p: &ChangesProps) -> Html {
                 { if d.schema_change { " This entry carries a new schema." } else { "" } }
             </p>
             { for d.tables.iter().enumerate().map(|(ti, t)| {
-                let limit = shown.get(&ti).copied().unwrap_or(ROWS_PAGE);
+                let limit = shown.get(ti).copied().unwrap_or(ROWS_PAGE);
                 let left = t.rows.len().saturating_sub(limit);
                 let more = {
                     let shown = shown.clone();
                     Callback::from(move |_: MouseEvent| {
                         let mut m = (*shown).clone();
-                        m.insert(ti, limit + ROWS_PAGE);
+                        if let Some(n) = m.get_mut(ti) {
+                            *n = limit + ROWS_PAGE;
+                        }
                         shown.set(m);
                     })
                 };

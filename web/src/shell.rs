@@ -14,6 +14,20 @@ fn current_hash() -> String {
         .unwrap_or_default()
 }
 
+/// The tag of the element a key went to, lower-cased (`input`, `canvas`,
+/// …): the pages leave the keys typed into a field alone.
+pub fn key_target(e: &web_sys::KeyboardEvent) -> String {
+    e.target()
+        .and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::Element>(t).ok())
+        .map(|t| t.tag_name().to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
+/// Whether the key went to a field (input, select, textarea).
+pub fn typing(tag: &str) -> bool {
+    matches!(tag, "input" | "select" | "textarea")
+}
+
 /// The page: a tab bar and the view the URL hash asks for.
 #[function_component(Shell)]
 pub fn shell() -> Html {

@@ -22,6 +22,11 @@
 //!   `{type: "progress", id, now, stop}` (runs done, runs in all), then
 //!   `{type: "seeds", id, table: simview::ab::SeedsTable}` (bytes).
 //!
+//! - `{type: "knobs"}`: every knob the Knobs field takes; replies
+//!   `{type: "knobs", list}`, one knob a line: name, kind and description
+//!   separated by tabs (`raft_sim::Knobs::NAMES` and `ABOUT`, from the
+//!   table `simulate --list-knobs` prints; the page holds none of it).
+//!
 //! Errors come back as `{type: "error", id, message}`; a panic as
 //! `{type: "panic", message}` (the worker's panic hook).
 
@@ -43,7 +48,8 @@ fn spec_of(msg: &JsValue) -> Result<simview::RunSpec, String> {
     super::msg::from_bytes(&get(msg, "spec")).map_err(|e| format!("bad run request: {e}"))
 }
 
-/// A simulation request (`type` "run", "idl" or "export").
+/// A simulation request (`type` "run", "idl", "export", "ab_seeds" or
+/// "knobs").
 pub fn handle(msg: &JsValue) {
     let id = get(msg, "id");
     match get(msg, "type").as_string().as_deref() {
@@ -53,6 +59,19 @@ pub fn handle(msg: &JsValue) {
         },
         Some("idl") => idl(&id, msg),
         Some("ab_seeds") => ab_seeds(&id, msg),
+        Some("knobs") => {
+            let mut list = String::new();
+            for (name, about) in raft_sim::Knobs::NAMES
+                .iter()
+                .zip(raft_sim::Knobs::ABOUT.lines())
+            {
+                list.push_str(name);
+                list.push('\t');
+                list.push_str(about);
+                list.push('\n');
+            }
+            post(&[("type", "knobs".into()), ("list", list.into())])
+        }
         Some("export") => match spec_of(msg) {
             Ok(spec) => export(&id, &spec),
             Err(e) => error(&id, e),

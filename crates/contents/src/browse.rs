@@ -29,8 +29,10 @@ pub fn tables(db: &Database) -> Vec<TableCount> {
     tables_counted(db.schema(), counts)
 }
 
-/// The tables of `schema` by name, with their row counts `counts` (in
-/// schema order: a jump's preview knows them before its database).
+/// The tables of `schema` with their row counts `counts` (in schema
+/// order: a jump's preview knows them before its database): those with
+/// rows first, then the empty ones, each part by name (a Northbound has
+/// more empty tables than not, and they came first by name).
 pub fn tables_counted(
     schema: &ovsdb::DatabaseSchema,
     counts: impl IntoIterator<Item = usize>,
@@ -44,7 +46,9 @@ pub fn tables_counted(
             rows,
         })
         .collect();
-    ovsdb::order::sort_by(&mut v, |a, b| a.name.cmp(&b.name));
+    ovsdb::order::sort_by(&mut v, |a, b| {
+        (a.rows == 0, &a.name).cmp(&(b.rows == 0, &b.name))
+    });
     v
 }
 
@@ -582,7 +586,10 @@ mod tests {
         let db = nb();
         let t = tables(&db);
         assert_eq!(t.len(), db.schema().tables.len());
-        assert!(t.windows(2).all(|w| w[0].name < w[1].name));
+        // Tables with rows first, then the empty ones, each part by name.
+        let key = |x: &TableCount| (x.rows == 0, x.name.clone());
+        assert!(t.windows(2).all(|w| key(&w[0]) < key(&w[1])));
+        assert!(t.iter().any(|x| x.rows == 0) && t[0].rows > 0);
         let total: usize = t.iter().map(|x| x.rows).sum();
         assert_eq!(total, db.row_count());
     }

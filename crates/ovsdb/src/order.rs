@@ -96,9 +96,12 @@ fn permute<T>(v: &mut [T], order: &mut [usize]) {
     }
 }
 
-/// The one instance of the stable sort.
+/// The one instance of the stable sort: `order` (indices, or any numbers)
+/// sorted stably by `cmp` of its values, as `order.sort_by`. A caller
+/// whose list already is indices (a lane's entries in view) sorts it
+/// directly.
 #[inline(never)]
-fn sort_indices(order: &mut [usize], cmp: &dyn Fn(usize, usize) -> Ordering) {
+pub fn sort_indices(order: &mut [usize], cmp: &dyn Fn(usize, usize) -> Ordering) {
     order.sort_by(|&a, &b| cmp(a, b));
 }
 

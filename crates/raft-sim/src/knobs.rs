@@ -403,6 +403,51 @@ impl Knobs {
         names
     };
 
+    /// Every knob of [`KNOBS`] a line, in its order: its kind and
+    /// description separated by a tab (its name is [`Knobs::NAMES`]' at
+    /// the same place). One string made from the table at compile time,
+    /// without the value functions: a listing that shows no values (the
+    /// web's Simulate page, whose worker sends it) links no table and
+    /// none of them, and no second copy of the names.
+    pub const ABOUT: &'static str = {
+        const LEN: usize = {
+            let mut n = 0;
+            let mut i = 0;
+            while i < KNOBS.len() {
+                n += KNOBS[i].kind.len() + KNOBS[i].about.len() + 2;
+                i += 1;
+            }
+            n
+        };
+        const BYTES: [u8; LEN] = {
+            let mut out = [0u8; LEN];
+            let mut at = 0;
+            let mut i = 0;
+            while i < KNOBS.len() {
+                let fields = [KNOBS[i].kind, KNOBS[i].about];
+                let mut f = 0;
+                while f < 2 {
+                    let b = fields[f].as_bytes();
+                    let mut k = 0;
+                    while k < b.len() {
+                        out[at] = b[k];
+                        at += 1;
+                        k += 1;
+                    }
+                    out[at] = if f == 0 { b'\t' } else { b'\n' };
+                    at += 1;
+                    f += 1;
+                }
+                i += 1;
+            }
+            out
+        };
+        match std::str::from_utf8(&BYTES) {
+            Ok(s) => s,
+            Err(_) => panic!("a knob's text is not UTF-8"),
+        }
+    };
+
     /// Override one knob by name. Durations are in ms (fractions allowed).
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
         let v = value.trim();
@@ -1128,6 +1173,12 @@ mod tests {
         documented.sort();
         assert_eq!(matched, documented);
         assert_eq!(Knobs::NAMES.len(), KNOBS.len());
+        let lines: Vec<String> = Knobs::ABOUT.lines().map(str::to_string).collect();
+        let rows: Vec<String> = KNOBS
+            .iter()
+            .map(|d| format!("{}\t{}", d.kind, d.about))
+            .collect();
+        assert_eq!(lines, rows);
         for (n, d) in Knobs::NAMES.iter().zip(KNOBS) {
             assert_eq!(*n, d.name);
         }

@@ -22,7 +22,8 @@ pub enum Shows {
     /// on the leader, the last at least `factor` times the first.
     GrowingEntries { min_entries: usize, factor: u64 },
     /// A leader change: the leader before the window is gone and another
-    /// leads a higher term by its end.
+    /// leads a higher term by its end; the client writes before the kill
+    /// and, after it, writes that the new leader completes.
     Failover,
 }
 
@@ -113,10 +114,13 @@ pub const STEPS: &[TourStep] = &[
         title: "5. Leader failover",
         caption: "The leader is killed (dark band). The followers stop hearing heartbeats, wait \
                   one election timeout, and elect a new leader in a higher term. Clients see no \
-                  leader meanwhile: that gap is the leaderless time.",
+                  leader meanwhile: that gap is the leaderless time. The client, which wrote \
+                  through the leader, reconnects to another server, and its writes wait there \
+                  (the long bars of the client lane) until the new leader commits them.",
         preset: "election-timer",
         profile: None,
-        sets: &[],
+        // Writes go on past the kill (the preset's 40 end before it).
+        sets: &[("n", "80")],
         at_ms: 14_300,
         window_ms: 3500.0,
         shows: Shows::Failover,
@@ -276,6 +280,13 @@ impl TourStep {
                 {
                     return Err("no new leader in a higher term inside the window".into());
                 }
+                // What the client sees: writes done before the kill, and
+                // writes sent after it that complete in the window.
+                let done_before = tr.writes.iter().any(|w| inside(w.end) && w.end < t_down);
+                let done_after = tr.writes.iter().any(|w| w.start > t_down && inside(w.end));
+                if !done_before || !done_after {
+                    return Err("the window shows no client write on one side of the kill".into());
+                }
             }
         }
         Ok(())
@@ -313,6 +324,16 @@ mod tests {
             .map(|s| s.title)
             .collect();
         assert_eq!(hidden, ["4. Diff against full storage"]);
+    }
+
+    #[test]
+    fn a_failover_without_client_writes_is_refused() {
+        // The preset's own 40 writes end before its leader is killed.
+        let mut step = STEPS[4];
+        step.sets = &[];
+        let run = crate::run(&step.spec(), &mut |_, _| {}).unwrap();
+        let err = step.check(&run).unwrap_err();
+        assert!(err.contains("client write"), "{err}");
     }
 
     #[test]

@@ -73,7 +73,8 @@ impl TimeMap {
 
     /// From (index, time) points in any order; `min`/`max` bound the index.
     pub fn from_points(pts: &mut [(f64, f64)], min: f64, max: f64) -> TimeMap {
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        // Through the one stable sort (`ovsdb::order`): once per axis.
+        ovsdb::order::sort_small_by(pts, |a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
         let mut out: Vec<(f64, f64)> = Vec::with_capacity(pts.len());
         for &(i, d) in pts.iter() {
             match out.last() {

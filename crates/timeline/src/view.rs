@@ -541,7 +541,9 @@ impl LaneIndex {
                     v >= vp.start && v <= vp.end
                 })
                 .collect();
-            order.sort_by_key(|&i| self.index[i]);
+            // The one stable sort (`ovsdb::order`): only lanes whose
+            // indexes go back (replaced entries) sort here.
+            ovsdb::order::sort_indices(&mut order, &|a, b| self.index[a].cmp(&self.index[b]));
             for i in order {
                 push(
                     vp.x_of(self.index[i] as f64, plot_width).floor().max(0.0) as u32,
@@ -586,7 +588,9 @@ pub(crate) fn fold_column(out: &mut Vec<PixelColumn>, x: u32, i: usize, size: u6
 /// the others' with the file name (`s1/…/ovnnb_db.db`), then that folder
 /// (`s1/…`), then the file name (`…/ovnnb_db.db`). Names that differ only
 /// in the file name (or a lane alone) keep their end: `…/etc/ovnnb_db.db`,
-/// `…/ovnnb_db.db`. The caller draws the first that fits.
+/// `…/ovnnb_db.db`. The caller draws the first that fits; the page draws
+/// a folder form that would leave out the file name as two lines, the
+/// folder (`s1/…`) over the file name (`…/ovnnb_db.db`).
 pub fn short_names(names: &[&str], i: usize) -> Vec<String> {
     let name = names[i];
     let mut out = vec![name.to_string()];

@@ -6,11 +6,30 @@ use wasm_bindgen::JsCast;
 use web_sys::{HtmlCanvasElement, HtmlElement};
 
 use super::{now, App};
+
+/// The column right of the canvas for the status boxes (`.lane-status` in
+/// static/style.css: 300 px wide, 6 px from the edge).
+const STATUS_W: f64 = 312.0;
 use crate::draw;
 
 impl App {
+    /// The canvas's geometry. The servers' cluster/status boxes, when
+    /// shown, take a column right of it (`STATUS_W`), so that they never
+    /// cover the newest entries.
     pub(super) fn layout(&self) -> Layout {
-        Layout::new(self.width.max(320.0))
+        let boxes = if self.lane_status && self.has_status() {
+            STATUS_W
+        } else {
+            0.0
+        };
+        Layout::new((self.width - boxes).max(320.0))
+    }
+
+    /// Whether a server of the diagnosis has a cluster/status.
+    pub(super) fn has_status(&self) -> bool {
+        self.diag
+            .as_ref()
+            .is_some_and(|d| d.servers.iter().any(|s| s.status.is_some()))
     }
 
     fn canvas_height(&self, lanes: usize) -> f64 {

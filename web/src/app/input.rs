@@ -71,10 +71,14 @@ impl App {
                     s.push_str("\nreplaced by a later entry");
                 }
                 if let Some(c) = &e.comment {
-                    s.push_str(&format!("\n“{c}”"));
+                    s.push_str("\n“");
+                    s.push_str(c);
+                    s.push('”');
                 }
                 if let Some(d) = e.date_ms {
-                    s.push_str(&format!("\n{} UTC", utc_datetime(d)));
+                    s.push('\n');
+                    s.push_str(&utc_datetime(d));
+                    s.push_str(" UTC");
                 }
                 s.push_str(&format!(
                     "\n{} tables, {} rows · {} {}",
@@ -94,18 +98,20 @@ impl App {
                     if let Some(&(p0, p1)) =
                         self.axis.lanes.get(lane).and_then(|a| a.bands.get(band))
                     {
-                        s.push_str(&format!(
-                            "\n{} – {} UTC",
-                            utc_datetime(p0.round() as i64),
-                            utc_datetime(p1.round() as i64)
-                        ));
+                        s.push('\n');
+                        s.push_str(&utc_datetime(p0.round() as i64));
+                        s.push_str(" – ");
+                        s.push_str(&utc_datetime(p1.round() as i64));
+                        s.push_str(" UTC");
                     }
                 }
                 if let Some(l) = &b.leader {
-                    s.push_str(&format!("\nleader {l}"));
+                    s.push_str("\nleader ");
+                    s.push_str(l);
                 }
                 if let Some(v) = &b.vote {
-                    s.push_str(&format!("\nvoted for {v}"));
+                    s.push_str("\nvoted for ");
+                    s.push_str(v);
                 }
                 Some(s)
             }
@@ -118,6 +124,7 @@ impl App {
             return;
         };
         self.selected = Some((lane, entry));
+        self.cursor = self.selected;
         self.detail = None;
         if let Some(w) = &self.worker {
             let msg = Object::new();
@@ -245,15 +252,56 @@ impl App {
         self.click_track(x, y)
     }
 
+    /// The keyboard's pointer on the focused timeline: moves the entry it
+    /// points at by `lanes` lanes (the nearest entry there) or `entries`
+    /// entries along its lane (from the first lane's entry nearest the
+    /// view's left edge when it points at none), brings it into view and
+    /// shows its tooltip, as hovering it does. Enter or Space then
+    /// inspects it, as a click does.
+    fn move_cursor(&mut self, lanes: isize, entries: isize) -> bool {
+        let Some(t) = self.timeline.clone() else {
+            return false;
+        };
+        let at = |l: usize, e: usize| self.axis.lanes.get(l)?.entries.get(e).copied();
+        // The entry of lane `l` nearest to position `p`.
+        let nearest = |l: usize, p: f64| {
+            (0..t.lanes.get(l)?.entries.len())
+                .min_by(|&a, &b| {
+                    let d = |e| (at(l, e).unwrap_or(f64::MAX) - p).abs();
+                    d(a).total_cmp(&d(b))
+                })
+                .map(|e| (l, e))
+        };
+        let next = match self.cursor {
+            Some((l, e)) if lanes == 0 => t.lanes.get(l).and_then(|lane| {
+                let e = e.saturating_add_signed(entries);
+                (e < lane.entries.len()).then_some((l, e))
+            }),
+            Some((l, e)) => at(l, e).and_then(|p| nearest(l.checked_add_signed(lanes)?, p)),
+            None => nearest(0, self.vp.start),
+        };
+        let Some((l, e)) = next.or(self.cursor) else {
+            return false;
+        };
+        self.cursor = Some((l, e));
+        let p = at(l, e).unwrap_or_default();
+        if p < self.vp.start || p > self.vp.end {
+            self.vp.set_zoom_level(self.vp.zoom_level(), p);
+            self.dirty = true;
+        }
+        let layout = self.layout();
+        let x = layout.gutter + self.vp.x_of(p, layout.plot_width());
+        let y = layout.lane_top(l) + layout.band + layout.ticks / 2.0;
+        self.tooltip = self
+            .tooltip_text(Hit::Entry { lane: l, entry: e })
+            .map(|text| Tooltip { x, y, text });
+        true
+    }
+
     pub(super) fn key(&mut self, ctx: &Context<Self>, ev: KeyboardEvent) -> bool {
-        if let Some(t) = ev
-            .target()
-            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-        {
-            let tag = t.tag_name().to_ascii_lowercase();
-            if tag == "input" || tag == "select" || tag == "textarea" {
-                return false;
-            }
+        let tag = crate::shell::key_target(&ev);
+        if crate::shell::typing(&tag) {
+            return false;
         }
         if ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
             return false;
@@ -274,6 +322,30 @@ impl App {
                 _ => {}
             }
             return false;
+        }
+        if tag == "canvas" {
+            // The focused timeline: the keys point at entries (move_cursor).
+            let (lanes, entries) = match ev.key().as_str() {
+                "ArrowLeft" => (0, -1),
+                "ArrowRight" => (0, 1),
+                "ArrowUp" => (-1, 0),
+                "ArrowDown" => (1, 0),
+                "Enter" | " " => {
+                    ev.prevent_default();
+                    if self.cursor.is_none() {
+                        self.move_cursor(0, 0);
+                    }
+                    if let Some((l, e)) = self.cursor {
+                        self.inspect(l, e);
+                    }
+                    return true;
+                }
+                _ => (0, 0),
+            };
+            if (lanes, entries) != (0, 0) {
+                ev.prevent_default();
+                return self.move_cursor(lanes, entries);
+            }
         }
         let msg = match ev.key().as_str() {
             "?" => Msg::ToggleHelp,

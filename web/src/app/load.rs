@@ -479,6 +479,7 @@ impl App {
         self.lane_index = Rc::new(t.lanes.iter().map(LaneIndex::new).collect());
         self.timeline = Some(Rc::new(t));
         self.selected = None;
+        self.cursor = None;
         self.detail = None;
         self.tooltip = None;
         self.dirty = true;

@@ -145,6 +145,8 @@ pub struct App {
     notice: Option<String>,
     tooltip: Option<Tooltip>,
     selected: Option<(usize, usize)>,
+    /// The entry the keys point at on the focused timeline (`move_cursor`).
+    cursor: Option<(usize, usize)>,
     detail: Option<Rc<EntryDetail>>,
     help: bool,
     dragging: bool,
@@ -254,6 +256,7 @@ impl Component for App {
             notice: None,
             tooltip: None,
             selected: None,
+            cursor: None,
             detail: None,
             help: false,
             dragging: false,
@@ -389,7 +392,9 @@ impl Component for App {
             }
             Msg::SetAxis(a) => self.set_axis(a),
             Msg::ToggleLaneStatus => {
+                // The canvas widens or narrows (`layout`).
                 self.lane_status = !self.lane_status;
+                self.dirty = true;
                 true
             }
             Msg::Zoom { factor, anchor } => {

@@ -182,6 +182,25 @@ impl App {
     }
 }
 
+/// The `?` help: each key and what it does.
+const KEYS: &[(&str, &str)] = &[
+    ("? Esc", "show / hide this help; Esc closes it"),
+    ("← →", "pan; on the focused timeline (Tab to it): the previous / next entry, ↑ ↓ its neighbour in another lane, Enter or Space inspects it"),
+    ("+ −", "zoom in / out (or the mouse wheel)"),
+    ("0", "show everything"),
+    ("s f d", "sizes as stored / with full values / with diffs"),
+    ("drag", "pan; click an entry to inspect it, a log mark to see its line"),
+    ("n p (j k)", "next / previous finding"),
+    ("l", "show / hide the log panel"),
+    ("t", "x axis: log index / wall time (UTC, from the entries' _date and the logs)"),
+    ("c", "show / hide each server's last cluster/status beside its lane"),
+    ("v", "timeline / contents (the tables and rows at an index)"),
+    ("/", "contents: search (text, or find conditions)"),
+    ("[ ]", "contents: previous / next index"),
+    ("↑ ↓", "contents: previous / next row in the grid"),
+    ("hover", "a term band highlights its elections in the logs and its findings; an election in a log highlights its term's bands"),
+];
+
 fn value_dd(id: &'static str, value: String, text: String) -> Html {
     html! { <dd data-testid={id} data-value={value}>{ text }</dd> }
 }
@@ -244,10 +263,7 @@ impl App {
         let link = ctx.link();
         let mode = self.axis.mode;
         let can_time = self.timeline.as_ref().is_some_and(|t| Axis::has_time(t));
-        let has_status = self
-            .diag
-            .as_ref()
-            .is_some_and(|d| d.servers.iter().any(|s| s.status.is_some()));
+        let has_status = self.has_status();
         html! {
             <>
             <div class="modes" role="group" aria-label="X axis">
@@ -509,21 +525,7 @@ impl App {
                 <div class="helpbox">
                     <h2>{ "Keys" }</h2>
                     <table>
-                        <tr><td>{ "?" }</td><td>{ "show / hide this help" }</td></tr>
-                        <tr><td>{ "← →" }</td><td>{ "pan" }</td></tr>
-                        <tr><td>{ "+ −" }</td><td>{ "zoom in / out (or the mouse wheel)" }</td></tr>
-                        <tr><td>{ "0" }</td><td>{ "show everything" }</td></tr>
-                        <tr><td>{ "s f d" }</td><td>{ "sizes as stored / with full values / with diffs" }</td></tr>
-                        <tr><td>{ "drag" }</td><td>{ "pan; click an entry to inspect it, a log mark to see its line" }</td></tr>
-                        <tr><td>{ "n p (j k)" }</td><td>{ "next / previous finding" }</td></tr>
-                        <tr><td>{ "l" }</td><td>{ "show / hide the log panel" }</td></tr>
-                        <tr><td>{ "t" }</td><td>{ "x axis: log index / wall time (UTC, from the entries' _date and the logs)" }</td></tr>
-                        <tr><td>{ "c" }</td><td>{ "show / hide each server's last cluster/status on its lane" }</td></tr>
-                        <tr><td>{ "v" }</td><td>{ "timeline / contents (the tables and rows at an index)" }</td></tr>
-                        <tr><td>{ "/" }</td><td>{ "contents: search (text, or find conditions)" }</td></tr>
-                        <tr><td>{ "[ ]" }</td><td>{ "contents: previous / next index" }</td></tr>
-                        <tr><td>{ "↑ ↓" }</td><td>{ "contents: previous / next row in the grid" }</td></tr>
-                        <tr><td>{ "hover" }</td><td>{ "a term band highlights its elections in the logs and its findings; an election in a log highlights its term's bands" }</td></tr>
+                        { for KEYS.iter().map(|(k, what)| html! { <tr><td>{ *k }</td><td>{ *what }</td></tr> }) }
                     </table>
                     <p>{ "The URL keeps the sample, zoom, storage mode and axis: copy it to share this view." }</p>
                 </div>

@@ -16,7 +16,7 @@
 //!   `contents-diff` (`src/worker_contents.rs`): the Contents page's
 //!   database at a chosen position; each replies under its own type
 //!   (`contents-open` as `contents-opened`).
-//! - `run`, `idl`, `export`, `ab_seeds` (`src/worker_sim.rs`): the
+//! - `run`, `idl`, `export`, `ab_seeds`, `knobs` (`src/worker_sim.rs`): the
 //!   simulation pages' requests; the simulation pages start their own
 //!   instance of this worker.
 //!
@@ -146,7 +146,7 @@ fn handle(msg: JsValue) {
         Some("contents-history") => worker_contents::history(&msg),
         Some("contents-sizes") => worker_contents::sizes(&msg),
         Some("contents-diff") => worker_contents::diff(&msg),
-        Some("run" | "idl" | "export" | "ab_seeds") => worker_sim::handle(&msg),
+        Some("run" | "idl" | "export" | "ab_seeds" | "knobs") => worker_sim::handle(&msg),
         other => post(&[
             ("type", "error".into()),
             ("message", format!("unknown request {other:?}").into()),

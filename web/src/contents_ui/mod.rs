@@ -10,7 +10,6 @@ use std::collections::HashMap;
 use js_sys::Reflect;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 use web_sys::{HtmlElement, KeyboardEvent, Worker};
 use yew::prelude::*;
 
@@ -342,12 +341,11 @@ impl Component for ContentsPage {
                 true
             }
             Msg::Key(ev) => {
-                let tag = ev
-                    .target()
-                    .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-                    .map(|e| e.tag_name().to_ascii_lowercase())
-                    .unwrap_or_default();
-                if tag == "input" || ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
+                if crate::shell::key_target(&ev) == "input"
+                    || ev.ctrl_key()
+                    || ev.meta_key()
+                    || ev.alt_key()
+                {
                     return false;
                 }
                 match ev.key().as_str() {

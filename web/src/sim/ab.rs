@@ -250,7 +250,8 @@ impl Component for AbPage {
                 Reply::Progress { .. }
                 | Reply::Idl { .. }
                 | Reply::Files { .. }
-                | Reply::Seeds { .. },
+                | Reply::Seeds { .. }
+                | Reply::Knobs(_),
             ) => return false,
             Msg::Seek(t) => self.playhead = t.min(self.end()),
             Msg::Hover(at) => {
@@ -332,7 +333,7 @@ impl Component for AbPage {
         html! {
             <div class="ab-page" data-testid="ab-page">
                 { nav }
-                <h2>{ p.words().title }</h2>
+                <h1>{ p.words().title }</h1>
                 <p>{ p.words().explain }</p>
                 <p>{ format!("Scenario {} · seed {seed} · A = {} · B = {}", p.scenario, p.a_label, p.b_label) }</p>
                 if let Some(e) = &self.error {

@@ -247,14 +247,15 @@ impl Component for IdlPanel {
             )
         };
         let head = headline(head_key);
+        let stale = self.error.is_some() && self.report.is_some();
         html! {
-            <div class="sim-page idl-panel" data-testid="idl-panel">
+            <div class={classes!("sim-page", "idl-panel", stale.then_some("stale"))} data-testid="idl-panel">
                 <p class="presets">{ "Experiments: " }
                     { for SHOWN.iter().map(|e| html! {
                         <a href={format!("#idl={e}")} data-testid={format!("idl-{e}")}>{ *e }{ " " }</a>
                     }) }
                 </p>
-                <h2>{ format!("IDL experiment: {}", self.experiment) }</h2>
+                <h1>{ format!("IDL experiment: {}", self.experiment) }</h1>
                 <div class="controls">
                     { for self.knobs.iter().enumerate().map(|(i, (k, v))| html! {
                         <label title={idl::params::experiment(&self.experiment)
@@ -270,7 +271,9 @@ impl Component for IdlPanel {
                     }
                 </div>
                 if let Some(e) = &self.error {
-                    <div class="error" role="alert">{ e.clone() }</div>
+                    <div class="error" role="alert" data-testid="idl-error">{ e.clone() }
+                        if stale { { super::STALE } }
+                    </div>
                 }
                 <dl class="figures">
                     <dt>{ head_label }</dt>

@@ -47,7 +47,13 @@ pub enum Reply {
         id: u32,
         message: String,
     },
+    /// The knobs: a line each, name, kind and description between tabs.
+    Knobs(String),
 }
+
+/// Said after the error of a run that failed where an earlier one's
+/// results stay on the page (dimmed: the class `stale`).
+const STALE: &str = " · The results on this page are the previous run's, not this one's.";
 
 fn get(o: &JsValue, key: &str) -> JsValue {
     js_sys::Reflect::get(o, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
@@ -129,6 +135,9 @@ impl SimWorker {
                         message: format!("bad seeds table: {e}"),
                     }),
                 },
+                Some("knobs") => on.emit(Reply::Knobs(
+                    get(&d, "list").as_string().unwrap_or_default(),
+                )),
                 Some("idl") => on.emit(Reply::Idl {
                     id,
                     report: get(&d, "report").as_string().unwrap_or_default(),
@@ -163,61 +172,60 @@ impl SimWorker {
         }
     }
 
+    /// Sends request `kind` with its `id` and `fields` (one helper for
+    /// every request of the simulation pages).
+    fn request(&self, kind: &str, id: u32, fields: &[(&str, JsValue)]) {
+        let o = js_sys::Object::new();
+        let set = |k: &str, v: &JsValue| {
+            let _ = js_sys::Reflect::set(&o, &JsValue::from_str(k), v);
+        };
+        set("type", &kind.into());
+        set("id", &id.into());
+        for (k, v) in fields {
+            set(k, v);
+        }
+        self.send(o.into());
+    }
+
     /// Asks for both sides of A/B preset `preset` over `seeds` seeds.
     pub fn ab_seeds(&self, id: u32, preset: &str, seed: u64, seeds: u64) {
-        let o = js_sys::Object::new();
-        let set = |k: &str, v: JsValue| {
-            let _ = js_sys::Reflect::set(&o, &JsValue::from_str(k), &v);
-        };
-        set("type", "ab_seeds".into());
-        set("id", id.into());
-        set("preset", preset.into());
-        set("seed", (seed as f64).into());
-        set("seeds", (seeds as f64).into());
-        self.send(o.into());
+        self.request(
+            "ab_seeds",
+            id,
+            &[
+                ("preset", preset.into()),
+                ("seed", (seed as f64).into()),
+                ("seeds", (seeds as f64).into()),
+            ],
+        );
+    }
+
+    /// Asks for the knobs' list ([`Reply::Knobs`]).
+    pub fn knobs(&self) {
+        self.request("knobs", 0, &[]);
     }
 
     /// Asks for a run; the answer comes back with the same `id`.
     pub fn run(&self, id: u32, spec: &RunSpec) {
-        let o = js_sys::Object::new();
-        let set = |k: &str, v: JsValue| {
-            let _ = js_sys::Reflect::set(&o, &JsValue::from_str(k), &v);
-        };
-        set("type", "run".into());
-        set("id", id.into());
-        set("spec", crate::msg::to_bytes(spec).into());
-        self.send(o.into());
+        self.request("run", id, &[("spec", crate::msg::to_bytes(spec).into())]);
     }
-}
 
-impl SimWorker {
     /// Asks for the run's files (`.db` per server and metrics JSON).
     pub fn export(&self, id: u32, spec: &RunSpec) {
-        let o = js_sys::Object::new();
-        let set = |k: &str, v: JsValue| {
-            let _ = js_sys::Reflect::set(&o, &JsValue::from_str(k), &v);
-        };
-        set("type", "export".into());
-        set("id", id.into());
-        set("spec", crate::msg::to_bytes(spec).into());
-        self.send(o.into());
+        self.request("export", id, &[("spec", crate::msg::to_bytes(spec).into())]);
     }
 
     /// Asks for an IDL experiment with these knobs.
     pub fn idl(&self, id: u32, experiment: &str, knobs: &[(String, String)]) {
-        let o = js_sys::Object::new();
-        let set = |k: &str, v: JsValue| {
-            let _ = js_sys::Reflect::set(&o, &JsValue::from_str(k), &v);
-        };
-        set("type", "idl".into());
-        set("id", id.into());
-        set("experiment", experiment.into());
         let params = js_sys::Object::new();
         for (k, v) in knobs {
             let _ = js_sys::Reflect::set(&params, &JsValue::from_str(k), &JsValue::from_str(v));
         }
-        set("params", params.into());
-        self.send(o.into());
+        self.request(
+            "idl",
+            id,
+            &[("experiment", experiment.into()), ("params", params.into())],
+        );
     }
 }
 

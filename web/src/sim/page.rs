@@ -7,7 +7,6 @@ use ovsdb::StorageMode;
 use simview::trace::{Trace, DOWN, UP};
 use simview::{Fault, FaultAction, Node, Route, RunResult, RunSpec, Target};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 use web_sys::HtmlCanvasElement;
 use yew::prelude::*;
 
@@ -105,6 +104,9 @@ pub struct SimPage {
     hide_messages: bool,
     embedded: bool,
     exporting: bool,
+    /// The knobs the Knobs field takes, as the worker lists them
+    /// ([`Reply::Knobs`]), for the editor's help.
+    knobs: String,
 }
 
 pub fn value_of(e: &Event) -> String {
@@ -407,6 +409,15 @@ impl SimPage {
                     </label>
                     <button data-testid="sim-apply" title="Run with these settings" onclick={link.callback(|_| Msg::Apply)}>{ "Run" }</button>
                 </div>
+                <details data-testid="sim-knobs">
+                    <summary>{ "Knobs: the names the Knobs field takes (name=value)" }</summary>
+                    <table class="ab-table">
+                        <tr><th>{ "knob" }</th><th>{ "kind" }</th><th>{ "what it changes" }</th></tr>
+                        { for self.knobs.lines().map(|l| html! {
+                            <tr>{ for l.split('\t').map(|c| html! { <td>{ c.to_string() }</td> }) }</tr>
+                        }) }
+                    </table>
+                </details>
                 <textarea data-testid="sim-text" rows="14" cols="100" spellcheck="false"
                           value={self.edit_text.clone()}
                           oninput={link.callback(|e: InputEvent| Msg::EditText(value_of(&e)))} />
@@ -460,7 +471,9 @@ impl Component for SimPage {
             embedded: ctx.props().embedded,
             hide_messages: ctx.props().hide_messages,
             exporting: false,
+            knobs: String::new(),
         };
+        page.worker.knobs();
         page.reset_edits();
         page.start(ctx);
         page
@@ -501,6 +514,7 @@ impl Component for SimPage {
                 self.progress = None;
                 self.error = Some(message);
             }
+            Msg::Worker(Reply::Knobs(list)) => self.knobs = list,
             Msg::Worker(Reply::Idl { .. } | Reply::Seeds { .. }) => return false,
             Msg::Worker(Reply::Files { id, files }) => {
                 if id != u32::MAX - self.run_id {
@@ -598,6 +612,7 @@ impl Component for SimPage {
                     self.playhead = self.playhead.min(r.trace.end);
                     self.result = Some(r);
                     self.progress = None;
+                    self.error = None;
                     self.reset_edits();
                     self.update_hash();
                 }
@@ -655,12 +670,7 @@ impl Component for SimPage {
                 self.update_hash();
             }
             Msg::Key(e) => {
-                let tag = e
-                    .target()
-                    .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-                    .map(|el| el.tag_name())
-                    .unwrap_or_default();
-                if matches!(tag.as_str(), "INPUT" | "TEXTAREA" | "SELECT") {
+                if crate::shell::typing(&crate::shell::key_target(&e)) {
                     return false;
                 }
                 let link = ctx.link();
@@ -724,12 +734,15 @@ impl Component for SimPage {
             Some(StorageMode::Diff) => "diff",
         };
         let onkeydown = link.callback(Msg::Key);
+        // The last run failed: what the page shows is the run before it's.
+        let stale = self.error.is_some() && r.is_some();
         html! {
-            <div class="sim-page" tabindex="0" {onkeydown} data-testid="sim-page">
+            <div class={classes!("sim-page", stale.then_some("stale"))} tabindex="0" {onkeydown} data-testid="sim-page">
                 <section class="sim-head">
-                    <h2>{ "Simulate: " }{ r.map_or(self.spec.scenario.clone(), |r| r.scenario_name.clone()) }
+                    // The page's heading; inside the tour, the step's title is.
+                    <@{if self.embedded { "h2" } else { "h1" }}>{ "Simulate: " }{ r.map_or(self.spec.scenario.clone(), |r| r.scenario_name.clone()) }
                         <span class="sub">{ format!(" profile {} · seed {}", r.map_or("…".to_string(), |r| r.profile.clone()), self.spec.seed) }</span>
-                    </h2>
+                    </@>
                     if let Some(d) = r.map(|r| &r.description).filter(|d| !d.is_empty()) {
                         <p class="about" data-testid="sim-about">{ d.clone() }</p>
                     }
@@ -748,7 +761,9 @@ impl Component for SimPage {
                         <span data-testid="sim-status" data-value="ready" hidden=true />
                     }
                     if let Some(e) = &self.error {
-                        <div class="error" role="alert" data-testid="sim-error">{ e.clone() }</div>
+                        <div class="error" role="alert" data-testid="sim-error">{ e.clone() }
+                            if stale { { super::STALE } }
+                        </div>
                     }
                     <dl class="figures">
                         <dt>{ "Total write time" }</dt><dd data-testid="sim-total-ms" data-value={total_v}>{ total_t }{ " ms" }</dd>

@@ -40,12 +40,7 @@ pub fn tour_page(props: &Props) -> Html {
                 options,
                 move |e| {
                     let e: &web_sys::KeyboardEvent = wasm_bindgen::JsCast::unchecked_ref(e);
-                    let tag = e
-                        .target()
-                        .and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::Element>(t).ok())
-                        .map(|el| el.tag_name())
-                        .unwrap_or_default();
-                    if matches!(tag.as_str(), "INPUT" | "TEXTAREA" | "SELECT") {
+                    if crate::shell::typing(&crate::shell::key_target(e)) {
                         return;
                     }
                     let d = match e.key().as_str() {
@@ -74,7 +69,7 @@ pub fn tour_page(props: &Props) -> Html {
                     <button data-testid="tour-next" title="Next step (space, →)" onclick={next} disabled={*step == STEPS.len()}>{ "Next ▶" }</button>
                     <span class="hint">{ " keys: space / → / PageDown next, ← / PageUp back" }</span>
                 </div>
-                <h2 data-testid="tour-title">{ s.title }</h2>
+                <h1 data-testid="tour-title">{ s.title }</h1>
                 <p data-testid="tour-caption">{ s.caption }</p>
                 <p class="hint" data-testid="tour-run" data-profile={s.profile.unwrap_or_default()}>
                     { format!("Run: preset {}, profile {}", s.preset, s.profile.unwrap_or("of the preset")) }

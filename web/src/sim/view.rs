@@ -438,9 +438,10 @@ pub fn draw(
     let dropped_group = kinds;
     let mut segs: Vec<Vec<[f64; 4]>> = vec![Vec::new(); kinds + 1];
     let mut dots: Vec<Vec<[f64; 2]>> = vec![Vec::new(); kinds + 1];
+    // Segments drawn, by group; heartbeat ticks under a group of their
+    // own (one set type: each adds its hashing code to the page).
     let mut seen: HashSet<(usize, [i64; 4])> = HashSet::new();
     let mut ticks: Vec<[f64; 2]> = Vec::new();
-    let mut seen_ticks: HashSet<[i64; 2]> = HashSet::new();
     for m in msgs {
         let (from, to) = (m.from as usize, m.to as usize);
         if from >= g.lanes || to >= g.lanes || m.send as f64 > visible_end {
@@ -449,7 +450,7 @@ pub fn draw(
         let xs = x(m.send as f64);
         drawn += 1;
         if tr.is_heartbeat(m) {
-            if seen_ticks.insert([xs.round() as i64, from as i64]) {
+            if seen.insert((usize::MAX, [xs.round() as i64, from as i64, 0, 0])) {
                 ticks.push([xs, g.lane_y(from)]);
             }
             continue;
