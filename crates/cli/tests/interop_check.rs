@@ -25,6 +25,21 @@ fn verdicts(paths: &[String]) -> (i32, i32, String) {
     )
 }
 
+/// `files` (name, bytes) written into a new temporary directory (removed
+/// when dropped), and their paths.
+fn written(dir: &str, files: &[(String, Vec<u8>)]) -> (TempDir, Vec<String>) {
+    let dir = TempDir::new(dir);
+    let paths = files
+        .iter()
+        .map(|(f, b)| {
+            let p = dir.path(f);
+            std::fs::write(&p, b).unwrap();
+            p.display().to_string()
+        })
+        .collect();
+    (dir, paths)
+}
+
 /// The damaged copies (`ovsdb_log::check::damage::all`) of two sample
 /// clusters, each set written to a directory of its own: its name
 /// (`scenario/damage`), the directory (removed when dropped) and its paths.
@@ -43,15 +58,7 @@ fn damaged_copies() -> Vec<(String, TempDir, Vec<String>)> {
         let damaged = ovsdb_log::check::damage::all(&files);
         assert_eq!(damaged.len(), 4, "{scen}");
         for (name, set) in damaged {
-            let dir = TempDir::new(name);
-            let paths = set
-                .iter()
-                .map(|(f, b)| {
-                    let p = dir.path(f);
-                    std::fs::write(&p, b).unwrap();
-                    p.display().to_string()
-                })
-                .collect();
+            let (dir, paths) = written(name, &set);
             out.push((format!("{scen}/{name}"), dir, paths));
         }
     }
@@ -302,15 +309,7 @@ fn a_violation_early_in_a_file_leaves_its_later_membership_in() {
         })
         .collect();
     let damaged = ovsdb_log::check::damage::commit_past_end_first(&files, 2).unwrap();
-    let dir = TempDir::new("early-violation");
-    let paths: Vec<String> = damaged
-        .iter()
-        .map(|(f, b)| {
-            let p = dir.path(f);
-            std::fs::write(&p, b).unwrap();
-            p.display().to_string()
-        })
-        .collect();
+    let (_dir, paths) = written("early-violation", &damaged);
     let mut args = vec!["check", "--json"];
     args.extend(paths.iter().map(String::as_str));
     let o = ours(&args);
