@@ -53,32 +53,30 @@ impl Queue {
     /// moved and replaced instead: the queue is then as if it had never
     /// been pushed. Returns the new event's place.
     pub(super) fn push(&mut self, previous: Place, at: Time, seq: u64, ev: Ev) -> Place {
-        let (slot, i) = match self.slots.get_mut(previous.0) {
-            Some(held @ Some(_)) if self.heap[self.pos[previous.0]].order as u64 == previous.1 => {
+        let order = (at as u128) << 64 | seq as u128;
+        let (heap, pos) = (self.heap.as_mut_slice(), self.pos.as_slice());
+        if let Some(held @ Some(_)) = self.slots.as_mut_slice().get_mut(previous.0) {
+            let i = pos[previous.0];
+            if heap[i].order as u64 == previous.1 {
                 *held = Some(ev);
-                (previous.0, self.pos[previous.0])
+                heap[i].order = order;
+                self.sift(i);
+                return (previous.0, seq);
             }
-            _ => {
-                let slot = match self.free.pop() {
-                    Some(i) => {
-                        self.slots[i] = Some(ev);
-                        i
-                    }
-                    None => {
-                        self.slots.push(Some(ev));
-                        self.pos.push(0);
-                        self.slots.len() - 1
-                    }
-                };
-                self.heap.push(Key { order: 0, slot });
-                (slot, self.heap.len() - 1)
+        }
+        let slot = match self.free.pop() {
+            Some(i) => {
+                self.slots[i] = Some(ev);
+                i
+            }
+            None => {
+                self.slots.push(Some(ev));
+                self.pos.push(0);
+                self.slots.len() - 1
             }
         };
-        self.heap[i] = Key {
-            order: (at as u128) << 64 | seq as u128,
-            slot,
-        };
-        self.sift(i);
+        self.heap.push(Key { order, slot });
+        self.sift(self.heap.len() - 1);
         (slot, seq)
     }
 
@@ -115,10 +113,13 @@ impl Queue {
 
     /// Put the key at `i` where it belongs: up towards the root while it
     /// is earlier than its parent, else down while a child is earlier.
+    /// (Indexing slices, not the `Vec`s: at the worker's opt-level a
+    /// `Vec`'s index is a call.)
     fn sift(&mut self, mut i: usize) {
-        let key = self.heap[i];
-        let n = self.heap.len();
-        let up = i > 0 && key.order < self.heap[(i - 1) / 2].order;
+        let (heap, pos) = (self.heap.as_mut_slice(), self.pos.as_mut_slice());
+        let key = heap[i];
+        let n = heap.len();
+        let up = i > 0 && key.order < heap[(i - 1) / 2].order;
         loop {
             let next = if up {
                 if i == 0 {
@@ -131,22 +132,22 @@ impl Queue {
                     break;
                 }
                 let right = left + 1;
-                if right < n && self.heap[right].order < self.heap[left].order {
+                if right < n && heap[right].order < heap[left].order {
                     right
                 } else {
                     left
                 }
             };
-            let other = self.heap[next];
+            let other = heap[next];
             if (key.order < other.order) != up {
                 break;
             }
-            self.heap[i] = other;
-            self.pos[other.slot] = i;
+            heap[i] = other;
+            pos[other.slot] = i;
             i = next;
         }
-        self.heap[i] = key;
-        self.pos[key.slot] = i;
+        heap[i] = key;
+        pos[key.slot] = i;
     }
 }
 
