@@ -273,6 +273,10 @@ pub struct Metrics {
     /// [`EventKind::TxnRejected`]).
     pub rejected: u64,
     pub timeouts: u64,
+    /// Events taken from the queue: deliveries, fsyncs, wake-ups, client
+    /// and fault events. A wake-up moved to another time is one event, not
+    /// two (see `queue.rs`); an event dropped on arrival (a dead server, an
+    /// old connection) still counts.
     pub events: u64,
     pub fsyncs: u64,
     /// Completed fsyncs per server (each may cover several records, §1.4).
