@@ -702,6 +702,9 @@ test("the editor lists every knob, name, kind and description, as simulate --lis
     trs.filter((tr) => tr.cells[0].tagName === "TD").map((tr) => [...tr.cells].map((c) => c.innerText)),
   );
   assert.deepEqual(rows, ref.map((k) => [k.name, k.kind, k.about]));
+  // Text, not figures: the descriptions read from the left.
+  const align = await knobs.locator("td").nth(2).evaluate((td) => getComputedStyle(td).textAlign);
+  assert.equal(align, "left");
   clean(problems);
   await page.close();
 });
