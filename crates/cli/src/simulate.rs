@@ -199,9 +199,7 @@ fn print_agg(agg: &Aggregate) {
         agg.first_seed,
         agg.first_seed + agg.seeds - 1
     );
-    // As wide as the longest name (bytes.log_written_other_mode), so the
-    // numbers stay in their columns.
-    let w = agg.names.iter().map(|n| n.len()).fold(24, usize::max);
+    let w = agg.name_width();
     outln!(
         "  {:<w$} {:>12} {:>12} {:>12}",
         "figure",

@@ -339,6 +339,13 @@ pub struct Aggregate {
 }
 
 impl Aggregate {
+    /// The width of a table's figure-name column: the longest name
+    /// (`bytes.log_written_other_mode`), at least 24, so the numbers stay
+    /// in their columns.
+    pub fn name_width(&self) -> usize {
+        self.names.iter().map(|n| n.len()).fold(24, usize::max)
+    }
+
     pub fn add(&mut self, sim: &Sim, m: &Metrics) {
         if self.seeds == 0 {
             self.scenario = sim.scenario.name.clone();
@@ -453,8 +460,7 @@ pub fn for_seeds(
 
 /// Side-by-side table of two aggregates with ratio b/a.
 pub fn compare_table(a: &Aggregate, b: &Aggregate) -> String {
-    // As wide as the longest name, so the numbers stay in their columns.
-    let w = a.names.iter().map(|n| n.len()).fold(24, usize::max);
+    let w = a.name_width();
     let mut out = format!(
         "{:<w$} {:>14} {:>14} {:>9}\n",
         "figure (mean)", "A", "B", "B/A"

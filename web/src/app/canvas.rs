@@ -6,11 +6,11 @@ use wasm_bindgen::JsCast;
 use web_sys::{HtmlCanvasElement, HtmlElement};
 
 use super::{now, App};
+use crate::draw;
 
 /// The column right of the canvas for the status boxes (`.lane-status` in
 /// static/style.css: 300 px wide, 6 px from the edge).
 const STATUS_W: f64 = 312.0;
-use crate::draw;
 
 impl App {
     /// The canvas's geometry. The servers' cluster/status boxes, when
