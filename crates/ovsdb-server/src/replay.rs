@@ -15,6 +15,21 @@ use ovsdb::json::{Json, Object};
 use ovsdb::uuid::Uuid;
 use std::sync::Arc;
 
+/// What one replica's replay of a transaction record did, for others to
+/// install ([`Server::apply_record_shared`]).
+#[derive(Debug, Clone)]
+pub struct Replayed {
+    /// The commit (none when the record changed nothing), whose rows'
+    /// `old` versions are what it was replayed against.
+    commit: Option<Commit>,
+    /// The rows the record named without changing them: table, UUID and
+    /// the version the replica held.
+    unchanged: Vec<(usize, Uuid, Arc<Row>)>,
+    /// UUIDs the replay drew: the transaction id and a `_version` per
+    /// inserted or modified row.
+    draws: usize,
+}
+
 impl Server {
     /// Installs a commit made by [`Server::prepare`] (here or on a replica
     /// holding the same rows) and sends the monitors their updates. Fails,
@@ -55,6 +70,83 @@ impl Server {
     /// get fresh `_version`s. Returns the commit (none when nothing
     /// changed) and the monitors' updates; on error nothing is changed.
     pub fn apply_record(&mut self, txn: &Json) -> Result<(Option<Commit>, Outbox)> {
+        self.replay(txn, None)
+    }
+
+    /// [`Server::apply_record`] for a record other replicas apply too: when
+    /// `memo` holds what another replica's replay of `txn` did and this one
+    /// holds the same versions of every row the record names, that commit
+    /// is installed without decoding the record again (the first replay
+    /// decodes every value; installing a commit only looks rows up).
+    /// Otherwise the record is replayed, and remembered in an empty `memo`.
+    ///
+    /// Either way the result is the same rows and the same monitor updates;
+    /// a shared commit's new rows are the same objects on every replica (so
+    /// the next check is a pointer comparison), and the row versions and
+    /// transaction id are the first replica's, as a cluster's are the
+    /// leader's. This replica's random sequence moves on as if it had drawn
+    /// them, so what it draws next is unchanged.
+    pub fn apply_record_shared(
+        &mut self,
+        txn: &Json,
+        memo: &mut Option<Replayed>,
+    ) -> Result<(Option<Commit>, Outbox)> {
+        if let Some(r) = memo.as_ref() {
+            if self.holds_before(r) {
+                self.rng.skip_uuids(r.draws);
+                let Some(commit) = &r.commit else {
+                    return Ok((None, Vec::new()));
+                };
+                self.core.write(&commit.changes);
+                self.install(commit);
+                let msgs = self.distribute(commit);
+                return Ok((Some(commit.clone()), msgs));
+            }
+        }
+        let mut unchanged = Vec::new();
+        let (commit, msgs) = self.replay(txn, Some(&mut unchanged))?;
+        if memo.is_none() {
+            *memo = Some(Replayed {
+                // The transaction id, and a `_version` per new row version.
+                draws: commit.as_ref().map_or(0, |c| {
+                    1 + c.changes.rows().filter(|(_, ch)| ch.new.is_some()).count()
+                }),
+                commit: commit.clone(),
+                unchanged,
+            });
+        }
+        Ok((commit, msgs))
+    }
+
+    /// Does this replica hold the rows `r` was replayed against: every
+    /// changed row's old version (or its absence) and every row the record
+    /// named without changing it?
+    fn holds_before(&self, r: &Replayed) -> bool {
+        let same = |a: &Row, b: &Arc<Row>| std::ptr::eq(a, Arc::as_ptr(b)) || a.cols() == b.cols();
+        let changed = r.commit.iter().flat_map(|c| c.changes.rows());
+        for (ti, ch) in changed {
+            if ti >= self.meta.tables.len() {
+                return false;
+            }
+            match (self.core.rows(ti).get(&ch.uuid), &ch.old) {
+                (None, None) => {}
+                (Some(a), Some(b)) if same(a, b) => {}
+                _ => return false,
+            }
+        }
+        r.unchanged.iter().all(|(ti, uuid, row)| {
+            *ti < self.meta.tables.len()
+                && self.core.rows(*ti).get(uuid).is_some_and(|a| same(a, row))
+        })
+    }
+
+    /// The replay of [`Server::apply_record`]; the rows the record names
+    /// without changing them go to `unchanged` when given.
+    fn replay(
+        &mut self,
+        txn: &Json,
+        mut unchanged: Option<&mut Vec<(usize, Uuid, Arc<Row>)>>,
+    ) -> Result<(Option<Commit>, Outbox)> {
         let obj = txn
             .as_object()
             .ok_or_else(|| Error::syntax("transaction record is not an object"))?;
@@ -107,7 +199,10 @@ impl Server {
                                 *col = Datum::from_json(v, ty)?;
                             }
                         }
-                        if old.as_ref().is_some_and(|o| o.cols() == row.cols()) {
+                        if let Some(o) = old.as_ref().filter(|o| o.cols() == row.cols()) {
+                            if let Some(u) = unchanged.as_deref_mut() {
+                                u.push((ti, uuid, o.clone()));
+                            }
                             continue;
                         }
                         set_version(&mut row, self.rng.uuid());
@@ -326,8 +421,101 @@ pub fn entry_data(meta: &DbMeta, commit: &Commit, diff: bool, date_ms: i64) -> J
 #[cfg(test)]
 mod tests {
     use super::{commit_record, commit_record_len, entry_data};
-    use crate::testkit::{json, server, tx, U1, U2};
-    use crate::{ServerOptions, ServerRow};
+    use crate::testkit::{json, server, shown, tx, U1, U2, U3};
+    use crate::{Server, ServerOptions, ServerRow};
+    use std::sync::Arc;
+
+    /// Replicas applying the same records: one replays each record and
+    /// remembers it, one installs what the first did, one only replays.
+    /// The second ends every step with the same rows and sends its monitor
+    /// the same updates as the third, holding the first one's row objects;
+    /// a replica whose rows differ replays instead of taking the memo.
+    #[test]
+    fn a_shared_replay_installs_what_a_replay_would() {
+        let mut leader = server(ServerOptions::default());
+        let steps = [
+            format!(
+                r#"[{{"op":"insert","table":"R","uuid":"{U1}","row":{{"name":"a","s":["set",[1,2]],"m":["map",[["k","v"]]]}}}},
+                    {{"op":"insert","table":"R","uuid":"{U2}","row":{{"name":"b"}}}}]"#
+            ),
+            r#"[{"op":"mutate","table":"R","where":[["name","==","a"]],"mutations":[["s","insert",3]]},
+                {"op":"update","table":"R","where":[["name","==","b"]],"row":{"n":7}}]"#
+                .to_string(),
+            r#"[{"op":"mutate","table":"R","where":[["name","==","a"]],"mutations":[["m","delete",["set",["k"]]]]}]"#
+                .to_string(),
+            r#"[{"op":"delete","table":"R","where":[["name","==","b"]]}]"#.to_string(),
+        ];
+        let mut records: Vec<_> = steps
+            .iter()
+            .enumerate()
+            .map(|(i, ops)| {
+                let c = leader
+                    .transact(json(ops).as_array().unwrap())
+                    .0
+                    .commit
+                    .unwrap();
+                // A log entry's data is `[schema or null, record]`.
+                entry_data(&leader.meta, &c, i % 2 == 0, 1000 + i as i64)
+                    .as_array()
+                    .unwrap()[1]
+                    .clone()
+            })
+            .collect();
+        // A record naming a row with the values it already has: no change.
+        records.insert(2, json(&format!(r#"{{"R":{{"{U1}":{{"name":"a"}}}}}}"#)));
+        let opts = ServerOptions {
+            seed: 9,
+            ..Default::default()
+        };
+        let (mut first, mut shared, mut alone) = (server(opts), server(opts), server(opts));
+        let watch = |s: &mut Server| {
+            let sid = s.connect();
+            let req = json(
+                r#"{"id":1,"method":"monitor_cond","params":["t","m",{"R":{"columns":["name","n","s","m"]}}]}"#,
+            );
+            s.handle(sid, &req);
+        };
+        watch(&mut shared);
+        watch(&mut alone);
+        for rec in &records {
+            let mut memo = None;
+            let a = first.apply_record_shared(rec, &mut memo).unwrap();
+            assert!(memo.is_some());
+            let b = shared.apply_record_shared(rec, &mut memo).unwrap();
+            let c = alone.apply_record(rec).unwrap();
+            assert_eq!(a.0.is_some(), c.0.is_some());
+            assert_eq!(b.0.map(|c| c.txn_id), a.0.map(|c| c.txn_id));
+            assert_eq!(shown(&b.1), shown(&c.1));
+            assert_eq!(shared.dump(), alone.dump());
+            for u in [U1, U2] {
+                let u = ovsdb::uuid::Uuid::parse(u).unwrap();
+                match (first.get_row(0, u), shared.get_row(0, u)) {
+                    (Some(x), Some(y)) => assert!(Arc::ptr_eq(x, y)),
+                    (x, y) => assert_eq!(x.is_none(), y.is_none()),
+                }
+            }
+        }
+        assert_eq!(alone.dump(), leader.dump());
+        // The random sequence moved on as if the UUIDs had been drawn.
+        let rec = json(&format!(r#"{{"R":{{"{U3}":{{"name":"c"}}}}}}"#));
+        let (x, y) = (
+            shared.apply_record(&rec).unwrap().0.unwrap(),
+            alone.apply_record(&rec).unwrap().0.unwrap(),
+        );
+        assert_eq!(x.txn_id, y.txn_id);
+        // `shared` now holds row c and `first` does not: a record changing
+        // c, remembered by `first` (c absent), is replayed by `shared`.
+        let rec = json(&format!(r#"{{"R":{{"{U3}":{{"name":"d"}}}}}}"#));
+        let mut memo = None;
+        first.apply_record_shared(&rec, &mut memo).unwrap();
+        let (x, _) = shared.apply_record_shared(&rec, &mut memo).unwrap();
+        let (y, _) = alone.apply_record(&rec).unwrap();
+        let c = x.unwrap();
+        assert_eq!(c.changes.rows().count(), 1);
+        assert!(c.changes.rows().all(|(_, ch)| ch.old.is_some()));
+        assert_eq!(c.txn_id, y.unwrap().txn_id);
+        assert_eq!(shared.dump(), alone.dump());
+    }
 
     #[test]
     fn a_commit_is_recorded_as_column_diffs_or_full_values() {

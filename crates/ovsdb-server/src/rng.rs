@@ -21,10 +21,35 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
+    /// Moves on as `n` calls of [`SplitMix64::uuid`] would, without
+    /// making them (each draws two numbers).
+    pub fn skip_uuids(&mut self, n: usize) {
+        self.state = self
+            .state
+            .wrapping_add(0x9E37_79B9_7F4A_7C15u64.wrapping_mul(2 * n as u64));
+    }
+
     /// A random version-4 UUID.
     pub fn uuid(&mut self) -> Uuid {
         let hi = self.next_u64() as u128;
         let lo = self.next_u64() as u128;
         Uuid::new_v4((hi << 64) | lo)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SplitMix64;
+
+    #[test]
+    fn skipping_uuids_lands_where_drawing_them_would() {
+        for n in [0, 1, 2, 7, 1000] {
+            let (mut drawn, mut skipped) = (SplitMix64::new(42), SplitMix64::new(42));
+            for _ in 0..n {
+                drawn.uuid();
+            }
+            skipped.skip_uuids(n);
+            assert_eq!(drawn.uuid(), skipped.uuid(), "after {n}");
+        }
     }
 }

@@ -532,9 +532,9 @@ impl Relay {
 
     fn apply(&mut self, eid: u64, t: ProposalRef, cx: &mut RelayCx) {
         let Some(c) = self.copy.as_mut() else { return };
-        match c.model.apply_record(&t.record) {
-            Ok((Some(ch), _)) => c.db_bytes = txn::grow_db_bytes(c.db_bytes, &c.model.meta, &ch),
-            Ok((None, _)) => {}
+        match t.replay_on(&mut c.model) {
+            Ok(Some(ch)) => c.db_bytes = txn::grow_db_bytes(c.db_bytes, &c.model.meta, &ch),
+            Ok(None) => {}
             Err(e) => cx.out.push(RelayOut::Refused {
                 relay: self.id,
                 msg: format!("relay copy refused {:?}: {e}", t.op),

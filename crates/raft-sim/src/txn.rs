@@ -109,6 +109,10 @@ pub struct Proposal {
     /// the result instead of replaying the record again. Weak: a result no
     /// server holds any more is not kept.
     pub core_memo: std::cell::RefCell<Option<CoreMemo>>,
+    /// What the first database model to replay the record did: every
+    /// other member or relay holding the same rows installs that instead
+    /// of decoding the record again ([`Proposal::replay_on`]).
+    pub replayed: std::cell::RefCell<Option<ovsdb_server::Replayed>>,
 }
 
 /// One `core_db` check's databases, before and after a record (see
@@ -245,7 +249,22 @@ impl Proposal {
             table_lens,
             size_checked: std::cell::Cell::new(false),
             core_memo: std::cell::RefCell::new(None),
+            replayed: std::cell::RefCell::new(None),
         }
+    }
+
+    /// Install the committed record on a member's or relay's database
+    /// model, as ovsdb-server replays an entry (sharing the first model's
+    /// replay: [`ovsdb_server::Server::apply_record_shared`]). Returns the
+    /// commit, none when the record changed nothing.
+    pub fn replay_on(
+        &self,
+        model: &mut ovsdb_server::Server,
+    ) -> ovsdb::error::Result<Option<Commit>> {
+        let mut memo = self.replayed.borrow_mut();
+        model
+            .apply_record_shared(&self.record, &mut memo)
+            .map(|(commit, _)| commit)
     }
 
     /// The record with its members in ovsdb-server's hash order, as

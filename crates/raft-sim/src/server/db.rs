@@ -44,9 +44,9 @@ impl CoreHistory {
         let mut problem = None;
         for h in self.chunks() {
             for t in &h.txns {
-                match model.apply_record(&t.record) {
-                    Ok((Some(c), _)) => bytes = txn::grow_db_bytes(bytes, &model.meta, &c),
-                    Ok((None, _)) => {}
+                match t.replay_on(&mut model) {
+                    Ok(Some(c)) => bytes = txn::grow_db_bytes(bytes, &model.meta, &c),
+                    Ok(None) => {}
                     Err(e) => {
                         problem.get_or_insert(format!("model refused {:?}: {e}", t.op));
                     }
@@ -237,11 +237,11 @@ impl Server {
                     let (eid, txn) = (*eid, txn.clone());
                     // Every member, the proposer included, installs the
                     // committed record by replaying it, as ovsdb-server.
-                    match self.db.apply_record(&txn.record) {
-                        Ok((Some(c), _)) => {
+                    match txn.replay_on(&mut self.db) {
+                        Ok(Some(c)) => {
                             self.db_bytes = txn::grow_db_bytes(self.db_bytes, &self.db.meta, &c)
                         }
-                        Ok((None, _)) => {}
+                        Ok(None) => {}
                         Err(e) => cx.out.push(Out::CoreMismatch {
                             server: self.id,
                             index: idx,
