@@ -30,6 +30,36 @@ pub struct Replayed {
     draws: usize,
 }
 
+impl Replayed {
+    /// What replaying the record of `commit`, made by [`Server::prepare`],
+    /// does on a replica holding the rows it was prepared against: it
+    /// installs `commit` (the record holds exactly its changes), drawing
+    /// the UUIDs a replay would. The proposer of a clustered transaction
+    /// knows this before any member applies the entry.
+    pub fn prepared(commit: Commit) -> Replayed {
+        Replayed {
+            draws: replay_draws(&commit),
+            commit: Some(commit),
+            unchanged: Vec::new(),
+        }
+    }
+}
+
+/// UUIDs a replay that made `commit` drew: the transaction id, and a
+/// `_version` per new row version.
+fn replay_draws(commit: &Commit) -> usize {
+    1 + commit
+        .changes
+        .rows()
+        .filter(|(_, ch)| ch.new.is_some())
+        .count()
+}
+
+/// The same row version: the same object, or equal columns.
+fn same_row(a: &Arc<Row>, b: &Arc<Row>) -> bool {
+    Arc::ptr_eq(a, b) || a.cols() == b.cols()
+}
+
 impl Server {
     /// Installs a commit made by [`Server::prepare`] (here or on a replica
     /// holding the same rows) and sends the monitors their updates. Fails,
@@ -37,28 +67,42 @@ impl Server {
     /// commit was prepared against (the prerequisite check of a clustered
     /// commit).
     pub fn apply_commit(&mut self, commit: &Commit) -> Result<Vec<(SessionId, Json)>> {
-        for tc in &commit.changes.tables {
+        if let Some(uuid) = self.first_changed_since(&commit.changes) {
+            return Err(match uuid {
+                None => Error::syntax("commit names an unknown table"),
+                Some(u) => Error::new(
+                    "prerequisite check failed",
+                    format!("row {u} changed since the commit was prepared"),
+                ),
+            });
+        }
+        self.core.write(&commit.changes);
+        self.install(commit);
+        Ok(self.distribute(commit))
+    }
+
+    /// The first row of `changes` whose `old` version (or absence) this
+    /// replica no longer holds (`Some(None)`: a table it does not have),
+    /// none when it holds them all: the rows are compared by pointer, then
+    /// by value.
+    fn first_changed_since(&self, changes: &TxnChanges) -> Option<Option<Uuid>> {
+        for tc in &changes.tables {
             if tc.table >= self.meta.tables.len() {
-                return Err(Error::syntax("commit names an unknown table"));
+                return Some(None);
             }
             let rows = self.core.rows(tc.table);
             for ch in &tc.rows {
                 let same = match (rows.get(&ch.uuid), &ch.old) {
                     (None, None) => true,
-                    (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a.cols() == b.cols(),
+                    (Some(a), Some(b)) => same_row(a, b),
                     _ => false,
                 };
                 if !same {
-                    return Err(Error::new(
-                        "prerequisite check failed",
-                        format!("row {} changed since the commit was prepared", ch.uuid),
-                    ));
+                    return Some(Some(ch.uuid));
                 }
             }
         }
-        self.core.write(&commit.changes);
-        self.install(commit);
-        Ok(self.distribute(commit))
+        None
     }
 
     /// Replays a transaction record as a database log stores it,
@@ -78,7 +122,7 @@ impl Server {
     /// holds the same versions of every row the record names, that commit
     /// is installed without decoding the record again (the first replay
     /// decodes every value; installing a commit only looks rows up).
-    /// Otherwise the record is replayed, and remembered in an empty `memo`.
+    /// Otherwise the record is replayed, and `memo` remembers this replay.
     ///
     /// Either way the result is the same rows and the same monitor updates;
     /// a shared commit's new rows are the same objects on every replica (so
@@ -105,16 +149,13 @@ impl Server {
         }
         let mut unchanged = Vec::new();
         let (commit, msgs) = self.replay(txn, Some(&mut unchanged))?;
-        if memo.is_none() {
-            *memo = Some(Replayed {
-                // The transaction id, and a `_version` per new row version.
-                draws: commit.as_ref().map_or(0, |c| {
-                    1 + c.changes.rows().filter(|(_, ch)| ch.new.is_some()).count()
-                }),
-                commit: commit.clone(),
-                unchanged,
-            });
-        }
+        // Replicas apply a log in the same order: the next one most likely
+        // holds what this one held.
+        *memo = Some(Replayed {
+            draws: commit.as_ref().map_or(0, replay_draws),
+            commit: commit.clone(),
+            unchanged,
+        });
         Ok((commit, msgs))
     }
 
@@ -122,22 +163,17 @@ impl Server {
     /// changed row's old version (or its absence) and every row the record
     /// named without changing it?
     fn holds_before(&self, r: &Replayed) -> bool {
-        let same = |a: &Row, b: &Arc<Row>| std::ptr::eq(a, Arc::as_ptr(b)) || a.cols() == b.cols();
-        let changed = r.commit.iter().flat_map(|c| c.changes.rows());
-        for (ti, ch) in changed {
-            if ti >= self.meta.tables.len() {
-                return false;
-            }
-            match (self.core.rows(ti).get(&ch.uuid), &ch.old) {
-                (None, None) => {}
-                (Some(a), Some(b)) if same(a, b) => {}
-                _ => return false,
-            }
-        }
-        r.unchanged.iter().all(|(ti, uuid, row)| {
-            *ti < self.meta.tables.len()
-                && self.core.rows(*ti).get(uuid).is_some_and(|a| same(a, row))
-        })
+        r.commit
+            .as_ref()
+            .is_none_or(|c| self.first_changed_since(&c.changes).is_none())
+            && r.unchanged.iter().all(|(ti, uuid, row)| {
+                *ti < self.meta.tables.len()
+                    && self
+                        .core
+                        .rows(*ti)
+                        .get(uuid)
+                        .is_some_and(|a| same_row(a, row))
+            })
     }
 
     /// The replay of [`Server::apply_record`]; the rows the record names
@@ -477,6 +513,8 @@ mod tests {
         };
         watch(&mut shared);
         watch(&mut alone);
+        // Steps after which row a is held (and compared by pointer).
+        let mut held = 0;
         for rec in &records {
             let mut memo = None;
             let a = first.apply_record_shared(rec, &mut memo).unwrap();
@@ -487,14 +525,21 @@ mod tests {
             assert_eq!(b.0.map(|c| c.txn_id), a.0.map(|c| c.txn_id));
             assert_eq!(shown(&b.1), shown(&c.1));
             assert_eq!(shared.dump(), alone.dump());
+            let r = first.meta.table("R").unwrap();
             for u in [U1, U2] {
                 let u = ovsdb::uuid::Uuid::parse(u).unwrap();
-                match (first.get_row(0, u), shared.get_row(0, u)) {
+                match (first.get_row(r, u), shared.get_row(r, u)) {
                     (Some(x), Some(y)) => assert!(Arc::ptr_eq(x, y)),
                     (x, y) => assert_eq!(x.is_none(), y.is_none()),
                 }
             }
+            held += usize::from(
+                first
+                    .get_row(r, ovsdb::uuid::Uuid::parse(U1).unwrap())
+                    .is_some(),
+            );
         }
+        assert_eq!(held, records.len());
         assert_eq!(alone.dump(), leader.dump());
         // The random sequence moved on as if the UUIDs had been drawn.
         let rec = json(&format!(r#"{{"R":{{"{U3}":{{"name":"c"}}}}}}"#));
@@ -515,6 +560,63 @@ mod tests {
         assert!(c.changes.rows().all(|(_, ch)| ch.old.is_some()));
         assert_eq!(c.txn_id, y.unwrap().txn_id);
         assert_eq!(shared.dump(), alone.dump());
+    }
+
+    /// The proposer's memo: the commit it prepared. Replicas holding the
+    /// rows it was prepared against install it (the proposer too); when
+    /// an earlier entry changed one of them, the record is replayed.
+    #[test]
+    fn a_prepared_commit_is_installed_where_its_rows_are_held() {
+        use super::Replayed;
+        let opts = ServerOptions::default();
+        let (mut proposer, mut member, mut alone) = (server(opts), server(opts), server(opts));
+        let insert = format!(
+            r#"[{{"op":"insert","table":"R","uuid":"{U1}","row":{{"name":"a","s":["set",[1]]}}}}]"#
+        );
+        let prepare = |s: &mut Server, ops: &str| {
+            let c = s.prepare(json(ops).as_array().unwrap()).commit.unwrap();
+            let rec = entry_data(&s.meta, &c, true, 1).as_array().unwrap()[1].clone();
+            (Some(Replayed::prepared(c)), rec)
+        };
+        let (mut memo, rec) = prepare(&mut proposer, &insert);
+        for s in [&mut proposer, &mut member] {
+            s.apply_record_shared(&rec, &mut memo).unwrap();
+        }
+        alone.apply_record(&rec).unwrap();
+        let u1 = ovsdb::uuid::Uuid::parse(U1).unwrap();
+        let r = proposer.meta.table("R").unwrap();
+        let held = |s: &Server| s.get_row(r, u1).unwrap().clone();
+        assert!(Arc::ptr_eq(&held(&proposer), &held(&member)));
+        // Two commits prepared against the same rows; the second's entry
+        // comes after the first's, which changed row a.
+        let ops = |n: i64| {
+            format!(
+                r#"[{{"op":"mutate","table":"R","where":[["name","==","a"]],"mutations":[["s","insert",{n}]]}}]"#
+            )
+        };
+        let (mut first, rec1) = prepare(&mut proposer, &ops(2));
+        let (mut second, rec2) = prepare(&mut proposer, &ops(3));
+        for (memo, rec) in [(&mut first, &rec1), (&mut second, &rec2)] {
+            for s in [&mut proposer, &mut member] {
+                s.apply_record_shared(rec, memo).unwrap();
+            }
+            alone.apply_record(rec).unwrap();
+            assert_eq!(proposer.dump(), alone.dump());
+            assert_eq!(member.dump(), alone.dump());
+        }
+        // The stale memo was replaced by the proposer's replay, which the
+        // member then installed.
+        assert!(Arc::ptr_eq(&held(&proposer), &held(&member)));
+        assert!(!Arc::ptr_eq(&held(&proposer), &held(&alone)));
+        let s = proposer.dump().to_string_compact();
+        assert!(s.contains(r#""s":["set",[1,2,3]]"#), "{s}");
+        // Every replica drew what a replay would have.
+        let rec = json(&format!(r#"{{"R":{{"{U2}":{{"name":"b"}}}}}}"#));
+        let ids: Vec<_> = [&mut proposer, &mut member, &mut alone]
+            .into_iter()
+            .map(|s| s.apply_record(&rec).unwrap().0.unwrap().txn_id)
+            .collect();
+        assert_eq!(ids[1], ids[2]);
     }
 
     #[test]

@@ -109,9 +109,10 @@ pub struct Proposal {
     /// the result instead of replaying the record again. Weak: a result no
     /// server holds any more is not kept.
     pub core_memo: std::cell::RefCell<Option<CoreMemo>>,
-    /// What the first database model to replay the record did: every
-    /// other member or relay holding the same rows installs that instead
-    /// of decoding the record again ([`Proposal::replay_on`]).
+    /// What replaying the record does: at first the commit it was made
+    /// from, else what the first database model to replay it did. A member
+    /// or relay holding the same rows installs that instead of decoding
+    /// the record again ([`Proposal::replay_on`]).
     pub replayed: std::cell::RefCell<Option<ovsdb_server::Replayed>>,
 }
 
@@ -249,7 +250,11 @@ impl Proposal {
             table_lens,
             size_checked: std::cell::Cell::new(false),
             core_memo: std::cell::RefCell::new(None),
-            replayed: std::cell::RefCell::new(None),
+            // Members holding the rows it was prepared against (the
+            // proposer's, usually) install the commit itself.
+            replayed: std::cell::RefCell::new(Some(ovsdb_server::Replayed::prepared(
+                commit.clone(),
+            ))),
         }
     }
 
