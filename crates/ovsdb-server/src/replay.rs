@@ -31,6 +31,11 @@ pub struct Replayed {
 }
 
 impl Replayed {
+    /// The commit installed (none when the record changed nothing).
+    pub fn commit(&self) -> Option<&Commit> {
+        self.commit.as_ref()
+    }
+
     /// What replaying the record of `commit`, made by [`Server::prepare`],
     /// does on a replica holding the rows it was prepared against: it
     /// installs `commit` (the record holds exactly its changes), drawing
@@ -123,6 +128,9 @@ impl Server {
     /// is installed without decoding the record again (the first replay
     /// decodes every value; installing a commit only looks rows up).
     /// Otherwise the record is replayed, and `memo` remembers this replay.
+    /// Returns the monitors' updates and whether the record was replayed;
+    /// either way `memo` then holds the commit installed
+    /// ([`Replayed::commit`]; none when the record changed nothing).
     ///
     /// Either way the result is the same rows and the same monitor updates;
     /// a shared commit's new rows are the same objects on every replica (so
@@ -134,17 +142,16 @@ impl Server {
         &mut self,
         txn: &Json,
         memo: &mut Option<Replayed>,
-    ) -> Result<(Option<Commit>, Outbox)> {
+    ) -> Result<(Outbox, bool)> {
         if let Some(r) = memo.as_ref() {
             if self.holds_before(r) {
                 self.rng.skip_uuids(r.draws);
                 let Some(commit) = &r.commit else {
-                    return Ok((None, Vec::new()));
+                    return Ok((Vec::new(), false));
                 };
                 self.core.write(&commit.changes);
                 self.install(commit);
-                let msgs = self.distribute(commit);
-                return Ok((Some(commit.clone()), msgs));
+                return Ok((self.distribute(commit), false));
             }
         }
         let mut unchanged = Vec::new();
@@ -153,10 +160,10 @@ impl Server {
         // holds what this one held.
         *memo = Some(Replayed {
             draws: commit.as_ref().map_or(0, replay_draws),
-            commit: commit.clone(),
+            commit,
             unchanged,
         });
-        Ok((commit, msgs))
+        Ok((msgs, true))
     }
 
     /// Does this replica hold the rows `r` was replayed against: every
@@ -517,13 +524,16 @@ mod tests {
         let mut held = 0;
         for rec in &records {
             let mut memo = None;
-            let a = first.apply_record_shared(rec, &mut memo).unwrap();
-            assert!(memo.is_some());
-            let b = shared.apply_record_shared(rec, &mut memo).unwrap();
+            let (_, replayed) = first.apply_record_shared(rec, &mut memo).unwrap();
+            assert!(replayed);
+            let made = memo.as_ref().unwrap().commit().map(|c| c.txn_id);
+            let (b, replayed) = shared.apply_record_shared(rec, &mut memo).unwrap();
+            assert!(!replayed);
+            // The memo is the one `first` made.
+            assert_eq!(memo.as_ref().unwrap().commit().map(|c| c.txn_id), made);
             let c = alone.apply_record(rec).unwrap();
-            assert_eq!(a.0.is_some(), c.0.is_some());
-            assert_eq!(b.0.map(|c| c.txn_id), a.0.map(|c| c.txn_id));
-            assert_eq!(shown(&b.1), shown(&c.1));
+            assert_eq!(made.is_some(), c.0.is_some());
+            assert_eq!(shown(&b), shown(&c.1));
             assert_eq!(shared.dump(), alone.dump());
             let r = first.meta.table("R").unwrap();
             for u in [U1, U2] {
@@ -553,9 +563,10 @@ mod tests {
         let rec = json(&format!(r#"{{"R":{{"{U3}":{{"name":"d"}}}}}}"#));
         let mut memo = None;
         first.apply_record_shared(&rec, &mut memo).unwrap();
-        let (x, _) = shared.apply_record_shared(&rec, &mut memo).unwrap();
+        let (_, replayed) = shared.apply_record_shared(&rec, &mut memo).unwrap();
+        assert!(replayed);
         let (y, _) = alone.apply_record(&rec).unwrap();
-        let c = x.unwrap();
+        let c = memo.unwrap().commit().unwrap().clone();
         assert_eq!(c.changes.rows().count(), 1);
         assert!(c.changes.rows().all(|(_, ch)| ch.old.is_some()));
         assert_eq!(c.txn_id, y.unwrap().txn_id);
@@ -580,7 +591,7 @@ mod tests {
         };
         let (mut memo, rec) = prepare(&mut proposer, &insert);
         for s in [&mut proposer, &mut member] {
-            s.apply_record_shared(&rec, &mut memo).unwrap();
+            assert!(!s.apply_record_shared(&rec, &mut memo).unwrap().1);
         }
         alone.apply_record(&rec).unwrap();
         let u1 = ovsdb::uuid::Uuid::parse(U1).unwrap();
@@ -596,9 +607,10 @@ mod tests {
         };
         let (mut first, rec1) = prepare(&mut proposer, &ops(2));
         let (mut second, rec2) = prepare(&mut proposer, &ops(3));
+        let mut replays = Vec::new();
         for (memo, rec) in [(&mut first, &rec1), (&mut second, &rec2)] {
             for s in [&mut proposer, &mut member] {
-                s.apply_record_shared(rec, memo).unwrap();
+                replays.push(s.apply_record_shared(rec, memo).unwrap().1);
             }
             alone.apply_record(rec).unwrap();
             assert_eq!(proposer.dump(), alone.dump());
@@ -606,6 +618,7 @@ mod tests {
         }
         // The stale memo was replaced by the proposer's replay, which the
         // member then installed.
+        assert_eq!(replays, [false, false, true, false]);
         assert!(Arc::ptr_eq(&held(&proposer), &held(&member)));
         assert!(!Arc::ptr_eq(&held(&proposer), &held(&alone)));
         let s = proposer.dump().to_string_compact();

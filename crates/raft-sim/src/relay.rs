@@ -532,9 +532,8 @@ impl Relay {
 
     fn apply(&mut self, eid: u64, t: ProposalRef, cx: &mut RelayCx) {
         let Some(c) = self.copy.as_mut() else { return };
-        match t.replay_on(&mut c.model) {
-            Ok(Some(ch)) => c.db_bytes = txn::grow_db_bytes(c.db_bytes, &c.model.meta, &ch),
-            Ok(None) => {}
+        match t.replay_on(&mut c.model, &mut c.db_bytes) {
+            Ok(()) => {}
             Err(e) => cx.out.push(RelayOut::Refused {
                 relay: self.id,
                 msg: format!("relay copy refused {:?}: {e}", t.op),

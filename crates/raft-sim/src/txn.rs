@@ -114,6 +114,8 @@ pub struct Proposal {
     /// or relay holding the same rows installs that instead of decoding
     /// the record again ([`Proposal::replay_on`]).
     pub replayed: std::cell::RefCell<Option<ovsdb_server::Replayed>>,
+    /// [`db_bytes_delta`] of the commit in `replayed`, once measured.
+    pub db_delta: std::cell::Cell<Option<i64>>,
 }
 
 /// One `core_db` check's databases, before and after a record (see
@@ -255,21 +257,34 @@ impl Proposal {
             replayed: std::cell::RefCell::new(Some(ovsdb_server::Replayed::prepared(
                 commit.clone(),
             ))),
+            db_delta: std::cell::Cell::new(None),
         }
     }
 
     /// Install the committed record on a member's or relay's database
     /// model, as ovsdb-server replays an entry (sharing the first model's
-    /// replay: [`ovsdb_server::Server::apply_record_shared`]). Returns the
-    /// commit, none when the record changed nothing.
+    /// replay: [`ovsdb_server::Server::apply_record_shared`]), and grow
+    /// `bytes`, the size of the model's rows in a snapshot, by what it
+    /// changed ([`grow_db_bytes`], measured once per commit installed).
     pub fn replay_on(
         &self,
         model: &mut ovsdb_server::Server,
-    ) -> ovsdb::error::Result<Option<Commit>> {
+        bytes: &mut u64,
+    ) -> ovsdb::error::Result<()> {
         let mut memo = self.replayed.borrow_mut();
-        model
-            .apply_record_shared(&self.record, &mut memo)
-            .map(|(commit, _)| commit)
+        let (_, replayed) = model.apply_record_shared(&self.record, &mut memo)?;
+        if replayed {
+            self.db_delta.set(None);
+        }
+        if let Some(c) = memo.as_ref().and_then(|r| r.commit()) {
+            let delta = self.db_delta.get().unwrap_or_else(|| {
+                let d = db_bytes_delta(&model.meta, c);
+                self.db_delta.set(Some(d));
+                d
+            });
+            *bytes = (*bytes as i64 + delta).max(0) as u64;
+        }
+        Ok(())
     }
 
     /// The record with its members in ovsdb-server's hash order, as
@@ -530,7 +545,12 @@ pub fn switch_numbers(m: &ovsdb_server::Server) -> Vec<u64> {
 }
 
 pub fn grow_db_bytes(bytes: u64, meta: &DbMeta, commit: &Commit) -> u64 {
-    let mut b = bytes as i64;
+    (bytes as i64 + db_bytes_delta(meta, commit)).max(0) as u64
+}
+
+/// How much `commit` changes the size of a snapshot's rows.
+pub fn db_bytes_delta(meta: &DbMeta, commit: &Commit) -> i64 {
+    let mut b = 0i64;
     for tc in &commit.changes.tables {
         for ch in &tc.rows {
             match (&ch.old, &ch.new) {
@@ -546,7 +566,7 @@ pub fn grow_db_bytes(bytes: u64, meta: &DbMeta, commit: &Commit) -> u64 {
             }
         }
     }
-    b.max(0) as u64
+    b
 }
 
 /// `row_snapshot_len` of `new` less that of `old`, from the columns that

@@ -44,9 +44,8 @@ impl CoreHistory {
         let mut problem = None;
         for h in self.chunks() {
             for t in &h.txns {
-                match t.replay_on(&mut model) {
-                    Ok(Some(c)) => bytes = txn::grow_db_bytes(bytes, &model.meta, &c),
-                    Ok(None) => {}
+                match t.replay_on(&mut model, &mut bytes) {
+                    Ok(()) => {}
                     Err(e) => {
                         problem.get_or_insert(format!("model refused {:?}: {e}", t.op));
                     }
@@ -237,11 +236,8 @@ impl Server {
                     let (eid, txn) = (*eid, txn.clone());
                     // Every member, the proposer included, installs the
                     // committed record by replaying it, as ovsdb-server.
-                    match txn.replay_on(&mut self.db) {
-                        Ok(Some(c)) => {
-                            self.db_bytes = txn::grow_db_bytes(self.db_bytes, &self.db.meta, &c)
-                        }
-                        Ok(None) => {}
+                    match txn.replay_on(&mut self.db, &mut self.db_bytes) {
+                        Ok(()) => {}
                         Err(e) => cx.out.push(Out::CoreMismatch {
                             server: self.id,
                             index: idx,
