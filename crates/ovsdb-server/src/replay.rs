@@ -122,8 +122,9 @@ impl Server {
         self.replay(txn, None)
     }
 
-    /// [`Server::apply_record`] for a record other replicas apply too: when
-    /// `memo` holds what another replica's replay of `txn` did and this one
+    /// [`Server::apply_record`] for a record other replicas apply too
+    /// (`txn` gives the record, asked for only if it must be replayed): when
+    /// `memo` holds what another replica's replay of it did and this one
     /// holds the same versions of every row the record names, that commit
     /// is installed without decoding the record again (the first replay
     /// decodes every value; installing a commit only looks rows up).
@@ -138,9 +139,9 @@ impl Server {
     /// transaction id are the first replica's, as a cluster's are the
     /// leader's. This replica's random sequence moves on as if it had drawn
     /// them, so what it draws next is unchanged.
-    pub fn apply_record_shared(
+    pub fn apply_record_shared<'a>(
         &mut self,
-        txn: &Json,
+        txn: impl FnOnce() -> &'a Json,
         memo: &mut Option<Replayed>,
     ) -> Result<(Outbox, bool)> {
         if let Some(r) = memo.as_ref() {
@@ -155,7 +156,7 @@ impl Server {
             }
         }
         let mut unchanged = Vec::new();
-        let (commit, msgs) = self.replay(txn, Some(&mut unchanged))?;
+        let (commit, msgs) = self.replay(txn(), Some(&mut unchanged))?;
         // Replicas apply a log in the same order: the next one most likely
         // holds what this one held.
         *memo = Some(Replayed {
@@ -524,10 +525,10 @@ mod tests {
         let mut held = 0;
         for rec in &records {
             let mut memo = None;
-            let (_, replayed) = first.apply_record_shared(rec, &mut memo).unwrap();
+            let (_, replayed) = first.apply_record_shared(|| rec, &mut memo).unwrap();
             assert!(replayed);
             let made = memo.as_ref().unwrap().commit().map(|c| c.txn_id);
-            let (b, replayed) = shared.apply_record_shared(rec, &mut memo).unwrap();
+            let (b, replayed) = shared.apply_record_shared(|| rec, &mut memo).unwrap();
             assert!(!replayed);
             // The memo is the one `first` made.
             assert_eq!(memo.as_ref().unwrap().commit().map(|c| c.txn_id), made);
@@ -562,8 +563,8 @@ mod tests {
         // c, remembered by `first` (c absent), is replayed by `shared`.
         let rec = json(&format!(r#"{{"R":{{"{U3}":{{"name":"d"}}}}}}"#));
         let mut memo = None;
-        first.apply_record_shared(&rec, &mut memo).unwrap();
-        let (_, replayed) = shared.apply_record_shared(&rec, &mut memo).unwrap();
+        first.apply_record_shared(|| &rec, &mut memo).unwrap();
+        let (_, replayed) = shared.apply_record_shared(|| &rec, &mut memo).unwrap();
         assert!(replayed);
         let (y, _) = alone.apply_record(&rec).unwrap();
         let c = memo.unwrap().commit().unwrap().clone();
@@ -591,7 +592,7 @@ mod tests {
         };
         let (mut memo, rec) = prepare(&mut proposer, &insert);
         for s in [&mut proposer, &mut member] {
-            assert!(!s.apply_record_shared(&rec, &mut memo).unwrap().1);
+            assert!(!s.apply_record_shared(|| &rec, &mut memo).unwrap().1);
         }
         alone.apply_record(&rec).unwrap();
         let u1 = ovsdb::uuid::Uuid::parse(U1).unwrap();
@@ -610,7 +611,7 @@ mod tests {
         let mut replays = Vec::new();
         for (memo, rec) in [(&mut first, &rec1), (&mut second, &rec2)] {
             for s in [&mut proposer, &mut member] {
-                replays.push(s.apply_record_shared(rec, memo).unwrap().1);
+                replays.push(s.apply_record_shared(|| rec, memo).unwrap().1);
             }
             alone.apply_record(rec).unwrap();
             assert_eq!(proposer.dump(), alone.dump());

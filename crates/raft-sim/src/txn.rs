@@ -87,11 +87,14 @@ pub struct Request {
 pub struct Proposal {
     pub op: Op,
     pub inserted: Option<Uuid>,
-    /// The record as written to the log in the run's storage mode
-    /// (`{table: {uuid: row or null}}` with `_date`, `_comment` and, for
-    /// diffs, `_is_diff`), members in insertion order (see
-    /// [`Proposal::ordered_record`]).
-    pub record: Json,
+    /// The record as written to the log ([`Proposal::record`]), built
+    /// only when asked for: the members install the commit it is made of
+    /// (`replayed`) and its sizes are counted from that commit, so most
+    /// runs never need its JSON.
+    record: std::cell::OnceCell<Json>,
+    /// What the record is made of: the commit, its model's metadata, its
+    /// date (ms) and the run's storage mode.
+    made_of: (Commit, Arc<DbMeta>, i64, StorageMode),
     /// Serialized size of the record in full-value (`[0]`) and diff
     /// (`[1]`) storage.
     pub lens: [usize; 2],
@@ -201,7 +204,7 @@ impl Proposal {
     /// The log record of `commit` (made by `meta`'s model) with its date,
     /// in the storage mode of the run, and its size in both modes.
     pub fn from_commit(
-        meta: &DbMeta,
+        meta: &Arc<DbMeta>,
         op: &Op,
         req: &Request,
         commit: &Commit,
@@ -209,45 +212,39 @@ impl Proposal {
         storage: StorageMode,
     ) -> Proposal {
         let date = date_ms.min(i64::MAX as u64) as i64;
-        let comment = commit.comment.clone();
         // `,"_date":N` and `,"_comment":"…"` (and `,"_is_diff":true`).
         let meta_len = 9
             + digits(date as u64) as usize
-            + comment
+            + commit
+                .comment
                 .as_deref()
                 .map_or(0, |c| 12 + ovsdb::json::string_serialized_len(c));
         // Only modified rows differ between the modes. Sizes are counted
-        // from the commit: the other mode's record is never built.
+        // from the commit: no record is built.
         let modifies = commit
             .changes
             .rows()
             .any(|(_, c)| c.old.is_some() && c.new.is_some());
         let diff = storage == StorageMode::Diff;
-        let mut record = commit_record(meta, commit, diff);
         let mut table_lens = [commit_record_len(meta, commit, diff); 2];
         if modifies {
             table_lens[slot(other_mode(storage))] = commit_record_len(meta, commit, !diff);
         }
         // The tests' (debug) builds measure both records as built.
-        debug_assert_eq!(table_lens[slot(storage)], record.serialized_len());
+        debug_assert_eq!(
+            table_lens[slot(storage)],
+            commit_record(meta, commit, diff).serialized_len()
+        );
         debug_assert_eq!(
             table_lens[slot(other_mode(storage))],
             commit_record(meta, commit, !diff).serialized_len()
         );
         let lens = [table_lens[0] + meta_len, table_lens[1] + meta_len + 16];
-        if let Json::Object(o) = &mut record {
-            o.insert("_date", Json::Integer(date));
-            if let Some(c) = comment {
-                o.insert("_comment", Json::String(c));
-            }
-            if diff {
-                o.insert("_is_diff", Json::Bool(true));
-            }
-        }
         Proposal {
             op: op.clone(),
             inserted: req.inserted,
-            record,
+            record: std::cell::OnceCell::new(),
+            made_of: (commit.clone(), meta.clone(), date, storage),
             lens,
             table_lens,
             size_checked: std::cell::Cell::new(false),
@@ -261,6 +258,28 @@ impl Proposal {
         }
     }
 
+    /// The record as written to the log in the run's storage mode
+    /// (`{table: {uuid: row or null}}` with `_date`, `_comment` and, for
+    /// diffs, `_is_diff`), members in insertion order (see
+    /// [`Proposal::ordered_record`]).
+    pub fn record(&self) -> &Json {
+        self.record.get_or_init(|| {
+            let (commit, meta, date, storage) = &self.made_of;
+            let diff = *storage == StorageMode::Diff;
+            let mut record = commit_record(meta, commit, diff);
+            if let Json::Object(o) = &mut record {
+                o.insert("_date", Json::Integer(*date));
+                if let Some(c) = &commit.comment {
+                    o.insert("_comment", Json::String(c.clone()));
+                }
+                if diff {
+                    o.insert("_is_diff", Json::Bool(true));
+                }
+            }
+            record
+        })
+    }
+
     /// Install the committed record on a member's or relay's database
     /// model, as ovsdb-server replays an entry (sharing the first model's
     /// replay: [`ovsdb_server::Server::apply_record_shared`]), and grow
@@ -272,7 +291,7 @@ impl Proposal {
         bytes: &mut u64,
     ) -> ovsdb::error::Result<()> {
         let mut memo = self.replayed.borrow_mut();
-        let (_, replayed) = model.apply_record_shared(&self.record, &mut memo)?;
+        let (_, replayed) = model.apply_record_shared(|| self.record(), &mut memo)?;
         if replayed {
             self.db_delta.set(None);
         }
@@ -290,7 +309,7 @@ impl Proposal {
     /// The record with its members in ovsdb-server's hash order, as
     /// written to a file (sizes do not depend on the order).
     pub fn ordered_record(&self) -> Json {
-        let mut r = self.record.clone();
+        let mut r = self.record().clone();
         r.reorder_shash_recursive();
         r
     }
@@ -307,7 +326,7 @@ impl Proposal {
 
     /// The record's JSON text as written to the log.
     pub fn text(&self) -> String {
-        self.record.to_string_compact()
+        self.record().to_string_compact()
     }
 }
 
@@ -779,7 +798,7 @@ mod tests {
             59 + 525
         );
         // The record is the diff-mode one and says so.
-        assert_eq!(t.record.get("_is_diff"), Some(&Json::Bool(true)));
+        assert_eq!(t.record().get("_is_diff"), Some(&Json::Bool(true)));
         assert_eq!(t.text().len(), t.len(StorageMode::Diff));
         assert_eq!(
             t.ordered_record().serialized_len(),

@@ -110,7 +110,7 @@ pub(super) struct Command {
 /// core's own serialization of the changes has the entry's size in both
 /// storage modes. Returns a description of any disagreement.
 fn core_apply(core: &mut ovsdb::Database, txn: &txn::Proposal) -> Option<String> {
-    let j = &txn.record;
+    let j = txn.record();
     // The record is the same on every server: its sizes are compared once,
     // so later replays need no change list.
     let opts = ovsdb::db::ReplayOptions {
