@@ -443,11 +443,16 @@ fn record_columns(
     }
 }
 
-/// The `data` of a Raft log entry (or, without the outer array, a
-/// standalone txn record) for `commit`: `[null, txn]` where `txn` is
+/// The `data` of a Raft log entry for `commit`: `[null, txn]` where `txn`
+/// is its [`txn_record`].
+pub fn entry_data(meta: &DbMeta, commit: &Commit, diff: bool, date_ms: i64) -> Json {
+    Json::Array(vec![Json::Null, txn_record(meta, commit, diff, date_ms)])
+}
+
+/// The transaction record a database log holds for `commit`:
 /// [`commit_record`] plus `_date` (ms), `_comment` (if any) and
 /// `"_is_diff": true` when written with column diffs.
-pub fn entry_data(meta: &DbMeta, commit: &Commit, diff: bool, date_ms: i64) -> Json {
+pub fn txn_record(meta: &DbMeta, commit: &Commit, diff: bool, date_ms: i64) -> Json {
     let mut txn = match commit_record(meta, commit, diff) {
         Json::Object(o) => o,
         _ => Object::new(),
@@ -459,12 +464,12 @@ pub fn entry_data(meta: &DbMeta, commit: &Commit, diff: bool, date_ms: i64) -> J
     if diff {
         txn.insert("_is_diff", Json::Bool(true));
     }
-    Json::Array(vec![Json::Null, Json::Object(txn)])
+    Json::Object(txn)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{commit_record, commit_record_len, entry_data};
+    use super::{commit_record, commit_record_len, entry_data, txn_record};
     use crate::testkit::{json, server, shown, tx, U1, U2, U3};
     use crate::{Server, ServerOptions, ServerRow};
     use std::sync::Arc;
@@ -498,11 +503,7 @@ mod tests {
                     .0
                     .commit
                     .unwrap();
-                // A log entry's data is `[schema or null, record]`.
-                entry_data(&leader.meta, &c, i % 2 == 0, 1000 + i as i64)
-                    .as_array()
-                    .unwrap()[1]
-                    .clone()
+                txn_record(&leader.meta, &c, i % 2 == 0, 1000 + i as i64)
             })
             .collect();
         // A record naming a row with the values it already has: no change.
@@ -587,7 +588,7 @@ mod tests {
         );
         let prepare = |s: &mut Server, ops: &str| {
             let c = s.prepare(json(ops).as_array().unwrap()).commit.unwrap();
-            let rec = entry_data(&s.meta, &c, true, 1).as_array().unwrap()[1].clone();
+            let rec = txn_record(&s.meta, &c, true, 1);
             (Some(Replayed::prepared(c)), rec)
         };
         let (mut memo, rec) = prepare(&mut proposer, &insert);

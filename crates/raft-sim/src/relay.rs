@@ -536,7 +536,7 @@ impl Relay {
             Ok(()) => {}
             Err(e) => cx.out.push(RelayOut::Refused {
                 relay: self.id,
-                msg: format!("relay copy refused {:?}: {e}", t.op),
+                msg: format!("relay copy refused '{}': {e}", t.op.args()),
             }),
         }
         c.db.apply(&t);

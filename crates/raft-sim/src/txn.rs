@@ -16,7 +16,7 @@ use crate::rng::Rng;
 use ovsdb::json::{object, Json};
 use ovsdb::StorageMode;
 use ovsdb_server::DbMeta;
-use ovsdb_server::{commit_record, commit_record_len, Commit, ServerRow};
+use ovsdb_server::{commit_record, commit_record_len, txn_record, Commit, ServerRow};
 use std::fmt::Write as _;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -265,18 +265,7 @@ impl Proposal {
     pub fn record(&self) -> &Json {
         self.record.get_or_init(|| {
             let (commit, meta, date, storage) = &self.made_of;
-            let diff = *storage == StorageMode::Diff;
-            let mut record = commit_record(meta, commit, diff);
-            if let Json::Object(o) = &mut record {
-                o.insert("_date", Json::Integer(*date));
-                if let Some(c) = &commit.comment {
-                    o.insert("_comment", Json::String(c.clone()));
-                }
-                if diff {
-                    o.insert("_is_diff", Json::Bool(true));
-                }
-            }
-            record
+            txn_record(meta, commit, *storage == StorageMode::Diff, *date)
         })
     }
 
