@@ -88,13 +88,13 @@ pub struct Proposal {
     pub op: Op,
     pub inserted: Option<Uuid>,
     /// The record as written to the log ([`Proposal::record`]), built
-    /// only when asked for: the members install the commit it is made of
-    /// (`replayed`) and its sizes are counted from that commit, so most
-    /// runs never need its JSON.
+    /// when asked for or when the proposal is released: while members
+    /// install the commit it is made of (`replayed`), and its sizes are
+    /// counted from that commit, nothing reads its JSON.
     record: std::cell::OnceCell<Json>,
-    /// What the record is made of: the commit, its model's metadata, its
-    /// date (ms) and the run's storage mode.
-    made_of: (Commit, Arc<DbMeta>, i64, StorageMode),
+    /// What the record is made of until [`Proposal::release`]: the commit,
+    /// its model's metadata, its date (ms) and the run's storage mode.
+    made_of: std::cell::RefCell<Option<MadeOf>>,
     /// Serialized size of the record in full-value (`[0]`) and diff
     /// (`[1]`) storage.
     pub lens: [usize; 2],
@@ -120,6 +120,10 @@ pub struct Proposal {
     /// [`db_bytes_delta`] of the commit in `replayed`, once measured.
     pub db_delta: std::cell::Cell<Option<i64>>,
 }
+
+/// What a proposal's record is made of: the commit, its model's metadata,
+/// its date (ms) and the run's storage mode.
+type MadeOf = (Commit, Arc<DbMeta>, i64, StorageMode);
 
 /// One `core_db` check's databases, before and after a record (see
 /// [`Proposal::core_memo`]).
@@ -244,7 +248,7 @@ impl Proposal {
             op: op.clone(),
             inserted: req.inserted,
             record: std::cell::OnceCell::new(),
-            made_of: (commit.clone(), meta.clone(), date, storage),
+            made_of: std::cell::RefCell::new(Some((commit.clone(), meta.clone(), date, storage))),
             lens,
             table_lens,
             size_checked: std::cell::Cell::new(false),
@@ -263,10 +267,25 @@ impl Proposal {
     /// diffs, `_is_diff`), members in insertion order (see
     /// [`Proposal::ordered_record`]).
     pub fn record(&self) -> &Json {
-        self.record.get_or_init(|| {
-            let (commit, meta, date, storage) = &self.made_of;
-            txn_record(meta, commit, *storage == StorageMode::Diff, *date)
+        self.record.get_or_init(|| match &*self.made_of.borrow() {
+            Some((commit, meta, date, storage)) => {
+                txn_record(meta, commit, *storage == StorageMode::Diff, *date)
+            }
+            // (Released proposals built their record first.)
+            None => Json::Null,
         })
+    }
+
+    /// Keep the record and let go of the commits: the one it was made of
+    /// and the install memo. They hold whole row versions (a set that grows
+    /// by one element per transaction would be kept once per version); the
+    /// record holds what changed. A member or relay that applies the entry
+    /// later replays the record.
+    pub fn release(&self) {
+        self.record();
+        self.made_of.take();
+        self.replayed.take();
+        self.db_delta.set(None);
     }
 
     /// Install the committed record on a member's or relay's database
@@ -279,6 +298,13 @@ impl Proposal {
         model: &mut ovsdb_server::Server,
         bytes: &mut u64,
     ) -> ovsdb::error::Result<()> {
+        if self.made_of.borrow().is_none() {
+            // Released: replayed without a memo, which nothing would free.
+            if let (Some(c), _) = model.apply_record(self.record())? {
+                *bytes = grow_db_bytes(*bytes, &model.meta, &c);
+            }
+            return Ok(());
+        }
         let mut memo = self.replayed.borrow_mut();
         let (_, replayed) = model.apply_record_shared(|| self.record(), &mut memo)?;
         if replayed {
@@ -843,6 +869,49 @@ mod tests {
             0,
             "ACLs garbage-collected with the group"
         );
+    }
+
+    /// Members install what the proposer prepared, sharing its rows; a
+    /// released proposal keeps only its record, which a late member
+    /// replays to the same rows and the same snapshot size.
+    #[test]
+    fn released_proposals_replay_their_record() {
+        let mut rng = Rng::new(7);
+        let mut st = NbState::default();
+        let mut proposer = empty_model();
+        let (mut member, mut late) = (empty_model(), empty_model());
+        let (mut b_member, mut b_late, mut b_proposer) = (0, 0, 0);
+        for op in [
+            Op::Init,
+            Op::PgAdd,
+            Op::AclAdd(5),
+            Op::AclAdd(6),
+            Op::AclDelBatch(1),
+        ] {
+            let req = st.request(&op, "c", &mut rng).unwrap();
+            let c = proposer.prepare(&req.ops).commit.unwrap();
+            let t = Proposal::from_commit(&proposer.meta, &op, &req, &c, 9, StorageMode::Diff);
+            t.replay_on(&mut proposer, &mut b_proposer).unwrap();
+            t.replay_on(&mut member, &mut b_member).unwrap();
+            let record = t.record().clone();
+            t.release();
+            assert!(t.replayed.borrow().is_none() && t.made_of.borrow().is_none());
+            assert_eq!(t.record(), &record, "{op:?}");
+            t.replay_on(&mut late, &mut b_late).unwrap();
+            assert!(t.replayed.borrow().is_none(), "no memo after release");
+            st.apply(&t);
+            assert_eq!(late.dump(), member.dump(), "{op:?}");
+            assert_eq!((b_late, b_member), (b_proposer, b_proposer), "{op:?}");
+        }
+        // The proposer and the member share row objects; the late member
+        // has its own.
+        let pg = proposer.meta.table("Port_Group").unwrap();
+        let (a, b, c) = (
+            proposer.rows(pg).next().unwrap(),
+            member.rows(pg).next().unwrap(),
+            late.rows(pg).next().unwrap(),
+        );
+        assert!(Arc::ptr_eq(a, b) && !Arc::ptr_eq(a, c));
     }
 
     #[test]

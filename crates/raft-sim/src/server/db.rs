@@ -340,6 +340,7 @@ impl Server {
             cx.k.storage,
         ));
         cx.cpu(t.len(cx.k.storage) as u64);
+        cx.out.push(Out::Proposed { txn: t.clone() });
         let eid = cx.new_id();
         if is_leader {
             if self.log_last_eid != prereq {
@@ -591,7 +592,7 @@ mod tests {
         let Some(Out::Send {
             msg: Msg::Exec { txn, .. },
             ..
-        }) = out.into_iter().next()
+        }) = out.into_iter().find(|o| matches!(o, Out::Send { .. }))
         else {
             unreachable!()
         };
@@ -647,7 +648,7 @@ mod tests {
         let Some(Out::Send {
             msg: Msg::Exec { txn, .. },
             ..
-        }) = out.into_iter().next()
+        }) = out.into_iter().find(|o| matches!(o, Out::Send { .. }))
         else {
             unreachable!()
         };

@@ -5,7 +5,7 @@
 use super::{LogRec, Msg, RecordKind, Role, Server, Sid, Time};
 use crate::knobs::Knobs;
 use crate::rng::Rng;
-use crate::txn::Op;
+use crate::txn::{Op, ProposalRef};
 
 #[derive(Clone, Debug)]
 pub(super) enum Waiter {
@@ -47,6 +47,11 @@ pub enum Out {
     Log {
         server: Sid,
         rec: LogRec,
+    },
+    /// A server made a proposal: the loop keeps the latest ones' install
+    /// memos (`Sim::recent_proposals`) and releases older ones.
+    Proposed {
+        txn: ProposalRef,
     },
     Send {
         from: Sid,

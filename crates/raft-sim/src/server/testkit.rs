@@ -59,9 +59,11 @@ impl World {
 /// One line per outbox item: `send 0->1 <message>` (departure time left
 /// out; a snapshot by its index and term, a forwarded command by its op),
 /// `record <kind>` (sizes left out), `fsync <ticket>`, else the item's
-/// `Debug` form.
+/// `Debug` form. `Proposed` (the loop's bookkeeping of install memos) is
+/// left out.
 pub(super) fn show(out: &[Out]) -> Vec<String> {
     out.iter()
+        .filter(|o| !matches!(o, Out::Proposed { .. }))
         .map(|o| match o {
             Out::Send {
                 from,

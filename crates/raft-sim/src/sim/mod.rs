@@ -329,6 +329,11 @@ impl Metrics {
     }
 }
 
+/// How many of the latest proposals keep their install memos. Members
+/// apply an entry a few round trips after it is proposed; one that is
+/// further behind replays the record.
+const RECENT_PROPOSALS: usize = 32;
+
 /// A whole simulated cluster. `Clone` makes a checkpoint.
 #[derive(Clone, Debug)]
 pub struct Sim {
@@ -366,6 +371,10 @@ pub struct Sim {
     stepped: Option<Sid>,
     logs: Vec<Vec<LogRec>>,
     out: Vec<Out>,
+    /// The latest proposals, whose install memos members and relays still
+    /// use; older ones are released (`Proposal::release`), so memory does
+    /// not keep a commit per entry.
+    recent_proposals: std::collections::VecDeque<crate::txn::ProposalRef>,
     date_base_ms: u64,
     /// Relay servers (`relays` knob) and the links of their hops, indexed
     /// by [`Node::index`] pairs; both empty without relays.
@@ -459,6 +468,7 @@ impl Sim {
             stepped: None,
             logs: Vec::new(),
             out: Vec::new(),
+            recent_proposals: Default::default(),
             date_base_ms: 1_795_986_960_000,
             relays: Vec::new(),
             relay_links: Vec::new(),
@@ -776,6 +786,18 @@ impl Sim {
         cost + self.member_flush(s, applied_before, at)
     }
 
+    /// Keep the latest proposals' install memos; release the oldest.
+    /// (Out of line: most events propose nothing.)
+    #[inline(never)]
+    fn proposed(&mut self, txn: crate::txn::ProposalRef) {
+        self.recent_proposals.push_back(txn);
+        if self.recent_proposals.len() > RECENT_PROPOSALS {
+            if let Some(old) = self.recent_proposals.pop_front() {
+                old.release();
+            }
+        }
+    }
+
     fn handle_out(&mut self, o: Out) {
         match o {
             Out::Send { from, to, msg, at } => self.send(from, to, msg, at),
@@ -845,6 +867,7 @@ impl Sim {
                 }
             }
             Out::BecameLeader { server, term } => self.became_leader(server, term),
+            Out::Proposed { txn } => self.proposed(txn),
             Out::EarlyAck { .. } => self.metrics.early_acks += 1,
             Out::TxnRejected { server, op, error } => {
                 self.metrics.rejected += 1;

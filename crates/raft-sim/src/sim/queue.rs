@@ -80,6 +80,8 @@ impl Queue {
         (slot, seq)
     }
 
+    /// The earliest event. (Inlined into the loop's step, its one caller.)
+    #[inline]
     pub(super) fn pop(&mut self) -> Option<Queued> {
         let last = self.heap.pop()?;
         let top = match self.heap.first_mut() {
