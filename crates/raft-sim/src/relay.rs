@@ -532,12 +532,11 @@ impl Relay {
 
     fn apply(&mut self, eid: u64, t: ProposalRef, cx: &mut RelayCx) {
         let Some(c) = self.copy.as_mut() else { return };
-        match t.replay_on(&mut c.model, &mut c.db_bytes) {
-            Ok(()) => {}
-            Err(e) => cx.out.push(RelayOut::Refused {
+        if let Err(e) = t.replay_on(&mut c.model, &mut c.db_bytes) {
+            cx.out.push(RelayOut::Refused {
                 relay: self.id,
                 msg: format!("relay copy refused '{}': {e}", t.op.args()),
-            }),
+            });
         }
         c.db.apply(&t);
         c.last_eid = Some(eid);

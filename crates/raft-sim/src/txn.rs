@@ -87,14 +87,8 @@ pub struct Request {
 pub struct Proposal {
     pub op: Op,
     pub inserted: Option<Uuid>,
-    /// The record as written to the log ([`Proposal::record`]), built
-    /// when asked for or when the proposal is released: while members
-    /// install the commit it is made of (`replayed`), and its sizes are
-    /// counted from that commit, nothing reads its JSON.
-    record: std::cell::OnceCell<Json>,
-    /// What the record is made of until [`Proposal::release`]: the commit,
-    /// its model's metadata, its date (ms) and the run's storage mode.
-    made_of: std::cell::RefCell<Option<MadeOf>>,
+    /// The record as written to the log ([`Proposal::record`]).
+    record: Json,
     /// Serialized size of the record in full-value (`[0]`) and diff
     /// (`[1]`) storage.
     pub lens: [usize; 2],
@@ -115,15 +109,12 @@ pub struct Proposal {
     /// What replaying the record does: at first the commit it was made
     /// from, else what the first database model to replay it did. A member
     /// or relay holding the same rows installs that instead of decoding
-    /// the record again ([`Proposal::replay_on`]).
+    /// the record again ([`Proposal::replay_on`]). None once released
+    /// ([`Proposal::release`]).
     pub replayed: std::cell::RefCell<Option<ovsdb_server::Replayed>>,
     /// [`db_bytes_delta`] of the commit in `replayed`, once measured.
     pub db_delta: std::cell::Cell<Option<i64>>,
 }
-
-/// What a proposal's record is made of: the commit, its model's metadata,
-/// its date (ms) and the run's storage mode.
-type MadeOf = (Commit, Arc<DbMeta>, i64, StorageMode);
 
 /// One `core_db` check's databases, before and after a record (see
 /// [`Proposal::core_memo`]).
@@ -208,7 +199,7 @@ impl Proposal {
     /// The log record of `commit` (made by `meta`'s model) with its date,
     /// in the storage mode of the run, and its size in both modes.
     pub fn from_commit(
-        meta: &Arc<DbMeta>,
+        meta: &DbMeta,
         op: &Op,
         req: &Request,
         commit: &Commit,
@@ -224,12 +215,13 @@ impl Proposal {
                 .as_deref()
                 .map_or(0, |c| 12 + ovsdb::json::string_serialized_len(c));
         // Only modified rows differ between the modes. Sizes are counted
-        // from the commit: no record is built.
+        // from the commit: the other mode's record is never built.
         let modifies = commit
             .changes
             .rows()
             .any(|(_, c)| c.old.is_some() && c.new.is_some());
         let diff = storage == StorageMode::Diff;
+        let record = txn_record(meta, commit, diff, date);
         let mut table_lens = [commit_record_len(meta, commit, diff); 2];
         if modifies {
             table_lens[slot(other_mode(storage))] = commit_record_len(meta, commit, !diff);
@@ -244,11 +236,11 @@ impl Proposal {
             commit_record(meta, commit, !diff).serialized_len()
         );
         let lens = [table_lens[0] + meta_len, table_lens[1] + meta_len + 16];
+        debug_assert_eq!(lens[slot(storage)], record.serialized_len());
         Proposal {
             op: op.clone(),
             inserted: req.inserted,
-            record: std::cell::OnceCell::new(),
-            made_of: std::cell::RefCell::new(Some((commit.clone(), meta.clone(), date, storage))),
+            record,
             lens,
             table_lens,
             size_checked: std::cell::Cell::new(false),
@@ -267,23 +259,14 @@ impl Proposal {
     /// diffs, `_is_diff`), members in insertion order (see
     /// [`Proposal::ordered_record`]).
     pub fn record(&self) -> &Json {
-        self.record.get_or_init(|| match &*self.made_of.borrow() {
-            Some((commit, meta, date, storage)) => {
-                txn_record(meta, commit, *storage == StorageMode::Diff, *date)
-            }
-            // (Released proposals built their record first.)
-            None => Json::Null,
-        })
+        &self.record
     }
 
-    /// Keep the record and let go of the commits: the one it was made of
-    /// and the install memo. They hold whole row versions (a set that grows
-    /// by one element per transaction would be kept once per version); the
-    /// record holds what changed. A member or relay that applies the entry
-    /// later replays the record.
+    /// Let go of the install memo, keeping the record: the memo holds whole
+    /// row versions (a set that grows by one element per transaction would
+    /// be kept once per version), the record what changed. A member or
+    /// relay that applies the entry later replays the record.
     pub fn release(&self) {
-        self.record();
-        self.made_of.take();
         self.replayed.take();
         self.db_delta.set(None);
     }
@@ -298,15 +281,15 @@ impl Proposal {
         model: &mut ovsdb_server::Server,
         bytes: &mut u64,
     ) -> ovsdb::error::Result<()> {
-        if self.made_of.borrow().is_none() {
+        let mut memo = self.replayed.borrow_mut();
+        if memo.is_none() {
             // Released: replayed without a memo, which nothing would free.
-            if let (Some(c), _) = model.apply_record(self.record())? {
+            if let (Some(c), _) = model.apply_record(&self.record)? {
                 *bytes = grow_db_bytes(*bytes, &model.meta, &c);
             }
             return Ok(());
         }
-        let mut memo = self.replayed.borrow_mut();
-        let (_, replayed) = model.apply_record_shared(|| self.record(), &mut memo)?;
+        let (_, replayed) = model.apply_record_shared(|| &self.record, &mut memo)?;
         if replayed {
             self.db_delta.set(None);
         }
@@ -895,7 +878,7 @@ mod tests {
             t.replay_on(&mut member, &mut b_member).unwrap();
             let record = t.record().clone();
             t.release();
-            assert!(t.replayed.borrow().is_none() && t.made_of.borrow().is_none());
+            assert!(t.replayed.borrow().is_none());
             assert_eq!(t.record(), &record, "{op:?}");
             t.replay_on(&mut late, &mut b_late).unwrap();
             assert!(t.replayed.borrow().is_none(), "no memo after release");

@@ -44,11 +44,8 @@ impl CoreHistory {
         let mut problem = None;
         for h in self.chunks() {
             for t in &h.txns {
-                match t.replay_on(&mut model, &mut bytes) {
-                    Ok(()) => {}
-                    Err(e) => {
-                        problem.get_or_insert(format!("model refused '{}': {e}", t.op.args()));
-                    }
+                if let Err(e) = t.replay_on(&mut model, &mut bytes) {
+                    problem.get_or_insert(format!("model refused '{}': {e}", t.op.args()));
                 }
             }
         }
@@ -235,14 +232,14 @@ impl Server {
                 if let EntryKind::Data { eid, txn } = &e.kind {
                     let (eid, txn) = (*eid, txn.clone());
                     // Every member, the proposer included, installs the
-                    // committed record by replaying it, as ovsdb-server.
-                    match txn.replay_on(&mut self.db, &mut self.db_bytes) {
-                        Ok(()) => {}
-                        Err(e) => cx.out.push(Out::CoreMismatch {
+                    // committed record, as ovsdb-server replays it (the
+                    // commit it was made of, where the rows are the same).
+                    if let Err(e) = txn.replay_on(&mut self.db, &mut self.db_bytes) {
+                        cx.out.push(Out::CoreMismatch {
                             server: self.id,
                             index: idx,
                             msg: format!("database model refused '{}': {e}", txn.op.args()),
-                        }),
+                        });
                     }
                     if let Some(core) = self.check_db.as_mut() {
                         if let Some(msg) = core_check(core, &txn) {
