@@ -57,7 +57,10 @@ mod server_db;
 mod triggers;
 
 pub use meta::DbMeta;
-pub use replay::{commit_record, commit_record_len, entry_data, txn_record, Replayed};
+pub use replay::{
+    commit_record, commit_record_len, entry_data, txn_record, txn_record_text, write_commit_record,
+    Replayed,
+};
 pub use server_db::{DatabaseStatus, DbModel, SERVER_SCHEMA};
 pub use triggers::PendingTransaction;
 

@@ -11,7 +11,7 @@ use crate::{
 use ovsdb::datum::Datum;
 use ovsdb::db::{RowChange, TxnChanges};
 use ovsdb::error::{Error, Result};
-use ovsdb::json::{Json, Object};
+use ovsdb::json::Json;
 use ovsdb::uuid::Uuid;
 use std::sync::Arc;
 
@@ -123,7 +123,8 @@ impl Server {
     }
 
     /// [`Server::apply_record`] for a record other replicas apply too
-    /// (`txn` gives the record, asked for only if it must be replayed): when
+    /// (`txn` gives the record, asked for only if it must be replayed, and
+    /// may fail: a record kept as text is parsed then): when
     /// `memo` holds what another replica's replay of it did and this one
     /// holds the same versions of every row the record names, that commit
     /// is installed without decoding the record again (the first replay
@@ -139,9 +140,9 @@ impl Server {
     /// transaction id are the first replica's, as a cluster's are the
     /// leader's. This replica's random sequence moves on as if it had drawn
     /// them, so what it draws next is unchanged.
-    pub fn apply_record_shared<'a>(
+    pub fn apply_record_shared(
         &mut self,
-        txn: impl FnOnce() -> &'a Json,
+        txn: impl FnOnce() -> Result<Json>,
         memo: &mut Option<Replayed>,
     ) -> Result<(Outbox, bool)> {
         if let Some(r) = memo.as_ref() {
@@ -156,7 +157,7 @@ impl Server {
             }
         }
         let mut unchanged = Vec::new();
-        let (commit, msgs) = self.replay(txn(), Some(&mut unchanged))?;
+        let (commit, msgs) = self.replay(&txn()?, Some(&mut unchanged))?;
         // Replicas apply a log in the same order: the next one most likely
         // holds what this one held.
         *memo = Some(Replayed {
@@ -334,30 +335,74 @@ fn commit_atoms(c: &Commit) -> usize {
 /// `diff` is set, else full values), deleted rows as `null`. The caller
 /// adds `_date`, `_comment` and `_is_diff` as its log format needs.
 pub fn commit_record(meta: &DbMeta, commit: &Commit, diff: bool) -> Json {
-    let mut o = Object::new();
-    for tc in &commit.changes.tables {
+    let mut out = Vec::new();
+    write_commit_record(meta, commit, diff, &mut out);
+    parse_own(&out)
+}
+
+/// Our own record text as JSON: it always parses (the tests check every
+/// writer against the parser).
+fn parse_own(text: &[u8]) -> Json {
+    let parsed = ovsdb::json::parse(text);
+    debug_assert!(parsed.is_ok(), "{parsed:?}");
+    parsed.unwrap_or(Json::Null)
+}
+
+/// Appends [`commit_record`] as compact JSON text, written straight from
+/// the commit without building the tree: the one writer of a record's
+/// tables, which the simulator's log records and [`txn_record`] use.
+/// Tables in the order the change list first names them, each table's rows
+/// in the list's order (a table the list names twice is one object).
+pub fn write_commit_record(meta: &DbMeta, commit: &Commit, diff: bool, out: &mut Vec<u8>) {
+    use ovsdb::json::write_string;
+    let tables = &commit.changes.tables;
+    out.push(b'{');
+    let mut first_table = true;
+    for (i, tc) in tables.iter().enumerate() {
+        let named_before = tables[..i]
+            .iter()
+            .any(|x| x.table == tc.table && !x.rows.is_empty());
+        if tc.rows.is_empty() || named_before {
+            continue;
+        }
         let t = &meta.tables[tc.table];
-        for ch in &tc.rows {
-            let rowj = match &ch.new {
-                None => Json::Null,
-                Some(_) => {
-                    let mut ro = Object::new();
-                    record_columns(t, ch, diff, |name, v| {
-                        ro.insert(name, v.to_json());
-                    });
-                    Json::Object(ro)
+        if !first_table {
+            out.push(b',');
+        }
+        first_table = false;
+        write_string(&t.name, out);
+        out.extend_from_slice(b":{");
+        let mut first_row = true;
+        for same in tables[i..].iter().filter(|x| x.table == tc.table) {
+            for ch in &same.rows {
+                if !first_row {
+                    out.push(b',');
                 }
-            };
-            if let Some(Json::Object(tab)) = o.get_mut(&t.name) {
-                tab.insert(ch.uuid.to_string(), rowj);
-            } else {
-                let mut tab = Object::new();
-                tab.insert(ch.uuid.to_string(), rowj);
-                o.insert(t.name.clone(), Json::Object(tab));
+                first_row = false;
+                out.push(b'"');
+                out.extend_from_slice(&ch.uuid.to_ascii());
+                out.extend_from_slice(b"\":");
+                if ch.new.is_none() {
+                    out.extend_from_slice(b"null");
+                    continue;
+                }
+                out.push(b'{');
+                let mut first_col = true;
+                record_columns(t, ch, diff, |name, v| {
+                    if !first_col {
+                        out.push(b',');
+                    }
+                    first_col = false;
+                    write_string(name, out);
+                    out.push(b':');
+                    v.write_json(out);
+                });
+                out.push(b'}');
             }
         }
+        out.push(b'}');
     }
-    Json::Object(o)
+    out.push(b'}');
 }
 
 /// The serialized size of [`commit_record`]`(meta, commit, diff)`,
@@ -453,18 +498,30 @@ pub fn entry_data(meta: &DbMeta, commit: &Commit, diff: bool, date_ms: i64) -> J
 /// [`commit_record`] plus `_date` (ms), `_comment` (if any) and
 /// `"_is_diff": true` when written with column diffs.
 pub fn txn_record(meta: &DbMeta, commit: &Commit, diff: bool, date_ms: i64) -> Json {
-    let mut txn = match commit_record(meta, commit, diff) {
-        Json::Object(o) => o,
-        _ => Object::new(),
-    };
-    txn.insert("_date", Json::Integer(date_ms));
+    parse_own(&txn_record_text(meta, commit, diff, date_ms))
+}
+
+/// [`txn_record`] as the compact JSON text a log holds (the same bytes as
+/// its `to_string_compact`), written without building the tree.
+pub fn txn_record_text(meta: &DbMeta, commit: &Commit, diff: bool, date_ms: i64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    write_commit_record(meta, commit, diff, &mut out);
+    // Reopen the table object for the members that follow the tables.
+    out.pop();
+    if out.len() > 1 {
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"_date\":");
+    ovsdb::json::write_integer(date_ms, &mut out);
     if let Some(c) = &commit.comment {
-        txn.insert("_comment", Json::String(c.clone()));
+        out.extend_from_slice(b",\"_comment\":");
+        ovsdb::json::write_string(c, &mut out);
     }
     if diff {
-        txn.insert("_is_diff", Json::Bool(true));
+        out.extend_from_slice(b",\"_is_diff\":true");
     }
-    Json::Object(txn)
+    out.push(b'}');
+    out
 }
 
 #[cfg(test)]
@@ -526,10 +583,14 @@ mod tests {
         let mut held = 0;
         for rec in &records {
             let mut memo = None;
-            let (_, replayed) = first.apply_record_shared(|| rec, &mut memo).unwrap();
+            let (_, replayed) = first
+                .apply_record_shared(|| Ok(rec.clone()), &mut memo)
+                .unwrap();
             assert!(replayed);
             let made = memo.as_ref().unwrap().commit().map(|c| c.txn_id);
-            let (b, replayed) = shared.apply_record_shared(|| rec, &mut memo).unwrap();
+            let (b, replayed) = shared
+                .apply_record_shared(|| Ok(rec.clone()), &mut memo)
+                .unwrap();
             assert!(!replayed);
             // The memo is the one `first` made.
             assert_eq!(memo.as_ref().unwrap().commit().map(|c| c.txn_id), made);
@@ -564,8 +625,12 @@ mod tests {
         // c, remembered by `first` (c absent), is replayed by `shared`.
         let rec = json(&format!(r#"{{"R":{{"{U3}":{{"name":"d"}}}}}}"#));
         let mut memo = None;
-        first.apply_record_shared(|| &rec, &mut memo).unwrap();
-        let (_, replayed) = shared.apply_record_shared(|| &rec, &mut memo).unwrap();
+        first
+            .apply_record_shared(|| Ok(rec.clone()), &mut memo)
+            .unwrap();
+        let (_, replayed) = shared
+            .apply_record_shared(|| Ok(rec.clone()), &mut memo)
+            .unwrap();
         assert!(replayed);
         let (y, _) = alone.apply_record(&rec).unwrap();
         let c = memo.unwrap().commit().unwrap().clone();
@@ -593,7 +658,11 @@ mod tests {
         };
         let (mut memo, rec) = prepare(&mut proposer, &insert);
         for s in [&mut proposer, &mut member] {
-            assert!(!s.apply_record_shared(|| &rec, &mut memo).unwrap().1);
+            assert!(
+                !s.apply_record_shared(|| Ok(rec.clone()), &mut memo)
+                    .unwrap()
+                    .1
+            );
         }
         alone.apply_record(&rec).unwrap();
         let u1 = ovsdb::uuid::Uuid::parse(U1).unwrap();
@@ -612,7 +681,7 @@ mod tests {
         let mut replays = Vec::new();
         for (memo, rec) in [(&mut first, &rec1), (&mut second, &rec2)] {
             for s in [&mut proposer, &mut member] {
-                replays.push(s.apply_record_shared(|| rec, memo).unwrap().1);
+                replays.push(s.apply_record_shared(|| Ok(rec.clone()), memo).unwrap().1);
             }
             alone.apply_record(rec).unwrap();
             assert_eq!(proposer.dump(), alone.dump());
@@ -729,8 +798,31 @@ mod tests {
                 commit_record(&s.meta, &c, diff).serialized_len()
             );
         }
+        // One object per table, its rows in the list's order.
+        let rec = commit_record(&s.meta, &c, false);
+        let names: Vec<_> = rec
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, _)| k.to_string())
+            .collect();
+        assert_eq!(names, ["K", "R"]);
+        let r = rec.get("R").unwrap().as_object().unwrap();
+        let moved = |u: &str| ovsdb::Uuid(ovsdb::Uuid::parse(u).unwrap().0 + 100).to_string();
+        let rows: Vec<_> = r.iter().map(|(k, _)| k.to_string()).collect();
+        assert_eq!(rows, [U1.to_string(), U2.to_string(), moved(U1), moved(U2)]);
+        // The log record's text: the tables, then its own members.
+        let text = super::txn_record_text(&s.meta, &c, true, 5);
+        let parsed = ovsdb::json::parse(&text).unwrap();
+        assert_eq!(parsed.to_bytes(), text);
+        assert_eq!(parsed.get("_is_diff"), Some(&ovsdb::json::Json::Bool(true)));
         c.changes.tables.clear();
         assert_eq!(commit_record_len(&s.meta, &c, true), 2);
+        assert_eq!(commit_record(&s.meta, &c, true).to_string_compact(), "{}");
+        assert_eq!(
+            String::from_utf8(super::txn_record_text(&s.meta, &c, false, 5)).unwrap(),
+            r#"{"_date":5}"#
+        );
     }
 
     /// A record's rows are placed in the core without a transaction; the

@@ -503,7 +503,8 @@ impl From<Vec<Json>> for Json {
 // ---------------------------------------------------------------------------
 // Writer helpers
 
-fn write_integer(i: i64, out: &mut Vec<u8>) {
+/// Appends an integer as JSON text.
+pub fn write_integer(i: i64, out: &mut Vec<u8>) {
     let mut buf = [0u8; 20];
     let mut pos = buf.len();
     let neg = i < 0;
@@ -619,7 +620,8 @@ pub fn format_g(v: f64, precision: usize) -> String {
     s
 }
 
-fn write_string(s: &str, out: &mut Vec<u8>) {
+/// Appends a string as JSON text: quoted, escaped as §5.2 says.
+pub fn write_string(s: &str, out: &mut Vec<u8>) {
     write_string_bytes(s.as_bytes(), out)
 }
 

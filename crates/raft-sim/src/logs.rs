@@ -138,7 +138,8 @@ pub fn write_logs(sim: &Sim) -> Result<Vec<(String, Vec<u8>)>, String> {
                     match &entry.kind {
                         EntryKind::Noop => {}
                         EntryKind::Data { eid, txn } => {
-                            e.data = Some(Json::Array(vec![Json::Null, txn.ordered_record()]));
+                            let record = txn.ordered_record().map_err(|e| e.to_string())?;
+                            e.data = Some(Json::Array(vec![Json::Null, record]));
                             e.eid = Some(n.eid(*eid));
                         }
                         EntryKind::Servers(m) => e.servers = Some(n.servers(*m)),

@@ -762,7 +762,7 @@ mod tests {
         let mut eids = Vec::new();
         for n in 1..=3 {
             let t = ls_add(&mut src_model, &src_db, n, &mut rng);
-            src_model.apply_record(t.record()).unwrap();
+            src_model.apply_record(&t.record().unwrap()).unwrap();
             src_db.apply(&t);
             r.deliver(
                 Node::Member(0),

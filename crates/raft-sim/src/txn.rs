@@ -16,7 +16,7 @@ use crate::rng::Rng;
 use ovsdb::json::{object, Json};
 use ovsdb::StorageMode;
 use ovsdb_server::DbMeta;
-use ovsdb_server::{commit_record, commit_record_len, txn_record, Commit, ServerRow};
+use ovsdb_server::{commit_record, commit_record_len, txn_record_text, Commit, ServerRow};
 use std::fmt::Write as _;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -87,8 +87,10 @@ pub struct Request {
 pub struct Proposal {
     pub op: Op,
     pub inserted: Option<Uuid>,
-    /// The record as written to the log ([`Proposal::record`]).
-    record: Json,
+    /// The record as written to the log, as compact JSON text: built once,
+    /// small, and parsed only by a replica that replays it
+    /// ([`Proposal::record`]).
+    record: Box<[u8]>,
     /// Serialized size of the record in full-value (`[0]`) and diff
     /// (`[1]`) storage.
     pub lens: [usize; 2],
@@ -221,12 +223,18 @@ impl Proposal {
             .rows()
             .any(|(_, c)| c.old.is_some() && c.new.is_some());
         let diff = storage == StorageMode::Diff;
-        let record = txn_record(meta, commit, diff, date);
-        let mut table_lens = [commit_record_len(meta, commit, diff); 2];
+        let record = txn_record_text(meta, commit, diff, date).into_boxed_slice();
+        let mut lens = [0; 2];
+        lens[slot(storage)] = record.len();
+        let mut table_lens = [record.len() - meta_len - if diff { 16 } else { 0 }; 2];
         if modifies {
             table_lens[slot(other_mode(storage))] = commit_record_len(meta, commit, !diff);
         }
         // The tests' (debug) builds measure both records as built.
+        debug_assert_eq!(
+            table_lens[slot(storage)],
+            commit_record_len(meta, commit, diff)
+        );
         debug_assert_eq!(
             table_lens[slot(storage)],
             commit_record(meta, commit, diff).serialized_len()
@@ -235,8 +243,8 @@ impl Proposal {
             table_lens[slot(other_mode(storage))],
             commit_record(meta, commit, !diff).serialized_len()
         );
-        let lens = [table_lens[0] + meta_len, table_lens[1] + meta_len + 16];
-        debug_assert_eq!(lens[slot(storage)], record.serialized_len());
+        let other = slot(other_mode(storage));
+        lens[other] = table_lens[other] + meta_len + if diff { 0 } else { 16 };
         Proposal {
             op: op.clone(),
             inserted: req.inserted,
@@ -257,9 +265,10 @@ impl Proposal {
     /// The record as written to the log in the run's storage mode
     /// (`{table: {uuid: row or null}}` with `_date`, `_comment` and, for
     /// diffs, `_is_diff`), members in insertion order (see
-    /// [`Proposal::ordered_record`]).
-    pub fn record(&self) -> &Json {
-        &self.record
+    /// [`Proposal::ordered_record`]), parsed from its text.
+    pub fn record(&self) -> ovsdb::error::Result<Json> {
+        ovsdb::json::parse(&self.record)
+            .map_err(|e| ovsdb::error::Error::syntax(format!("log record: {e}")))
     }
 
     /// Let go of the install memo, keeping the record: the memo holds whole
@@ -284,12 +293,12 @@ impl Proposal {
         let mut memo = self.replayed.borrow_mut();
         if memo.is_none() {
             // Released: replayed without a memo, which nothing would free.
-            if let (Some(c), _) = model.apply_record(&self.record)? {
+            if let (Some(c), _) = model.apply_record(&self.record()?)? {
                 *bytes = grow_db_bytes(*bytes, &model.meta, &c);
             }
             return Ok(());
         }
-        let (_, replayed) = model.apply_record_shared(|| &self.record, &mut memo)?;
+        let (_, replayed) = model.apply_record_shared(|| self.record(), &mut memo)?;
         if replayed {
             self.db_delta.set(None);
         }
@@ -306,10 +315,10 @@ impl Proposal {
 
     /// The record with its members in ovsdb-server's hash order, as
     /// written to a file (sizes do not depend on the order).
-    pub fn ordered_record(&self) -> Json {
-        let mut r = self.record().clone();
+    pub fn ordered_record(&self) -> ovsdb::error::Result<Json> {
+        let mut r = self.record()?;
         r.reorder_shash_recursive();
-        r
+        Ok(r)
     }
 
     /// Serialized size of the record in the given storage mode.
@@ -324,7 +333,7 @@ impl Proposal {
 
     /// The record's JSON text as written to the log.
     pub fn text(&self) -> String {
-        self.record().to_string_compact()
+        String::from_utf8_lossy(&self.record).into_owned()
     }
 }
 
@@ -796,10 +805,13 @@ mod tests {
             59 + 525
         );
         // The record is the diff-mode one and says so.
-        assert_eq!(t.record().get("_is_diff"), Some(&Json::Bool(true)));
+        let record = t.record().unwrap();
+        assert_eq!(record.get("_is_diff"), Some(&Json::Bool(true)));
         assert_eq!(t.text().len(), t.len(StorageMode::Diff));
+        // The text is the tree's serialization, and parses back to it.
+        assert_eq!(record.to_string_compact(), t.text());
         assert_eq!(
-            t.ordered_record().serialized_len(),
+            t.ordered_record().unwrap().serialized_len(),
             t.len(StorageMode::Diff)
         );
     }
@@ -876,10 +888,10 @@ mod tests {
             let t = Proposal::from_commit(&proposer.meta, &op, &req, &c, 9, StorageMode::Diff);
             t.replay_on(&mut proposer, &mut b_proposer).unwrap();
             t.replay_on(&mut member, &mut b_member).unwrap();
-            let record = t.record().clone();
+            let record = t.record().unwrap();
             t.release();
             assert!(t.replayed.borrow().is_none());
-            assert_eq!(t.record(), &record, "{op:?}");
+            assert_eq!(t.record().unwrap(), record, "{op:?}");
             t.replay_on(&mut late, &mut b_late).unwrap();
             assert!(t.replayed.borrow().is_none(), "no memo after release");
             st.apply(&t);

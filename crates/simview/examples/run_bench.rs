@@ -2,7 +2,8 @@
 //! the page's trace recording (`simview::run_keeping_sim`, timed as the
 //! worker times it, before the simulator is freed), medians of five.
 //! `cargo run --release -p simview --example run_bench [WHICH [ROUNDS]]`
-//! (one round under callgrind).
+//! (one round under callgrind; `RUN_BENCH_ALONE=1` skips the recorded
+//! runs, to profile the simulation alone).
 
 #[path = "wasm_bench.rs"]
 #[allow(dead_code)]
@@ -20,6 +21,7 @@ fn main() {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
+    let alone_only = std::env::var_os("RUN_BENCH_ALONE").is_some();
     for which in 0.. {
         let Some((name, spec)) = runs::spec(which) else {
             break;
@@ -35,6 +37,10 @@ fn main() {
             alone.push(t.elapsed().as_secs_f64());
             // Left to the process exit, as `ovsdb-scope simulate` does.
             std::mem::forget(sim);
+            if alone_only {
+                recorded.push(f64::NAN);
+                continue;
+            }
             let t = Instant::now();
             let (r, sim) = simview::run_keeping_sim(&spec, &mut |_, _| {}).expect("the spec runs");
             recorded.push(t.elapsed().as_secs_f64());

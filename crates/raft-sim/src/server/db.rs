@@ -107,7 +107,10 @@ pub(super) struct Command {
 /// core's own serialization of the changes has the entry's size in both
 /// storage modes. Returns a description of any disagreement.
 fn core_apply(core: &mut ovsdb::Database, txn: &txn::Proposal) -> Option<String> {
-    let j = txn.record();
+    let j = match txn.record() {
+        Ok(j) => j,
+        Err(e) => return Some(format!("'{}': {e}", txn.op.args())),
+    };
     // The record is the same on every server: its sizes are compared once,
     // so later replays need no change list.
     let opts = ovsdb::db::ReplayOptions {
@@ -115,7 +118,7 @@ fn core_apply(core: &mut ovsdb::Database, txn: &txn::Proposal) -> Option<String>
         skip_changes: txn.size_checked.get(),
         ..Default::default()
     };
-    match core.apply_txn_json(j, opts) {
+    match core.apply_txn_json(&j, opts) {
         Err(e) => Some(format!("core database rejected '{}': {e}", txn.op.args())),
         Ok(_) if txn.size_checked.get() => None,
         Ok(changes) => {
