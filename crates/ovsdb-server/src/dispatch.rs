@@ -47,7 +47,7 @@ pub(crate) fn notification(method: &str, params: Vec<Json>) -> Json {
 }
 
 pub(crate) fn uuid_json(u: Uuid) -> Json {
-    Json::Array(vec![Json::from("uuid"), Json::String(u.to_string())])
+    Json::Array(vec![Json::from("uuid"), Json::String(u.to_text())])
 }
 
 impl Server {

@@ -58,8 +58,7 @@ mod triggers;
 
 pub use meta::DbMeta;
 pub use replay::{
-    commit_record, commit_record_len, entry_data, txn_record, txn_record_text, write_commit_record,
-    Replayed,
+    commit_record, entry_data, txn_record, txn_record_text, write_commit_record, Replayed,
 };
 pub use server_db::{DatabaseStatus, DbModel, SERVER_SCHEMA};
 pub use triggers::PendingTransaction;
@@ -317,7 +316,7 @@ impl Server {
                 for (ci, c) in t.columns.iter().enumerate() {
                     ro.insert(c.name.clone(), r.cols()[ci].to_json());
                 }
-                rows.insert(u.to_string(), Json::Object(ro));
+                rows.insert(u.to_text(), Json::Object(ro));
             }
             o.insert(t.name.clone(), Json::Object(rows));
         }

@@ -249,7 +249,7 @@ impl Server {
                 } else {
                     ru.insert("initial", row_to_json_cols(t, r, &mt.columns, true));
                 }
-                rows.insert(u.to_string(), Json::Object(ru));
+                rows.insert(u.to_text(), Json::Object(ru));
             }
             if !rows.is_empty() {
                 merge_table(&mut tu, &t.name, rows);
@@ -270,7 +270,7 @@ impl Server {
                     break;
                 }
                 if let Some(ru) = compose_row(t, mt, mon.version, old.as_deref(), new.as_deref()) {
-                    rows.insert(u.to_string(), ru);
+                    rows.insert(u.to_text(), ru);
                 }
             }
             if !rows.is_empty() {
@@ -410,11 +410,11 @@ impl Server {
                             if !was && now {
                                 let mut ru = Object::new();
                                 ru.insert("insert", row_to_json_cols(t, row, &mt.columns, true));
-                                rows.insert(u.to_string(), Json::Object(ru));
+                                rows.insert(u.to_text(), Json::Object(ru));
                             } else if was && !now {
                                 let mut ru = Object::new();
                                 ru.insert("delete", Json::Null);
-                                rows.insert(u.to_string(), Json::Object(ru));
+                                rows.insert(u.to_text(), Json::Object(ru));
                             }
                         }
                         mt.cond = newc.clone();

@@ -112,7 +112,7 @@ fn set_or_empty(v: Option<Json>) -> Json {
 }
 
 fn uuid_atom(u: Uuid) -> Json {
-    Json::Array(vec![Json::from("uuid"), Json::String(u.to_string())])
+    Json::Array(vec![Json::from("uuid"), Json::String(u.to_text())])
 }
 
 /// The columns of a `Database` row.

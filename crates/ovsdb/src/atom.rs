@@ -81,10 +81,9 @@ impl Atom {
             Atom::Real(r) => Json::Real(*r),
             Atom::Boolean(b) => Json::Bool(*b),
             Atom::String(s) => Json::String(s.clone()),
-            Atom::Uuid(u) => Json::Array(vec![
-                Json::String("uuid".into()),
-                Json::String(u.to_string()),
-            ]),
+            Atom::Uuid(u) => {
+                Json::Array(vec![Json::String("uuid".into()), Json::String(u.to_text())])
+            }
         }
     }
 

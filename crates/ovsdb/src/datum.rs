@@ -566,7 +566,7 @@ fn unwrap_tagged<'a>(j: &'a Json, tag: &str) -> Option<&'a [Json]> {
 }
 
 fn write_atom(a: &Atom, out: &mut Vec<u8>) {
-    use crate::json::{write_integer, write_real, write_string};
+    use crate::json::write_string;
     match a {
         Atom::Uuid(u) => {
             out.extend_from_slice(b"[\"uuid\",\"");
@@ -574,9 +574,6 @@ fn write_atom(a: &Atom, out: &mut Vec<u8>) {
             out.extend_from_slice(b"\"]");
         }
         Atom::String(s) => write_string(s, out),
-        Atom::Integer(i) => write_integer(*i, out),
-        Atom::Real(r) => write_real(*r, out),
-        Atom::Boolean(true) => out.extend_from_slice(b"true"),
-        Atom::Boolean(false) => out.extend_from_slice(b"false"),
+        other => other.to_json().write_compact(out),
     }
 }

@@ -16,7 +16,7 @@ use crate::rng::Rng;
 use ovsdb::json::{object, Json};
 use ovsdb::StorageMode;
 use ovsdb_server::DbMeta;
-use ovsdb_server::{commit_record, commit_record_len, txn_record_text, Commit, ServerRow};
+use ovsdb_server::{commit_record, txn_record_text, write_commit_record, Commit, ServerRow};
 use std::fmt::Write as _;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -228,13 +228,13 @@ impl Proposal {
         lens[slot(storage)] = record.len();
         let mut table_lens = [record.len() - meta_len - if diff { 16 } else { 0 }; 2];
         if modifies {
-            table_lens[slot(other_mode(storage))] = commit_record_len(meta, commit, !diff);
+            // Measured as written: the one writer, no second account of
+            // the format to keep in step with it.
+            let mut other = Vec::with_capacity(record.len() + 64);
+            write_commit_record(meta, commit, !diff, &mut other);
+            table_lens[slot(other_mode(storage))] = other.len();
         }
         // The tests' (debug) builds measure both records as built.
-        debug_assert_eq!(
-            table_lens[slot(storage)],
-            commit_record_len(meta, commit, diff)
-        );
         debug_assert_eq!(
             table_lens[slot(storage)],
             commit_record(meta, commit, diff).serialized_len()
@@ -291,13 +291,9 @@ impl Proposal {
         bytes: &mut u64,
     ) -> ovsdb::error::Result<()> {
         let mut memo = self.replayed.borrow_mut();
-        if memo.is_none() {
-            // Released: replayed without a memo, which nothing would free.
-            if let (Some(c), _) = model.apply_record(&self.record()?)? {
-                *bytes = grow_db_bytes(*bytes, &model.meta, &c);
-            }
-            return Ok(());
-        }
+        // Released: replayed, and the memo that replay leaves let go of
+        // again (nothing else would free it).
+        let released = memo.is_none();
         let (_, replayed) = model.apply_record_shared(|| self.record(), &mut memo)?;
         if replayed {
             self.db_delta.set(None);
@@ -309,6 +305,10 @@ impl Proposal {
                 d
             });
             *bytes = (*bytes as i64 + delta).max(0) as u64;
+        }
+        if released {
+            *memo = None;
+            self.db_delta.set(None);
         }
         Ok(())
     }
@@ -411,7 +411,9 @@ impl NbState {
                 let (j, _) = self.pod_switch(*k)?;
                 format!("{comment_prefix} lsp-add ls{j} lsp{k}")
             }
-            _ => format!("{comment_prefix} {}", op.args()),
+            // (Not `format!` with the args' own: one formatting per
+            // request, not two.)
+            _ => [comment_prefix, " ", &op.args()].concat(),
         };
         let need_pg = || {
             self.pg
@@ -814,6 +816,23 @@ mod tests {
             t.ordered_record().unwrap().serialized_len(),
             t.len(StorageMode::Diff)
         );
+    }
+
+    #[test]
+    fn ops_read_as_ovn_nbctl_arguments() {
+        assert_eq!(Op::Init.args(), "init");
+        assert_eq!(Op::LsAdd(0).args(), "ls-add ls0");
+        assert_eq!(
+            Op::AclAdd(1002).args(),
+            "--log acl-add pg1 from-lport 1002 udp drop"
+        );
+        assert_eq!(Op::PodAdd(30).args(), "pod-add lsp30");
+        let mut rng = Rng::new(1);
+        let req = NbState::default()
+            .request(&Op::LsAdd(3), "ovn-nbctl:", &mut rng)
+            .unwrap();
+        let comment = req.ops.last().and_then(|o| o.get("comment"));
+        assert_eq!(comment, Some(&Json::from("ovn-nbctl: ls-add ls3")));
     }
 
     #[test]

@@ -114,7 +114,7 @@ impl Database {
             let mut rows = Object::new();
             for rc in &tc.rows {
                 if let Some(row_json) = self.row_change_json(ts, tc.table, rc, mode) {
-                    rows.push_unchecked(rc.uuid.to_string(), row_json);
+                    rows.push_unchecked(rc.uuid.to_text(), row_json);
                 }
             }
             if !rows.is_empty() {
@@ -262,7 +262,7 @@ impl Database {
                         o.push_unchecked(name, d.to_json());
                     }
                 }
-                rows.push_unchecked(u.to_string(), Json::Object(o));
+                rows.push_unchecked(u.to_text(), Json::Object(o));
             }
             out.push_unchecked(ts.name.clone(), Json::Object(rows));
         }
@@ -289,7 +289,7 @@ impl Database {
                         o.push_unchecked(c.name.clone(), row.columns[ci].to_json());
                     }
                 }
-                rows.push_unchecked(u.to_string(), Json::Object(o));
+                rows.push_unchecked(u.to_text(), Json::Object(o));
             }
             out.push_unchecked(ts.name.clone(), Json::Object(rows));
         }
