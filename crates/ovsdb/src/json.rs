@@ -629,6 +629,13 @@ pub fn write_string(s: &str, out: &mut Vec<u8>) {
 /// including those that are not UTF-8, go out as they are (as in C).
 fn write_string_bytes(bytes: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
+    // Most strings escape nothing: one counting pass (vectorized, as in
+    // `bytes_serialized_len`) finds out, and they are copied whole.
+    if bytes.iter().filter(|&&c| needs_escape(c)).count() == 0 {
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
     let mut start = 0;
     for (i, &c) in bytes.iter().enumerate() {
         let esc: Option<&[u8]> = match c {
@@ -658,6 +665,12 @@ fn write_string_bytes(bytes: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
+/// Whether a string byte is written escaped.
+#[inline]
+fn needs_escape(c: u8) -> bool {
+    c < 0x20 || c == b'"' || c == b'\\'
+}
+
 /// Serialized length of a string, quotes included.
 pub fn string_serialized_len(s: &str) -> usize {
     bytes_serialized_len(s.as_bytes())
@@ -667,7 +680,7 @@ fn bytes_serialized_len(b: &[u8]) -> usize {
     // Most strings escape nothing: one counting pass without early exit
     // (which the compiler vectorizes) finds out, and only the others are
     // measured byte by byte.
-    let escaped = b.iter().filter(|&&c| c < 0x20 || c == b'"' || c == b'\\');
+    let escaped = b.iter().filter(|&&c| needs_escape(c));
     if escaped.count() == 0 {
         return 2 + b.len();
     }
