@@ -58,7 +58,7 @@ mod triggers;
 
 pub use meta::DbMeta;
 pub use replay::{
-    commit_record, entry_data, txn_record, txn_record_text, write_commit_record, Replayed,
+    commit_record, entry_data, txn_record, write_commit_record, write_txn_record, Replayed,
 };
 pub use server_db::{DatabaseStatus, DbModel, SERVER_SCHEMA};
 pub use triggers::PendingTransaction;

@@ -353,9 +353,15 @@ fn parse_own(text: &[u8]) -> Json {
 /// tables, which the simulator's log records and [`txn_record`] use.
 /// Tables in the order the change list first names them, each table's rows
 /// in the list's order (a table the list names twice is one object).
-pub fn write_commit_record(meta: &DbMeta, commit: &Commit, diff: bool, out: &mut Vec<u8>) {
+/// Returns the length the record has in the other storage mode, which
+/// differs only in modified rows' set and map columns (those values are
+/// measured, not written).
+pub fn write_commit_record(meta: &DbMeta, commit: &Commit, diff: bool, out: &mut Vec<u8>) -> usize {
     use ovsdb::json::write_string;
     let tables = &commit.changes.tables;
+    let start = out.len();
+    // The other mode's bytes less this one's.
+    let mut other = 0isize;
     out.push(b'{');
     let mut first_table = true;
     for (i, tc) in tables.iter().enumerate() {
@@ -388,14 +394,18 @@ pub fn write_commit_record(meta: &DbMeta, commit: &Commit, diff: bool, out: &mut
                 }
                 out.push(b'{');
                 let mut first_col = true;
-                record_columns(t, ch, diff, |name, v| {
+                record_columns(t, ch, diff, |name, v, alt| {
                     if !first_col {
                         out.push(b',');
                     }
                     first_col = false;
                     write_string(name, out);
                     out.push(b':');
+                    let at = out.len();
                     v.write_json(out);
+                    if let Some(alt) = alt {
+                        other += alt as isize - (out.len() - at) as isize;
+                    }
                 });
                 out.push(b'}');
             }
@@ -403,35 +413,40 @@ pub fn write_commit_record(meta: &DbMeta, commit: &Commit, diff: bool, out: &mut
         out.push(b'}');
     }
     out.push(b'}');
+    (out.len() - start).saturating_add_signed(other)
 }
 
 /// The columns [`commit_record`] writes for row change `ch` of table `t`
 /// (one that leaves a row): an inserted row's non-default ones, a
 /// modified row's changed ones (as diffs when `diff` is set, for composite
-/// types), in the schema's order.
+/// types), in the schema's order. A composite column of a modified row
+/// comes with the length of its value in the other storage mode.
 fn record_columns(
     t: &crate::meta::TableMeta,
     ch: &RowChange,
     diff: bool,
-    mut f: impl FnMut(&str, &Datum),
+    mut f: impl FnMut(&str, &Datum, Option<usize>),
 ) {
     let Some(n) = &ch.new else { return };
     match &ch.old {
         None => {
             for (c, d) in t.columns.iter().zip(n.cols()) {
                 if !d.is_default(&c.ty) {
-                    f(&c.name, d);
+                    f(&c.name, d, None);
                 }
             }
         }
         Some(old) => {
             for ((c, o), n) in t.columns.iter().zip(old.cols()).zip(n.cols()) {
-                if o != n {
-                    if diff && c.ty.is_composite() {
-                        f(&c.name, &Datum::diff(o, n, &c.ty));
-                    } else {
-                        f(&c.name, n);
-                    }
+                if o == n {
+                    continue;
+                }
+                if !c.ty.is_composite() {
+                    f(&c.name, n, None);
+                } else if diff {
+                    f(&c.name, &Datum::diff(o, n, &c.ty), Some(n.json_len()));
+                } else {
+                    f(&c.name, n, Some(Datum::diff(o, n, &c.ty).json_len()));
                 }
             }
         }
@@ -448,30 +463,38 @@ pub fn entry_data(meta: &DbMeta, commit: &Commit, diff: bool, date_ms: i64) -> J
 /// [`commit_record`] plus `_date` (ms), `_comment` (if any) and
 /// `"_is_diff": true` when written with column diffs.
 pub fn txn_record(meta: &DbMeta, commit: &Commit, diff: bool, date_ms: i64) -> Json {
-    parse_own(&txn_record_text(meta, commit, diff, date_ms))
+    let mut out = Vec::with_capacity(256);
+    write_txn_record(meta, commit, diff, date_ms, &mut out);
+    parse_own(&out)
 }
 
-/// [`txn_record`] as the compact JSON text a log holds (the same bytes as
-/// its `to_string_compact`), written without building the tree.
-pub fn txn_record_text(meta: &DbMeta, commit: &Commit, diff: bool, date_ms: i64) -> Vec<u8> {
-    let mut out = Vec::with_capacity(256);
-    write_commit_record(meta, commit, diff, &mut out);
+/// Appends [`txn_record`] as the compact JSON text a log holds (the same
+/// bytes as its `to_string_compact`), written without building the tree.
+/// Returns the length of its tables' object in the other storage mode
+/// (see [`write_commit_record`]).
+pub fn write_txn_record(
+    meta: &DbMeta,
+    commit: &Commit,
+    diff: bool,
+    date_ms: i64,
+    out: &mut Vec<u8>,
+) -> usize {
+    let other = write_commit_record(meta, commit, diff, out);
     // Reopen the table object for the members that follow the tables.
-    out.pop();
-    if out.len() > 1 {
+    if out.pop().is_some() && out.last() != Some(&b'{') {
         out.push(b',');
     }
     out.extend_from_slice(b"\"_date\":");
-    ovsdb::json::write_integer(date_ms, &mut out);
+    ovsdb::json::write_integer(date_ms, out);
     if let Some(c) = &commit.comment {
         out.extend_from_slice(b",\"_comment\":");
-        ovsdb::json::write_string(c, &mut out);
+        ovsdb::json::write_string(c, out);
     }
     if diff {
         out.extend_from_slice(b",\"_is_diff\":true");
     }
     out.push(b'}');
-    out
+    other
 }
 
 #[cfg(test)]
@@ -690,9 +713,12 @@ mod tests {
 
     /// The record text is JSON, exactly its own compact serialization
     /// (escapes, numbers, separators), so its length is the record's size.
+    /// Each mode's text also tells the other's length.
     fn assert_compact_json(meta: &crate::DbMeta, c: &crate::Commit, diff: bool) {
-        let mut text = Vec::new();
-        write_commit_record(meta, c, diff, &mut text);
+        let (mut text, mut other_text) = (Vec::new(), Vec::new());
+        let other = write_commit_record(meta, c, diff, &mut text);
+        let back = write_commit_record(meta, c, !diff, &mut other_text);
+        assert_eq!((other, back), (other_text.len(), text.len()), "diff={diff}");
         let parsed = ovsdb::json::parse(&text).unwrap();
         assert_eq!(
             String::from_utf8_lossy(&parsed.to_bytes()),
@@ -761,16 +787,16 @@ mod tests {
         let rows: Vec<_> = r.iter().map(|(k, _)| k.to_string()).collect();
         assert_eq!(rows, [U1.to_string(), U2.to_string(), moved(U1), moved(U2)]);
         // The log record's text: the tables, then its own members.
-        let text = super::txn_record_text(&s.meta, &c, true, 5);
+        let mut text = Vec::new();
+        super::write_txn_record(&s.meta, &c, true, 5, &mut text);
         let parsed = ovsdb::json::parse(&text).unwrap();
         assert_eq!(parsed.to_bytes(), text);
         assert_eq!(parsed.get("_is_diff"), Some(&ovsdb::json::Json::Bool(true)));
         c.changes.tables.clear();
         assert_eq!(commit_record(&s.meta, &c, true).to_string_compact(), "{}");
-        assert_eq!(
-            String::from_utf8(super::txn_record_text(&s.meta, &c, false, 5)).unwrap(),
-            r#"{"_date":5}"#
-        );
+        let mut text = Vec::new();
+        assert_eq!(super::write_txn_record(&s.meta, &c, false, 5, &mut text), 2);
+        assert_eq!(String::from_utf8(text).unwrap(), r#"{"_date":5}"#);
     }
 
     /// A record's rows are placed in the core without a transaction; the
