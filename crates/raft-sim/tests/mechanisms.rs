@@ -442,3 +442,39 @@ fn leadership_moves_at_the_snapshot_interval_only_with_transfer() {
         );
     }
 }
+
+/// The loop keeps the install memos of the latest 32 proposals only
+/// (`Sim::proposed`): older entries hold just their record, so a run's
+/// memory does not grow with every row version a memo would keep. The
+/// members still end with the same rows.
+#[test]
+fn only_the_latest_proposals_keep_their_install_memo() {
+    let text = raft_sim::preset("ls-add-leader").unwrap();
+    let over = vec![("n".to_string(), "100".to_string())];
+    let mut s = Sim::from_text(text, None, &over, 1).unwrap();
+    s.run();
+    let leader = s
+        .servers
+        .iter()
+        .find(|x| x.role == Role::Leader)
+        .expect("a leader");
+    let memos: Vec<bool> = leader
+        .log
+        .iter()
+        .filter_map(|e| match &e.kind {
+            raft_sim::server::EntryKind::Data { txn, .. } => Some(txn.replayed.borrow().is_some()),
+            _ => None,
+        })
+        .collect();
+    assert!(memos.len() >= 100, "{} data entries", memos.len());
+    let kept = memos.iter().filter(|&&m| m).count();
+    assert!((1..=32).contains(&kept), "{kept} memos kept");
+    // The ones kept are the newest.
+    assert!(memos[memos.len() - kept..].iter().all(|&m| m));
+    let dumps: Vec<String> = s
+        .servers
+        .iter()
+        .map(|x| x.db.dump().to_string_compact())
+        .collect();
+    assert!(dumps.iter().all(|d| d == &dumps[0]));
+}
