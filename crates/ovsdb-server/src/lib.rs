@@ -58,7 +58,8 @@ mod triggers;
 
 pub use meta::DbMeta;
 pub use replay::{
-    commit_record, entry_data, txn_record, write_commit_record, write_txn_record, Replayed,
+    commit_record, entry_data, txn_record, write_commit_record, write_txn_record, RecordSizes,
+    Replayed,
 };
 pub use server_db::{DatabaseStatus, DbModel, SERVER_SCHEMA};
 pub use triggers::PendingTransaction;

@@ -468,18 +468,33 @@ pub fn txn_record(meta: &DbMeta, commit: &Commit, diff: bool, date_ms: i64) -> J
     parse_own(&out)
 }
 
+/// A log record's sizes in both storage modes, as [`write_txn_record`]
+/// wrote one and measured the other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordSizes {
+    /// The tables' object (the record less `_date`, `_comment` and
+    /// `_is_diff`), as written.
+    pub tables: usize,
+    /// The tables' object in the other storage mode.
+    pub other_tables: usize,
+    /// The whole record in the other storage mode.
+    pub other: usize,
+}
+
 /// Appends [`txn_record`] as the compact JSON text a log holds (the same
-/// bytes as its `to_string_compact`), written without building the tree.
-/// Returns the length of its tables' object in the other storage mode
-/// (see [`write_commit_record`]).
+/// bytes as its `to_string_compact`), written without building the tree,
+/// and returns its sizes, those of the other storage mode measured on the
+/// way (see [`write_commit_record`]).
 pub fn write_txn_record(
     meta: &DbMeta,
     commit: &Commit,
     diff: bool,
     date_ms: i64,
     out: &mut Vec<u8>,
-) -> usize {
-    let other = write_commit_record(meta, commit, diff, out);
+) -> RecordSizes {
+    let start = out.len();
+    let other_tables = write_commit_record(meta, commit, diff, out);
+    let tables = out.len() - start;
     // Reopen the table object for the members that follow the tables.
     if out.pop().is_some() && out.last() != Some(&b'{') {
         out.push(b',');
@@ -490,11 +505,24 @@ pub fn write_txn_record(
         out.extend_from_slice(b",\"_comment\":");
         ovsdb::json::write_string(c, out);
     }
+    const IS_DIFF: &[u8] = b",\"_is_diff\":true";
     if diff {
-        out.extend_from_slice(b",\"_is_diff\":true");
+        out.extend_from_slice(IS_DIFF);
     }
     out.push(b'}');
-    other
+    // The other mode's record: its tables, the same members but for
+    // `_is_diff`, which only the diff record has.
+    let members = out.len() - start - tables;
+    let other = if diff {
+        other_tables + members - IS_DIFF.len()
+    } else {
+        other_tables + members + IS_DIFF.len()
+    };
+    RecordSizes {
+        tables,
+        other_tables,
+        other,
+    }
 }
 
 #[cfg(test)]
@@ -719,6 +747,16 @@ mod tests {
         let other = write_commit_record(meta, c, diff, &mut text);
         let back = write_commit_record(meta, c, !diff, &mut other_text);
         assert_eq!((other, back), (other_text.len(), text.len()), "diff={diff}");
+        // The whole log record's sizes too, `_comment` and `_is_diff` in.
+        let (mut rec, mut other_rec) = (Vec::new(), Vec::new());
+        let sizes = super::write_txn_record(meta, c, diff, 1_700_000_000_000, &mut rec);
+        super::write_txn_record(meta, c, !diff, 1_700_000_000_000, &mut other_rec);
+        let want = super::RecordSizes {
+            tables: text.len(),
+            other_tables: other_text.len(),
+            other: other_rec.len(),
+        };
+        assert_eq!(sizes, want, "diff={diff}");
         let parsed = ovsdb::json::parse(&text).unwrap();
         assert_eq!(
             String::from_utf8_lossy(&parsed.to_bytes()),
@@ -795,8 +833,10 @@ mod tests {
         c.changes.tables.clear();
         assert_eq!(commit_record(&s.meta, &c, true).to_string_compact(), "{}");
         let mut text = Vec::new();
-        assert_eq!(super::write_txn_record(&s.meta, &c, false, 5, &mut text), 2);
+        let sizes = super::write_txn_record(&s.meta, &c, false, 5, &mut text);
         assert_eq!(String::from_utf8(text).unwrap(), r#"{"_date":5}"#);
+        // `{}` either way; the diff record adds `,"_is_diff":true`.
+        assert_eq!((sizes.tables, sizes.other_tables, sizes.other), (2, 2, 27));
     }
 
     /// A record's rows are placed in the core without a transaction; the

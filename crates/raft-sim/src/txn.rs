@@ -209,34 +209,30 @@ impl Proposal {
         storage: StorageMode,
     ) -> Proposal {
         let date = date_ms.min(i64::MAX as u64) as i64;
-        // `,"_date":N` and `,"_comment":"…"` (and `,"_is_diff":true`).
-        let meta_len = 9
-            + digits(date as u64) as usize
-            + commit
-                .comment
-                .as_deref()
-                .map_or(0, |c| 12 + ovsdb::json::string_serialized_len(c));
         // Only modified rows differ between the modes: the other mode's
-        // size comes with the record, from the values that differ.
+        // sizes come with the record, from the values that differ.
         let diff = storage == StorageMode::Diff;
         let mut text = Vec::with_capacity(256);
-        let other_tables = write_txn_record(meta, commit, diff, date, &mut text);
+        let sizes = write_txn_record(meta, commit, diff, date, &mut text);
         let record = text.into_boxed_slice();
+        let (this, other) = (slot(storage), slot(other_mode(storage)));
         let mut lens = [0; 2];
-        lens[slot(storage)] = record.len();
-        let mut table_lens = [record.len() - meta_len - if diff { 16 } else { 0 }; 2];
-        table_lens[slot(other_mode(storage))] = other_tables;
+        (lens[this], lens[other]) = (record.len(), sizes.other);
+        let mut table_lens = [0; 2];
+        (table_lens[this], table_lens[other]) = (sizes.tables, sizes.other_tables);
         // The tests' (debug) builds measure both records as built.
         debug_assert_eq!(
-            table_lens[slot(storage)],
+            table_lens[this],
             commit_record(meta, commit, diff).serialized_len()
         );
         debug_assert_eq!(
-            table_lens[slot(other_mode(storage))],
+            table_lens[other],
             commit_record(meta, commit, !diff).serialized_len()
         );
-        let other = slot(other_mode(storage));
-        lens[other] = table_lens[other] + meta_len + if diff { 0 } else { 16 };
+        debug_assert_eq!(
+            lens[other],
+            ovsdb_server::txn_record(meta, commit, !diff, date).serialized_len()
+        );
         Proposal {
             op: op.clone(),
             inserted: req.inserted,
